@@ -1,0 +1,72 @@
+/**
+ * The seam between the CLI and a route: the CLI resolves the lab and the run id, then calls
+ * the route's `run…Study(ctx)`; the route owns allocate → provision → participate → check →
+ * teardown → write bundle → verify (ARCHITECTURE.md "Data flow"), and returns the result.
+ */
+
+/** One progress update for the live stderr display (human mode only). */
+export interface ProgressEvent {
+  /** Participant label, e.g. `p1` or the actor type. */
+  participant: string;
+  /** `preflight` | `allocate` | `provision` | `participate` | `check` | `teardown` | `write` | `verify` | `done`. */
+  phase: string;
+  /** Current step or command (already redacted), if any. */
+  detail?: string;
+  /** Tasks passed so far / total, once checks ran. */
+  tasksPassed?: number;
+  tasksTotal?: number;
+}
+
+/** Everything a route needs to run one study. */
+export interface StudyContext<LabConfig = unknown> {
+  /** Project directory (`--cwd`), absolute. */
+  cwd: string;
+  /** The validated lab (`src/lab` LabConfig). */
+  lab: LabConfig;
+  /** Where the lab came from: a file path or `embedded:<id>`, and the SHA-256 of its text. */
+  labSource: { ref: string; sha256: string };
+  /** Lab warnings to carry into the bundle and result. */
+  labWarnings: { code: string; message: string; path?: string }[];
+  /** The run id (validated, not yet used). */
+  runId: string;
+  /** `dry-run` unless the lab or `--live` said live (invariant 3). */
+  mode: "dry-run" | "live";
+  /** Environment for this invocation: process env merged with `--env-file`. Secret VALUES live only here. */
+  env: Record<string, string | undefined>;
+  /** SIGINT/SIGTERM: routes stop the participant, then still tear down and write the bundle. */
+  signal: AbortSignal;
+  /** Live progress sink (no-op in `--json` mode). */
+  progress: (e: ProgressEvent) => void;
+}
+
+/** A task's outcome in the funnel. */
+export interface TaskOutcome {
+  id: string;
+  goal: string;
+  passed: boolean;
+  /** `passed` | `failed` | `not_run` (e.g. the participant crashed before checks). */
+  status: "passed" | "failed" | "not_run";
+  detail?: string;
+}
+
+/** What a route returns to the CLI; the CLI prints it as `humanish.<route>-lab-result.v1`. */
+export interface StudyResult {
+  ok: boolean;
+  runId: string;
+  runDir: string;
+  route: "terminal" | "browser";
+  mode: "dry-run" | "live";
+  /** Stakeholder line, e.g. `1/1 reached the goal; tasks: a 1/1 · b 0/1`. */
+  verdict: string;
+  participants: { id: string; status: string; completionReason: string }[];
+  tasks: TaskOutcome[];
+  /** passed / total, or null when there are no tasks. */
+  reward: number | null;
+  /** `humanish.verify-result.v1` of the written bundle. */
+  verify: { ok: boolean; shareSafety: string };
+  warnings: { code: string; message: string }[];
+  /** Set when the study failed as a harness (never for a participant giving up). */
+  error?: { code: string; message: string; next?: string };
+  /** Which signal interrupted the run, if any (`SIGINT` → exit 130, `SIGTERM` → 143). */
+  interrupted?: "SIGINT" | "SIGTERM";
+}

@@ -1,0 +1,92 @@
+/**
+ * The sandbox seam: one interface for every place a participant's commands run
+ * (local Docker now, E2B later). Routes and the environment server only see this.
+ */
+
+/** Options for creating a sandbox. Units: bytes, ms, CPUs (fractional). */
+export interface SandboxCreateOptions {
+  /** Run id stamped on the resource as label `humanish.run=<runId>`. */
+  runId: string;
+  /** Image reference (Docker) or template id (E2B). */
+  image: string;
+  /** `none` (default) or `bridge` when the lab declares it needs network for `product.install`. */
+  network?: "none" | "bridge";
+  /** Memory limit in bytes (default 1 GiB). */
+  memoryBytes?: number;
+  /** CPU limit in CPUs (default 1). */
+  cpus?: number;
+  /** Max processes (default 256). */
+  pidsLimit?: number;
+  /** Working directory inside the sandbox (default `/home/user`). */
+  workdir?: string;
+  /** Non-secret env for the whole sandbox. Secrets must go per-exec only. */
+  env?: Record<string, string>;
+  /** Extra labels (never secret). */
+  labels?: Record<string, string>;
+  /**
+   * Called with the exact resource id as soon as it exists, BEFORE any provisioning step,
+   * so a crash can still be reconciled (ARCHITECTURE.md data flow step 4).
+   */
+  onCreated?: (id: string) => void | Promise<void>;
+}
+
+/** One command run in a sandbox. */
+export interface ExecOptions {
+  /** argv; run directly, no shell unless the caller passes `["bash","-lc",…]`. */
+  cmd: string[];
+  /** Per-command env (this is where a runtime key goes; never the container env). */
+  env?: Record<string, string>;
+  cwd?: string;
+  /** Deadline in ms; on expiry the process is killed and `timedOut` is true. */
+  timeoutMs?: number;
+  /** Run as this user (default: the image's user). */
+  user?: string;
+  /** Streamed output as it arrives (already demultiplexed). */
+  onStdout?: (chunk: Uint8Array) => void;
+  onStderr?: (chunk: Uint8Array) => void;
+  /** Abort: kills the process like a timeout. */
+  signal?: AbortSignal;
+}
+
+/** The result of one command. Exit code 137 = killed (SIGKILL). */
+export interface ExecResult {
+  exitCode: number;
+  stdout: Uint8Array;
+  stderr: Uint8Array;
+  timedOut: boolean;
+  /** Wall time in ms from exec create to exit code read. */
+  durationMs: number;
+}
+
+/** How a release ended (ARCHITECTURE.md invariant 7). */
+export type ReleaseOutcome = "released" | "retained" | "unconfirmed";
+
+/** The recorded proof of a release, written into the run's cleanup ledger. */
+export interface ReleaseProof {
+  /** Exact resource id (Docker container id, E2B sandbox id). */
+  id: string;
+  provider: "docker" | "e2b";
+  outcome: ReleaseOutcome;
+  /** How the outcome was confirmed, e.g. `inspect-404`, or why not. */
+  reason: string;
+  /** ISO time of the release attempt. */
+  at: string;
+}
+
+/** A live sandbox. Every method throws `HumanishError` on an engine failure. */
+export interface Sandbox {
+  /** Exact id (Docker container id, 64 hex). */
+  readonly id: string;
+  readonly provider: "docker" | "e2b";
+  exec(opts: ExecOptions): Promise<ExecResult>;
+  writeFile(path: string, data: Uint8Array | string, mode?: number): Promise<void>;
+  readFile(path: string, maxBytes?: number): Promise<Uint8Array>;
+  /** Remove by exact id and confirm it is gone. Never throws; the proof says what happened. */
+  release(): Promise<ReleaseProof>;
+}
+
+/** Creates sandboxes of one provider. */
+export interface SandboxProvider {
+  readonly provider: "docker" | "e2b";
+  create(opts: SandboxCreateOptions): Promise<Sandbox>;
+}
