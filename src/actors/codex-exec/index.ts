@@ -1,0 +1,309 @@
+/**
+ * `codex-exec`: the OpenAI Codex CLI as a terminal participant (reference contracts.md §5,
+ * subsystems.md §9).
+ *
+ * prepare (unkeyed, before any key is used):
+ *  1. version: `execution.runtime.version` (exact semver), or — when absent — `latest` resolved
+ *     once with `npm view @openai/codex@latest version` inside the sandbox, and recorded;
+ *  2. `npm install --global @openai/codex@<exact>` as root;
+ *  3. `codex --version` as the participant with no key in its env: stdout must be exactly
+ *     `codex-cli <that version>`; any other output fails the lane before the key is touched.
+ * run: `codex exec --json …` with the runtime key in that one command's env only, stdin closed,
+ * the first-output and maxMinutes deadlines; its JSONL stream becomes the actor trace.
+ */
+import { HumanishError } from "../../errors.ts";
+import type { Sandbox } from "../../sandbox/types.ts";
+import { findActor } from "../registry.ts";
+import { decodeText, runParticipantCommand, tailText } from "../terminal/exec.ts";
+import type { PrepareContext, RunContext, TerminalParticipant, TerminalParticipantOutcome } from "../terminal/participant.ts";
+import type { ActorDescriptor, ActorItem, ActorRuntime } from "../types.ts";
+import {
+  CODEX_PACKAGE,
+  buildCodexExecCommand,
+  isExactSemver,
+  npmInstallArgv,
+  npmResolveLatestArgv,
+  parseCodexVersion,
+  parseNpmViewVersion,
+  versionProbeArgv,
+} from "./command.ts";
+import { CodexEventStream, codexTokenUsage, findVerdictMarker } from "./events.ts";
+import { estimateCodexCost } from "./pricing.ts";
+
+/** What the lab declares for the Codex participant. */
+export interface CodexExecSpec {
+  /** `execution.runtime.version`: exact semver, or undefined to resolve `latest` once. */
+  version?: string;
+  /** `actors[0].model`, passed as `--model`. */
+  model?: string;
+  /** `actors[0].reasoningEffort`, passed as `-c model_reasoning_effort="<e>"`. */
+  reasoningEffort?: string;
+}
+
+/** Bounds of the unkeyed setup commands (ms). */
+export const CODEX_SETUP_TIMEOUTS = { resolveMs: 60_000, installMs: 600_000, probeMs: 60_000 } as const;
+
+/**
+ * Creates the Codex participant.
+ * @throws HumanishError `HUMANISH_LAB_INVALID` when `spec.version` is not an exact semver.
+ */
+export function createCodexExec(spec: CodexExecSpec): TerminalParticipant {
+  if (spec.version !== undefined && !isExactSemver(spec.version)) {
+    throw new HumanishError("HUMANISH_LAB_INVALID", `execution.runtime.version "${spec.version}" is not an exact semver (e.g. 0.171.0).`, {
+      next: "Pin an exact version such as 0.171.0, or remove execution.runtime to resolve latest once.",
+    });
+  }
+  const descriptor = findActor("codex-exec") as ActorDescriptor;
+  const rt: ActorRuntime = {
+    schema: "humanish.actor-runtime.v1",
+    package: CODEX_PACKAGE,
+    requestedVersion: spec.version ?? "latest",
+    versionStatus: "unobserved",
+    modelStatus: spec.model ? "declared" : "runtime_default_unobserved",
+    usageGranularity: "runtime_turn",
+    ...(spec.model ? { requestedModel: spec.model } : {}),
+    ...(spec.reasoningEffort ? { requestedReasoningEffort: spec.reasoningEffort } : {}),
+  };
+  return {
+    descriptor,
+    runtime: () => ({ ...rt }),
+    prepare: (ctx) => prepareCodex(spec, rt, ctx),
+    run: (ctx) => runCodex(spec, rt, ctx),
+  };
+}
+
+async function setupExec(
+  sandbox: Sandbox,
+  ctx: PrepareContext,
+  label: string,
+  argv: string[],
+  user: string,
+  env: Record<string, string>,
+  timeoutMs: number,
+): Promise<{ exitCode: number; stdout: string; stderr: string; timedOut: boolean }> {
+  const cmd = ["bash", "-c", 'exec 0</dev/null; exec "$@"', "humanish-setup", ...argv];
+  // Root commands run from `/`: npm run as root switches to the owner of its cwd, which would need
+  // capabilities the sandbox does not have.
+  const cwd = user === "root" ? "/" : ctx.workdir;
+  const r = await sandbox.exec({ cmd, env, user, cwd, timeoutMs, signal: ctx.signal });
+  ctx.recorder.command({
+    label,
+    argv: cmd,
+    envNames: Object.keys(env).sort(),
+    user,
+    exitCode: r.exitCode,
+    timedOut: r.timedOut,
+    deadline: null,
+    durationMs: r.durationMs,
+  });
+  return { exitCode: r.exitCode, stdout: decodeText(r.stdout), stderr: decodeText(r.stderr), timedOut: r.timedOut };
+}
+
+function interruptedCheck(ctx: PrepareContext): void {
+  if (ctx.signal.aborted) {
+    throw new HumanishError("HUMANISH_TERMINAL_LAB_INTERRUPTED", "The study was interrupted while the Codex runtime was being prepared.", {
+      next: "Run the lab again.",
+    });
+  }
+}
+
+async function prepareCodex(spec: CodexExecSpec, rt: ActorRuntime, ctx: PrepareContext): Promise<void> {
+  const npmEnv = { npm_config_update_notifier: "false", HOME: "/root" };
+  let version = spec.version;
+  if (version === undefined) {
+    ctx.recorder.progress(`resolving ${CODEX_PACKAGE}@latest`);
+    const r = await setupExec(ctx.sandbox, ctx, "codex-resolve-latest", npmResolveLatestArgv(), "root", npmEnv, CODEX_SETUP_TIMEOUTS.resolveMs);
+    interruptedCheck(ctx);
+    const resolved = r.exitCode === 0 ? parseNpmViewVersion(r.stdout) : undefined;
+    if (!resolved) {
+      ctx.recorder.lifecycle("terminal-lab.runtime.version.error", `could not resolve ${CODEX_PACKAGE}@latest (exit ${r.exitCode})`);
+      throw new HumanishError(
+        "HUMANISH_TERMINAL_LAB_RUNTIME_RESOLVE_FAILED",
+        `Could not resolve ${CODEX_PACKAGE}@latest to an exact version inside the sandbox (npm view exited ${r.exitCode}${r.timedOut ? ", timed out" : ""}).`,
+        { next: "Pin execution.runtime.version to an exact version, and make sure the sandbox can reach the npm registry (execution.network: bridge)." },
+      );
+    }
+    version = resolved;
+    ctx.recorder.lifecycle("terminal-lab.runtime.resolved", `${CODEX_PACKAGE}@latest resolved once to ${resolved}`);
+  }
+
+  ctx.recorder.progress(`installing ${CODEX_PACKAGE}@${version}`);
+  const inst = await setupExec(ctx.sandbox, ctx, "codex-install", npmInstallArgv(version), "root", npmEnv, CODEX_SETUP_TIMEOUTS.installMs);
+  interruptedCheck(ctx);
+  if (inst.exitCode !== 0) {
+    ctx.recorder.lifecycle("terminal-lab.runtime.install.error", `npm install ${CODEX_PACKAGE}@${version} exited ${inst.exitCode}`);
+    throw new HumanishError(
+      "HUMANISH_TERMINAL_LAB_RUNTIME_INSTALL_FAILED",
+      `npm install ${CODEX_PACKAGE}@${version} failed in the sandbox (exit ${inst.exitCode}${inst.timedOut ? ", timed out" : ""}): ${tailText(inst.stderr.trim() || inst.stdout.trim(), 400)}`,
+      { next: "Check that the version exists (npm view @openai/codex versions) and that the sandbox has network (execution.network: bridge)." },
+    );
+  }
+  ctx.recorder.lifecycle("terminal-lab.runtime.bootstrapped", `${CODEX_PACKAGE}@${version} installed`);
+
+  ctx.recorder.progress("probing codex --version (no key)");
+  const probe = await setupExec(ctx.sandbox, ctx, "codex-version-probe", versionProbeArgv(), ctx.user, { HOME: `/home/${ctx.user}` }, CODEX_SETUP_TIMEOUTS.probeMs);
+  interruptedCheck(ctx);
+  const observed = probe.exitCode === 0 ? parseCodexVersion(probe.stdout) : undefined;
+  if (observed !== undefined) rt.observedVersion = observed;
+  if (observed === undefined || observed !== version) {
+    rt.versionStatus = "failed";
+    const saw = observed ? `codex-cli ${observed}` : JSON.stringify(tailText(probe.stdout, 120));
+    ctx.recorder.lifecycle("terminal-lab.runtime.version.error", `expected codex-cli ${version}, saw ${saw} (exit ${probe.exitCode})`);
+    throw new HumanishError(
+      "HUMANISH_TERMINAL_LAB_RUNTIME_VERSION_MISMATCH",
+      `codex --version must print exactly "codex-cli ${version}"; it printed ${saw} (exit ${probe.exitCode}). The lane stopped before any key was used.`,
+      { next: "Pin execution.runtime.version to a published @openai/codex version and run again." },
+    );
+  }
+  rt.versionStatus = "verified";
+  ctx.recorder.lifecycle("terminal-lab.runtime.version", `codex-cli ${observed} verified (requested ${rt.requestedVersion})`);
+}
+
+async function runCodex(spec: CodexExecSpec, rt: ActorRuntime, ctx: RunContext): Promise<TerminalParticipantOutcome> {
+  if (rt.versionStatus !== "verified") {
+    throw new HumanishError("HUMANISH_TERMINAL_LAB_RUNTIME_UNVERIFIED", "codex-exec cannot run before its version probe passed.", {
+      next: "This is a harness bug: prepare() must succeed before run().",
+    });
+  }
+  if (!ctx.runtimeKey) {
+    throw new HumanishError("HUMANISH_TERMINAL_LAB_RUNTIME_AUTH_MISSING", "codex-exec needs CODEX_API_KEY or OPENAI_API_KEY.", {
+      next: "Set CODEX_API_KEY (or OPENAI_API_KEY) in the environment or an --env-file.",
+    });
+  }
+  const startedAt = new Date();
+  const command = buildCodexExecCommand({
+    prompt: ctx.brief,
+    workdir: ctx.workdir,
+    home: `/home/${ctx.user}`,
+    model: spec.model,
+    reasoningEffort: spec.reasoningEffort,
+    key: ctx.runtimeKey,
+  });
+  ctx.recorder.lifecycle("terminal-lab.runtime-auth", `openai-env: key from ${ctx.runtimeKey.sourceName}, passed to codex exec only as ${command.envNames.filter((n) => n !== "HOME").join(", ")}`);
+  ctx.recorder.lifecycle("terminal-lab.exec.started", `codex exec (stdin disabled), codex-cli ${rt.observedVersion}`);
+  ctx.recorder.progress("codex exec started");
+  const stream = new CodexEventStream(ctx.redact, (d) => ctx.recorder.progress(d));
+  let terminalEvents = 0;
+  const r = await runParticipantCommand({
+    sandbox: ctx.sandbox,
+    cmd: command.argv,
+    env: command.env,
+    user: ctx.user,
+    cwd: ctx.workdir,
+    firstOutputMs: ctx.deadlines.firstOutputMs,
+    deadlineAt: ctx.deadlines.deadlineAt,
+    signal: ctx.signal,
+    onStdout: (c) => {
+      terminalEvents++;
+      stream.push(c);
+      ctx.recorder.output("stdout", c);
+    },
+    onStderr: (c) => {
+      terminalEvents++;
+      ctx.recorder.output("stderr", c);
+    },
+  });
+  if (terminalEvents === 0 && r.stdout.byteLength > 0) stream.push(r.stdout);
+  const state = stream.end();
+  if (r.started) {
+    ctx.recorder.command({
+      label: "codex-exec",
+      argv: r.argv,
+      envNames: command.envNames,
+      user: ctx.user,
+      exitCode: r.exitCode,
+      timedOut: r.deadline !== null,
+      deadline: r.deadline,
+      durationMs: r.durationMs,
+    });
+  }
+
+  const items: ActorItem[] = [...state.items.values()];
+  for (const [i, e] of state.errors.entries()) {
+    items.push({ id: `runtime-error-${i + 1}`, kind: "notice", lifecycle: "completed", status: "error", title: "runtime error event (not final)", text: e });
+  }
+  if (state.malformedLines + state.oversizedLines > 0) {
+    items.push({
+      id: "stream-notice",
+      kind: "notice",
+      lifecycle: "completed",
+      status: "warning",
+      title: `${state.malformedLines} non-event line(s) and ${state.oversizedLines} oversized line(s) on stdout were not parsed`,
+    });
+  }
+  const stderrText = ctx.redact(decodeText(r.stderr)).trim();
+  if (stderrText.length > 0) {
+    items.push({ id: "stderr-tail", kind: "notice", lifecycle: "completed", title: "codex stderr (tail)", text: tailText(stderrText) });
+  }
+
+  let status: TerminalParticipantOutcome["status"];
+  let completionReason: TerminalParticipantOutcome["completionReason"];
+  let reason: string;
+  const lastError = state.errors.at(-1);
+  if (r.deadline === "interrupted") {
+    status = "incomplete";
+    completionReason = "harness_error";
+    reason = "codex exec was stopped because the study was interrupted";
+  } else if (r.deadline === "first-output") {
+    status = "timed_out";
+    completionReason = "timed_out";
+    reason = `codex exec printed nothing for ${ctx.deadlines.firstOutputMs} ms (first-output deadline) and was killed`;
+  } else if (r.deadline === "max-minutes") {
+    status = "timed_out";
+    completionReason = "timed_out";
+    reason = "codex exec was killed at the maxMinutes wall-clock deadline";
+  } else if (state.end === "turn_failed") {
+    status = "failed";
+    completionReason = "actor_error";
+    reason = `turn.failed: ${state.turnFailedMessage ?? "no message"} (codex exited ${r.exitCode})`;
+  } else if (state.end === "turn_completed" && r.exitCode === 0) {
+    const marker = findVerdictMarker(state.agentMessages, ctx.nonce);
+    if (marker?.verdict === "passed") {
+      status = "passed";
+      completionReason = "goal_satisfied";
+      reason = "the participant reported success with this run's verdict marker";
+    } else if (marker?.verdict === "blocked") {
+      status = "blocked";
+      completionReason = "blocked_approval";
+      reason = "the participant reported it was blocked";
+    } else if (marker?.verdict === "failed") {
+      status = "abandoned";
+      completionReason = "gave_up";
+      reason = "the participant reported it could not finish";
+    } else {
+      status = "incomplete";
+      completionReason = "turn_completed";
+      reason = "the turn completed without a verdict marker carrying this run's nonce";
+    }
+  } else {
+    status = "failed";
+    completionReason = "actor_error";
+    reason =
+      state.end === "turn_completed"
+        ? `turn.completed was seen but codex exited ${r.exitCode}`
+        : `codex exited ${r.exitCode} without turn.completed${lastError ? `; last error event: ${lastError}` : ""}`;
+  }
+  const tokenUsage = codexTokenUsage(state);
+  const estimatedCost = estimateCodexCost(tokenUsage, spec.model).estimate;
+  const completedAt = new Date();
+  const fileChanges = items.filter((i) => i.kind === "file_change").length;
+  const toolCalls = items.filter((i) => i.kind === "tool_call").length;
+  ctx.recorder.lifecycle(
+    r.deadline ? "terminal-lab.exec.timed_out" : status === "failed" ? "terminal-lab.exec.error" : "terminal-lab.exec.completed",
+    `${status}/${completionReason}: ${reason}`,
+  );
+  return {
+    status,
+    completionReason,
+    reason: ctx.redact(reason),
+    deadline: r.deadline,
+    items,
+    counts: { commands: state.commands, actions: state.commands + fileChanges + toolCalls, messages: state.agentMessages.length, terminalEvents },
+    ids: state.threadId ? { threadId: state.threadId } : {},
+    ...(tokenUsage ? { tokenUsage } : {}),
+    estimatedCost,
+    startedAt: startedAt.toISOString(),
+    completedAt: completedAt.toISOString(),
+    durationMs: completedAt.getTime() - startedAt.getTime(),
+  };
+}

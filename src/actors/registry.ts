@@ -1,0 +1,115 @@
+/**
+ * The actor registry: every participant type humanish knows, with its declared capabilities
+ * (reference contracts.md §1.11 "Actor resolution is by registry capability lane"). Pure data;
+ * implementations live in their own folders and are picked by the route that runs them.
+ */
+import { HumanishError } from "../errors.ts";
+import type { ActorDescriptor, ActorLane } from "./types.ts";
+
+const DESCRIPTORS: readonly ActorDescriptor[] = [
+  {
+    type: "scripted-terminal",
+    provider: "humanish",
+    protocol: "scripted-steps",
+    summary: "Runs the lab's steps[] one at a time in the sandbox as the participant; no model.",
+    runtimeKeyNames: [],
+    capabilities: {
+      headless: true,
+      structuredTrace: true,
+      lanes: ["terminal"],
+      producesScreenshots: false,
+      byoModel: false,
+      preGrantableApprovals: false,
+      inProcessTools: false,
+      license: "open",
+      keyPlacement: "none",
+    },
+  },
+  {
+    type: "codex-exec",
+    provider: "codex",
+    protocol: "terminal-exec",
+    summary: "The OpenAI Codex CLI (`codex exec --json`) installed at an exact version inside the sandbox.",
+    runtimeKeyNames: ["CODEX_API_KEY", "OPENAI_API_KEY"],
+    capabilities: {
+      headless: true,
+      structuredTrace: true,
+      lanes: ["terminal"],
+      producesScreenshots: false,
+      byoModel: true,
+      preGrantableApprovals: false,
+      inProcessTools: false,
+      license: "open",
+      keyPlacement: "in-sandbox-command-scoped",
+    },
+  },
+  {
+    type: "scripted-browser",
+    provider: "humanish",
+    protocol: "scripted-steps",
+    summary: "Replays a scenario's browser steps against the app origin; no model.",
+    runtimeKeyNames: [],
+    capabilities: {
+      headless: true,
+      structuredTrace: true,
+      lanes: ["scripted-browser"],
+      producesScreenshots: true,
+      byoModel: false,
+      preGrantableApprovals: false,
+      inProcessTools: false,
+      license: "open",
+      keyPlacement: "none",
+    },
+  },
+  {
+    type: "openai-computer-use",
+    provider: "openai",
+    protocol: "cua-loop",
+    summary: "An OpenAI computer-use model driving the browser desktop by screenshots and input actions.",
+    runtimeKeyNames: ["OPENAI_API_KEY"],
+    capabilities: {
+      headless: true,
+      structuredTrace: true,
+      lanes: ["computer-use"],
+      producesScreenshots: true,
+      byoModel: true,
+      preGrantableApprovals: false,
+      inProcessTools: false,
+      license: "proprietary",
+      keyPlacement: "external",
+    },
+  },
+];
+
+/** Every registered actor descriptor, in a stable order. */
+export function listActors(): readonly ActorDescriptor[] {
+  return DESCRIPTORS;
+}
+
+/** The descriptor of `type`, or undefined when no actor of that type is registered. */
+export function findActor(type: string): ActorDescriptor | undefined {
+  return DESCRIPTORS.find((d) => d.type === type);
+}
+
+/** True when `type` is registered and serves `lane` (the routing predicates use this). */
+export function actorServesLane(type: string, lane: ActorLane): boolean {
+  return findActor(type)?.capabilities.lanes.includes(lane) ?? false;
+}
+
+/**
+ * Resolves `type` to a descriptor of the given lane.
+ * @throws HumanishError `HUMANISH_TERMINAL_LAB_ACTOR_UNSUPPORTED` (terminal lane) or
+ *   `HUMANISH_ACTOR_UNSUPPORTED` when the type is unknown or serves another lane; the message
+ *   lists the types that do serve the lane.
+ */
+export function resolveActor(type: string, lane: ActorLane): ActorDescriptor {
+  const d = findActor(type);
+  if (d && d.capabilities.lanes.includes(lane)) return d;
+  const fits = DESCRIPTORS.filter((x) => x.capabilities.lanes.includes(lane)).map((x) => x.type);
+  const code = lane === "terminal" ? "HUMANISH_TERMINAL_LAB_ACTOR_UNSUPPORTED" : "HUMANISH_ACTOR_UNSUPPORTED";
+  const why = d ? `serves the ${d.capabilities.lanes.join("/")} lane, not ${lane}` : "is not a registered actor";
+  throw new HumanishError(code, `actors[0].type "${type}" ${why}.`, {
+    next: `Set actors[0].type to one of: ${fits.join(", ")}.`,
+    details: { type, lane, supported: fits },
+  });
+}

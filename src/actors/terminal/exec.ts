@@ -1,0 +1,168 @@
+/**
+ * Runs one participant command in a sandbox with the participant's guarantees:
+ * - stdin is closed (`/dev/null`): `codex exec` given an idle open stdin prints nothing and
+ *   waits forever (cases/README.md "Behaviours with no file");
+ * - a first-output deadline: a command that prints nothing for `firstOutputMs` is killed;
+ * - a wall-clock deadline (`deadlineAt`, from `scenario.caps.maxMinutes`), enforced twice: by a
+ *   host timer that kills the exec, and inside the sandbox by coreutils `timeout -s KILL`, which
+ *   kills the whole process group even if the host side were to stall;
+ * - an abort signal (SIGINT/SIGTERM of the study) stops it the same way.
+ * The result says which deadline fired.
+ */
+import type { Sandbox } from "../../sandbox/types.ts";
+import type { DeadlineKind } from "../types.ts";
+
+/** Options of {@link runParticipantCommand}. Units: ms. */
+export interface ParticipantCommandOptions {
+  sandbox: Sandbox;
+  /** argv of the participant's command (run without a shell unless it is `bash -lc …`). */
+  cmd: string[];
+  /** Per-command env (names and values); nothing else is forwarded. */
+  env?: Record<string, string>;
+  user: string;
+  cwd: string;
+  firstOutputMs: number;
+  /** Epoch ms after which the command is killed. */
+  deadlineAt: number;
+  signal: AbortSignal;
+  onStdout?: (chunk: Uint8Array) => void;
+  onStderr?: (chunk: Uint8Array) => void;
+  /** Clock (tests inject one); default `Date.now`. */
+  now?: () => number;
+}
+
+/** What happened to the command. `exitCode` 137 = killed. */
+export interface ParticipantCommandResult {
+  exitCode: number;
+  stdout: Uint8Array;
+  stderr: Uint8Array;
+  durationMs: number;
+  /** Which deadline stopped it, or null when it ended on its own. */
+  deadline: DeadlineKind | null;
+  /** False when the deadline had already passed (or the study was interrupted) before it started. */
+  started: boolean;
+  /** The exact argv sent to the sandbox (with the stdin/timeout wrapper). */
+  argv: string[];
+}
+
+/** Seconds of slack between the host wall-clock timer and the in-sandbox `timeout` backstop. */
+const SANDBOX_BACKSTOP_SLACK_S = 3;
+
+/**
+ * The argv actually executed: `timeout -s KILL <s> bash -c 'exec 0</dev/null; exec "$@"' humanish-participant <cmd…>`.
+ * `$@` keeps the participant's argv byte-exact (no re-quoting).
+ */
+export function wrapParticipantArgv(cmd: string[], remainingMs: number): string[] {
+  const seconds = Math.max(1, Math.ceil(remainingMs / 1000) + SANDBOX_BACKSTOP_SLACK_S);
+  return ["timeout", "-s", "KILL", `${seconds}s`, "bash", "-c", 'exec 0</dev/null; exec "$@"', "humanish-participant", ...cmd];
+}
+
+function concat(chunks: Uint8Array[]): Uint8Array {
+  let n = 0;
+  for (const c of chunks) n += c.byteLength;
+  const out = new Uint8Array(n);
+  let o = 0;
+  for (const c of chunks) {
+    out.set(c, o);
+    o += c.byteLength;
+  }
+  return out;
+}
+
+/**
+ * Runs `opts.cmd` as the participant. Resolves when the command ended or was killed.
+ * @throws HumanishError from the sandbox when the engine fails (not when a deadline fires).
+ */
+export async function runParticipantCommand(opts: ParticipantCommandOptions): Promise<ParticipantCommandResult> {
+  const now = opts.now ?? Date.now;
+  const start = now();
+  const remaining = opts.deadlineAt - start;
+  if (opts.signal.aborted || remaining <= 0) {
+    return {
+      exitCode: 137,
+      stdout: new Uint8Array(),
+      stderr: new Uint8Array(),
+      durationMs: 0,
+      deadline: opts.signal.aborted ? "interrupted" : "max-minutes",
+      started: false,
+      argv: [],
+    };
+  }
+  const argv = wrapParticipantArgv(opts.cmd, remaining);
+  const out: Uint8Array[] = [];
+  const err: Uint8Array[] = [];
+  const ac = new AbortController();
+  let fired: DeadlineKind | null = null;
+  const fire = (kind: DeadlineKind): void => {
+    if (fired) return;
+    fired = kind;
+    ac.abort();
+  };
+  let firstTimer: ReturnType<typeof setTimeout> | undefined = setTimeout(() => fire("first-output"), opts.firstOutputMs);
+  const sawOutput = (): void => {
+    if (firstTimer !== undefined) {
+      clearTimeout(firstTimer);
+      firstTimer = undefined;
+    }
+  };
+  const totalTimer = setTimeout(() => fire("max-minutes"), remaining);
+  const onAbort = (): void => fire("interrupted");
+  opts.signal.addEventListener("abort", onAbort, { once: true });
+  try {
+    const res = await opts.sandbox
+      .exec({
+        cmd: argv,
+        env: opts.env,
+        cwd: opts.cwd,
+        user: opts.user,
+        timeoutMs: remaining + (SANDBOX_BACKSTOP_SLACK_S + 5) * 1000,
+        signal: ac.signal,
+        onStdout: (c) => {
+          if (c.byteLength > 0) sawOutput();
+          out.push(c);
+          opts.onStdout?.(c);
+        },
+        onStderr: (c) => {
+          if (c.byteLength > 0) sawOutput();
+          err.push(c);
+          opts.onStderr?.(c);
+        },
+      })
+      .then(
+        (r) => ({ ok: true as const, r }),
+        (e: unknown) => ({ ok: false as const, e }),
+      );
+    const deadline: DeadlineKind | null = fired ?? (res.ok && res.r.timedOut ? "max-minutes" : null);
+    if (!res.ok) {
+      if (deadline === null) throw res.e;
+      return { exitCode: 137, stdout: concat(out), stderr: concat(err), durationMs: now() - start, deadline, started: true, argv };
+    }
+    // Exit code 137 from the in-sandbox `timeout -s KILL` backstop is the wall-clock deadline too.
+    const backstop = deadline === null && res.r.exitCode === 137 && now() >= opts.deadlineAt ? "max-minutes" : deadline;
+    return {
+      exitCode: res.r.exitCode,
+      // Prefer what streamed (identical when callbacks fired); fall back to the buffered result.
+      stdout: out.length > 0 ? concat(out) : res.r.stdout,
+      stderr: err.length > 0 ? concat(err) : res.r.stderr,
+      durationMs: now() - start,
+      deadline: backstop,
+      started: true,
+      argv,
+    };
+  } finally {
+    if (firstTimer !== undefined) clearTimeout(firstTimer);
+    clearTimeout(totalTimer);
+    opts.signal.removeEventListener("abort", onAbort);
+  }
+}
+
+/** Decodes bytes as UTF-8 (invalid sequences become U+FFFD). */
+export function decodeText(bytes: Uint8Array): string {
+  return new TextDecoder("utf-8", { fatal: false }).decode(bytes);
+}
+
+/** The last `max` characters of `text` with a leading `…`, or `(no output)` when empty. Call AFTER redaction. */
+export function tailText(text: string, max = 2000): string {
+  if (text.length === 0) return "(no output)";
+  return text.length <= max ? text : `…${text.slice(text.length - max)}`;
+}

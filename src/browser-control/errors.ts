@@ -1,0 +1,112 @@
+/**
+ * The closed executor error vocabulary of browser control (reference subsystems.md §1.8).
+ *
+ * Every failure of an executor — host client, guest dispatcher or the guest desktop driver —
+ * is a {@link CuaExecutorError} carrying one of twelve {@link CuaExecutorErrorCode}s and one of
+ * two {@link CuaDisposition}s. Only these two strings ever cross the wire; messages stay local
+ * and never contain participant text, URLs or browser error strings.
+ */
+import { HumanishError } from "../errors.ts";
+
+/** The twelve executor error codes, in reference order (§1.8). */
+export const CUA_EXECUTOR_ERROR_CODES = [
+  "executor_closed",
+  "executor_not_ready",
+  "executor_busy",
+  "cancelled",
+  "invalid_request",
+  "invalid_response",
+  "protocol_mismatch",
+  "session_revoked",
+  "transport_failed",
+  "deadline_exceeded",
+  "action_rejected",
+  "execution_failed",
+] as const;
+
+/** One executor error code (§1.8). */
+export type CuaExecutorErrorCode = (typeof CUA_EXECUTOR_ERROR_CODES)[number];
+
+/**
+ * The two dispositions (§1.8).
+ * - `not_dispatched`: positive evidence that no input could have reached the desktop; the
+ *   caller may decide what to do next (the channel may stay usable for `action_rejected`).
+ * - `outcome_uncertain`: input may have been dispatched, a write may have happened or an
+ *   acknowledgement was lost. Terminal: nothing is retried or replayed.
+ */
+export const CUA_DISPOSITIONS = ["not_dispatched", "outcome_uncertain"] as const;
+
+/** One disposition (§1.8). */
+export type CuaDisposition = (typeof CUA_DISPOSITIONS)[number];
+
+const CODE_SET: ReadonlySet<string> = new Set(CUA_EXECUTOR_ERROR_CODES);
+const DISPOSITION_SET: ReadonlySet<string> = new Set(CUA_DISPOSITIONS);
+const genuine = new WeakSet<object>();
+
+/** True when `value` is one of the twelve executor error codes. */
+export function isCuaExecutorErrorCode(value: unknown): value is CuaExecutorErrorCode {
+  return typeof value === "string" && CODE_SET.has(value);
+}
+
+/** True when `value` is one of the two dispositions. */
+export function isCuaDisposition(value: unknown): value is CuaDisposition {
+  return typeof value === "string" && DISPOSITION_SET.has(value);
+}
+
+/** The `HUMANISH_*` code a {@link CuaExecutorError} carries for a given executor code. */
+export function humanishCodeFor(code: CuaExecutorErrorCode): string {
+  return `HUMANISH_BROWSER_CONTROL_${code.toUpperCase()}`;
+}
+
+const NEXT: Record<CuaExecutorErrorCode, string> = {
+  executor_closed: "start a new desktop session; a closed browser-control channel never reopens",
+  executor_not_ready: "wait for ready() before observing or executing",
+  executor_busy: "await the request in flight before sending another; requests are never queued",
+  cancelled: "nothing to do unless the abort was unexpected; check the caller's AbortSignal",
+  invalid_request: "fix the action or request so it matches the browser-control schema (subsystems.md §1.4-§1.6)",
+  invalid_response: "the peer sent a malformed frame, reply or PNG; inspect the guest build and restart the desktop",
+  protocol_mismatch: "host and guest disagree on identity or sequence; restart the desktop with a fresh identity",
+  session_revoked: "the desktop owner withdrew authority; start a new desktop session",
+  transport_failed: "the byte channel to the guest failed; check the guest process and restart the desktop",
+  deadline_exceeded: "the request or frame took too long; check guest load and restart the desktop",
+  action_rejected: "the executor refused the action before dispatch; choose a different action",
+  execution_failed: "the executor could not complete; inspect the guest driver and restart the desktop",
+};
+
+/**
+ * A typed executor failure: `errorCode` + `disposition`, plus a local message.
+ *
+ * Extends {@link HumanishError}; its `code` is `HUMANISH_BROWSER_CONTROL_<ERROR_CODE>`.
+ * Constructed instances are tracked in a WeakSet, so {@link isCuaExecutorError} does not accept
+ * look-alike objects. Throws `TypeError` if `errorCode` or `disposition` is outside the closed lists.
+ */
+export class CuaExecutorError extends HumanishError {
+  /** One of the twelve wire codes (§1.8). */
+  readonly errorCode: CuaExecutorErrorCode;
+  /** `not_dispatched` or `outcome_uncertain`. */
+  readonly disposition: CuaDisposition;
+
+  constructor(errorCode: CuaExecutorErrorCode, disposition: CuaDisposition, message?: string, opts: { cause?: unknown } = {}) {
+    if (!isCuaExecutorErrorCode(errorCode)) throw new TypeError("CuaExecutorError: errorCode is not one of the twelve executor error codes");
+    if (!isCuaDisposition(disposition)) throw new TypeError("CuaExecutorError: disposition must be not_dispatched or outcome_uncertain");
+    super(humanishCodeFor(errorCode), message ?? `browser control: ${errorCode} (${disposition})`, {
+      next: NEXT[errorCode],
+      details: { errorCode, disposition },
+      ...(opts.cause === undefined ? {} : { cause: opts.cause }),
+    });
+    this.name = "CuaExecutorError";
+    this.errorCode = errorCode;
+    this.disposition = disposition;
+    genuine.add(this);
+  }
+}
+
+/** True only for instances created by the {@link CuaExecutorError} constructor (not look-alikes). */
+export function isCuaExecutorError(e: unknown): e is CuaExecutorError {
+  return typeof e === "object" && e !== null && genuine.has(e);
+}
+
+/** Shorthand constructor: `cuaError("executor_busy", "not_dispatched", "…")`. */
+export function cuaError(code: CuaExecutorErrorCode, disposition: CuaDisposition, message?: string, cause?: unknown): CuaExecutorError {
+  return new CuaExecutorError(code, disposition, message, cause === undefined ? {} : { cause });
+}

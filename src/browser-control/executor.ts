@@ -1,0 +1,54 @@
+/**
+ * The executor seam shared by both ends of browser control (reference subsystems.md §1.1, §1.8, §3.7).
+ */
+import type { CuaAction, CuaObservation } from "./schemas.ts";
+
+/**
+ * Something that can look at and act on one browser desktop.
+ *
+ * Implemented by the guest desktop driver (src/guest/) and handed to
+ * `attachBrowserControlDispatcher`; the host-side `createBrowserControlClient` returns an object
+ * of the same shape that forwards over the channel.
+ *
+ * Contract for implementers:
+ * - Exactly one call at a time. The dispatcher never overlaps calls; an implementation may
+ *   refuse an overlapping call with `CuaExecutorError("executor_busy", "not_dispatched")`.
+ * - `observe(signal)`: capture the current frame. Resolve with PNG bytes (must pass `admitPng`
+ *   from src/png: ≤ 8 MiB, 8-bit, non-interlaced, ≤ 4096 px a side), a `stateSignature`
+ *   (≤ 64 KiB) and optional `url`/`title`/`text` (≤ 64 KiB each) and `scrollY`. Observing
+ *   dispatches no input. A result that arrives after `signal` aborted is dropped.
+ * - `execute(action, signal)`: validate the whole action first, then dispatch native input.
+ *   Resolve (with nothing) only after the input was sent. Check `signal.aborted` synchronously
+ *   immediately before every native input step; once it is aborted send nothing more.
+ *   `signal` aborts on owner revocation, channel loss or the 35 s request deadline.
+ * - Failures: throw `CuaExecutorError(code, disposition)` from ./errors.ts with a code from the
+ *   closed list of twelve.
+ *     · `not_dispatched` ONLY with positive evidence that no input reached the desktop, e.g.
+ *       `action_rejected`/`not_dispatched` when the action was refused before the first input
+ *       (off-screen point, unknown key, empty text) — the channel stays open for that one;
+ *       `session_revoked`/`not_dispatched` when the signal aborted before any input.
+ *     · `outcome_uncertain` after any input may have been sent (partial drag, text half typed,
+ *       a helper that was killed): e.g. `execution_failed`/`outcome_uncertain`. Terminal.
+ *   Any other thrown value (not created by the CuaExecutorError constructor) is treated as
+ *   `action_rejected`/`outcome_uncertain` once the executor was invoked, and closes the channel.
+ *   Error messages stay on the guest: only `{code, disposition}` crosses the wire.
+ * - Nothing is retried or replayed by anyone; after an `outcome_uncertain` failure the desktop
+ *   session is over.
+ */
+export interface BrowserExecutor {
+  /** Capture one observation. No input is dispatched. */
+  observe(signal: AbortSignal): Promise<CuaObservation>;
+  /** Dispatch one action; resolves once the input was sent. */
+  execute(action: CuaAction, signal: AbortSignal): Promise<void>;
+}
+
+/**
+ * The host-side executor returned by `createBrowserControlClient`: a {@link BrowserExecutor}
+ * whose `signal` is optional and which declares `stallRecovery: "fail_closed"` — a stalled or
+ * uncertain request is never retried; the loop must end the session.
+ */
+export interface BrowserControlExecutor {
+  readonly stallRecovery: "fail_closed";
+  observe(signal?: AbortSignal): Promise<CuaObservation>;
+  execute(action: CuaAction, signal?: AbortSignal): Promise<void>;
+}

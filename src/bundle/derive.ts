@@ -1,0 +1,188 @@
+/**
+ * Pure derivations over bundle data: review (verdict, participant tallies, task funnel), the
+ * stakeholder line, cost summaries and the terminal cost ledger / no-spend proof
+ * (reference contracts.md §2.3, §2.5, §5.5). Routes use these so the numbers they write are the
+ * numbers `verifyRun` recomputes.
+ */
+import type {
+  CostLine,
+  Mode,
+  NoSpendProof,
+  ParticipantOutcomes,
+  Review,
+  RunBundle,
+  RunCostSummary,
+  RunOutcome,
+  RunParticipant,
+  TaskResult,
+  TerminalCostLedger,
+  Verdict,
+} from "./schemas.ts";
+import { TERMINAL_COST_CATEGORIES } from "./schemas.ts";
+
+/** Round to 6 decimal places (USD ledgers). */
+export function round6(n: number): number {
+  return Math.round(n * 1e6) / 1e6;
+}
+
+/**
+ * Tally participant statuses: passed→reachedGoal; abandoned; incomplete|timed_out→ranOut;
+ * blocked; failed→harnessFailed; `reportedFriction` overlaps the others.
+ */
+export function tallyParticipants(participants: readonly RunParticipant[]): ParticipantOutcomes {
+  const t: ParticipantOutcomes = { total: participants.length, reachedGoal: 0, abandoned: 0, ranOut: 0, blocked: 0, harnessFailed: 0, reportedFriction: 0 };
+  for (const p of participants) {
+    if (p.status === "passed") t.reachedGoal++;
+    else if (p.status === "abandoned") t.abandoned++;
+    else if (p.status === "incomplete" || p.status === "timed_out") t.ranOut++;
+    else if (p.status === "blocked") t.blocked++;
+    else if (p.status === "failed") t.harnessFailed++;
+    if (p.reportedFriction) t.reportedFriction++;
+  }
+  return t;
+}
+
+/** Task funnel: per task id (first-seen order), how many sessions completed it out of how many. */
+export function taskFunnel(tasks: readonly TaskResult[], sessions: number): Review["tasks"] {
+  const order: string[] = [];
+  const by = new Map<string, { completed: number; sessions: number; observable: boolean }>();
+  for (const t of tasks) {
+    let e = by.get(t.id);
+    if (!e) {
+      e = { completed: 0, sessions: 0, observable: false };
+      by.set(t.id, e);
+      order.push(t.id);
+    }
+    e.sessions++;
+    if (t.passed) e.completed++;
+    if (t.status !== "not_run") e.observable = true;
+  }
+  return { sessions, tasks: order.map((id) => ({ id, ...by.get(id)! })) };
+}
+
+/**
+ * Verdict: dry-run → `contract_proof_only`; a failed/interrupted run or no participants → `fail`;
+ * all passed → `pass`; else harness failure → `fail`, any timed_out → `timed_out`, any blocked →
+ * `blocked`, otherwise (abandoned/incomplete) → `fail`.
+ */
+export function deriveVerdict(mode: Mode, outcome: RunOutcome, participants: readonly RunParticipant[]): Verdict {
+  if (mode === "dry-run") return "contract_proof_only";
+  if (outcome.state !== "completed" || participants.length === 0) return "fail";
+  const s = participants.map((p) => p.status);
+  if (s.every((x) => x === "passed")) return "pass";
+  if (s.includes("failed")) return "fail";
+  if (s.includes("timed_out")) return "timed_out";
+  if (s.includes("blocked")) return "blocked";
+  return "fail";
+}
+
+/** `2/3 reached the goal; tasks: add-todo 3/3 · clear-completed 2/3` (tasks part omitted when none). */
+export function stakeholderLine(review: Pick<Review, "participants" | "tasks">): string {
+  const p = review.participants;
+  const head = `${p.reachedGoal}/${p.total} reached the goal`;
+  if (review.tasks.tasks.length === 0) return head;
+  return `${head}; tasks: ${review.tasks.tasks.map((t) => `${t.id} ${t.completed}/${t.sessions}`).join(" · ")}`;
+}
+
+/** A full `humanish.review.v1` derived from the run's participants, tasks and outcome. */
+export function deriveReview(args: {
+  mode: Mode;
+  outcome: RunOutcome;
+  participants: readonly RunParticipant[];
+  tasks: readonly TaskResult[];
+  gaps?: string[];
+}): Review {
+  const participants = tallyParticipants(args.participants);
+  const tasks = taskFunnel(args.tasks, args.participants.length);
+  const verdict = deriveVerdict(args.mode, args.outcome, args.participants);
+  const gaps = [...(args.gaps ?? [])];
+  if (args.mode === "dry-run") {
+    gaps.push("live route not executed (dry run: contract only)", "no live artifacts (no sandbox, key or spend)");
+  }
+  if (args.outcome.state === "failed") gaps.push(`run failed: ${args.outcome.error?.code ?? "unknown error"}`);
+  if (args.outcome.state === "interrupted") gaps.push(`run interrupted${args.outcome.interrupted ? ` by ${args.outcome.interrupted}` : ""}`);
+  const summary = args.mode === "dry-run" ? `contract only; ${stakeholderLine({ participants, tasks })}` : stakeholderLine({ participants, tasks });
+  return { schema: "humanish.review.v1", verdict, summary, gaps, participants, tasks };
+}
+
+/**
+ * A run cost summary from lines: total = round6(sum of non-null lines), null iff every line is
+ * null (or there are none); `ratesAsOf` = oldest contributing date.
+ */
+export function summarizeCost(lines: readonly CostLine[], note = ""): RunCostSummary {
+  const known = lines.filter((l) => l.usd !== null);
+  const total = known.length === 0 ? null : round6(known.reduce((a, l) => a + (l.usd ?? 0), 0));
+  const dates = known.map((l) => l.ratesAsOf).filter((d): d is string => typeof d === "string").sort();
+  const unmeasured = lines.length - known.length;
+  return {
+    schema: "humanish.run-cost-summary.v1",
+    currency: "usd",
+    estimatedTotalUsd: total,
+    ratesAsOf: dates[0] ?? null,
+    lines: [...lines],
+    note: note || (lines.length === 0 ? "no cost lines recorded" : unmeasured > 0 ? `${unmeasured} of ${lines.length} cost lines unmeasured` : "all cost lines measured"),
+  };
+}
+
+/** A cost line that is unmeasured: `usd: null` with a reason, no rates date. */
+export function unmeasuredLine(kind: CostLine["kind"], reason: string, extra: Partial<CostLine> = {}): CostLine {
+  return { ...extra, kind, usd: null, basis: extra.basis ?? "unmeasured", ratesAsOf: null, source: extra.source ?? null, reason };
+}
+
+/** Build `humanish.terminal-cost-ledger.v1` from the four category lines. */
+export function buildTerminalCostLedger(lines: TerminalCostLedger["lines"]): TerminalCostLedger {
+  const vals = TERMINAL_COST_CATEGORIES.map((c) => lines[c].usd);
+  return {
+    schema: "humanish.terminal-cost-ledger.v1",
+    currency: "usd",
+    lines,
+    knownTotalUsd: round6(vals.reduce<number>((a, v) => a + (v ?? 0), 0)),
+    fullyMeasured: vals.every((v) => v !== null),
+  };
+}
+
+/**
+ * Derive `humanish.terminal-no-spend-proof.v1`: a null line is unmeasured (never zero);
+ * `satisfied` = no known non-zero line and known total ≤ (maxUsd ?? 0).
+ */
+export function buildNoSpendProof(ledger: TerminalCostLedger, maxUsd: number | null): NoSpendProof {
+  const knownZeroLines = TERMINAL_COST_CATEGORIES.filter((c) => ledger.lines[c].usd === 0);
+  const knownNonZeroLines = TERMINAL_COST_CATEGORIES.filter((c) => (ledger.lines[c].usd ?? 0) > 0);
+  const unmeasuredLines = TERMINAL_COST_CATEGORIES.filter((c) => ledger.lines[c].usd === null);
+  const satisfied = knownNonZeroLines.length === 0 && ledger.knownTotalUsd <= (maxUsd ?? 0);
+  const statement = satisfied
+    ? `no known spend; ${unmeasuredLines.length ? `unmeasured: ${unmeasuredLines.join(", ")}` : "every line measured"}`
+    : `known spend ${ledger.knownTotalUsd} USD on ${knownNonZeroLines.join(", ") || "no line"}${unmeasuredLines.length ? `; unmeasured: ${unmeasuredLines.join(", ")}` : ""}`;
+  return {
+    schema: "humanish.terminal-no-spend-proof.v1",
+    maxUsd,
+    satisfied,
+    knownZeroLines,
+    knownNonZeroLines,
+    unmeasuredLines,
+    knownTotalUsd: ledger.knownTotalUsd,
+    statement,
+  };
+}
+
+/** Compact summary of a bundle for listings and reports. */
+export interface RunSummaryFacts {
+  verdict: Verdict;
+  line: string;
+  participants: { reached: number; total: number };
+  tasks: { id: string; completed: number; sessions: number }[];
+  costUsd: number | null;
+  durationMs: number;
+}
+
+/** Facts a listing or report shows for one finished bundle. */
+export function summarizeBundle(b: RunBundle): RunSummaryFacts {
+  return {
+    verdict: b.review.verdict,
+    line: stakeholderLine(b.review),
+    participants: { reached: b.review.participants.reachedGoal, total: b.review.participants.total },
+    tasks: b.review.tasks.tasks.map((t) => ({ id: t.id, completed: t.completed, sessions: t.sessions })),
+    costUsd: b.cost.estimatedTotalUsd,
+    durationMs: b.durationMs,
+  };
+}

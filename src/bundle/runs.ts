@@ -1,0 +1,223 @@
+/**
+ * The run library: list runs newest first with their liveness, and resolve `--run <id|latest>`
+ * to a run directory (reference contracts.md §2.1, §2.7; issue 5 §3).
+ * Liveness: `finished` once the bundle is sealed; `running` while `status.json` says running and
+ * its recorded pid is alive; `interrupted` otherwise (the process died before finalizing).
+ */
+import { lstat, readdir, readFile, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { HumanishError } from "../errors.ts";
+import { summarizeBundle } from "./derive.ts";
+import { artifactRootFor, isSafeRunSegment, RUN_FILE, runsDir } from "./paths.ts";
+import { LatestRunSchema, type Mode, type Route, RunBundleSchema, type RunStatus, RunStatusSchema, type Verdict } from "./schemas.ts";
+
+/** Liveness of a run directory. */
+export type RunLiveness = "running" | "finished" | "interrupted";
+
+/** One row of `humanish runs` (and the library index). Null = not recorded (yet). */
+export interface RunSummary {
+  runId: string;
+  /** Project-relative `.humanish/runs/<id>`. */
+  path: string;
+  /** What the row was derived from: the sealed bundle, the status index, or only the directory. */
+  derivedFrom: "bundle" | "status" | "directory";
+  liveness: RunLiveness;
+  lab: string | null;
+  route: Route | null;
+  mode: Mode | null;
+  verdict: Verdict | null;
+  /** Stakeholder line, e.g. `1/1 reached the goal; tasks: a 1/1`, when sealed. */
+  line: string | null;
+  participants: { reached: number; total: number } | null;
+  tasks: { id: string; completed: number; sessions: number }[];
+  /** Estimated USD, or null = unmeasured (never 0 for unknown). */
+  costUsd: number | null;
+  /** `$0.0123` or `unmeasured`. */
+  costLabel: string;
+  durationMs: number | null;
+  /** ISO start time (bundle createdAt, else status startedAt, else directory mtime). */
+  startedAt: string;
+  /** Current phase while running (from status.json). */
+  phase: string | null;
+  pid: number | null;
+}
+
+/** True when a process with this pid exists (EPERM counts as alive). */
+export function isPidAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Liveness from a parsed status (or none) and whether a sealed bundle exists. */
+export function livenessOf(status: RunStatus | null, sealed: boolean, alive: (pid: number) => boolean = isPidAlive): RunLiveness {
+  if (status?.state === "running" && alive(status.pid)) return "running";
+  if (sealed || status?.state === "finished") return "finished";
+  return "interrupted";
+}
+
+async function readJson(path: string): Promise<unknown> {
+  try {
+    return JSON.parse(await readFile(path, "utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
+function costLabel(usd: number | null): string {
+  return usd === null ? "unmeasured" : `$${usd.toFixed(usd < 0.01 && usd > 0 ? 6 : 4)}`;
+}
+
+/** Summarise one run directory (never throws for bad content; bad content = less known). */
+export async function summarizeRunDir(cwd: string, runId: string): Promise<RunSummary | null> {
+  const dir = join(runsDir(cwd), runId);
+  let st;
+  try {
+    st = await lstat(dir);
+  } catch {
+    return null;
+  }
+  if (!st.isDirectory() || st.isSymbolicLink()) return null;
+  const bundleRaw = await readJson(join(dir, RUN_FILE));
+  const b = bundleRaw === undefined ? null : RunBundleSchema.safeParse(bundleRaw);
+  const bundle = b && b.success && b.data.runId === runId ? b.data : null;
+  const statusRaw = await readJson(join(dir, "status.json"));
+  const s = statusRaw === undefined ? null : RunStatusSchema.safeParse(statusRaw);
+  const status = s && s.success && s.data.runId === runId ? s.data : null;
+  const liveness = livenessOf(status, bundle !== null);
+  const base = {
+    runId,
+    path: artifactRootFor(runId),
+    liveness,
+    phase: status?.state === "running" ? status.phase : null,
+    pid: status?.pid ?? null,
+  };
+  if (bundle) {
+    const f = summarizeBundle(bundle);
+    return {
+      ...base,
+      derivedFrom: "bundle",
+      lab: bundle.lab.id,
+      route: bundle.route,
+      mode: bundle.mode,
+      verdict: f.verdict,
+      line: f.line,
+      participants: f.participants,
+      tasks: f.tasks,
+      costUsd: f.costUsd,
+      costLabel: costLabel(f.costUsd),
+      durationMs: f.durationMs,
+      startedAt: bundle.createdAt,
+    };
+  }
+  if (status) {
+    const end = status.state === "finished" ? (status.completedAt ?? status.updatedAt) : status.updatedAt;
+    const cost = status.outcome?.estimatedCostUsd ?? null;
+    return {
+      ...base,
+      derivedFrom: "status",
+      lab: status.lab ?? null,
+      route: status.route ?? null,
+      mode: status.mode ?? null,
+      verdict: status.outcome?.verdict ?? null,
+      line: null,
+      participants: status.outcome?.participants ? { reached: status.outcome.participants.reachedGoal, total: status.outcome.participants.total } : null,
+      tasks: [],
+      costUsd: cost,
+      costLabel: costLabel(cost),
+      durationMs: status.outcome?.durationMs ?? Math.max(0, Date.parse(end) - Date.parse(status.startedAt)),
+      startedAt: status.startedAt,
+    };
+  }
+  const mtime = (await stat(dir)).mtime.toISOString();
+  return {
+    ...base,
+    derivedFrom: "directory",
+    lab: null,
+    route: null,
+    mode: null,
+    verdict: null,
+    line: null,
+    participants: null,
+    tasks: [],
+    costUsd: null,
+    costLabel: costLabel(null),
+    durationMs: null,
+    startedAt: mtime,
+  };
+}
+
+/**
+ * Every run under `<cwd>/.humanish/runs`, newest first (start time, then id). A missing runs
+ * directory is an empty list.
+ * @throws HUMANISH_RUNS_UNAVAILABLE when the runs directory exists but cannot be read
+ */
+export async function listRuns(cwd: string): Promise<RunSummary[]> {
+  let names: string[];
+  try {
+    names = await readdir(runsDir(cwd));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw new HumanishError("HUMANISH_RUNS_UNAVAILABLE", `cannot read .humanish/runs: ${(e as Error).message}`, {
+      next: "check permissions of the .humanish/runs directory",
+      cause: e,
+    });
+  }
+  const out: RunSummary[] = [];
+  for (const name of names) {
+    if (!isSafeRunSegment(name) || name === "latest.json" || name.startsWith(".")) continue;
+    const s = await summarizeRunDir(cwd, name);
+    if (s) out.push(s);
+  }
+  out.sort((a, b) => {
+    const t = Date.parse(b.startedAt) - Date.parse(a.startedAt);
+    return t !== 0 ? t : a.runId < b.runId ? 1 : a.runId > b.runId ? -1 : 0;
+  });
+  return out;
+}
+
+/**
+ * Resolve `idOrLatest` to an absolute run directory. `latest` reads `.humanish/runs/latest.json`
+ * (valid only when its runId and path name the same direct child of runs/); when that pointer is
+ * missing or invalid, the newest run in the listing is used.
+ * @throws HUMANISH_RUN_NOT_FOUND (with the next step) when no such run exists;
+ *         HUMANISH_INVALID_RUN_BUNDLE when the entry is a symlink or not a directory
+ */
+export async function resolveRunDir(cwd: string, idOrLatest: string = "latest"): Promise<string> {
+  let id = idOrLatest;
+  if (idOrLatest === "latest") {
+    const raw = await readJson(join(runsDir(cwd), "latest.json"));
+    const p = raw === undefined ? null : LatestRunSchema.safeParse(raw);
+    if (p && p.success && p.data.path === artifactRootFor(p.data.runId) && (await summarizeRunDir(cwd, p.data.runId))) {
+      id = p.data.runId;
+    } else {
+      const runs = await listRuns(cwd);
+      if (runs.length === 0) {
+        throw new HumanishError("HUMANISH_RUN_NOT_FOUND", "no runs in .humanish/runs yet", {
+          next: "run a study first: humanish lab run <lab> (dry-run by default)",
+        });
+      }
+      id = runs[0]!.runId;
+    }
+  }
+  if (!isSafeRunSegment(id)) {
+    throw new HumanishError("HUMANISH_RUN_NOT_FOUND", `run ${JSON.stringify(id.slice(0, 140))} is not a valid run id`, { next: "list runs with: humanish runs" });
+  }
+  const dir = join(runsDir(cwd), id);
+  let st;
+  try {
+    st = await lstat(dir);
+  } catch {
+    throw new HumanishError("HUMANISH_RUN_NOT_FOUND", `run ${id} not found in .humanish/runs`, { next: "list runs with: humanish runs" });
+  }
+  if (st.isSymbolicLink() || !st.isDirectory()) {
+    throw new HumanishError("HUMANISH_INVALID_RUN_BUNDLE", `run ${id} is not a real directory (symlink or file)`, {
+      next: `remove .humanish/runs/${id}; run directories are never links`,
+    });
+  }
+  return dir;
+}

@@ -1,0 +1,24 @@
+/** Command path (`"lab run"`) → handler. Every entry of spec.ts COMMANDS has one. */
+import type { Handler } from "./context.ts";
+import { labInspect, labList, labRun } from "./lab.ts";
+import { reportCommand, runsCommand, serveCommand, verifyCommand } from "./runs.ts";
+import { doctorCommand, runtimeSetup, runtimeStatus } from "./runtime.ts";
+import { envServeCommand, guestServeCommand, initCommand } from "./servers.ts";
+
+export type { CommandContext, Handler } from "./context.ts";
+
+export const HANDLERS: Record<string, Handler> = {
+  "lab list": labList,
+  "lab inspect": labInspect,
+  "lab run": labRun,
+  runs: runsCommand,
+  verify: verifyCommand,
+  report: reportCommand,
+  serve: serveCommand,
+  doctor: doctorCommand,
+  "runtime status": runtimeStatus,
+  "runtime setup": runtimeSetup,
+  init: initCommand,
+  "env serve": envServeCommand,
+  "guest serve": guestServeCommand,
+};

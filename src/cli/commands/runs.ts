@@ -1,0 +1,67 @@
+/** `humanish runs | verify | report | serve` — the run library. */
+import { relative } from "node:path";
+import { listRuns, resolveRunDir, verifyRun } from "../../bundle/index.ts";
+import type { CommandOutcome } from "../output.ts";
+import { intFlag, strFlag, type CommandContext } from "./context.ts";
+
+/** `runs`: every run, newest first. */
+export async function runsCommand(ctx: CommandContext): Promise<CommandOutcome> {
+  const runs = await listRuns(ctx.cwd);
+  const human = runs.length
+    ? runs
+        .map((r) => `${r.runId}  ${r.lab ?? "?"} · ${r.route ?? "?"} · ${r.mode ?? "?"} · ${r.liveness}  ${r.line ?? r.verdict ?? ""}  cost ${r.costLabel}`)
+        .join("\n")
+    : "no runs yet: humanish lab run default";
+  return { result: { schema: ctx.spec.schema, ok: true, cwd: ctx.cwd, runs }, human };
+}
+
+/** `verify [--run ID|latest]`: exit 0 iff the bundle verifies. */
+export async function verifyCommand(ctx: CommandContext): Promise<CommandOutcome> {
+  const runDir = await resolveRunDir(ctx.cwd, strFlag(ctx, "run") ?? "latest");
+  const v = await verifyRun(runDir);
+  const failed = v.checks.filter((c) => !c.ok);
+  const human = [
+    `${relative(ctx.cwd, runDir)}: ${v.ok ? "verified" : "NOT verified"} · share safety ${v.shareSafety}`,
+    ...v.checks.map((c) => `  ${c.ok ? "✓" : "✗"} ${c.name}${c.ok ? "" : `: ${c.message}`}`),
+  ].join("\n");
+  const result = {
+    ...v,
+    schema: "humanish.verify-result.v1",
+    ok: v.ok,
+    runDir,
+    ...(v.ok
+      ? {}
+      : { error: { code: "HUMANISH_INVALID_RUN_BUNDLE", message: `${failed.length} check(s) failed: ${failed.map((c) => c.name).join(", ")}`, next: "treat this run as failed; re-run the lab" } }),
+  };
+  return { result, human };
+}
+
+/** `report [--run ID|latest] [--open]`: (re)write report/index.html. */
+export async function reportCommand(ctx: CommandContext): Promise<CommandOutcome> {
+  const runDir = await resolveRunDir(ctx.cwd, strFlag(ctx, "run") ?? "latest");
+  const { writeReport } = await import("../../report/index.ts");
+  const { path } = await writeReport(runDir);
+  if (ctx.flags.open) openInBrowser(path);
+  return { result: { schema: ctx.spec.schema, ok: true, runDir, path }, human: `report: ${relative(ctx.cwd, path)}` };
+}
+
+/** `serve [--port P] [--host 127.0.0.1]`: the run library on loopback until SIGINT/SIGTERM. */
+export async function serveCommand(ctx: CommandContext): Promise<CommandOutcome> {
+  const { startLibraryServer } = await import("../../report/index.ts");
+  const port = intFlag(ctx, "port", 0, "HUMANISH_INVALID_PORT");
+  const server = await startLibraryServer({ cwd: ctx.cwd, host: strFlag(ctx, "host") ?? "127.0.0.1", port });
+  if (ctx.json) ctx.io.stdout(JSON.stringify({ schema: ctx.spec.schema, ok: true, url: server.url, mode: "loopback" }) + "\n");
+  else ctx.io.stderr(`serving the run library at ${server.url} (Ctrl+C to stop)\n`);
+  const sig = await new Promise<"SIGINT" | "SIGTERM">((res) => {
+    process.once("SIGINT", () => res("SIGINT"));
+    process.once("SIGTERM", () => res("SIGTERM"));
+  });
+  await server.stop();
+  // The JSON document was already printed at start; exit without a second one.
+  return { result: { schema: ctx.spec.schema, ok: true, url: server.url, stoppedBy: sig }, human: "stopped", exitCode: sig === "SIGINT" ? 130 : 143, printed: true };
+}
+
+function openInBrowser(path: string): void {
+  const opener = Bun.which("xdg-open") ?? Bun.which("open");
+  if (opener) Bun.spawn([opener, path], { stdout: "ignore", stderr: "ignore", stdin: "ignore" }).unref();
+}

@@ -1,0 +1,69 @@
+/**
+ * The CLI driver: parse argv, load `--env-file`, run the command handler, print the result.
+ * Exit codes (issue 2 §2): 0 ok; 2 a domain failure (`ok: false`); 1 a usage error;
+ * 130/143 after SIGINT/SIGTERM, only once cleanup has run.
+ */
+import { resolve } from "node:path";
+import { statSync } from "node:fs";
+import { HumanishError } from "../errors.ts";
+import { secretValuesFromEnv } from "../secrets/index.ts";
+import { BUILD_COMMIT, VERSION } from "../version.ts";
+import { helpText, parseArgv } from "./argv.ts";
+import { loadEnvFile } from "./env-file.ts";
+import { emit, failure, type CliIO, type CommandOutcome } from "./output.ts";
+import type { CommandSpec } from "./spec.ts";
+import { HANDLERS, type CommandContext } from "./commands/index.ts";
+
+/** Runs one invocation and returns the process exit code. Never throws. */
+export async function runCli(argv: string[], io: CliIO): Promise<number> {
+  const parsed = parseArgv(argv);
+  switch (parsed.kind) {
+    case "version":
+      io.stdout(parsed.json ? JSON.stringify({ schema: "humanish.version-result.v1", ok: true, version: VERSION, commit: BUILD_COMMIT }, null, 2) + "\n" : `humanish ${VERSION} (${BUILD_COMMIT})\n`);
+      return 0;
+    case "help":
+      io.stdout(helpText(parsed.topic, parsed.group) + "\n");
+      return 0;
+    case "orientation":
+      if (parsed.json) {
+        io.stdout(JSON.stringify({ schema: "humanish.orientation.v1", ok: true, version: VERSION, next: ["humanish lab list", "humanish lab run default", "humanish init"] }, null, 2) + "\n");
+      } else io.stdout(helpText() + "\n");
+      return 0;
+    case "usage-error":
+      io.stderr(`humanish: ${parsed.message}\n`);
+      return 1;
+    case "command":
+      return runCommand(parsed.spec, parsed.args, parsed.flags, io);
+  }
+}
+
+async function runCommand(spec: CommandSpec, args: Record<string, string>, flags: Record<string, string | boolean | undefined>, io: CliIO): Promise<number> {
+  const json = flags.json === true;
+  const name = spec.path.join(" ");
+  let secrets = secretValuesFromEnv(io.env);
+  let outcome: CommandOutcome;
+  try {
+    const cwd = resolveCwd(typeof flags.cwd === "string" ? flags.cwd : ".");
+    let env = io.env;
+    if (typeof flags["env-file"] === "string") {
+      const fileEnv = loadEnvFile(flags["env-file"], cwd);
+      env = { ...io.env, ...fileEnv };
+      secrets = secretValuesFromEnv(env, Object.keys(fileEnv));
+    }
+    const ctx: CommandContext = { spec, args, flags, cwd, env, secrets, json, io };
+    outcome = await HANDLERS[name]!(ctx);
+  } catch (e) {
+    outcome = failure(spec.schema, e);
+  }
+  return emit(io, name, outcome, json, secrets);
+}
+
+function resolveCwd(dir: string): string {
+  const abs = resolve(dir);
+  try {
+    if (statSync(abs).isDirectory()) return abs;
+  } catch {
+    // fall through to the error below
+  }
+  throw new HumanishError("HUMANISH_INVALID_CWD", `--cwd ${dir} is not a directory`, { next: "pass an existing project directory to --cwd" });
+}

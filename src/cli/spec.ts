@@ -1,0 +1,130 @@
+/**
+ * The command table: every command path, its positional arguments and flags. `argv.ts` parses
+ * against it with `node:util` parseArgs (strict), so an unknown command or flag is a usage
+ * error (exit 1) with a did-you-mean. Flag names follow reference contracts.md §4.2.
+ */
+
+/** One flag: a boolean switch or a string value. */
+export interface FlagSpec {
+  type: "boolean" | "string";
+  /** One-line help text. */
+  help: string;
+  /** Value placeholder in help, e.g. `ID`. */
+  value?: string;
+}
+
+/** One leaf command. */
+export interface CommandSpec {
+  /** Words of the command, e.g. `["lab", "run"]`. */
+  path: string[];
+  summary: string;
+  /** Positional argument names (`<lab>` required, `[lab]` optional). */
+  positionals: { name: string; required: boolean }[];
+  flags: Record<string, FlagSpec>;
+  /** Result schema id printed with `--json`. */
+  schema: string;
+}
+
+const json: Record<string, FlagSpec> = { json: { type: "boolean", help: "print exactly one JSON document on stdout" } };
+const cwd: Record<string, FlagSpec> = { cwd: { type: "string", value: "DIR", help: "project directory (default .)" } };
+const envFile: Record<string, FlagSpec> = {
+  "env-file": { type: "string", value: "FILE", help: "load env vars for this invocation only (never persisted)" },
+};
+const run: Record<string, FlagSpec> = { run: { type: "string", value: "ID", help: "run id or `latest` (default latest)" } };
+
+/** Every command humanish knows. */
+export const COMMANDS: CommandSpec[] = [
+  { path: ["lab", "list"], summary: "list the labs of this project and the embedded ones", positionals: [], flags: { ...cwd, ...json }, schema: "humanish.lab-list-result.v1" },
+  { path: ["lab", "inspect"], summary: "validate a lab and show its resolved config and warnings", positionals: [{ name: "lab", required: true }], flags: { ...cwd, ...json }, schema: "humanish.lab-inspect-result.v1" },
+  {
+    path: ["lab", "run"],
+    summary: "run a study on a lab and write a verified run bundle",
+    positionals: [{ name: "lab", required: true }],
+    flags: {
+      "dry-run": { type: "boolean", help: "contract-only run: no engine, key, network or spend (the default unless the lab says live)" },
+      live: { type: "boolean", help: "run for real (a lab with scenario.mode: live runs live without it)" },
+      "run-id": { type: "string", value: "ID", help: "run id to use (refused when it exists)" },
+      ...envFile,
+      ...cwd,
+      ...json,
+    },
+    schema: "humanish.lab-run-result.v1",
+  },
+  { path: ["runs"], summary: "list runs, newest first", positionals: [], flags: { ...cwd, ...json }, schema: "humanish.runs-result.v1" },
+  { path: ["verify"], summary: "verify a run bundle fail-closed (exit 0 iff ok)", positionals: [], flags: { ...run, ...cwd, ...json }, schema: "humanish.verify-result.v1" },
+  { path: ["report"], summary: "write the run's self-contained HTML report", positionals: [], flags: { ...run, open: { type: "boolean", help: "open the report in a browser" }, ...cwd, ...json }, schema: "humanish.report-result.v1" },
+  {
+    path: ["serve"],
+    summary: "serve the run library (every run's report) on 127.0.0.1",
+    positionals: [],
+    flags: { port: { type: "string", value: "PORT", help: "port (default 0 = any free port)" }, host: { type: "string", value: "HOST", help: "bind address; only loopback is allowed (default 127.0.0.1)" }, ...cwd, ...json },
+    schema: "humanish.serve-result.v1",
+  },
+  {
+    path: ["doctor"],
+    summary: "check this machine and project (engine, images, keys by name, a lab)",
+    positionals: [],
+    flags: { lab: { type: "string", value: "LAB", help: "also validate this lab and its route's prerequisites" }, ...envFile, ...cwd, ...json },
+    schema: "humanish.doctor-result.v1",
+  },
+  { path: ["runtime", "status"], summary: "show the local runtime: engine and images (never builds or downloads)", positionals: [], flags: { ...json }, schema: "humanish.runtime-result.v1" },
+  {
+    path: ["runtime", "setup"],
+    summary: "build the local images from their recipes, or load one from a verified archive",
+    positionals: [],
+    flags: {
+      "from-archive": { type: "string", value: "FILE", help: "load an image archive instead of building" },
+      sha256: { type: "string", value: "HEX", help: "expected SHA-256 of the archive (required with --from-archive)" },
+      bytes: { type: "string", value: "N", help: "expected byte count of the archive (required with --from-archive)" },
+      only: { type: "string", value: "sandbox|guest", help: "set up only this image" },
+      ...json,
+    },
+    schema: "humanish.runtime-result.v1",
+  },
+  {
+    path: ["init"],
+    summary: "create a lab with an interactive wizard (or --yes for a template)",
+    positionals: [],
+    flags: {
+      yes: { type: "boolean", help: "no questions: write the template lab" },
+      template: { type: "string", value: "terminal|browser", help: "template for --yes (default terminal)" },
+      id: { type: "string", value: "ID", help: "lab id (default from the template)" },
+      force: { type: "boolean", help: "overwrite an existing lab file" },
+      ...cwd,
+      ...json,
+    },
+    schema: "humanish.init-result.v1",
+  },
+  {
+    path: ["env", "serve"],
+    summary: "serve the Terminus-style terminal environment (OpenEnv HTTP/WebSocket/MCP)",
+    positionals: [],
+    flags: {
+      backend: { type: "string", value: "docker|e2b", help: "sandbox backend (default docker)" },
+      host: { type: "string", value: "HOST", help: "bind address (default 127.0.0.1)" },
+      port: { type: "string", value: "PORT", help: "port (default 8000)" },
+      "max-concurrent": { type: "string", value: "N", help: "max concurrent environments (default MAX_CONCURRENT_ENVS or 4)" },
+      "session-timeout-ms": { type: "string", value: "MS", help: "idle session timeout before the reaper frees it" },
+      "sandbox-timeout-ms": { type: "string", value: "MS", help: "sandbox lifetime (default 300000)" },
+      "command-timeout-ms": { type: "string", value: "MS", help: "per-command timeout" },
+      image: { type: "string", value: "IMAGE", help: "sandbox image (default the humanish sandbox image)" },
+      network: { type: "string", value: "none|bridge", help: "sandbox network (default none)" },
+      ...envFile,
+    },
+    schema: "humanish.env-serve-result.v1",
+  },
+  {
+    path: ["guest", "serve"],
+    summary: "(inside the browser guest) serve browser control over a Unix socket",
+    positionals: [],
+    flags: {
+      "io-dir": { type: "string", value: "DIR", help: "private directory holding config.json and the control/app sockets" },
+    },
+    schema: "humanish.guest-serve-result.v1",
+  },
+];
+
+/** Top-level words, for did-you-mean on an unknown command. */
+export function commandWords(): string[] {
+  return [...new Set(COMMANDS.map((c) => c.path[0]!))];
+}

@@ -1,0 +1,61 @@
+/**
+ * One complete exec: create → start → drain the multiplexed stream → read the exit code.
+ * The exit code is read only after the output stream has drained (ARCHITECTURE.md "Local runtime");
+ * since an engine can still report `Running: true` for a moment after the stream closes, the
+ * inspect is repeated (every 10 ms, up to `exitCodeWaitMs`) until the exec is no longer running.
+ */
+import { HumanishError } from "../errors.ts";
+import type { DockerClient } from "./client.ts";
+import type { DemuxCallbacks } from "./demux.ts";
+import type { ExecCreateBody } from "./types.ts";
+
+/** Result of `runExec`. `exitCode` is the process's exit status (137 = SIGKILL). */
+export interface RunExecResult {
+  execId: string;
+  exitCode: number;
+  stdout: Uint8Array;
+  stderr: Uint8Array;
+}
+
+/** Options of `runExec`. */
+export interface RunExecOptions extends DemuxCallbacks {
+  /** Called with the exec id right after `execCreate`, before the process starts. */
+  onExecId?: (execId: string) => void;
+  /** Cancels reading the output (the process itself is not killed by this). */
+  signal?: AbortSignal;
+  /** How long to wait for the exit code after the stream drained, ms (default 5000). */
+  exitCodeWaitMs?: number;
+}
+
+/**
+ * Runs `body.Cmd` in container `containerId` and returns its output and exit code.
+ * Throws `DockerApiError` (e.g. 409 container not running, 404 no such container) or
+ * `HUMANISH_DOCKER_EXEC_EXIT_UNKNOWN` when the engine never reports an exit code.
+ */
+export async function runExec(docker: DockerClient, containerId: string, body: ExecCreateBody, opts: RunExecOptions = {}): Promise<RunExecResult> {
+  const execId = await docker.execCreate(containerId, body);
+  opts.onExecId?.(execId);
+  const out = await docker.execStart(execId, {
+    ...(opts.onStdout ? { onStdout: opts.onStdout } : {}),
+    ...(opts.onStderr ? { onStderr: opts.onStderr } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
+  });
+  const exitCode = await waitExitCode(docker, execId, opts.exitCodeWaitMs ?? 5000);
+  return { execId, exitCode, stdout: out.stdout, stderr: out.stderr };
+}
+
+/** Polls `execInspect` until the exec stopped and returns its exit code. */
+export async function waitExitCode(docker: DockerClient, execId: string, waitMs: number): Promise<number> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const info = await docker.execInspect(execId);
+    if (!info.Running && typeof info.ExitCode === "number") return info.ExitCode;
+    if (Date.now() >= deadline) {
+      throw new HumanishError("HUMANISH_DOCKER_EXEC_EXIT_UNKNOWN", `Exec ${execId} output drained but the engine reported no exit code within ${waitMs} ms`, {
+        next: "check the container's state with `docker inspect`; the engine may be overloaded",
+        details: { execId, running: info.Running },
+      });
+    }
+    await Bun.sleep(10);
+  }
+}

@@ -1,0 +1,195 @@
+/**
+ * `humanish env serve [--backend docker|e2b] [--host 127.0.0.1] [--port 8000] [--max-concurrent N]`:
+ * builds the backend, starts the server, runs until SIGINT/SIGTERM (or `signal` aborts), then
+ * releases every owned sandbox by exact id and reports each outcome.
+ */
+import { createDockerClient } from "../docker/index.ts";
+import { HumanishError, isHumanishError } from "../errors.ts";
+import { ensureImage } from "../runtime/images.ts";
+import { sandboxRecipe } from "../runtime/recipes.ts";
+import { createE2BSandboxProvider, DEFAULT_E2B_TEMPLATE } from "../sandbox/e2b.ts";
+import { createDockerSandboxProvider } from "../sandbox/index.ts";
+import type { ReleaseProof } from "../sandbox/types.ts";
+import { secretValuesFromEnv } from "../secrets/index.ts";
+import { envBackendFromProvider } from "./backends.ts";
+import type { EnvBackend } from "./environment.ts";
+import { ENV_DEFAULTS, startEnvServer, type EnvServerHandle } from "./server.ts";
+
+/** Options as the CLI parsed them (numbers already validated as whole numbers). */
+export interface EnvServeCommandOptions {
+  /** `docker` (default) or `e2b`. */
+  backend?: string;
+  host?: string;
+  port?: number;
+  /** Default: `MAX_CONCURRENT_ENVS` from `env`, else 4. */
+  maxConcurrent?: number;
+  sessionTimeoutMs?: number;
+  sandboxTimeoutMs?: number;
+  commandTimeoutMs?: number;
+  /** Docker image (default: the humanish sandbox image, built when absent) or E2B template id. */
+  image?: string;
+  /** `none` (default) or `bridge`. */
+  network?: string;
+  /** The invocation's environment (E2B_API_KEY, MAX_CONCURRENT_ENVS, DOCKER_HOST); default process.env. */
+  env?: Record<string, string | undefined>;
+  /** Receives status lines and the server's redacted event log (default: stderr). */
+  log?: (line: string) => void;
+  /** Stops the server like a signal would (tests, embedding). */
+  signal?: AbortSignal;
+  /** Called once the server listens. */
+  onListening?: (server: EnvServerHandle) => void;
+}
+
+/** The command's result (`humanish.env-serve-result.v1` once the CLI adds `schema`). */
+export interface EnvServeCommandOutcome {
+  ok: boolean;
+  backend: string;
+  url: string | null;
+  released: number;
+  unconfirmed: number;
+  retained: number;
+  /** One proof per owned sandbox id, released at shutdown. */
+  releases: ReleaseProof[];
+  /** Signal that ended the server, if any. */
+  stoppedBy: string | null;
+  error?: { code: string; message: string; next?: string };
+  /** Human summary lines. */
+  human: string;
+  exitCode: number;
+}
+
+function invalid(field: string, message: string, next: string): HumanishError {
+  return new HumanishError("HUMANISH_ENV_OPTIONS_INVALID", `${field}: ${message}`, { next });
+}
+
+/** Builds the env backend. Docker: pings the engine and ensures the image first. */
+async function buildBackend(opts: EnvServeCommandOptions, env: Record<string, string | undefined>, log: (l: string) => void, sandboxTimeoutMs: number): Promise<EnvBackend> {
+  const backend = opts.backend ?? "docker";
+  const network = opts.network ?? "none";
+  if (network !== "none" && network !== "bridge") throw invalid("--network", `must be none or bridge (got ${JSON.stringify(network)})`, "pass --network none or --network bridge");
+  if (backend === "docker") {
+    const docker = createDockerClient(env.DOCKER_HOST?.startsWith("unix://") ? { socketPath: env.DOCKER_HOST.slice(7) } : {});
+    await docker.ping();
+    let image = opts.image;
+    if (image === undefined) {
+      log("humanish env serve: ensuring the sandbox image (built once when absent)…");
+      image = (await ensureImage(docker, sandboxRecipe)).tag;
+    } else {
+      try {
+        await docker.imageInspect(image);
+      } catch (e) {
+        throw new HumanishError("HUMANISH_SANDBOX_IMAGE_MISSING", `--image ${image} is not present in the Docker engine`, {
+          next: "build or load it first, or omit --image to use the humanish sandbox image",
+          cause: e,
+        });
+      }
+    }
+    return envBackendFromProvider(createDockerSandboxProvider({ docker }), { image, network });
+  }
+  if (backend === "e2b") {
+    // The key is checked at reset (reset answers done = true with a clear error when it is missing).
+    const provider = createE2BSandboxProvider({ apiKey: env.E2B_API_KEY, sandboxTimeoutMs });
+    return envBackendFromProvider(provider, { image: opts.image ?? DEFAULT_E2B_TEMPLATE, network });
+  }
+  throw invalid("--backend", `must be docker or e2b (got ${JSON.stringify(backend)})`, "pass --backend docker or --backend e2b");
+}
+
+/**
+ * Runs the server until SIGINT/SIGTERM (or `opts.signal`), then releases every owned sandbox
+ * by exact id. Never throws: failures come back as `ok: false` with `error` and exit code 1;
+ * exit code 1 too when any release was not confirmed.
+ */
+export async function runEnvServeCommand(opts: EnvServeCommandOptions = {}): Promise<EnvServeCommandOutcome> {
+  const env = opts.env ?? process.env;
+  const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const backendName = opts.backend ?? "docker";
+  const fail = (e: unknown): EnvServeCommandOutcome => {
+    const error = isHumanishError(e)
+      ? { code: e.code, message: e.message, ...(e.next ? { next: e.next } : {}) }
+      : { code: "HUMANISH_ENV_SERVE_FAILED", message: (e as Error)?.message ?? String(e) };
+    return {
+      ok: false,
+      backend: backendName,
+      url: null,
+      released: 0,
+      unconfirmed: 0,
+      retained: 0,
+      releases: [],
+      stoppedBy: null,
+      error,
+      human: `env serve failed: ${error.message}`,
+      exitCode: 1,
+    };
+  };
+
+  let server: EnvServerHandle;
+  try {
+    const fromEnv = env.MAX_CONCURRENT_ENVS;
+    let maxConcurrent = opts.maxConcurrent;
+    if (maxConcurrent === undefined && fromEnv !== undefined && fromEnv !== "") {
+      if (!/^[0-9]+$/.test(fromEnv) || Number(fromEnv) < 1) throw invalid("MAX_CONCURRENT_ENVS", `must be a whole number ≥ 1 (got ${JSON.stringify(fromEnv)})`, "set MAX_CONCURRENT_ENVS=4 or pass --max-concurrent");
+      maxConcurrent = Number(fromEnv);
+    }
+    const sandboxTimeoutMs = opts.sandboxTimeoutMs ?? ENV_DEFAULTS.sandboxTimeoutMs;
+    const backend = await buildBackend(opts, env, log, sandboxTimeoutMs);
+    server = await startEnvServer({
+      backend,
+      host: opts.host ?? ENV_DEFAULTS.host,
+      port: opts.port ?? ENV_DEFAULTS.port,
+      maxConcurrent: maxConcurrent ?? ENV_DEFAULTS.maxConcurrent,
+      sandboxTimeoutMs,
+      ...(opts.sessionTimeoutMs !== undefined ? { sessionTimeoutMs: opts.sessionTimeoutMs } : {}),
+      ...(opts.commandTimeoutMs !== undefined ? { commandTimeoutMs: opts.commandTimeoutMs } : {}),
+      secrets: secretValuesFromEnv(env),
+      log,
+    });
+  } catch (e) {
+    return fail(e);
+  }
+
+  const stats = server.stats();
+  log(`humanish env serve: listening on ${server.url} (backend ${backendName}, max ${stats.maxConcurrent} concurrent) — web UI ${server.url}/web; Ctrl-C to stop`);
+  opts.onListening?.(server);
+
+  const stoppedBy = await new Promise<string>((resolve) => {
+    const onSignal = (sig: NodeJS.Signals) => {
+      cleanup();
+      resolve(sig);
+    };
+    const onAbort = () => {
+      cleanup();
+      resolve("abort");
+    };
+    const cleanup = () => {
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
+      opts.signal?.removeEventListener("abort", onAbort);
+    };
+    process.on("SIGINT", onSignal);
+    process.on("SIGTERM", onSignal);
+    if (opts.signal?.aborted) onAbort();
+    else opts.signal?.addEventListener("abort", onAbort);
+  });
+  log(`humanish env serve: ${stoppedBy} received; releasing every owned sandbox by exact id…`);
+  const summary = await server.stop();
+  const lines = summary.proofs.map((p) => `  ${p.provider} ${p.id}: ${p.outcome} (${p.reason})`);
+  const human = [
+    `env serve stopped (${stoppedBy}): ${summary.released} released, ${summary.unconfirmed} unconfirmed, ${summary.retained} retained`,
+    ...lines,
+    ...(summary.unconfirmed > 0 ? ["  unconfirmed ids are still owned: remove each by its exact id (docker rm -f <id> / E2B kill <id>)"] : []),
+  ].join("\n");
+  const ok = summary.unconfirmed === 0;
+  return {
+    ok,
+    backend: backendName,
+    url: server.url,
+    released: summary.released,
+    unconfirmed: summary.unconfirmed,
+    retained: summary.retained,
+    releases: summary.proofs,
+    stoppedBy,
+    ...(ok ? {} : { error: { code: "HUMANISH_ENV_RELEASE_UNCONFIRMED", message: `${summary.unconfirmed} sandbox release(s) were not confirmed`, next: "remove each listed id by its exact id" } }),
+    human,
+    exitCode: ok ? 0 : 1,
+  };
+}

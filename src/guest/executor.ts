@@ -1,0 +1,286 @@
+/**
+ * The guest desktop executor (reference subsystems.md §3.4–§3.7): implements browser control's
+ * `BrowserExecutor` on one Xvfb display with Chromium.
+ *
+ * - observe: `xwd -root` (whole screen, browser chrome included) → PNG (pngjs) → `admitPng`
+ *   → the header must equal the executor geometry → stateSignature + page facts.
+ * - execute: validate the whole action and plan every native command first; then, immediately
+ *   before each input, check the authority signal; dispatch through xdotool with the closed key
+ *   table; text goes only through CDP `Input.insertText` into a focused editable element of the
+ *   top-level document, or — right after an explicit Ctrl+L — printable ASCII into the address bar.
+ * - failures: `action_rejected`/`not_dispatched` for refusals; `session_revoked`/`not_dispatched`
+ *   when authority is gone before the first input; anything after an input is
+ *   `outcome_uncertain` and ends the session (`onTerminal` runs once).
+ */
+import { cuaError, isCuaExecutorError, type BrowserExecutor, type CuaAction, type CuaObservation, type CuaExecutorErrorCode } from "../browser-control/index.ts";
+import { admitPng } from "../png/index.ts";
+import { decodeXwd, encodePng, perceptualSignature } from "./frame.ts";
+import { xdoolArgsForChord } from "./plan.ts";
+import { captureXwd, xdotool, type NativeEnv } from "./native.ts";
+import type { GuestPage } from "./page.ts";
+import { MODIFIER_KEYSYMS } from "./keys.ts";
+
+/** Max wheel steps (horizontal + vertical) one scroll may send. */
+export const MAX_WHEEL_STEPS = 100;
+/** Pixels of scroll delta per wheel step. */
+export const WHEEL_STEP_PX = 120;
+
+/** One native step of a plan. */
+export type NativeStep =
+  | { kind: "xdotool"; args: string[]; keydown?: string }
+  | { kind: "content_text"; text: string }
+  | { kind: "chrome_text"; text: string }
+  | { kind: "sleep"; ms: number };
+
+/** Options of {@link createGuestExecutor}. */
+export interface GuestExecutorOptions {
+  /** Screen geometry in px; every frame must have exactly this size. */
+  width: number;
+  height: number;
+  native: NativeEnv;
+  page: GuestPage;
+  /** Called once when the session becomes terminal (the owner stops browser and display). */
+  onTerminal?: () => void;
+}
+
+/** The executor plus introspection used by the owner and tests. */
+export interface GuestExecutor extends BrowserExecutor {
+  /** True once an outcome-uncertain failure ended the session. */
+  readonly terminal: boolean;
+  /** Number of native input commands sent so far (tests prove refusals send none). */
+  readonly dispatchedCount: number;
+}
+
+function point(x: number, y: number, width: number, height: number): [string, string] {
+  if (!Number.isFinite(x) || !Number.isFinite(y) || x < 0 || y < 0 || x >= width || y >= height) {
+    throw cuaError("action_rejected", "not_dispatched", "point outside the screen");
+  }
+  return [String(Math.min(width - 1, Math.round(x))), String(Math.min(height - 1, Math.round(y)))];
+}
+
+function admissibleText(text: string): void {
+  if (text.length === 0) throw cuaError("action_rejected", "not_dispatched", "type: empty text");
+  if (text.includes("\u0000")) throw cuaError("action_rejected", "not_dispatched", "type: NUL in text");
+  const bytes = new TextEncoder().encode(text);
+  if (bytes.length > 65_536) throw cuaError("action_rejected", "not_dispatched", "type: text over 64 KiB");
+  if (new TextDecoder().decode(bytes) !== text) throw cuaError("action_rejected", "not_dispatched", "type: text does not round-trip as UTF-8");
+}
+
+/**
+ * Plan every native step of `action` before any is sent.
+ * @param armed whether the previous native input was exactly Ctrl+L (address-bar text allowed).
+ * @throws CuaExecutorError `action_rejected`/`not_dispatched` for any refusal.
+ */
+export function planAction(action: CuaAction, geometry: { width: number; height: number }, armed: boolean): NativeStep[] {
+  const { width, height } = geometry;
+  switch (action.kind) {
+    case "move": {
+      const [x, y] = point(action.x, action.y, width, height);
+      return [{ kind: "xdotool", args: ["mousemove", x, y] }];
+    }
+    case "click": {
+      const [x, y] = point(action.x, action.y, width, height);
+      const button = action.button === "middle" ? "2" : action.button === "right" ? "3" : "1";
+      return [
+        { kind: "xdotool", args: ["mousemove", x, y] },
+        { kind: "xdotool", args: ["click", button] },
+      ];
+    }
+    case "double_click": {
+      const [x, y] = point(action.x, action.y, width, height);
+      return [
+        { kind: "xdotool", args: ["mousemove", x, y] },
+        { kind: "xdotool", args: ["click", "--repeat", "2", "--delay", "100", "1"] },
+      ];
+    }
+    case "keypress":
+      return [{ kind: "xdotool", args: xdoolArgsForChord(action.keys) }];
+    case "scroll": {
+      const [x, y] = point(action.x, action.y, width, height);
+      if (!Number.isFinite(action.dx) || !Number.isFinite(action.dy)) throw cuaError("action_rejected", "not_dispatched", "scroll: delta not finite");
+      const h = Math.ceil(Math.abs(action.dx) / WHEEL_STEP_PX);
+      const v = Math.ceil(Math.abs(action.dy) / WHEEL_STEP_PX);
+      if (h + v > MAX_WHEEL_STEPS) throw cuaError("action_rejected", "not_dispatched", "scroll: more than 100 wheel steps");
+      if (h + v === 0) return [];
+      const steps: NativeStep[] = [{ kind: "xdotool", args: ["mousemove", x, y] }];
+      for (let i = 0; i < h; i++) steps.push({ kind: "xdotool", args: ["click", action.dx > 0 ? "7" : "6"] });
+      for (let i = 0; i < v; i++) steps.push({ kind: "xdotool", args: ["click", action.dy > 0 ? "5" : "4"] });
+      return steps;
+    }
+    case "drag": {
+      if (action.path.length < 2) throw cuaError("action_rejected", "not_dispatched", "drag: fewer than 2 points");
+      const pts = action.path.map((p) => point(p.x, p.y, width, height));
+      const steps: NativeStep[] = [
+        { kind: "xdotool", args: ["mousemove", ...pts[0]!] },
+        { kind: "xdotool", args: ["mousedown", "1"], keydown: "mouse1" },
+      ];
+      for (const p of pts.slice(1)) steps.push({ kind: "xdotool", args: ["mousemove", ...p] });
+      steps.push({ kind: "xdotool", args: ["mouseup", "1"] });
+      return steps;
+    }
+    case "type": {
+      admissibleText(action.text);
+      if (armed) {
+        if (!/^[\x20-\x7e]+$/.test(action.text)) throw cuaError("action_rejected", "not_dispatched", "type: address-bar text must be printable ASCII");
+        return [{ kind: "chrome_text", text: action.text }];
+      }
+      return [{ kind: "content_text", text: action.text }];
+    }
+    case "wait":
+      return [{ kind: "sleep", ms: action.ms ?? 250 }];
+    case "screenshot":
+      return [];
+    default:
+      throw cuaError("action_rejected", "not_dispatched", "unsupported action kind");
+  }
+}
+
+function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(cuaError("session_revoked", "not_dispatched", "aborted"));
+    const t = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(cuaError("session_revoked", "not_dispatched", "aborted during wait"));
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/** Create the executor for one desktop. See the module comment for the contract. */
+export function createGuestExecutor(opts: GuestExecutorOptions): GuestExecutor {
+  const { width, height, native, page } = opts;
+  let busy = false;
+  let terminal = false;
+  let armed = false;
+  let dispatchedCount = 0;
+
+  const endSession = () => {
+    if (terminal) return;
+    terminal = true;
+    opts.onTerminal?.();
+  };
+  const enter = () => {
+    if (terminal) throw cuaError("executor_closed", "not_dispatched", "session ended");
+    if (busy) throw cuaError("executor_busy", "not_dispatched", "another call is in flight");
+    busy = true;
+  };
+
+  async function observe(signal: AbortSignal): Promise<CuaObservation> {
+    enter();
+    try {
+      if (signal.aborted) throw cuaError("session_revoked", "not_dispatched", "aborted before capture");
+      const dump = await captureXwd(native);
+      const frame = decodeXwd(dump.stdout, { width, height });
+      const png = encodePng(frame);
+      const verdict = admitPng(png);
+      if (!verdict.ok) throw cuaError("invalid_response", "not_dispatched", `capture failed PNG admission (${verdict.code})`);
+      if (verdict.width !== width || verdict.height !== height) throw cuaError("invalid_response", "not_dispatched", "capture size differs from the geometry");
+      const stateSignature = perceptualSignature(frame);
+      let facts: Awaited<ReturnType<GuestPage["facts"]>> | undefined;
+      try {
+        facts = await page.facts();
+      } catch {
+        facts = undefined; // page mid-navigation or blocked by a dialog: the frame alone is the observation
+      }
+      if (signal.aborted) throw cuaError("session_revoked", "not_dispatched", "aborted during capture");
+      return { png, stateSignature, ...(facts ? { url: facts.url, title: facts.title, text: facts.text, scrollY: facts.scrollY } : {}) };
+    } catch (e) {
+      endSession();
+      if (isCuaExecutorError(e)) throw e;
+      throw cuaError("execution_failed", "not_dispatched", "capture failed", e);
+    } finally {
+      busy = false;
+    }
+  }
+
+  async function execute(action: CuaAction, signal: AbortSignal): Promise<void> {
+    enter();
+    let dispatched = false;
+    let heldMouse = false;
+    const send = async (args: string[], stdin?: Uint8Array) => {
+      if (signal.aborted) throw cuaError("session_revoked", dispatched ? "outcome_uncertain" : "not_dispatched", "authority withdrawn before input");
+      dispatched = true;
+      dispatchedCount++;
+      await xdotool(native, args, stdin ? { stdin, forbidStderr: true } : {});
+    };
+    try {
+      const steps = planAction(action, { width, height }, armed);
+      const isCtrlL = action.kind === "keypress" && steps.length === 1 && steps[0]!.kind === "xdotool" && steps[0]!.args.join(" ") === "key --clearmodifiers ctrl+l";
+      if (action.kind === "type" && steps[0]?.kind === "content_text") {
+        // Content text: refuse before any input unless the top-level document's focused element is editable.
+        if (!page.sole) throw cuaError("action_rejected", "not_dispatched", "type: another tab is open");
+        if (page.dialogSeen) throw cuaError("action_rejected", "not_dispatched", "type: a dialog was opened");
+        const generation = page.generation;
+        const verdict = await page.focusVerdict();
+        if (verdict !== "ok") throw cuaError("action_rejected", "not_dispatched", `type: focus is not an editable element of the page (${verdict})`);
+        if (page.generation !== generation || !page.sole || page.dialogSeen) throw cuaError("action_rejected", "not_dispatched", "type: the page changed");
+        if (signal.aborted) throw cuaError("session_revoked", "not_dispatched", "authority withdrawn before input");
+        const again = await page.focusVerdict();
+        if (again !== "ok" || page.generation !== generation || !page.sole || page.dialogSeen) throw cuaError("action_rejected", "not_dispatched", "type: the page changed");
+        if (signal.aborted) throw cuaError("session_revoked", "not_dispatched", "authority withdrawn before input");
+        dispatched = true;
+        dispatchedCount++;
+        await page.insertText(steps[0].text);
+        armed = false;
+        return;
+      }
+      for (const step of steps) {
+        if (step.kind === "sleep") {
+          await abortableSleep(step.ms, signal);
+        } else if (step.kind === "chrome_text") {
+          // Address bar: re-send Ctrl+L natively, then type the ASCII text from stdin.
+          armed = false;
+          await send(["key", "--clearmodifiers", "ctrl+l"]);
+          if (!page.sole || page.dialogSeen) throw cuaError("action_rejected", "outcome_uncertain", "type: the page changed after Ctrl+L");
+          await send(["type", "--clearmodifiers", "--delay", "0", "--file", "-"], new TextEncoder().encode(step.text));
+        } else if (step.kind === "xdotool") {
+          await send(step.args);
+          if (step.keydown) heldMouse = true;
+          if (step.args[0] === "mouseup") heldMouse = false;
+        }
+      }
+      if (steps.some((s) => s.kind === "xdotool")) armed = isCtrlL;
+      if (signal.aborted && dispatched) throw cuaError("session_revoked", "outcome_uncertain", "authority withdrawn during the action");
+    } catch (e) {
+      // Never release a held mouse button after revocation: a release can click or drop.
+      if (heldMouse && !signal.aborted) {
+        try {
+          await xdotool(native, ["mouseup", "1"]);
+        } catch {
+          /* the session ends below either way */
+        }
+      }
+      if (!dispatched) {
+        if (isCuaExecutorError(e)) {
+          if (!(e.errorCode === "action_rejected" && e.disposition === "not_dispatched")) endSession();
+          throw e;
+        }
+        if (signal.aborted) throw cuaError("session_revoked", "not_dispatched", "aborted", e);
+        endSession();
+        throw cuaError("execution_failed", "not_dispatched", "could not prepare the action", e);
+      }
+      endSession();
+      const code: CuaExecutorErrorCode = isCuaExecutorError(e) ? e.errorCode : "execution_failed";
+      throw cuaError(code, "outcome_uncertain", "failed after input was dispatched", e);
+    } finally {
+      busy = false;
+    }
+  }
+
+  return {
+    observe,
+    execute,
+    get terminal() {
+      return terminal;
+    },
+    get dispatchedCount() {
+      return dispatchedCount;
+    },
+  };
+}
+
+export { MODIFIER_KEYSYMS };

@@ -1,0 +1,124 @@
+/**
+ * Frame conversion for the guest driver: X Window Dump (`xwd -root`) bytes → RGBA pixels → PNG,
+ * and the coarse perceptual `stateSignature` of a frame (reference subsystems.md §3.7).
+ *
+ * XWD layout facts used here: a 100-byte header of 25 big-endian CARD32 fields (header size,
+ * version 7, pixmap format 2 = ZPixmap, depth, width, height, x offset, byte order, bitmap
+ * unit, bit order, pad, bits per pixel, bytes per line, visual class, red/green/blue masks,
+ * bits per rgb, colormap entries, ncolors, window geometry), the window name up to
+ * `headerSize`, `ncolors` 12-byte colour entries, then `bytesPerLine × height` pixel bytes.
+ */
+import { PNG } from "pngjs";
+import { HumanishError } from "../errors.ts";
+
+/** Decoded frame: `width × height` pixels, RGBA 8-bit, row-major. */
+export interface RgbaFrame {
+  width: number;
+  height: number;
+  rgba: Uint8Array;
+}
+
+function bad(detail: string): HumanishError {
+  return new HumanishError("HUMANISH_GUEST_CAPTURE_INVALID", `xwd capture: ${detail}`, {
+    next: "check that Xvfb runs at 24-bit depth (-screen 0 WxHx24) and that xwd is the x11-apps build",
+  });
+}
+
+function maskShift(mask: number): { shift: number; max: number } {
+  if (mask === 0) throw bad("a colour mask is zero");
+  let shift = 0;
+  while (((mask >>> shift) & 1) === 0) shift++;
+  const max = mask >>> shift;
+  return { shift, max };
+}
+
+/**
+ * Decode a 24/32-bit TrueColor ZPixmap XWD dump.
+ *
+ * @throws HumanishError `HUMANISH_GUEST_CAPTURE_INVALID` for any other format, a truncated
+ *   dump, or dimensions that differ from `expect` when given.
+ */
+export function decodeXwd(bytes: Uint8Array, expect?: { width: number; height: number }): RgbaFrame {
+  if (bytes.length < 100) throw bad("shorter than the 100-byte header");
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const f = (i: number) => dv.getUint32(i * 4, false);
+  const headerSize = f(0);
+  if (f(1) !== 7) throw bad("file version is not 7");
+  if (f(2) !== 2) throw bad("pixmap format is not ZPixmap");
+  const width = f(4);
+  const height = f(5);
+  const byteOrder = f(7);
+  const bpp = f(11);
+  const bpl = f(12);
+  const visualClass = f(13);
+  const ncolors = f(19);
+  if (bpp !== 32) throw bad(`bits per pixel is ${bpp}, expected 32`);
+  if (visualClass !== 4 && visualClass !== 5) throw bad("visual is not TrueColor/DirectColor");
+  if (width === 0 || height === 0 || width > 4096 || height > 4096) throw bad("dimensions out of range");
+  if (expect && (width !== expect.width || height !== expect.height)) {
+    throw bad(`frame is ${width}x${height}, expected ${expect.width}x${expect.height}`);
+  }
+  if (bpl < width * 4) throw bad("bytes per line too small");
+  const start = headerSize + ncolors * 12;
+  if (headerSize < 100 || start + bpl * height > bytes.length) throw bad("truncated pixel data");
+  const r = maskShift(f(14));
+  const g = maskShift(f(15));
+  const b = maskShift(f(16));
+  const little = byteOrder === 0;
+  const rgba = new Uint8Array(width * height * 4);
+  for (let y = 0; y < height; y++) {
+    let src = start + y * bpl;
+    let dst = y * width * 4;
+    for (let x = 0; x < width; x++, src += 4, dst += 4) {
+      const px = dv.getUint32(src, little);
+      rgba[dst] = Math.round((((px >>> r.shift) & r.max) * 255) / r.max);
+      rgba[dst + 1] = Math.round((((px >>> g.shift) & g.max) * 255) / g.max);
+      rgba[dst + 2] = Math.round((((px >>> b.shift) & b.max) * 255) / b.max);
+      rgba[dst + 3] = 255;
+    }
+  }
+  return { width, height, rgba };
+}
+
+/** Encode an RGBA frame as an 8-bit RGB, non-interlaced PNG (pngjs; deflate level 3). */
+export function encodePng(frame: RgbaFrame): Uint8Array {
+  const png = new PNG({ width: frame.width, height: frame.height });
+  png.data = Buffer.from(frame.rgba.buffer, frame.rgba.byteOffset, frame.rgba.byteLength);
+  const out = PNG.sync.write(png, { colorType: 2, inputColorType: 6, inputHasAlpha: true, deflateLevel: 3 });
+  return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+}
+
+/**
+ * Coarse perceptual signature of a frame: mean grey of a 32×32 grid, contrast-stretched between
+ * the 2nd and 98th percentile, quantised to 16 levels, packed as 1024 hex digits and prefixed by
+ * one hex digit of overall brightness. Equal pages give equal signatures; it is a progress key,
+ * not a hash.
+ */
+export function perceptualSignature(frame: RgbaFrame): string {
+  const n = 32;
+  const sums = new Float64Array(n * n);
+  const counts = new Uint32Array(n * n);
+  const { width, height, rgba } = frame;
+  for (let y = 0; y < height; y++) {
+    const gy = Math.min(n - 1, Math.floor((y * n) / height));
+    for (let x = 0; x < width; x++) {
+      const gx = Math.min(n - 1, Math.floor((x * n) / width));
+      const i = (y * width + x) * 4;
+      sums[gy * n + gx] = sums[gy * n + gx]! + 0.299 * rgba[i]! + 0.587 * rgba[i + 1]! + 0.114 * rgba[i + 2]!;
+      counts[gy * n + gx] = counts[gy * n + gx]! + 1;
+    }
+  }
+  const cells = Array.from(sums, (s, i) => (counts[i] ? s / counts[i]! : 0));
+  const sorted = [...cells].sort((a, b) => a - b);
+  const lo = sorted[Math.floor(0.02 * (sorted.length - 1))]!;
+  const hi = sorted[Math.ceil(0.98 * (sorted.length - 1))]!;
+  const mean = cells.reduce((a, b) => a + b, 0) / cells.length;
+  const anchor = Math.min(15, Math.floor(mean / 16)).toString(16);
+  const span = hi - lo;
+  let out = anchor;
+  for (const c of cells) {
+    const v = span <= 0 ? 0 : Math.max(0, Math.min(15, Math.floor(((c - lo) / span) * 16)));
+    out += v.toString(16);
+  }
+  return out;
+}

@@ -1,0 +1,13 @@
+/**
+ * xdotool argument builders that only ever contain table-checked tokens (reference
+ * subsystems.md §3.4–§3.5).
+ */
+import { xdotoolChord } from "./keys.ts";
+
+/**
+ * `key --clearmodifiers <chord>` for a keypress action's key list.
+ * @throws CuaExecutorError `action_rejected`/`not_dispatched` for a key outside the closed table.
+ */
+export function xdoolArgsForChord(keys: readonly string[]): string[] {
+  return ["key", "--clearmodifiers", xdotoolChord(keys)];
+}

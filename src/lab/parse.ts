@@ -1,0 +1,356 @@
+/**
+ * `parseLab`: YAML text → a validated, normalised {@link LabConfig} plus warnings, or the first
+ * problem as `HUMANISH_LAB_INVALID` naming the field path and its line (reference contracts.md
+ * §1.1 "Parse result", §1.12 cross-validation, §1.13 inert warnings; issue 2 §3).
+ *
+ * Order of checks: strict YAML → top-level shape and `schema` → route from `subject.source` →
+ * actor type and count → route schema (strict, no coercion) → scripted-browser steps →
+ * cross-validation → normalisation → warnings. The first failing rule wins.
+ */
+import { z } from "zod";
+import { nearest } from "../text/nearest.ts";
+import { formatPath, problemFromZod, renderFirstProblem, type Problem } from "./issues.ts";
+import { ROUTE_ACTOR_TYPES, ROUTE_SOURCES, type LabBackend } from "./routing.ts";
+import {
+  BROWSER_STEP_BODIES,
+  BROWSER_STEP_KINDS,
+  BrowserLabSchema,
+  DEVICE_PRESETS,
+  DEVICES_BY_COUNT,
+  LAB_SCHEMA_ID,
+  TerminalLabSchema,
+  WAIT_FOR_TEXT_DEFAULT_TIMEOUT_MS,
+  type BrowserLabConfig,
+  type BrowserStep,
+  type LabConfig,
+  type LabWarning,
+  type TerminalLabConfig,
+} from "./schema.ts";
+import { loadStrictYaml, type StrictYaml } from "./yaml.ts";
+
+/** Largest lab text accepted, in UTF-16 code units (~1 MiB). */
+export const MAX_LAB_TEXT_LENGTH = 1_048_576;
+
+/** The result of {@link parseLab}. */
+export type ParseLabResult =
+  | { ok: true; config: LabConfig; warnings: LabWarning[] }
+  | { ok: false; error: { code: "HUMANISH_LAB_INVALID"; message: string } };
+
+/** Options of {@link parseLab}. */
+export interface ParseLabOptions {
+  /** Shown before `:line:col` in messages (a path or `embedded:<id>`); default `lab`. */
+  source?: string;
+}
+
+const REFERENCE_SOURCES = ["this-repo", "clone", "local-app", "desktop-cli", "local-tree"];
+
+/**
+ * Parses and validates a lab manifest. Never throws for bad input: every problem is returned
+ * as `{ok: false, error: {code: "HUMANISH_LAB_INVALID", message}}` where the message starts
+ * with `<source>:<line>:<col>:` and names the field path (e.g. `actors[0].tasks[1].check.run`).
+ */
+export function parseLab(yamlText: string, opts: ParseLabOptions = {}): ParseLabResult {
+  const source = opts.source ?? "lab";
+  try {
+    return parseInner(yamlText, source);
+  } catch (e) {
+    // A bug in a validator must not escape as a throw; it is still a refusal of this input.
+    return invalid(`${source}: the lab could not be validated (${e instanceof Error ? e.message : String(e)})`);
+  }
+}
+
+function invalid(message: string): ParseLabResult {
+  return { ok: false, error: { code: "HUMANISH_LAB_INVALID", message } };
+}
+
+function isMapping(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function parseInner(text: string, source: string): ParseLabResult {
+  if (typeof text !== "string") return invalid(`${source}: the lab text must be a string`);
+  if (text.length > MAX_LAB_TEXT_LENGTH) return invalid(`${source}: the lab is ${text.length} characters; at most ${MAX_LAB_TEXT_LENGTH} are accepted`);
+  if (text.includes("\u0000")) return invalid(`${source}: the lab contains a NUL byte; it must be UTF-8 YAML text`);
+
+  const loaded = loadStrictYaml(text);
+  if (!loaded.ok) return invalid(`${source}:${loaded.problem.message}`);
+  const yaml = loaded.yaml;
+  const root = yaml.value;
+  const fail = (problems: Problem[]) => invalid(renderFirstProblem(problems, yaml, source));
+
+  if (root === null || root === undefined) return invalid(`${source}:1:1: the lab is empty (expected a mapping starting with \`schema: ${LAB_SCHEMA_ID}\`)`);
+  if (!isMapping(root)) return fail([{ path: [], message: `must be a mapping (got ${Array.isArray(root) ? "a list" : typeof root})` }]);
+
+  // schema first: a v1 or foreign file should say so rather than list its key problems.
+  if (!("schema" in root)) return fail([{ path: [], key: undefined, message: `needs \`schema: ${LAB_SCHEMA_ID}\`` }]);
+  if (root.schema !== LAB_SCHEMA_ID) {
+    return fail([{ path: ["schema"], message: `must be exactly ${LAB_SCHEMA_ID} (got ${JSON.stringify(root.schema)}; there is no compatibility with other versions)` }]);
+  }
+
+  // Route from subject.source.
+  const subject = root.subject;
+  if (subject === undefined) return fail([{ path: ["subject"], message: "is required (a mapping with `source: terminal-product` or `source: app-url`)" }]);
+  if (!isMapping(subject)) return fail([{ path: ["subject"], message: "must be a mapping" }]);
+  const src = subject.source;
+  let route: LabBackend;
+  if (src === ROUTE_SOURCES.terminal) route = "terminal";
+  else if (src === ROUTE_SOURCES.browser) route = "browser";
+  else if (typeof src !== "string") return fail([{ path: ["subject", "source"], message: src === undefined ? "is required: terminal-product or app-url" : "must be the string terminal-product or app-url" }]);
+  else if (REFERENCE_SOURCES.includes(src)) return fail([{ path: ["subject", "source"], message: `\`${src}\` is a reference humanish source this humanish does not run; use terminal-product or app-url` }]);
+  else {
+    const hint = nearest(src, [...Object.values(ROUTE_SOURCES), ...REFERENCE_SOURCES]);
+    return fail([{ path: ["subject", "source"], message: `\`${src}\` is not a subject source${hint ? ` (did you mean \`${hint}\`?)` : ""}; use terminal-product or app-url` }]);
+  }
+
+  // Exactly one actor of this route.
+  const actors = root.actors;
+  if (actors === undefined) return fail([{ path: ["actors"], message: `is required: a list with exactly one actor (${ROUTE_ACTOR_TYPES[route].join(" or ")})` }]);
+  if (!Array.isArray(actors)) return fail([{ path: ["actors"], message: "must be a list with exactly one actor" }]);
+  if (actors.length !== 1) {
+    return fail([{ path: ["actors"], message: actors.length === 0 ? "must list exactly one actor (got none)" : `must list exactly one actor (got ${actors.length}; only one participant type runs per lab — use count for more surfaces)` }]);
+  }
+  const actor = actors[0];
+  if (!isMapping(actor)) return fail([{ path: ["actors", 0], message: "must be a mapping with a `type`" }]);
+  const type = actor.type;
+  if (typeof type !== "string") return fail([{ path: ["actors", 0, "type"], message: `is required: one of ${ROUTE_ACTOR_TYPES[route].join(", ")}` }]);
+  if (!ROUTE_ACTOR_TYPES[route].includes(type)) {
+    const other: LabBackend = route === "terminal" ? "browser" : "terminal";
+    if (ROUTE_ACTOR_TYPES[other].includes(type)) {
+      return fail([{ path: ["actors", 0, "type"], message: `\`${type}\` cannot act on subject.source ${ROUTE_SOURCES[route]}: it is a ${other} participant; use ${ROUTE_ACTOR_TYPES[route].join(" or ")}` }]);
+    }
+    const hint = nearest(type, ROUTE_ACTOR_TYPES[route]);
+    return fail([{ path: ["actors", 0, "type"], message: `\`${type}\` is not a ${route} participant${hint ? ` (did you mean \`${hint}\`?)` : ""}; use ${ROUTE_ACTOR_TYPES[route].join(" or ")}` }]);
+  }
+
+  // execution.target of the other route gets a route-specific message.
+  const execution = root.execution;
+  if (isMapping(execution) && typeof execution.target === "string") {
+    const targets = route === "terminal" ? ["docker", "e2b-terminal"] : ["local", "e2b-desktop"];
+    const otherTargets = route === "terminal" ? ["local", "e2b-desktop"] : ["docker", "e2b-terminal"];
+    if (otherTargets.includes(execution.target)) {
+      return fail([{ path: ["execution", "target"], message: `\`${execution.target}\` cannot act on subject.source ${ROUTE_SOURCES[route]}; use ${targets.join(" or ")}` }]);
+    }
+  }
+
+  return route === "terminal" ? parseTerminal(root, yaml, fail) : parseBrowser(root, yaml, fail);
+}
+
+type Fail = (problems: Problem[]) => ParseLabResult;
+
+function zodProblems(err: z.ZodError, yaml: StrictYaml, base: readonly PropertyKey[] = []): Problem[] {
+  return err.issues.map((i) => problemFromZod(i, yaml, base));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Terminal
+
+function parseTerminal(root: Record<string, unknown>, yaml: StrictYaml, fail: Fail): ParseLabResult {
+  const parsed = TerminalLabSchema.safeParse(root, { reportInput: true });
+  if (!parsed.success) return fail(zodProblems(parsed.error, yaml));
+  const lab = parsed.data;
+  const actor = lab.actors[0]!;
+  const problems: Problem[] = [];
+
+  taskIdProblems(actor.tasks ?? [], problems);
+
+  const ex = lab.execution;
+  const install = lab.subject.product.install ?? [];
+  if (actor.type === "scripted-terminal") {
+    if (ex.runtime !== undefined) problems.push({ path: ["execution", "runtime"], message: "only acts on a codex-exec participant (it pins the Codex CLI version); remove it" });
+    if (ex.runtimeAuth !== undefined) problems.push({ path: ["execution", "runtimeAuth"], message: "only acts on a codex-exec participant (a scripted participant uses no key); remove it" });
+  } else if (actor.mission === undefined && actor.tasks === undefined) {
+    problems.push({ path: ["actors", 0], message: "needs a `mission` or `tasks`: the codex-exec participant's brief would be empty" });
+  }
+  if (ex.target === "e2b-terminal") {
+    if (ex.image !== undefined) problems.push({ path: ["execution", "image"], message: "only acts on target docker (E2B sandboxes use their own template); remove it" });
+    if (ex.network !== undefined) problems.push({ path: ["execution", "network"], message: "only acts on target docker; remove it" });
+  }
+  if (ex.network === "bridge" && actor.type === "scripted-terminal" && install.length === 0) {
+    problems.push({ path: ["execution", "network"], message: "is bridge but nothing in this lab uses the network: bridge is only accepted with subject.product.install commands (or a codex-exec participant); use none or remove it" });
+  }
+  if (ex.network === "none" && actor.type === "codex-exec") {
+    problems.push({ path: ["execution", "network"], message: "is none, but a codex-exec participant must download the Codex CLI and reach the model API; use bridge or remove it" });
+  }
+  if (ex.network === "none" && install.length > 0) {
+    // Allowed: install commands may work offline (e.g. writing input files). Nothing to check.
+  }
+  if (problems.length) return fail(problems);
+
+  const network: "none" | "bridge" = ex.network ?? (actor.type === "codex-exec" ? "bridge" : "none");
+  const config: TerminalLabConfig = {
+    ...lab,
+    execution: { ...ex, network },
+    actors: [actor],
+  };
+
+  const warnings: LabWarning[] = [];
+  if (ex.timeoutMs !== undefined) {
+    warnings.push(inert("execution.timeoutMs", "is accepted but not consumed on the terminal route; the participant's deadline is scenario.caps.maxMinutes"));
+  }
+  if (actor.type === "scripted-terminal") scriptedInert(actor, warnings);
+  if (ex.target === "e2b-terminal") {
+    warnings.push({ code: "HUMANISH_LAB_TARGET_DRY_RUN_ONLY", path: "execution.target", message: "execution.target e2b-terminal runs as a dry run only in this humanish; a live run fails before any spend" });
+  }
+  policyWarnings(config, warnings);
+  return { ok: true, config, warnings };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Browser
+
+function parseBrowser(root: Record<string, unknown>, yaml: StrictYaml, fail: Fail): ParseLabResult {
+  const parsed = BrowserLabSchema.safeParse(root, { reportInput: true });
+  if (!parsed.success) return fail(zodProblems(parsed.error, yaml));
+  const lab = parsed.data;
+  const raw = lab.actors[0]!;
+  const problems: Problem[] = [];
+  taskIdProblems(raw.tasks ?? [], problems);
+
+  let config: BrowserLabConfig;
+  if (raw.type === "scripted-browser") {
+    const steps = parseBrowserSteps(raw.steps, yaml, problems);
+    if (lab.execution.target !== "local") {
+      problems.push({ path: ["execution", "target"], message: "must be local for a scripted-browser participant (the scripted participant runs on this machine's guest desktop)" });
+    }
+    // Coordinates must fall inside every device frame the same steps run on.
+    for (const [i, step] of steps.entries()) {
+      if (step.kind !== "click" && step.kind !== "scroll") continue;
+      if (step.x === undefined || step.y === undefined) continue;
+      for (const name of DEVICES_BY_COUNT[raw.count]) {
+        const d = DEVICE_PRESETS[name];
+        if (step.x >= d.width || step.y >= d.height) {
+          problems.push({ path: ["actors", 0, "steps", i, step.kind], message: `(${step.x}, ${step.y}) is outside the ${name} frame ${d.width}×${d.height}${raw.count === 2 ? " (count 2 runs the same steps on desktop and mobile)" : ""}` });
+          break;
+        }
+      }
+    }
+    config = { ...lab, actors: [{ ...raw, steps }] };
+  } else {
+    if (raw.mission === undefined && raw.tasks === undefined) {
+      problems.push({ path: ["actors", 0], message: "needs a `mission` or `tasks`: the computer-use participant's brief would be empty" });
+    }
+    config = { ...lab, actors: [raw] };
+  }
+  if (lab.subject.serve !== undefined && lab.execution.target !== "local") {
+    problems.push({ path: ["subject", "serve"], message: "only acts on execution.target local (the host serves the app the local guest opens); remove it" });
+  }
+  if (problems.length) return fail(problems);
+
+  const warnings: LabWarning[] = [];
+  const actor = config.actors[0];
+  if (actor.type === "scripted-browser") scriptedInert(actor, warnings);
+  if (lab.scenario.caps?.maxJobs !== undefined) {
+    warnings.push(inert("scenario.caps.maxJobs", "is accepted but not consumed on the browser route (no billable jobs are counted there)"));
+  }
+  if (lab.execution.target === "e2b-desktop") {
+    warnings.push({ code: "HUMANISH_LAB_TARGET_DRY_RUN_ONLY", path: "execution.target", message: "execution.target e2b-desktop runs as a dry run only in this humanish; a live run fails before any spend" });
+  }
+  policyWarnings(config, warnings);
+  return { ok: true, config, warnings };
+}
+
+/**
+ * Parses raw scripted-browser steps into {@link BrowserStep}s, pushing a problem per bad step.
+ * Forms: the string `screenshot`, or a mapping with exactly one verb key.
+ */
+function parseBrowserSteps(raw: readonly unknown[], yaml: StrictYaml, problems: Problem[]): BrowserStep[] {
+  const out: BrowserStep[] = [];
+  const verbs: readonly string[] = BROWSER_STEP_KINDS;
+  raw.forEach((step, i) => {
+    const path = ["actors", 0, "steps", i];
+    if (step === "screenshot") {
+      out.push({ kind: "screenshot" });
+      return;
+    }
+    if (typeof step === "string") {
+      const verb = verbs.includes(step) ? step : nearest(step, verbs);
+      problems.push({ path, message: verbs.includes(step) ? `\`${step}\` needs a value: write \`${step}: …\` (only \`screenshot\` stands alone)` : `\`${step}\` is not a step${verb ? ` (did you mean \`${verb}\`?)` : ""}; steps are ${verbs.join(", ")}` });
+      return;
+    }
+    if (!isMapping(step)) {
+      problems.push({ path, message: `must be a one-key mapping such as \`click: {x: 10, y: 20}\` or the string \`screenshot\` (got ${Array.isArray(step) ? "a list" : step === null ? "an empty value" : typeof step})` });
+      return;
+    }
+    const keys = Object.keys(step);
+    if (keys.length !== 1) {
+      problems.push({ path, message: keys.length === 0 ? "is an empty mapping; write one action such as `open: /`" : `has ${keys.length} keys (${keys.join(", ")}); each step is exactly one action — split it into ${keys.length} steps` });
+      return;
+    }
+    const verb = keys[0]!;
+    if (!verbs.includes(verb)) {
+      const hint = nearest(verb, verbs);
+      problems.push({ path, key: verb, message: `is not a step${hint ? ` (did you mean \`${hint}\`?)` : ""}; steps are ${verbs.join(", ")}`, unknownKey: true });
+      return;
+    }
+    const body = (BROWSER_STEP_BODIES as Record<string, z.ZodType>)[verb]!;
+    const r = body.safeParse(step[verb], { reportInput: true });
+    if (!r.success) {
+      problems.push(...zodProblems(r.error, yaml, [...path, verb]));
+      return;
+    }
+    out.push(toStep(verb as BrowserStep["kind"], r.data));
+  });
+  return out;
+}
+
+function toStep(kind: BrowserStep["kind"], data: unknown): BrowserStep {
+  switch (kind) {
+    case "open":
+      return { kind, path: data as string };
+    case "click": {
+      const d = data as { x: number; y: number; button: "left" | "right" | "middle" };
+      return { kind, x: d.x, y: d.y, button: d.button };
+    }
+    case "type":
+      return { kind, text: data as string };
+    case "press":
+      return { kind, keys: data as string[] };
+    case "scroll": {
+      const d = data as { x?: number; y?: number; scrollX: number; scrollY: number };
+      return { kind, ...(d.x !== undefined ? { x: d.x } : {}), ...(d.y !== undefined ? { y: d.y } : {}), scrollX: d.scrollX, scrollY: d.scrollY };
+    }
+    case "wait":
+      return { kind, ms: (data as { ms: number }).ms };
+    case "waitForText":
+      return { kind, text: data as string, timeoutMs: WAIT_FOR_TEXT_DEFAULT_TIMEOUT_MS };
+    case "screenshot":
+      return { kind, label: data as string };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared checks and warnings
+
+function taskIdProblems(tasks: readonly { id: string }[], problems: Problem[]): void {
+  const seen = new Map<string, number>();
+  tasks.forEach((t, i) => {
+    const prior = seen.get(t.id);
+    if (prior !== undefined) problems.push({ path: ["actors", 0, "tasks", i, "id"], message: `\`${t.id}\` repeats actors[0].tasks[${prior}].id; task ids must be unique` });
+    else seen.set(t.id, i);
+  });
+}
+
+function inert(path: string, what: string): LabWarning {
+  return { code: "HUMANISH_LAB_FIELD_INERT", path, message: `${path} ${what}` };
+}
+
+function scriptedInert(actor: { persona?: string; mission?: string }, warnings: LabWarning[]): void {
+  for (const f of ["persona", "mission"] as const) {
+    if (actor[f] !== undefined) warnings.push(inert(`actors[0].${f}`, "is recorded but not consumed: a scripted participant follows its steps and reads no brief"));
+  }
+}
+
+function policyWarnings(config: LabConfig, warnings: LabWarning[]): void {
+  for (const [k, v] of Object.entries(config.policies)) {
+    if (v === true) {
+      warnings.push({
+        code: "HUMANISH_LAB_POLICY_DECLARATION_ONLY",
+        path: `policies.${k}`,
+        message: `policies.${k}: true is recorded as a declaration only; humanish has no channel that gives a participant these credentials`,
+      });
+    }
+  }
+}
+
+/** Exposed for tests and tools: the path formatter used in messages. */
+export { formatPath };

@@ -1,0 +1,86 @@
+/**
+ * Routing predicates: the single source of truth for which route runs a lab, used both by
+ * dispatch (`humanish lab run`) and by parse-time checks and warnings (reference contracts.md
+ * §1.11; ARCHITECTURE.md "Routes and targets"). Actor lanes come from the actor registry.
+ */
+import { actorServesLane } from "../actors/registry.ts";
+import { DEVICE_PRESETS, DEVICES_BY_COUNT, type BrowserLabConfig, type DeviceName, type DevicePreset, type LabConfig, type TerminalLabConfig } from "./schema.ts";
+
+/** The routes humanish runs. */
+export type LabBackend = "terminal" | "browser";
+
+/** Actor types per route, in the order shown to authors. */
+export const ROUTE_ACTOR_TYPES: Readonly<Record<LabBackend, readonly string[]>> = {
+  terminal: ["scripted-terminal", "codex-exec"],
+  browser: ["scripted-browser", "openai-computer-use"],
+};
+
+/** `subject.source` of each route. */
+export const ROUTE_SOURCES: Readonly<Record<LabBackend, string>> = {
+  terminal: "terminal-product",
+  browser: "app-url",
+};
+
+/** Minimal shape the predicates read, so they also work on partially validated input. */
+type Routable = { subject: { source: string }; actors: readonly { type: string }[] };
+
+/**
+ * True when the lab is a terminal-product study run by a terminal-lane actor
+ * (`scripted-terminal` or `codex-exec`).
+ */
+export function routesToTerminalProduct(config: Routable): boolean {
+  const type = config.actors[0]?.type;
+  return config.subject.source === "terminal-product" && type !== undefined && actorServesLane(type, "terminal");
+}
+
+/**
+ * True when the lab is an app-url (loopback web app) study run by a browser actor
+ * (`scripted-browser` or `openai-computer-use`).
+ */
+export function routesToBrowserApp(config: Routable): boolean {
+  const type = config.actors[0]?.type;
+  return config.subject.source === "app-url" && type !== undefined && (actorServesLane(type, "scripted-browser") || actorServesLane(type, "computer-use"));
+}
+
+/** True for a browser lab driven by the scripted (no-model) participant. */
+export function routesToScriptedBrowser(config: Routable): boolean {
+  return routesToBrowserApp(config) && actorServesLane(config.actors[0]!.type, "scripted-browser");
+}
+
+/** True for a browser lab driven by a computer-use model. */
+export function routesToComputerUse(config: Routable): boolean {
+  return routesToBrowserApp(config) && actorServesLane(config.actors[0]!.type, "computer-use");
+}
+
+/**
+ * The route that runs `config`: `terminal` for any terminal-product source (so an unsupported
+ * actor still reaches the terminal route's fail-closed `HUMANISH_TERMINAL_LAB_ACTOR_UNSUPPORTED`),
+ * `browser` for app-url. A validated {@link LabConfig} always has one of the two sources.
+ */
+export function selectLabBackend(config: Routable): LabBackend {
+  if (routesToTerminalProduct(config) || config.subject.source === "terminal-product") return "terminal";
+  return "browser";
+}
+
+/** Narrows a lab to the terminal route. */
+export function isTerminalLab(config: LabConfig): config is TerminalLabConfig {
+  return config.subject.source === "terminal-product";
+}
+
+/** Narrows a lab to the browser route. */
+export function isBrowserLab(config: LabConfig): config is BrowserLabConfig {
+  return config.subject.source === "app-url";
+}
+
+/** The devices a browser lab's participant runs on (`actors[0].count`: 1 = desktop, 2 = desktop + mobile), with geometry. */
+export function labDevices(config: BrowserLabConfig): { name: DeviceName; preset: DevicePreset }[] {
+  return DEVICES_BY_COUNT[config.actors[0].count].map((name) => ({ name, preset: DEVICE_PRESETS[name] }));
+}
+
+/**
+ * The mode a run uses: an explicit CLI override wins, else `scenario.mode`, else `dry-run`
+ * (reference §1.11 "Dry-run resolution"; invariant 3: spend needs an affirmative `live`).
+ */
+export function resolveLabMode(config: LabConfig, override?: "dry-run" | "live"): "dry-run" | "live" {
+  return override ?? config.scenario.mode;
+}

@@ -1,0 +1,332 @@
+/**
+ * Renders the study report: one self-contained HTML document (issue 5 "Report").
+ *
+ * - No network and no external assets: styles are one inline `<style>` block allowed by its
+ *   SHA-256 in a strict Content-Security-Policy meta (`default-src 'none'`, no script source at
+ *   all), and screenshots are inlined as `data:image/png;base64,…` URIs.
+ * - Every string from the model is untrusted (participant output, lab text) and goes through
+ *   {@link escapeHtml}; control characters are made visible rather than passed through. Bars
+ *   use `<progress>` elements, so no inline `style` attributes are needed.
+ */
+import { createHash } from "node:crypto";
+import type { RunSummary } from "../bundle/index.ts";
+import type { ReportCostLine, ReportModel, ReportTimelineEntry } from "./model.ts";
+
+/** HTML-escapes text for element content and double- or single-quoted attribute values. */
+export function escapeHtml(text: string): string {
+  return visibleControls(text)
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;")
+    .replace(/'/g, "&#39;");
+}
+
+/** ANSI CSI and OSC sequences (colours, cursor moves, titles) in terminal output. */
+// eslint-disable-next-line no-control-regex
+const ANSI_SEQUENCE = /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?/g;
+
+/**
+ * Drops ANSI colour/cursor sequences, turns CR into a line break, shows a remaining ESC as `^[`
+ * and any other control character (except tab/newline) as U+FFFD, so nothing invisible reaches
+ * the page.
+ */
+function visibleControls(text: string): string {
+  return text
+    .replace(ANSI_SEQUENCE, "")
+    .replace(/\r\n?/g, "\n")
+    // eslint-disable-next-line no-control-regex
+    .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => (c === "\u001b" ? "^[" : "\uFFFD"));
+}
+
+const STYLE = `
+:root{color-scheme:light dark;--fg:#1b1f24;--muted:#5b6570;--bg:#fff;--card:#f5f7f9;--line:#d9dee3;--ok:#1a7f37;--bad:#c62828;--warn:#9a6700}
+@media (prefers-color-scheme:dark){:root{--fg:#e6e8ea;--muted:#9aa4ad;--bg:#111417;--card:#1a1f24;--line:#2c333a}}
+*{box-sizing:border-box}
+body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
+main{max-width:1100px;margin:0 auto;padding:24px}
+h1{font-size:22px;margin:0 0 4px}
+h2{font-size:17px;margin:28px 0 10px;border-bottom:1px solid var(--line);padding-bottom:4px}
+.meta{color:var(--muted);font-size:13px}
+.meta span{margin-right:14px}
+.badge{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600;border:1px solid var(--line)}
+.verdict{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:16px 18px;margin-top:18px}
+.verdict .word{font-size:26px;font-weight:700;text-transform:uppercase;letter-spacing:.02em}
+.verdict .line{font-size:18px;margin-top:4px}
+.pass,.ok{color:var(--ok)}
+.fail,.bad,.blocked,.timed_out{color:var(--bad)}
+.contract_proof_only,.warn,.local_only{color:var(--warn)}
+table{border-collapse:collapse;width:100%;font-size:14px}
+th,td{text-align:left;border-bottom:1px solid var(--line);padding:6px 8px;vertical-align:top}
+th{color:var(--muted);font-weight:600}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+progress{width:180px;height:12px;vertical-align:middle}
+ol.timeline{padding-left:0;list-style:none;margin:0}
+ol.timeline li{border-left:3px solid var(--line);padding:4px 10px;margin:0 0 4px}
+ol.timeline li.problem{border-left-color:var(--bad)}
+ol.timeline .kind{font-size:12px;color:var(--muted);margin-right:8px}
+ol.timeline .at{font-size:12px;color:var(--muted);float:right}
+ol.timeline code{white-space:pre-wrap;word-break:break-word}
+pre{background:var(--card);border:1px solid var(--line);border-radius:6px;padding:12px;overflow:auto;white-space:pre-wrap;word-break:break-word;font:13px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;max-height:70vh}
+pre.detail{max-height:220px;margin:4px 0 0;padding:6px 8px}
+.shots{display:grid;grid-template-columns:repeat(auto-fill,minmax(320px,1fr));gap:14px}
+figure{margin:0;background:var(--card);border:1px solid var(--line);border-radius:6px;padding:8px}
+figure img{max-width:100%;height:auto;display:block;border:1px solid var(--line)}
+figcaption{font-size:13px;color:var(--muted);margin-top:6px}
+.empty{color:var(--muted);font-style:italic}
+ul.plain{margin:0;padding-left:18px}
+footer{margin-top:36px;color:var(--muted);font-size:12px}
+`;
+
+const STYLE_HASH = createHash("sha256").update(STYLE, "utf8").digest("base64");
+
+/** The Content-Security-Policy the report carries (meta tag) and the library server sends (header). */
+export const REPORT_CSP = `default-src 'none'; img-src data:; style-src 'sha256-${STYLE_HASH}'; base-uri 'none'; form-action 'none'`;
+
+/** `1.234s`, `2m 05s`, … for a duration in ms. */
+export function formatDuration(ms: number | undefined): string {
+  if (ms === undefined || !Number.isFinite(ms) || ms < 0) return "—";
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${(ms / 1000).toFixed(1)} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m ${String(s % 60).padStart(2, "0")}s`;
+  return `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, "0")}m`;
+}
+
+/** `$0.0123` for a number, `unmeasured` for null. */
+export function formatUsd(usd: number | null | undefined): string {
+  if (usd === null || usd === undefined || !Number.isFinite(usd)) return "unmeasured";
+  return `$${usd.toFixed(usd !== 0 && Math.abs(usd) < 0.01 ? 4 : 2)}`;
+}
+
+/** CSS class token for a status word (only `[a-z_]`; anything else maps to none). */
+function cls(word: string): string {
+  const w = word.toLowerCase();
+  if (/^(pass|passed|ok|released|share_ready|goal_satisfied)$/.test(w)) return "ok";
+  if (/^(fail|failed|blocked|timed_out|unconfirmed|harness_error)$/.test(w)) return "bad";
+  if (/^(contract_proof_only|local_only|retained|not_run|abandoned|incomplete)$/.test(w)) return "warn";
+  return "";
+}
+
+const e = escapeHtml;
+
+function section(title: string, body: string, id: string): string {
+  return `<section id="${id}"><h2>${e(title)}</h2>${body}</section>`;
+}
+
+function renderParticipants(m: ReportModel): string {
+  if (m.participants.length === 0) return `<p class="empty">No participant sessions were recorded.</p>`;
+  const rows = m.participants
+    .map(
+      (p) =>
+        `<tr><td>${e(p.id)}</td><td>${e(p.actorType ?? "—")}${p.model ? ` <span class="meta">(${e(p.model)})</span>` : ""}</td>` +
+        `<td class="${cls(p.status)}">${e(p.status)}</td><td>${e(p.completionReason)}</td>` +
+        `<td class="num">${e(formatDuration(p.durationMs))}</td><td>${e(p.reason ?? "")}</td></tr>`,
+    )
+    .join("");
+  return `<table><thead><tr><th>participant</th><th>actor</th><th>status</th><th>completion reason</th><th>time</th><th>reason</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
+function renderFunnel(m: ReportModel): string {
+  if (m.tasks.length === 0) return `<p class="empty">This lab declares no tasks.</p>`;
+  const rows = m.tasks
+    .map((t) => {
+      const max = Math.max(1, t.total);
+      return (
+        `<tr><td>${e(t.id)}</td><td>${e(t.goal)}</td>` +
+        `<td class="num">${t.passed}/${t.total}</td>` +
+        `<td><progress max="${max}" value="${Math.min(t.passed, max)}">${t.passed}/${t.total}</progress></td>` +
+        `<td class="${cls(t.status)}">${e(t.status)}${t.detail ? ` <span class="meta">${e(t.detail)}</span>` : ""}</td></tr>`
+      );
+    })
+    .join("");
+  return `<table class="funnel"><thead><tr><th>task</th><th>goal</th><th>reached</th><th></th><th>status</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
+function renderTimelineEntry(t: ReportTimelineEntry): string {
+  const exit = t.exitCode === undefined ? "" : ` <span class="meta">exit ${t.exitCode === null ? "—" : e(String(t.exitCode))}</span>`;
+  const detail = t.detail ? `<pre class="detail">${e(t.detail)}</pre>` : "";
+  return (
+    `<li${t.problem ? ` class="problem"` : ""}>${t.at ? `<span class="at">${e(t.at)}</span>` : ""}` +
+    `<span class="kind">${e(t.kind)}</span><code>${e(t.title)}</code>${exit}${detail}</li>`
+  );
+}
+
+function renderTimeline(m: ReportModel): string {
+  if (m.timeline.length === 0) return `<p class="empty">No actions or commands were recorded.</p>`;
+  return `<ol class="timeline">${m.timeline.map(renderTimelineEntry).join("")}</ol>`;
+}
+
+function renderEvidence(m: ReportModel): string {
+  const parts: string[] = [];
+  if (m.route === "terminal" || m.transcript !== null) {
+    parts.push(
+      m.transcript === null
+        ? `<p class="empty">No terminal transcript was written (a dry run writes none).</p>`
+        : m.transcript.length === 0
+          ? `<p class="empty">The participant's terminal printed nothing.</p>`
+          : `<pre id="transcript" class="transcript">${e(m.transcript)}</pre>`,
+    );
+  }
+  if (m.route === "browser" || m.screenshots.length > 0) {
+    if (m.screenshots.length === 0) parts.push(`<p class="empty">No screenshots were captured.</p>`);
+    else {
+      const figs = m.screenshots
+        .map((s, i) => {
+          const b64 = wrapBase64(Buffer.from(s.png).toString("base64"));
+          const size = s.width && s.height ? ` width="${s.width}" height="${s.height}"` : "";
+          return `<figure><img src="data:image/png;base64,${b64}" alt="${e(`screenshot ${i + 1}: ${s.caption}`)}"${size}><figcaption>${i + 1}. ${e(s.caption)} <span class="meta">${e(s.path)}</span></figcaption></figure>`;
+        })
+        .join("");
+      parts.push(`<div class="shots">${figs}</div>`);
+    }
+  }
+  return parts.join("");
+}
+
+/**
+ * Breaks base64 into 16-character lines. The URL parser drops newlines inside a `data:` URI,
+ * so the image is unchanged, but a run of random base64 can no longer look like a secret
+ * shape (e.g. `AIza` + 20 characters) to the bundle's public-safety scan of text artifacts.
+ */
+function wrapBase64(b64: string): string {
+  let out = "";
+  for (let i = 0; i < b64.length; i += 16) out += (i ? "\n" : "") + b64.slice(i, i + 16);
+  return out;
+}
+
+function costCell(c: ReportCostLine): string {
+  return c.usd === null ? `<span class="warn">unmeasured</span>` : e(formatUsd(c.usd));
+}
+
+function renderCost(m: ReportModel): string {
+  const rows = m.cost
+    .map(
+      (c) =>
+        `<tr><td>${e(c.label)}</td><td class="num">${costCell(c)}</td><td>${e(c.usd === null ? "—" : (c.ratesAsOf ?? "measured"))}</td>` +
+        `<td>${e(c.source ?? "")}</td><td>${e(c.note ?? "")}</td></tr>`,
+    )
+    .join("");
+  if (m.cost.length === 0) return `<p>Known total: <strong class="warn">unmeasured</strong></p><p class="empty">No cost lines were recorded, so nothing here claims the run was free.</p>`;
+  const total = `<p>Known total: <strong>${e(formatUsd(m.costTotal.usd))}</strong>${m.costTotal.fullyMeasured ? "" : ` <span class="warn">(some lines are unmeasured; they are not counted as zero)</span>`}</p>`;
+  return `${total}<table><thead><tr><th>line</th><th>USD</th><th>rates as of</th><th>source</th><th>note</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
+function renderCleanup(m: ReportModel): string {
+  if (m.cleanup.length === 0) return `<p class="empty">No resources were allocated.</p>`;
+  const rows = m.cleanup
+    .map((c) => `<tr><td>${e(c.resource)}</td><td><code>${e(c.id ?? "—")}</code></td><td class="${cls(c.outcome)}">${e(c.outcome)}</td><td>${e(c.reason ?? "")}</td></tr>`)
+    .join("");
+  return `<table><thead><tr><th>resource</th><th>id</th><th>outcome</th><th>reason</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
+function renderWarnings(m: ReportModel): string {
+  if (m.warnings.length === 0) return `<p class="empty">No warnings.</p>`;
+  return `<ul class="plain">${m.warnings.map((w) => `<li>${w.code ? `<code>${e(w.code)}</code> ` : ""}${e(w.message)}</li>`).join("")}</ul>`;
+}
+
+function renderVerify(m: ReportModel): string {
+  const v = m.verify;
+  if (!v) return `<p class="bad">Verify could not run on this run directory.</p>`;
+  const reasons = v.shareReasons.length
+    ? `<ul class="plain">${v.shareReasons.map((r) => `<li><code>${e(r.code)}</code> ${e(r.message)}</li>`).join("")}</ul>`
+    : "";
+  const failing = v.checks.filter((c) => !c.ok);
+  const rows = v.checks
+    .map((c) => `<tr><td>${e(c.name)}</td><td class="${c.ok ? "ok" : "bad"}">${c.ok ? "ok" : "FAILED"}</td><td>${e(c.message)}</td></tr>`)
+    .join("");
+  return (
+    `<p id="verify-result">verify: <strong class="${v.ok ? "ok" : "bad"}">${v.ok ? "passed" : "FAILED"}</strong> ` +
+    `(${v.checks.length - failing.length}/${v.checks.length} checks) · share safety: <strong class="${cls(v.shareSafety)}">${e(v.shareSafety)}</strong></p>` +
+    reasons +
+    (v.checks.length ? `<table><thead><tr><th>check</th><th>result</th><th>message</th></tr></thead><tbody>${rows}</tbody></table>` : "")
+  );
+}
+
+/**
+ * Renders the whole report for `model` as one HTML document (UTF-8 string). Pure: no I/O, no
+ * clock (the model carries `generatedAt`). Never throws for any model of the declared type.
+ */
+export function renderReportHtml(model: ReportModel): string {
+  const m = model;
+  const title = m.labTitle ?? m.labId ?? m.runId;
+  const gaps = m.gaps.length ? `<ul class="plain gaps">${m.gaps.map((g) => `<li>${e(g)}</li>`).join("")}</ul>` : "";
+  const meta = [
+    `run <code>${e(m.runId)}</code>`,
+    m.labId ? `lab <code>${e(m.labId)}</code>` : "",
+    `route ${e(m.route)}`,
+    `<span class="badge ${cls(m.mode === "live" ? "" : "contract_proof_only")}">${e(m.mode)}</span>`,
+    m.createdAt ? `started ${e(m.createdAt)}` : "",
+    m.durationMs !== undefined ? `took ${e(formatDuration(m.durationMs))}` : "",
+  ]
+    .filter(Boolean)
+    .map((s) => `<span>${s}</span>`)
+    .join("");
+  const evidenceTitle = m.route === "browser" ? "Screenshots" : m.route === "terminal" ? "Terminal transcript" : "Evidence";
+  return [
+    `<!doctype html>`,
+    `<html lang="en"><head><meta charset="utf-8">`,
+    `<meta http-equiv="Content-Security-Policy" content="${e(REPORT_CSP)}">`,
+    `<meta name="referrer" content="no-referrer">`,
+    `<meta name="viewport" content="width=device-width, initial-scale=1">`,
+    `<title>${e(`humanish report · ${title}`)}</title>`,
+    `<style>${STYLE}</style></head><body><main>`,
+    `<header><h1>${e(title)}</h1><div class="meta">${meta}</div></header>`,
+    `<section id="verdict" class="verdict"><div class="word ${cls(m.verdict)}">${e(m.verdict)}</div>`,
+    `<div class="line" id="verdict-line">${e(m.verdictLine)}</div>`,
+    m.summary && m.summary !== m.verdictLine ? `<p>${e(m.summary)}</p>` : "",
+    gaps,
+    `</section>`,
+    section(`Participants (${m.reached}/${m.total} reached the goal)`, renderParticipants(m), "participants"),
+    section("Task funnel", renderFunnel(m), "funnel"),
+    section("Timeline", renderTimeline(m), "timeline"),
+    section(evidenceTitle, renderEvidence(m), "evidence"),
+    section("Cost", renderCost(m), "cost"),
+    section("Cleanup", renderCleanup(m), "cleanup"),
+    section("Warnings", renderWarnings(m), "warnings"),
+    section("Verify", renderVerify(m), "verify"),
+    `<footer>Generated by humanish at ${e(m.generatedAt)}. This file is self-contained: it loads nothing from the network.</footer>`,
+    `</main></body></html>`,
+    ``,
+  ].join("\n");
+}
+
+/**
+ * Renders the run library index served at `/` by the library server: every run, newest first
+ * (the order of `runs`), with its lab, route, mode, liveness, verdict, participants, tasks, cost
+ * (or `unmeasured`) and duration, each linking to `/runs/<id>/`. Same CSP and style as a report.
+ */
+export function renderLibraryIndexHtml(runs: readonly RunSummary[], generatedAt: string): string {
+  const rows = runs
+    .map((r) => {
+      const href = `/runs/${encodeURIComponent(r.runId)}/`;
+      const participants = r.participants ? `${r.participants.reached}/${r.participants.total}` : "—";
+      const tasks = r.tasks.length ? r.tasks.map((t) => `${t.id} ${t.completed}/${t.sessions}`).join(" · ") : "—";
+      return (
+        `<tr><td><a href="${e(href)}"><code>${e(r.runId)}</code></a></td><td>${e(r.lab ?? "—")}</td><td>${e(r.route ?? "—")}</td>` +
+        `<td>${e(r.mode ?? "—")}</td><td class="${cls(r.liveness === "interrupted" ? "fail" : r.liveness === "running" ? "contract_proof_only" : "")}">${e(r.liveness)}${r.phase ? ` (${e(r.phase)})` : ""}</td>` +
+        `<td class="${cls(r.verdict ?? "")}">${e(r.verdict ?? "—")}</td><td class="num">${e(participants)}</td><td>${e(tasks)}</td>` +
+        `<td class="num">${r.costUsd === null ? `<span class="warn">unmeasured</span>` : e(formatUsd(r.costUsd))}</td>` +
+        `<td class="num">${e(formatDuration(r.durationMs ?? undefined))}</td><td class="meta">${e(r.startedAt)}</td></tr>`
+      );
+    })
+    .join("");
+  const table = runs.length
+    ? `<table id="runs"><thead><tr><th>run</th><th>lab</th><th>route</th><th>mode</th><th>state</th><th>verdict</th><th>reached</th><th>tasks</th><th>cost</th><th>duration</th><th>started</th></tr></thead><tbody>${rows}</tbody></table>`
+    : `<p class="empty">No runs yet. Run a study: <code>humanish lab run &lt;lab&gt;</code></p>`;
+  return [
+    `<!doctype html>`,
+    `<html lang="en"><head><meta charset="utf-8">`,
+    `<meta http-equiv="Content-Security-Policy" content="${e(REPORT_CSP)}">`,
+    `<meta name="referrer" content="no-referrer">`,
+    `<meta name="viewport" content="width=device-width, initial-scale=1">`,
+    `<title>humanish run library</title>`,
+    `<style>${STYLE}</style></head><body><main>`,
+    `<header><h1>Run library</h1><div class="meta"><span>${runs.length} run${runs.length === 1 ? "" : "s"}, newest first</span><span>read-only</span></div></header>`,
+    table,
+    `<footer>Served by humanish on 127.0.0.1 at ${e(generatedAt)}.</footer>`,
+    `</main></body></html>`,
+    ``,
+  ].join("\n");
+}

@@ -1,0 +1,150 @@
+/**
+ * The report model: everything the HTML study report shows, already read from a run directory
+ * and reduced to plain values (issue 5 "Report"). `renderReportHtml(model)` is a pure function
+ * of this model; `loadReportModel(runDir)` (load.ts) builds it from the bundle's files.
+ *
+ * Null discipline follows the bundle (contracts.md §2.5, invariant 5): a cost of `null` means
+ * "exists but unmeasured" and is shown as the word `unmeasured`, never as 0.
+ */
+
+/** One participant row: who took part and how their session ended. */
+export interface ReportParticipant {
+  /** Stream/simulation id or lane id, e.g. `stream-001`, `p1`. */
+  id: string;
+  /** Actor type, e.g. `scripted-terminal`, `codex-exec`, `scripted-browser`. */
+  actorType?: string;
+  /** Model id when an LLM actor declared or reported one. */
+  model?: string;
+  /** Actor status (`passed`, `abandoned`, `incomplete`, `blocked`, `timed_out`, `failed`, `contract_proof_only`, …). */
+  status: string;
+  /** Completion reason (`goal_satisfied`, `gave_up`, `timed_out`, `harness_error`, …) or `—` when none. */
+  completionReason: string;
+  /** Redacted free text the route recorded about the outcome. */
+  reason?: string;
+  /** Wall time of the session in ms, when known. */
+  durationMs?: number;
+}
+
+/** One task of the funnel: how many participants completed it. */
+export interface ReportTask {
+  id: string;
+  goal: string;
+  /** Participants whose hidden check passed. */
+  passed: number;
+  /** Participants the task was assigned to. */
+  total: number;
+  /** `passed` | `failed` | `not_run` for a single participant, or a roll-up label. */
+  status: string;
+  /** Redacted detail (e.g. the check's exit code), if any. */
+  detail?: string;
+}
+
+/** One row of the timeline of actions, commands and lifecycle events, in order. */
+export interface ReportTimelineEntry {
+  /** ISO timestamp, when recorded. */
+  at?: string;
+  /** `command` | `ui_action` | `message` | `screenshot` | `lifecycle` | `check` | … */
+  kind: string;
+  /** One-line title (command text, action description, event name). */
+  title: string;
+  /** Redacted detail, e.g. an output tail or a message. */
+  detail?: string;
+  /** Exit code of a command, if any. */
+  exitCode?: number | null;
+  /** Whether this row reports a problem (level warn/error, non-zero exit). */
+  problem?: boolean;
+}
+
+/** A screenshot, inlined as bytes so the report stays self-contained. */
+export interface ReportScreenshot {
+  /** Bundle-relative path, e.g. `screenshots/turn-01.png`. */
+  path: string;
+  /** Caption (the step or turn that took it). */
+  caption: string;
+  /** PNG bytes, already admitted; rendered as a `data:image/png;base64,…` URI. */
+  png: Uint8Array;
+  /** Pixel size, when known. */
+  width?: number;
+  height?: number;
+}
+
+/** One cost line; `usd: null` renders as `unmeasured`. */
+export interface ReportCostLine {
+  /** `provider`, `product`, `media`, `payment`, `model-tokens`, … */
+  label: string;
+  /** Amount in USD, or null when it exists but was not measured. */
+  usd: number | null;
+  /** Date of the rates used (`YYYY-MM-DD`), or null/absent for measured-by-provider or unmeasured lines. */
+  ratesAsOf?: string | null;
+  /** Where the number comes from (e.g. `provider-token-usage`, `no-spend-signal`, `unmeasured`). */
+  source?: string;
+  /** Redacted note. */
+  note?: string;
+}
+
+/** One released (or not) resource. */
+export interface ReportCleanup {
+  /** What it was, e.g. `docker container`, `e2b sandbox`. */
+  resource: string;
+  /** Exact id (container id, sandbox id), when one existed. */
+  id?: string;
+  /** `released` | `retained` | `unconfirmed` | `no resource`. */
+  outcome: string;
+  reason?: string;
+}
+
+/** A warning carried by the run (lab warnings, verify warnings, route warnings). */
+export interface ReportWarning {
+  code?: string;
+  message: string;
+}
+
+/** The verify result summary (`humanish.verify-result.v1`, contracts.md §3). */
+export interface ReportVerify {
+  ok: boolean;
+  /** `share_ready` | `local_only` | `blocked` (§3.4). */
+  shareSafety: string;
+  shareReasons: { code: string; message: string }[];
+  checks: { name: string; ok: boolean; message: string }[];
+}
+
+/** Everything the report shows. All strings are untrusted and are escaped by the renderer. */
+export interface ReportModel {
+  runId: string;
+  /** Lab id and title, when the bundle records them. */
+  labId?: string;
+  labTitle?: string;
+  /** `terminal` | `browser` (or another route label); decides transcript vs screenshots. */
+  route: string;
+  /** `dry-run` | `live`. */
+  mode: string;
+  createdAt?: string;
+  completedAt?: string;
+  durationMs?: number;
+  /** Review verdict word (`pass`, `fail`, `blocked`, `timed_out`, `contract_proof_only`). */
+  verdict: string;
+  /** Stakeholder line with its denominator, e.g. `1/1 reached the goal; tasks: a 1/1 · b 0/1`. */
+  verdictLine: string;
+  /** Participants that reached the goal / participants in the study. */
+  reached: number;
+  total: number;
+  /** Review summary sentence and gaps (what the run could not show). */
+  summary?: string;
+  gaps: string[];
+  participants: ReportParticipant[];
+  tasks: ReportTask[];
+  timeline: ReportTimelineEntry[];
+  /** Terminal route: the normalised transcript (redacted at source); null when none was written. */
+  transcript: string | null;
+  /** Browser route: screenshots in capture order. */
+  screenshots: ReportScreenshot[];
+  cost: ReportCostLine[];
+  /** Known total in USD (sum of measured lines) and whether every line was measured. */
+  costTotal: { usd: number | null; fullyMeasured: boolean };
+  cleanup: ReportCleanup[];
+  warnings: ReportWarning[];
+  /** Verify result of the bundle, or null when verify could not run. */
+  verify: ReportVerify | null;
+  /** When the report was rendered (ISO). */
+  generatedAt: string;
+}

@@ -1,0 +1,182 @@
+/**
+ * The run library server (`humanish serve`, issue 5 "Run library"; contracts.md §4.2 `serve`).
+ *
+ * `Bun.serve` bound to 127.0.0.1 only, read-only, with exactly three kinds of route:
+ * - `GET /` — the index of every run, newest first (`listRuns`).
+ * - `GET /runs/<id>/` (also `/runs/<id>` and `/runs/<id>/report/index.html`) — the run's report:
+ *   the listed `report/index.html` when it exists, otherwise rendered in memory (nothing is
+ *   written).
+ * - anything else — 404.
+ *
+ * Refusals: any bind address other than 127.0.0.1/localhost (`HUMANISH_SERVE_NON_LOOPBACK`,
+ * before anything listens); a Host header that is not this loopback origin (421, defeats DNS
+ * rebinding); methods other than GET/HEAD (405); a request target with `%`, a backslash, a `..`
+ * or `.` segment, or an empty segment (400 — encoded and double-encoded traversal never reach
+ * the file system); a run id that is not one safe segment (404); a symlinked or non-directory
+ * run, a symlinked/hard-linked/non-regular report file (403). Files are opened with O_NOFOLLOW
+ * below a run directory that is itself checked with lstat.
+ */
+import { lstatSync } from "node:fs";
+import { join } from "node:path";
+import { HumanishError } from "../errors.ts";
+import { isSafeRunSegment, listRuns, runsDir, verifyRun } from "../bundle/index.ts";
+import { readContainedFile } from "./files.ts";
+import { REPORT_CSP, renderLibraryIndexHtml, renderReportHtml } from "./html.ts";
+import { loadReportModel } from "./load.ts";
+import { REPORT_PATH } from "./write.ts";
+
+/** Options of {@link startLibraryServer}. */
+export interface LibraryServerOptions {
+  /** Project directory whose `.humanish/runs/` is served (absolute). */
+  cwd: string;
+  /** Bind address: only `127.0.0.1` (or `localhost`, bound as 127.0.0.1). Default 127.0.0.1. */
+  host?: string;
+  /** TCP port; 0 (default) picks a free one. */
+  port?: number;
+}
+
+/** A running library server. */
+export interface LibraryServer {
+  /** `http://127.0.0.1:<port>/`. */
+  url: string;
+  port: number;
+  /** Stops listening and closes open connections. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** Largest report file served, in bytes. */
+const MAX_REPORT_BYTES = 256 * 1024 * 1024;
+
+const SECURITY_HEADERS: Record<string, string> = {
+  "content-security-policy": `${REPORT_CSP}; frame-ancestors 'none'`,
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "x-frame-options": "DENY",
+  "cache-control": "no-store",
+  "cross-origin-resource-policy": "same-origin",
+};
+
+function respond(status: number, body: string | Uint8Array, type = "text/plain; charset=utf-8", head = false): Response {
+  return new Response(head ? null : body, { status, headers: { ...SECURITY_HEADERS, "content-type": type } });
+}
+
+/**
+ * The path of the request (query ignored). Bun has already resolved dot segments and turned
+ * backslashes into slashes, so a traversal can only land on another served path or on a 404;
+ * the checks in the handler refuse whatever is not plain on top of that.
+ */
+function pathOf(req: Request): string {
+  return new URL(req.url).pathname;
+}
+
+/** Matches the only served paths; captures the run id. */
+const RUN_ROUTE = /^\/runs\/([^/]+)(?:\/|\/report\/index\.html)?$/;
+
+/**
+ * Validates the bind address and port.
+ * @throws HumanishError HUMANISH_SERVE_NON_LOOPBACK, HUMANISH_INVALID_PORT
+ */
+export function checkBind(host: string | undefined, port: number | undefined): { hostname: "127.0.0.1"; port: number } {
+  const h = host ?? "127.0.0.1";
+  if (h !== "127.0.0.1" && h !== "localhost") {
+    throw new HumanishError("HUMANISH_SERVE_NON_LOOPBACK", `humanish serve binds 127.0.0.1 only; refusing --host ${JSON.stringify(h.slice(0, 100))}.`, {
+      next: "humanish serve --host 127.0.0.1 (reach it from elsewhere through your own authenticated tunnel)",
+    });
+  }
+  const p = port ?? 0;
+  if (!Number.isInteger(p) || p < 0 || p > 65535) {
+    throw new HumanishError("HUMANISH_INVALID_PORT", `--port must be a whole number 0–65535, got ${String(port)}.`, { next: "humanish serve --port 0" });
+  }
+  return { hostname: "127.0.0.1", port: p };
+}
+
+/**
+ * Starts the library server for `opts.cwd` (see module doc).
+ * @throws HumanishError HUMANISH_SERVE_NON_LOOPBACK (non-loopback host), HUMANISH_INVALID_PORT,
+ *   HUMANISH_PORT_IN_USE (the port is taken)
+ */
+export async function startLibraryServer(opts: LibraryServerOptions): Promise<LibraryServer> {
+  const bind = checkBind(opts.host, opts.port);
+  const root = runsDir(opts.cwd);
+  let allowedHosts = new Set<string>();
+
+  const handle = async (req: Request): Promise<Response> => {
+    const head = req.method === "HEAD";
+    if (req.method !== "GET" && !head) return respond(405, "method not allowed: the run library is read-only\n");
+    const hostHeader = (req.headers.get("host") ?? "").toLowerCase();
+    if (!allowedHosts.has(hostHeader)) return respond(421, "misdirected request: this server answers only its loopback origin\n", undefined, head);
+
+    const path = pathOf(req);
+    if (path.includes("%") || path.includes("\\")) return respond(400, "bad request: encoded or escaped paths are refused\n", undefined, head);
+    const segs = path.split("/").slice(1);
+    if (segs.some((s, i) => s === "." || s === ".." || (s === "" && i !== segs.length - 1))) {
+      return respond(400, "bad request: dot or empty path segments are refused\n", undefined, head);
+    }
+
+    if (path === "/" || path === "/index.html") {
+      const runs = await listRuns(opts.cwd);
+      return respond(200, renderLibraryIndexHtml(runs, new Date().toISOString()), "text/html; charset=utf-8", head);
+    }
+    const m = RUN_ROUTE.exec(path);
+    if (!m) return respond(404, "not found\n", undefined, head);
+    const runId = m[1]!;
+    if (!isSafeRunSegment(runId) || runId.startsWith(".") || runId === "latest.json") return respond(404, "not found\n", undefined, head);
+
+    // The runs directory and the run directory must be real directories.
+    for (const dir of [join(opts.cwd, ".humanish"), root, join(root, runId)]) {
+      let st;
+      try {
+        st = lstatSync(dir);
+      } catch {
+        return respond(404, "run not found\n", undefined, head);
+      }
+      if (st.isSymbolicLink()) return respond(403, "forbidden: symlinked run directories are refused\n", undefined, head);
+      if (!st.isDirectory()) return respond(404, "run not found\n", undefined, head);
+    }
+    const runDir = join(root, runId);
+    const file = readContainedFile(runDir, REPORT_PATH, MAX_REPORT_BYTES);
+    if (file.ok) return respond(200, file.bytes, "text/html; charset=utf-8", head);
+    if (file.reason !== "not_found") return respond(403, `forbidden: the report file is refused (${file.reason.replace(/_/g, " ")})\n`, undefined, head);
+    // No report on disk yet: render one in memory (read-only; nothing is written).
+    try {
+      const verify = await verifyRun(runDir);
+      const model = await loadReportModel(runDir, { verify });
+      return respond(200, renderReportHtml(model), "text/html; charset=utf-8", head);
+    } catch (err) {
+      if (err instanceof HumanishError) {
+        const status = err.code === "HUMANISH_RUN_NOT_FOUND" ? 404 : 422;
+        return respond(status, `${err.code}: ${err.message}\n`, undefined, head);
+      }
+      return respond(500, "HUMANISH_UNEXPECTED: the report could not be rendered\n", undefined, head);
+    }
+  };
+
+  let server: ReturnType<typeof Bun.serve>;
+  try {
+    server = Bun.serve({
+      hostname: bind.hostname,
+      port: bind.port,
+      fetch: (req) =>
+        handle(req).catch(() => respond(500, "HUMANISH_UNEXPECTED: internal error\n")),
+      error: () => respond(500, "HUMANISH_UNEXPECTED: internal error\n"),
+    });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "EADDRINUSE" || /in use/i.test((err as Error).message)) {
+      throw new HumanishError("HUMANISH_PORT_IN_USE", `Port ${bind.port} on 127.0.0.1 is already in use.`, { next: "humanish serve --port 0 (picks a free port)" });
+    }
+    throw err;
+  }
+  const port = server.port!;
+  allowedHosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`]);
+  let stopped = false;
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    port,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await server.stop(true);
+    },
+  };
+}

@@ -1,0 +1,226 @@
+/**
+ * Local desktop allocation (issue 4 §5; ARCHITECTURE.md "Local runtime"): one guest container per
+ * participant, driven over browser control.
+ *
+ * Container: network `none`, `no-new-privileges`, every capability dropped, our seccomp profile
+ * (runtime/seccomp/guest.json — Docker's default plus the user-namespace calls Chromium's sandbox
+ * needs), 2 GiB memory (no swap), a pids limit, read-only root with tmpfs for /tmp and the home,
+ * tini as init, and exactly one bind mount: a private host directory at /run/humanish-io holding
+ * `config.json`, the app socket and the control socket.
+ *
+ * Sequence: private io dir (0700) → host app forwarder `<io>/app.sock` → real
+ * `127.0.0.1:<appPort>` → create → `onCreated(id)` (the caller records the id BEFORE anything
+ * else) → start → wait for `<io>/control.sock` (45 s, container must stay running) → browser-
+ * control client (HELLO). Release is by exact id, always, with outcome released | retained |
+ * unconfirmed; the io dir is removed afterwards.
+ */
+import { randomUUID } from "node:crypto";
+import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import seccompProfile from "../../runtime/seccomp/guest.json";
+import { connectUnixSocketTransport, createBrowserControlClient, type BrowserControlExecutor, type BrowserControlIdentity } from "../browser-control/index.ts";
+import type { DockerClient } from "../docker/index.ts";
+import { HumanishError } from "../errors.ts";
+import { GUEST_IO_DIR } from "../guest/config.ts";
+import { startForwarder, type Forwarder } from "../guest/forward.ts";
+import { releaseContainer } from "../sandbox/release.ts";
+import type { ReleaseProof } from "../sandbox/types.ts";
+import { CONTROLLER_LABEL, controllerIdentity } from "./controller.ts";
+import type { GuestImage } from "./guest-image.ts";
+
+/** The seccomp profile text applied to every guest container. */
+export const GUEST_SECCOMP_PROFILE: string = JSON.stringify(seccompProfile);
+/** Memory limit of a guest (bytes); swap is not allowed beyond it. */
+export const GUEST_MEMORY_BYTES = 2 * 1024 ** 3;
+/** Max processes in a guest (Chromium runs many). */
+export const GUEST_PIDS_LIMIT = 512;
+/** Deadline from container start to the guest's control socket, ms. */
+export const GUEST_START_TIMEOUT_MS = 45_000;
+/** uid/gid of the guest user baked into the image. */
+export const GUEST_UID = 1000;
+/** Label value marking a container as a browser guest. */
+export const GUEST_ROLE = "guest";
+
+/** Options of {@link allocateDesktop}. */
+export interface DesktopAllocationOptions {
+  docker: DockerClient;
+  image: GuestImage;
+  runId: string;
+  /** Participant id, stamped as a label. */
+  participantId: string;
+  /** The lab app's loopback port on the host (1024–65535). */
+  appPort: number;
+  /** Path opened first (starts with `/`). */
+  initialPath: string;
+  /** Screen in px. */
+  width: number;
+  height: number;
+  /** Guest lifetime cap, ms (default 20 min). */
+  lifetimeMs?: number;
+  /** Called with the exact container id as soon as it exists, before the container starts. */
+  onCreated: (containerId: string) => void | Promise<void>;
+  /** Extra labels (tests add a test-run label). Never secret. */
+  labels?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+/** An allocated desktop. */
+export interface LocalDesktop {
+  /** Exact Docker container id (64 hex). */
+  readonly containerId: string;
+  /** The host-side browser-control executor. */
+  readonly executor: BrowserControlExecutor;
+  readonly identity: BrowserControlIdentity;
+  /** Screen in px. */
+  readonly width: number;
+  readonly height: number;
+  /** Milliseconds from create to the first successful HELLO. */
+  readonly startMs: number;
+  /**
+   * Close the channel and remove the container by its exact id (idempotent; concurrent callers
+   * share one promise). `retainForDebug` leaves it running (`retained`). Never throws.
+   */
+  release(opts?: { retainForDebug?: boolean }): Promise<ReleaseProof>;
+}
+
+function guestStartError(detail: string, next = "run `humanish runtime status`; see the guest container log"): HumanishError {
+  return new HumanishError("HUMANISH_LOCAL_DESKTOP_START_FAILED", `guest desktop did not start: ${detail}`, { next });
+}
+
+/** Host uid/gid the guest runs as: the host user when non-root, else the image's 1000:1000. */
+function guestUser(): { uid: number; gid: number } {
+  const uid = process.getuid?.() ?? GUEST_UID;
+  const gid = process.getgid?.() ?? GUEST_UID;
+  return uid === 0 ? { uid: GUEST_UID, gid: GUEST_UID } : { uid, gid };
+}
+
+/**
+ * Allocate one guest desktop and open browser control to it.
+ * @throws HumanishError `HUMANISH_LOCAL_DESKTOP_START_FAILED` (the container, if created, has
+ *   already been released by id and `onCreated` has run), `HUMANISH_DOCKER_*` engine errors.
+ */
+export async function allocateDesktop(opts: DesktopAllocationOptions): Promise<LocalDesktop> {
+  const { docker } = opts;
+  if (!Number.isInteger(opts.appPort) || opts.appPort < 1024 || opts.appPort > 65535) {
+    throw new HumanishError("HUMANISH_LAB_INVALID", `app port ${opts.appPort} must be a loopback port in 1024–65535`, { next: "serve the app on a port above 1023" });
+  }
+  const user = guestUser();
+  const io = mkdtempSync(join(tmpdir(), "humanish-gd-"));
+  if (process.getuid?.() === 0) chownSync(io, user.uid, user.gid);
+  let forwarder: Forwarder | undefined;
+  let containerId: string | undefined;
+  let client: ReturnType<typeof createBrowserControlClient> | undefined;
+  const identity: BrowserControlIdentity = { generation: randomUUID(), challenge: randomUUID(), runtimeRevision: opts.image.runtimeRevision };
+  let releasing: Promise<ReleaseProof> | undefined;
+  const release = (r: { retainForDebug?: boolean } = {}): Promise<ReleaseProof> => {
+    releasing ??= (async () => {
+      try {
+        client?.close();
+      } catch {
+        /* closing never undoes input; the container goes next */
+      }
+      await forwarder?.close().catch(() => undefined);
+      let proof: ReleaseProof;
+      if (!containerId) proof = { id: "none", provider: "docker", outcome: "released", reason: "no container was created", at: new Date().toISOString() };
+      else if (r.retainForDebug) proof = { id: containerId, provider: "docker", outcome: "retained", reason: "retained for debugging", at: new Date().toISOString() };
+      else proof = await releaseContainer(docker, containerId);
+      rmSync(io, { recursive: true, force: true });
+      return proof;
+    })();
+    return releasing;
+  };
+  const t0 = performance.now();
+  try {
+    forwarder = await startForwarder({ path: `${io}/app.sock` }, { host: "127.0.0.1", port: opts.appPort });
+    if (process.getuid?.() === 0) chownSync(`${io}/app.sock`, user.uid, user.gid);
+    writeFileSync(
+      `${io}/config.json`,
+      JSON.stringify({
+        schema: "humanish.guest-config.v1",
+        identity,
+        appPort: opts.appPort,
+        initialPath: opts.initialPath,
+        width: opts.width,
+        height: opts.height,
+        lifetimeMs: opts.lifetimeMs ?? 20 * 60_000,
+      }),
+      { mode: 0o600 },
+    );
+    if (process.getuid?.() === 0) chownSync(`${io}/config.json`, user.uid, user.gid);
+    const created = await docker.containerCreate({
+      Image: opts.image.ref,
+      User: `${user.uid}:${user.gid}`,
+      Labels: {
+        ...(opts.labels ?? {}),
+        "humanish.owner": "humanish",
+        "humanish.run": opts.runId,
+        "humanish.role": GUEST_ROLE,
+        "humanish.participant": opts.participantId,
+        [CONTROLLER_LABEL]: controllerIdentity(),
+      },
+      NetworkDisabled: true,
+      StopSignal: "SIGTERM",
+      HostConfig: {
+        NetworkMode: "none",
+        Init: true,
+        CapDrop: ["ALL"],
+        SecurityOpt: ["no-new-privileges:true", `seccomp=${GUEST_SECCOMP_PROFILE}`],
+        Memory: GUEST_MEMORY_BYTES,
+        MemorySwap: GUEST_MEMORY_BYTES,
+        NanoCpus: 2_000_000_000,
+        PidsLimit: GUEST_PIDS_LIMIT,
+        ReadonlyRootfs: true,
+        ShmSize: 256 * 1024 ** 2,
+        Tmpfs: {
+          "/tmp": "rw,nosuid,nodev,size=256m,mode=1777",
+          "/home/humanish": `rw,nosuid,nodev,size=768m,uid=${user.uid},gid=${user.gid},mode=0700`,
+        },
+        Binds: [`${io}:${GUEST_IO_DIR}:rw`],
+      },
+    });
+    containerId = created.Id;
+    await opts.onCreated(containerId);
+    await docker.containerStart(containerId);
+    const deadline = Date.now() + GUEST_START_TIMEOUT_MS;
+    let lastInspect = 0;
+    while (!existsSync(`${io}/control.sock`)) {
+      if (opts.signal?.aborted) throw guestStartError("interrupted");
+      if (existsSync(`${io}/guest-error.json`)) {
+        let rec: { code?: string; message?: string; phase?: string } = {};
+        try {
+          rec = JSON.parse(readFileSync(`${io}/guest-error.json`, "utf8"));
+        } catch {
+          /* unreadable record: report generically */
+        }
+        throw guestStartError(`${rec.code ?? "unknown"} in phase ${rec.phase ?? "unknown"}: ${rec.message ?? ""}`.trim());
+      }
+      if (Date.now() > deadline) throw guestStartError(`no control socket within ${GUEST_START_TIMEOUT_MS} ms`);
+      if (Date.now() - lastInspect > 1000) {
+        lastInspect = Date.now();
+        const info = await docker.containerInspect(containerId);
+        if (!info.State.Running && !existsSync(`${io}/control.sock`) && !existsSync(`${io}/guest-error.json`)) {
+          throw guestStartError(`container exited with ${info.State.ExitCode}${info.State.OOMKilled ? " (out of memory)" : ""}`);
+        }
+      }
+      await Bun.sleep(50);
+    }
+    const transport = await connectUnixSocketTransport(`${io}/control.sock`);
+    client = createBrowserControlClient({ transport, identity });
+    await client.ready();
+    const startMs = performance.now() - t0;
+    const id = containerId;
+    return {
+      containerId: id,
+      executor: client.executor,
+      identity,
+      width: opts.width,
+      height: opts.height,
+      startMs,
+      release,
+    };
+  } catch (e) {
+    await release();
+    throw e;
+  }
+}

@@ -1,0 +1,361 @@
+/**
+ * The Docker backend of the sandbox seam (issue 2 §6, ARCHITECTURE.md "Local runtime (Docker)").
+ *
+ * A sandbox is one container running a long-lived idle process (`sleep infinity` under Docker's init)
+ * so every command is an exec inside it. Hardening: `no-new-privileges`, all capabilities dropped,
+ * memory (no swap) / CPU / pids limits, network `none` unless `network: "bridge"`. Labels
+ * `humanish.run=<runId>` and `humanish.owner=humanish` are for finding orphans; release is by exact id.
+ *
+ * Secrets go only into one exec's env (`ExecOptions.env`), never the container env, labels or files.
+ * A timeout/abort kills the exec'd process tree: every exec carries a random
+ * `HUMANISH_EXEC_TOKEN` in its env, inherited by its children, and a second exec (as the same user)
+ * SIGKILLs every process whose environment holds that token — the Engine API has no exec kill.
+ */
+import { randomBytes } from "node:crypto";
+import { posix } from "node:path";
+import { HumanishError } from "../errors.ts";
+import { isDockerApiError, runExec, tarPack, tarUnpack, type DockerClient } from "../docker/index.ts";
+import { releaseContainer, type ReleaseDeadlines } from "./release.ts";
+import type { ExecOptions, ExecResult, ReleaseProof, Sandbox, SandboxCreateOptions, SandboxProvider } from "./types.ts";
+
+/** Options of `createDockerSandboxProvider`. */
+export interface DockerSandboxProviderOptions {
+  docker: DockerClient;
+  /** Outer deadlines of the release steps (ms). */
+  release?: ReleaseDeadlines;
+  /** After a kill, how long to wait for the exec's output to drain before giving up, ms (default 10000). */
+  killDrainMs?: number;
+}
+
+/** Env var carrying the per-exec kill token (reserved: callers may not set it). */
+export const EXEC_TOKEN_ENV = "HUMANISH_EXEC_TOKEN";
+/** Default memory limit, bytes (1 GiB). */
+export const DEFAULT_MEMORY_BYTES = 1024 ** 3;
+/** Default CPU limit, CPUs. */
+export const DEFAULT_CPUS = 1;
+/** Default pids limit. */
+export const DEFAULT_PIDS_LIMIT = 256;
+/** Default working directory. */
+export const DEFAULT_WORKDIR = "/home/user";
+/** Default `readFile` bound, bytes (16 MiB). */
+export const DEFAULT_READ_MAX_BYTES = 16 * 1024 * 1024;
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+// Kills every process whose environment contains the exact entry HUMANISH_EXEC_TOKEN=$1.
+// The token is passed as an argument, so this killer's own environment does not match.
+const KILL_SCRIPT =
+  't="HUMANISH_EXEC_TOKEN=$1"; for i in 1 2 3; do for d in /proc/[0-9]*; do ' +
+  'if grep -qxzF -- "$t" "$d/environ" 2>/dev/null; then kill -KILL "${d#/proc/}" 2>/dev/null; fi; done; done; exit 0';
+
+function envList(env: Record<string, string> | undefined, where: string): string[] {
+  const out: string[] = [];
+  for (const [k, v] of Object.entries(env ?? {})) {
+    if (!ENV_NAME.test(k)) {
+      throw new HumanishError("HUMANISH_SANDBOX_ENV_INVALID", `${where}: env name ${JSON.stringify(k)} is not a valid variable name`, {
+        next: "use names matching [A-Za-z_][A-Za-z0-9_]*",
+      });
+    }
+    if (k === EXEC_TOKEN_ENV) {
+      throw new HumanishError("HUMANISH_SANDBOX_ENV_INVALID", `${where}: env name ${k} is reserved by humanish`, { next: `rename the variable ${k}` });
+    }
+    if (typeof v !== "string" || v.includes("\0")) {
+      throw new HumanishError("HUMANISH_SANDBOX_ENV_INVALID", `${where}: value of env ${k} must be a string without NUL bytes`, {
+        next: `fix the value of ${k}`,
+      });
+    }
+    out.push(`${k}=${v}`);
+  }
+  return out;
+}
+
+function dockerCause(e: unknown): string {
+  if (isDockerApiError(e)) return `HTTP ${e.status}: ${e.engineMessage}`;
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** Rethrows engine-unreachable errors as they are; wraps the rest under `code`. */
+function wrap(e: unknown, code: string, message: string, next: string): HumanishError {
+  if (e instanceof HumanishError && (e.code === "HUMANISH_DOCKER_UNAVAILABLE" || e.code.startsWith("HUMANISH_SANDBOX_"))) return e;
+  return new HumanishError(code, `${message}: ${dockerCause(e)}`, {
+    next,
+    cause: e,
+    ...(isDockerApiError(e) ? { details: { status: e.status } } : {}),
+  });
+}
+
+class DockerSandbox implements Sandbox {
+  readonly provider = "docker" as const;
+
+  constructor(
+    readonly id: string,
+    private readonly docker: DockerClient,
+    private readonly opts: DockerSandboxProviderOptions,
+  ) {}
+
+  async exec(opts: ExecOptions): Promise<ExecResult> {
+    if (!Array.isArray(opts.cmd) || opts.cmd.length === 0 || opts.cmd.some((a) => typeof a !== "string" || a.includes("\0"))) {
+      throw new HumanishError("HUMANISH_SANDBOX_EXEC_INVALID", "exec: cmd must be a non-empty argv of strings without NUL bytes", {
+        next: 'pass cmd as e.g. ["bash", "-lc", "jq --help"]',
+      });
+    }
+    if (opts.timeoutMs !== undefined && !(opts.timeoutMs > 0)) {
+      throw new HumanishError("HUMANISH_SANDBOX_EXEC_INVALID", `exec: timeoutMs must be a positive number of ms (got ${opts.timeoutMs})`, {
+        next: "omit timeoutMs or pass a positive value",
+      });
+    }
+    const env = envList(opts.env, "exec");
+    if (opts.signal?.aborted) {
+      throw new HumanishError("HUMANISH_SANDBOX_EXEC_ABORTED", `exec of ${JSON.stringify(opts.cmd[0])} in sandbox ${this.id} was aborted before it started`, {
+        next: "nothing ran; retry without aborting",
+      });
+    }
+    const token = randomBytes(16).toString("hex");
+    env.push(`${EXEC_TOKEN_ENV}=${token}`);
+    const started = performance.now();
+    const readAbort = new AbortController();
+    let killedBy: "timeout" | "abort" | undefined;
+    let killing: Promise<void> | undefined;
+    let settled = false;
+
+    const run = runExec(
+      this.docker,
+      this.id,
+      {
+        Cmd: opts.cmd,
+        Env: env,
+        ...(opts.cwd !== undefined ? { WorkingDir: opts.cwd } : {}),
+        ...(opts.user !== undefined ? { User: opts.user } : {}),
+      },
+      {
+        ...(opts.onStdout ? { onStdout: opts.onStdout } : {}),
+        ...(opts.onStderr ? { onStderr: opts.onStderr } : {}),
+        signal: readAbort.signal,
+      },
+    ).finally(() => {
+      settled = true;
+    });
+
+    const kill = (why: "timeout" | "abort") => {
+      if (killedBy !== undefined || settled) return;
+      killedBy = why;
+      killing = this.killByToken(token, opts.user, () => settled).then((drained) => {
+        if (!drained) readAbort.abort();
+      });
+    };
+    const timer = opts.timeoutMs !== undefined ? setTimeout(() => kill("timeout"), opts.timeoutMs) : undefined;
+    const onAbort = () => kill("abort");
+    opts.signal?.addEventListener("abort", onAbort, { once: true });
+
+    try {
+      let result;
+      try {
+        result = await run;
+      } catch (e) {
+        if (killedBy !== undefined && readAbort.signal.aborted) throw killFailed(this.id, opts.cmd, e);
+        throw wrap(e, "HUMANISH_SANDBOX_EXEC_FAILED", `exec of ${JSON.stringify(opts.cmd[0])} in sandbox ${this.id} failed`, "check that the sandbox is still running (`docker inspect <id>`); release it and retry");
+      }
+      return {
+        exitCode: killedBy !== undefined ? 137 : result.exitCode,
+        stdout: result.stdout,
+        stderr: result.stderr,
+        timedOut: killedBy === "timeout",
+        durationMs: performance.now() - started,
+      };
+    } finally {
+      clearTimeout(timer);
+      opts.signal?.removeEventListener("abort", onAbort);
+      readAbort.abort();
+      await killing?.catch(() => {});
+    }
+  }
+
+  /**
+   * SIGKILLs every process of the exec identified by `token`, repeating (the process may not have
+   * started yet, or may be forking) until the exec's stream drained or `killDrainMs` elapsed. When
+   * it never drains, resolves false (the caller then stops reading and reports
+   * `HUMANISH_SANDBOX_EXEC_KILL_FAILED`); resolves true once drained.
+   */
+  private async killByToken(token: string, user: string | undefined, done: () => boolean): Promise<boolean> {
+    const deadline = Date.now() + (this.opts.killDrainMs ?? 10_000);
+    while (!done() && Date.now() < deadline) {
+      try {
+        await runExec(this.docker, this.id, { Cmd: ["/bin/sh", "-c", KILL_SCRIPT, "humanish-kill", token], ...(user !== undefined ? { User: user } : {}) });
+      } catch {
+        // The container may be gone or overloaded; retry until the deadline.
+      }
+      for (let i = 0; i < 20 && !done(); i++) await Bun.sleep(25);
+    }
+    return done();
+  }
+
+  /**
+   * Numeric uid/gid of the container's default user, resolved once with `id` inside the sandbox
+   * (the engine's own `copyUIDGID` resolves names against the host's passwd database, so it is not used).
+   */
+  private owner: Promise<{ uid: number; gid: number }> | undefined;
+
+  private resolveOwner(): Promise<{ uid: number; gid: number }> {
+    this.owner ??= runExec(this.docker, this.id, { Cmd: ["sh", "-c", "id -u; id -g"] }).then((r) => {
+      const m = /^(\d+)\s+(\d+)\s*$/.exec(new TextDecoder().decode(r.stdout).replace(/\n/g, " "));
+      if (r.exitCode !== 0 || !m) {
+        throw new HumanishError("HUMANISH_SANDBOX_FILE_WRITE_FAILED", `cannot resolve the default user of sandbox ${this.id} with \`id\` (exit ${r.exitCode})`, {
+          next: "use an image that ships coreutils `id`",
+        });
+      }
+      return { uid: Number(m[1]), gid: Number(m[2]) };
+    });
+    this.owner.catch(() => {
+      this.owner = undefined;
+    });
+    return this.owner;
+  }
+
+  async writeFile(path: string, data: Uint8Array | string, mode = 0o644): Promise<void> {
+    const { dir, base } = splitPath(path, "writeFile");
+    try {
+      const { uid, gid } = await this.resolveOwner();
+      const tar = tarPack([{ path: base, data, mode, uid, gid, mtime: Math.floor(Date.now() / 1000) }]);
+      const put = () => this.docker.putArchive(this.id, dir, tar);
+      try {
+        await put();
+      } catch (e) {
+        if (!isDockerApiError(e, 404)) throw e;
+        const mk = await runExec(this.docker, this.id, { Cmd: ["mkdir", "-p", "--", dir] });
+        if (mk.exitCode !== 0) {
+          throw new HumanishError("HUMANISH_SANDBOX_FILE_WRITE_FAILED", `writeFile ${path}: cannot create directory ${dir} in sandbox ${this.id}: ${new TextDecoder().decode(mk.stderr).trim()}`, {
+            next: "write under a directory the sandbox user owns, e.g. /home/user",
+          });
+        }
+        await put();
+      }
+    } catch (e) {
+      throw wrap(e, "HUMANISH_SANDBOX_FILE_WRITE_FAILED", `writeFile ${path} in sandbox ${this.id} failed`, "check the path and that the sandbox is running");
+    }
+  }
+
+  async readFile(path: string, maxBytes = DEFAULT_READ_MAX_BYTES): Promise<Uint8Array> {
+    splitPath(path, "readFile");
+    let tar: Uint8Array;
+    try {
+      tar = (await this.docker.getArchive(this.id, path, { maxBytes })).tar;
+    } catch (e) {
+      if (isDockerApiError(e, 404)) {
+        throw new HumanishError("HUMANISH_SANDBOX_FILE_NOT_FOUND", `readFile: ${path} does not exist in sandbox ${this.id}`, {
+          next: "check the path (absolute, inside the sandbox)",
+        });
+      }
+      if (e instanceof HumanishError && e.code === "HUMANISH_DOCKER_ARCHIVE_TOO_LARGE") {
+        throw new HumanishError("HUMANISH_SANDBOX_FILE_TOO_LARGE", `readFile: ${path} in sandbox ${this.id} is over the ${maxBytes}-byte bound`, {
+          next: "raise maxBytes or read a smaller file",
+          details: e.details,
+        });
+      }
+      throw wrap(e, "HUMANISH_SANDBOX_FILE_READ_FAILED", `readFile ${path} in sandbox ${this.id} failed`, "check the path and that the sandbox is running");
+    }
+    const entries = tarUnpack(tar, { maxFileBytes: maxBytes });
+    const first = entries[0];
+    if (!first || first.type !== "file") {
+      throw new HumanishError("HUMANISH_SANDBOX_FILE_NOT_REGULAR", `readFile: ${path} in sandbox ${this.id} is a ${first?.type ?? "missing entry"}, not a regular file`, {
+        next: "read a regular file (resolve symlinks first)",
+      });
+    }
+    return first.data;
+  }
+
+  release(): Promise<ReleaseProof> {
+    return releaseContainer(this.docker, this.id, this.opts.release);
+  }
+}
+
+function killFailed(id: string, cmd: string[], cause: unknown): HumanishError {
+  return new HumanishError("HUMANISH_SANDBOX_EXEC_KILL_FAILED", `exec of ${JSON.stringify(cmd[0])} in sandbox ${id} was killed but its output never ended: ${dockerCause(cause)}`, {
+    next: "release the sandbox (its processes may still run until then)",
+    cause,
+  });
+}
+
+function splitPath(path: string, op: string): { dir: string; base: string } {
+  if (typeof path !== "string" || !path.startsWith("/") || path.includes("\0")) {
+    throw new HumanishError("HUMANISH_SANDBOX_PATH_INVALID", `${op}: path ${JSON.stringify(path)} must be absolute`, { next: "pass an absolute path such as /home/user/data.json" });
+  }
+  const norm = posix.normalize(path);
+  const base = posix.basename(norm);
+  if (!base || norm.endsWith("/")) {
+    throw new HumanishError("HUMANISH_SANDBOX_PATH_INVALID", `${op}: path ${JSON.stringify(path)} names a directory, not a file`, { next: "pass a file path" });
+  }
+  return { dir: posix.dirname(norm), base };
+}
+
+/**
+ * Creates the Docker sandbox provider. `create` makes and starts a hardened container, calling
+ * `onCreated(id)` right after the create call (before start or any provisioning). If `onCreated` or
+ * start fails, the container is released by its exact id before the error is rethrown.
+ * Errors: `HUMANISH_SANDBOX_IMAGE_MISSING` (404 on create), `HUMANISH_SANDBOX_CREATE_FAILED`
+ * (e.g. 409), `HUMANISH_SANDBOX_START_FAILED`, `HUMANISH_DOCKER_UNAVAILABLE`, `HUMANISH_SANDBOX_ENV_INVALID`.
+ */
+export function createDockerSandboxProvider(opts: DockerSandboxProviderOptions): SandboxProvider {
+  const { docker } = opts;
+  return {
+    provider: "docker",
+    async create(o: SandboxCreateOptions): Promise<Sandbox> {
+      if (!o.runId) throw new HumanishError("HUMANISH_SANDBOX_CREATE_INVALID", "create: runId is required", { next: "pass the run id" });
+      if (!o.image) throw new HumanishError("HUMANISH_SANDBOX_CREATE_INVALID", "create: image is required", { next: "pass an image reference, e.g. the sandbox image tag" });
+      const memory = o.memoryBytes ?? DEFAULT_MEMORY_BYTES;
+      const cpus = o.cpus ?? DEFAULT_CPUS;
+      const pids = o.pidsLimit ?? DEFAULT_PIDS_LIMIT;
+      if (!(memory >= 6 * 1024 * 1024) || !(cpus > 0) || !(pids > 0)) {
+        throw new HumanishError("HUMANISH_SANDBOX_CREATE_INVALID", `create: limits must be positive (memoryBytes ≥ 6 MiB, cpus > 0, pidsLimit > 0; got ${memory}, ${cpus}, ${pids})`, {
+          next: "fix the limits",
+        });
+      }
+      const env = envList(o.env, "create");
+      let id: string;
+      try {
+        const created = await docker.containerCreate({
+          Image: o.image,
+          Entrypoint: ["sleep", "infinity"],
+          Cmd: [],
+          Env: env,
+          WorkingDir: o.workdir ?? DEFAULT_WORKDIR,
+          Labels: { ...(o.labels ?? {}), "humanish.run": o.runId, "humanish.owner": "humanish" },
+          Tty: false,
+          OpenStdin: false,
+          HostConfig: {
+            Init: true,
+            NetworkMode: o.network === "bridge" ? "bridge" : "none",
+            CapDrop: ["ALL"],
+            SecurityOpt: ["no-new-privileges"],
+            Memory: memory,
+            MemorySwap: memory,
+            NanoCpus: Math.round(cpus * 1e9),
+            PidsLimit: pids,
+          },
+        });
+        id = created.Id;
+      } catch (e) {
+        if (isDockerApiError(e, 404)) {
+          throw new HumanishError("HUMANISH_SANDBOX_IMAGE_MISSING", `create: image ${o.image} is not present in the Docker engine (${e.engineMessage})`, {
+            next: "build it with `humanish runtime setup` (or `bash scripts/setup-images.sh`)",
+            cause: e,
+          });
+        }
+        throw wrap(e, "HUMANISH_SANDBOX_CREATE_FAILED", `create: container for run ${o.runId} from image ${o.image} could not be created`, "check `docker info` and the image; retry");
+      }
+      const sandbox = new DockerSandbox(id, docker, opts);
+      try {
+        await o.onCreated?.(id);
+      } catch (e) {
+        await sandbox.release();
+        throw e;
+      }
+      try {
+        await docker.containerStart(id);
+      } catch (e) {
+        await sandbox.release();
+        throw wrap(e, "HUMANISH_SANDBOX_START_FAILED", `create: container ${id} for run ${o.runId} could not be started`, "check `docker info` and the image's entrypoint requirements (`sleep` must exist)");
+      }
+      return sandbox;
+    },
+  };
+}

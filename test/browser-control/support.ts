@@ -1,0 +1,113 @@
+/**
+ * Test support for browser control: in-memory duplex streams whose writes can be inspected,
+ * delayed (a lost acknowledgement) or failed, and real PNG screenshots made with pngjs.
+ */
+import { Duplex } from "node:stream";
+import { PNG } from "pngjs";
+import type { BrowserControlIdentity } from "../../src/browser-control/index.ts";
+
+/** How a {@link TestStream} answers writes. */
+export type WriteMode = "deliver" | "hold" | "fail";
+
+/**
+ * One end of an in-memory byte channel. Bytes written are recorded in `written` and, in
+ * `deliver` mode, pushed to the peer; `hold` never calls the write callback (a lost
+ * acknowledgement); `fail` calls it with an error.
+ */
+export class TestStream extends Duplex {
+  peer: TestStream | null = null;
+  written: Uint8Array[] = [];
+  writeMode: WriteMode = "deliver";
+  /** Deliver to the peer even when holding the callback (bytes out, ack lost). */
+  deliverWhenHeld = true;
+
+  constructor() {
+    super({ allowHalfOpen: false });
+  }
+
+  override _read(): void {}
+
+  override _write(chunk: Buffer, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
+    const bytes = new Uint8Array(chunk);
+    this.written.push(bytes);
+    if (this.writeMode === "fail") return cb(new Error("test write failure"));
+    if (this.writeMode === "hold") {
+      if (this.deliverWhenHeld) this.peer?.push(Buffer.from(bytes));
+      return;
+    }
+    this.peer?.push(Buffer.from(bytes));
+    cb();
+  }
+
+  override _final(cb: (err?: Error | null) => void): void {
+    this.peer?.push(null);
+    cb();
+  }
+
+  override _destroy(err: Error | null, cb: (err?: Error | null) => void): void {
+    const peer = this.peer;
+    if (peer && !peer.destroyed) queueMicrotask(() => peer.push(null));
+    cb(err);
+  }
+
+  /** Total bytes written so far. */
+  get bytesWritten(): number {
+    return this.written.reduce((n, b) => n + b.byteLength, 0);
+  }
+}
+
+/** A connected pair of {@link TestStream}s. */
+export function streamPair(): { host: TestStream; guest: TestStream } {
+  const host = new TestStream();
+  const guest = new TestStream();
+  host.peer = guest;
+  guest.peer = host;
+  return { host, guest };
+}
+
+/** A fixed, valid identity. */
+export const IDENTITY: BrowserControlIdentity = {
+  generation: "gen-0001",
+  challenge: "chal.abc_DEF",
+  runtimeRevision: "guest-api1-" + "ab".repeat(32),
+};
+
+/** A real RGBA PNG of `width`×`height` with a deterministic pattern (seeded by `seed`). */
+export function makePng(width: number, height: number, seed = 1): Uint8Array {
+  const png = new PNG({ width, height });
+  for (let i = 0; i < width * height; i++) {
+    png.data[i * 4] = (i * 7 + seed) & 0xff;
+    png.data[i * 4 + 1] = (i * 13 + seed * 3) & 0xff;
+    png.data[i * 4 + 2] = ((i >> 3) + seed) & 0xff;
+    png.data[i * 4 + 3] = 255;
+  }
+  return new Uint8Array(PNG.sync.write(png));
+}
+
+/** Resolve after `ms` milliseconds. */
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** Concatenate byte arrays. */
+export function concat(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.byteLength;
+  }
+  return out;
+}
+
+/** Deterministic PRNG (mulberry32) for seeded fuzzing. */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -1,0 +1,225 @@
+/**
+ * Builders of real bundles for the bundle tests: a dry-run terminal bundle, a live terminal
+ * bundle (ledgers, events, transcript, trace, receipts, cleanup) and a live browser bundle
+ * (screenshots encoded with pngjs, report). Everything goes through the real writer.
+ */
+import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PNG } from "pngjs";
+import {
+  type ActorTrace,
+  buildNoSpendProof,
+  buildTerminalCostLedger,
+  createRunWriter,
+  digestText,
+  type RunBundleInput,
+  type RunWriter,
+  summarizeCost,
+  type TerminalLedgers,
+  unmeasuredLine,
+} from "../../src/bundle/index.ts";
+
+/** A canary secret with no recognisable secret shape: only the literal scrub can catch it. */
+export const CANARY = "canary-7f3a9c2e-Zq41x";
+
+const T0 = "2026-11-30T02:00:00.000Z";
+const T1 = "2026-11-30T02:01:00.000Z";
+
+/** A fresh temp project dir (realpath) and its cleanup. */
+export function tempProject(): { cwd: string; cleanup: () => void } {
+  const cwd = realpathSync(mkdtempSync(join(tmpdir(), "humanish-bundle-")));
+  return { cwd, cleanup: () => rmSync(cwd, { recursive: true, force: true }) };
+}
+
+/** A small RGB PNG of the given size, encoded by pngjs. */
+export function makePng(width = 4, height = 3, seed = 1): Uint8Array {
+  const png = new PNG({ width, height, colorType: 2, inputColorType: 2, inputHasAlpha: false });
+  const data = Buffer.alloc(width * height * 3);
+  for (let i = 0; i < data.length; i++) data[i] = (i * 37 + seed * 11) & 0xff;
+  (png as unknown as { data: Buffer }).data = data;
+  return new Uint8Array(PNG.sync.write(png, { colorType: 2, inputColorType: 2, inputHasAlpha: false }));
+}
+
+function labBlock(id: string) {
+  return { id, title: `Lab ${id}`, source: { ref: `humanish/labs/${id}.yaml`, sha256: "a".repeat(64) } };
+}
+
+/** Write a dry-run (contract-only) terminal bundle. */
+export async function writeDryRunTerminal(cwd: string, runId = "dry-1"): Promise<RunWriter> {
+  const w = createRunWriter({ cwd, runId, secrets: [CANARY], route: "terminal", mode: "dry-run", lab: "jq-first-contact", heartbeatMs: 0 });
+  const input: RunBundleInput = {
+    route: "terminal",
+    mode: "dry-run",
+    target: "docker",
+    createdAt: T0,
+    completedAt: T1,
+    lab: labBlock("jq-first-contact"),
+    subject: { source: "terminal-product", name: "jq", publicSurfaces: ["jq --help"], provenance: "unpinned" },
+    lifecycle: [
+      { at: T0, event: "terminal-lab.run.created", message: "dry run" },
+      { at: T0, event: "terminal-lab.contract.ready", message: "contract only" },
+    ],
+    participants: [{ id: "p1", actorType: "scripted-terminal", status: "contract_proof_only", completionReason: null, reason: "dry run", trace: null }],
+    tasks: [{ id: "pretty-print", goal: "pretty print", status: "not_run", passed: false }],
+    caps: { maxUsd: 0, maxJobs: 1, maxMinutes: 5 },
+  };
+  await w.finalize(input);
+  return w;
+}
+
+/** The trace of a live terminal participant. */
+export function terminalTrace(overrides: Partial<ActorTrace> = {}): ActorTrace {
+  return {
+    schema: "humanish.actor-trace.v1",
+    participantId: "p1",
+    actorType: "scripted-terminal",
+    provider: "humanish",
+    protocol: "scripted-steps",
+    lane: "terminal",
+    persona: { id: "autonomous-terminal-agent", traitsApplied: [], promptDigest: digestText("prompt") },
+    redaction: { status: "passed", screenshots: "n/a", notes: "scrubbed" },
+    startedAt: T0,
+    completedAt: T1,
+    durationMs: 60_000,
+    status: "passed",
+    completionReason: "goal_satisfied",
+    reason: "all steps ran",
+    ids: {},
+    counts: { commands: 2, actions: 2, messages: 0, terminalEvents: 2 },
+    items: [
+      {
+        id: "command-001",
+        kind: "command",
+        lifecycle: "completed",
+        title: "jq --help",
+        command: { text: "jq --help", envNames: ["CODEX_API_KEY"], exitCode: 0, outputTail: `usage: jq ${CANARY}` },
+        at: T0,
+      },
+      { id: "usage-001", kind: "usage", lifecycle: "completed", title: "turn 1", usage: { input: 10, output: 5, total: 15 } },
+    ],
+    ...overrides,
+  };
+}
+
+/** Ledgers for a live terminal run with the given cleanup proofs. */
+export function terminalLedgers(cleanup: TerminalLedgers["cleanup"], maxUsd: number | null = 0): TerminalLedgers {
+  const cost = buildTerminalCostLedger({
+    product: { kind: "product", usd: 0, basis: "no-spend-signal", ratesAsOf: "2026-11-01", source: "lab declares no paid product", reason: null },
+    media: unmeasuredLine("media", "no media meter"),
+    payment: { kind: "payment", usd: 0, basis: "no-spend-signal", ratesAsOf: "2026-11-01", source: "no payment surface", reason: null },
+    provider: unmeasuredLine("provider", "no_token_usage"),
+  });
+  return {
+    schema: "humanish.terminal-ledgers.v1",
+    lifecycle: [
+      { at: T0, event: "terminal-lab.run.created", message: `key ${CANARY} never written` },
+      { at: T1, event: "terminal-lab.cleanup.verified", message: "inspect 404" },
+    ],
+    commandLog: [{ at: T0, label: "step-1", commandDigest: digestText("jq --help", 16), envNames: ["CODEX_API_KEY"], exitCode: 0, durationMs: 12 }],
+    interventions: [],
+    cost,
+    noSpendProof: buildNoSpendProof(cost, maxUsd),
+    cleanup,
+  };
+}
+
+/** Write a complete live terminal bundle (passes verify). Returns the writer and input. */
+export async function writeLiveTerminal(cwd: string, runId = "live-1", opts: { secrets?: string[] } = {}): Promise<{ w: RunWriter; input: RunBundleInput }> {
+  const w = createRunWriter({ cwd, runId, secrets: [CANARY, ...(opts.secrets ?? [])], route: "terminal", mode: "live", lab: "jq-first-contact", heartbeatMs: 0 });
+  const containerId = "c".repeat(64);
+  await w.appendNdjson("sandbox-receipts.ndjson", { at: T0, provider: "docker", id: containerId, participantId: "p1" }, { kind: "sandbox-receipts", durable: true });
+  await w.writeStatus({ phase: "participate", detail: `p1 running with ${CANARY}` });
+  await w.appendNdjson("terminal-events.ndjson", { at: T0, stream: "stdout", chunk: `usage: jq\n${CANARY}\n` }, { kind: "terminal-events" });
+  await w.appendNdjson("terminal-events.ndjson", { at: T0, stream: "stderr", chunk: `wrote /tmp/scratch/out.json and ${cwd}/out.json` }, { kind: "terminal-events" });
+  await w.writeArtifact("terminal-transcript.txt", `$ jq --help\nusage: jq\nOPENAI_API_KEY=${CANARY}\n`, { kind: "terminal-transcript" });
+  await w.writeJson("actor.json", terminalTrace(), { kind: "actor-trace" });
+  const cleanup = [{ id: containerId, provider: "docker" as const, outcome: "released" as const, reason: "inspect-404", at: T1 }];
+  await w.writeJson("terminal-ledgers.json", terminalLedgers(cleanup), { kind: "terminal-ledgers" });
+  const input: RunBundleInput = {
+    route: "terminal",
+    mode: "live",
+    target: "docker",
+    createdAt: T0,
+    completedAt: T1,
+    lab: labBlock("jq-first-contact"),
+    subject: { source: "terminal-product", name: "jq", publicSurfaces: ["jq --help"], provenance: "unpinned" },
+    lifecycle: [{ at: T0, event: "terminal-lab.run.created", message: `run with key ${CANARY}` }],
+    participants: [
+      { id: "p1", actorType: "scripted-terminal", status: "passed", completionReason: "goal_satisfied", reason: "ok", trace: "actor.json", startedAt: T0, completedAt: T1, durationMs: 60_000 },
+    ],
+    tasks: [
+      { id: "pretty-print", goal: "pretty print", participantId: "p1", status: "passed", passed: true },
+      { id: "filter", goal: "filter", participantId: "p1", status: "failed", passed: false, detail: "exit 1" },
+    ],
+    caps: { maxUsd: 0, maxJobs: 1, maxMinutes: 5 },
+    cost: summarizeCost([unmeasuredLine("model-tokens", "no_token_usage", { participantId: "p1" })]),
+    cleanup,
+  };
+  await w.finalize(input);
+  return { w, input };
+}
+
+/** Browser participant trace with ui_action and screenshot items. */
+export function browserTrace(shots: string[]): ActorTrace {
+  return {
+    schema: "humanish.actor-trace.v1",
+    participantId: "p1",
+    actorType: "scripted-browser",
+    provider: "humanish",
+    protocol: "scripted-steps",
+    lane: "scripted-browser",
+    persona: { id: "scripted", traitsApplied: [], promptDigest: digestText("steps") },
+    redaction: { status: "passed", screenshots: "raw", notes: "raw frames" },
+    startedAt: T0,
+    completedAt: T1,
+    durationMs: 60_000,
+    status: "passed",
+    completionReason: "goal_satisfied",
+    reason: "all steps ran",
+    ids: {},
+    counts: { actions: 1, screenshots: shots.length },
+    items: [
+      { id: "ui_action-001", kind: "ui_action", lifecycle: "completed", title: "click", action: { type: "click", x: 10, y: 20 }, coord: { x: 10, y: 20 } },
+      ...shots.map((p, i) => ({ id: `screenshot-${String(i + 1).padStart(3, "0")}`, kind: "screenshot" as const, lifecycle: "completed" as const, title: p, screenshotRef: { path: p, redaction: "none" as const } })),
+    ],
+  };
+}
+
+/** Write a complete live browser bundle with two screenshots and a report. */
+export async function writeLiveBrowser(cwd: string, runId = "browser-1"): Promise<RunWriter> {
+  const w = createRunWriter({ cwd, runId, secrets: [CANARY], route: "browser", mode: "live", lab: "todomvc-first-run", heartbeatMs: 0 });
+  const id = "d".repeat(64);
+  await w.appendNdjson("sandbox-receipts.ndjson", { at: T0, provider: "docker", id, kind: "desktop" }, { kind: "sandbox-receipts", durable: true });
+  const shots = ["screenshots/001.png", "screenshots/002.png"];
+  await w.writeArtifact(shots[0]!, makePng(4, 3, 1), { kind: "screenshot" });
+  await w.writeArtifact(shots[1]!, makePng(4, 3, 2), { kind: "screenshot" });
+  await w.writeJson("actor.json", browserTrace(shots), { kind: "actor-trace" });
+  const input: RunBundleInput = {
+    route: "browser",
+    mode: "live",
+    target: "local",
+    createdAt: T0,
+    completedAt: T1,
+    lab: labBlock("todomvc-first-run"),
+    subject: { source: "app-url", appUrl: "http://127.0.0.1:8080/", provenance: "undeclared" },
+    participants: [
+      {
+        id: "p1",
+        actorType: "scripted-browser",
+        status: "passed",
+        completionReason: "goal_satisfied",
+        reason: "ok",
+        trace: "actor.json",
+        durationMs: 60_000,
+        desktopGeometry: { preset: "desktop", screen: { requested: { width: 1440, height: 950 } }, warnings: [] },
+      },
+    ],
+    tasks: [{ id: "add-todo", goal: "add", participantId: "p1", status: "passed", passed: true }],
+    cleanup: [{ id, provider: "docker", kind: "desktop", outcome: "released", reason: "inspect-404", at: T1 }],
+  };
+  await w.finalize(input);
+  await w.writeArtifact("report/index.html", `<!doctype html><title>r</title><p>${CANARY}</p>`, { kind: "report" });
+  await w.finalize();
+  return w;
+}

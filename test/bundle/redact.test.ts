@@ -1,0 +1,147 @@
+import { describe, expect, test } from "bun:test";
+import {
+  createRedactor,
+  digestText,
+  findSensitive,
+  redact,
+  REDACTED_LOCAL_PATH,
+  REDACTED_RUNTIME_PATH,
+  REDACTED_SECRET,
+  SHAPE_NAMES,
+  tail,
+} from "../../src/bundle/index.ts";
+
+/** One sample per secret shape of reference §3.6 (built at run time so no literal key sits in the tree). */
+const rep = (c: string, n: number) => c.repeat(n);
+const SAMPLES: Record<string, string> = {
+  "openai-key": `sk-proj-${rep("A1b2", 6)}`,
+  "openai-key-plain": `sk-${rep("x", 24)}`,
+  "anthropic-key": `sk-ant-${rep("k", 24)}`,
+  "e2b-key": `e2b_${rep("a1", 10)}`,
+  "github-token": `ghp_${rep("Z9", 12)}`,
+  "github-pat": `github_pat_${rep("P_", 12)}`,
+  "aws-access-key": `AKIA${rep("Q", 16)}`,
+  "google-api-key": `AIza${rep("g", 24)}`,
+  "stripe-key": `sk_live_${rep("s", 20)}`,
+  "huggingface-token": `hf_${rep("h", 32)}`,
+  "slack-token": `xoxb-${rep("1", 24)}`,
+  jwt: `eyJ${rep("a", 20)}.${rep("b", 22)}.${rep("c", 12)}`,
+  "pem-private-key": `-----BEGIN RSA PRIVATE KEY-----\nMIIabc\n-----END RSA PRIVATE KEY-----`,
+  "db-url-credentials": "postgres://admin:hunter22@db.internal:5432/app",
+  "npm-token": `//registry.npmjs.org/:_authToken=${rep("n", 24)}`,
+  "bearer-token": `Authorization: Bearer ${rep("t", 30)}`,
+  "hosted-substrate-url": "https://49983-abc.e2b.app/path?x=1",
+};
+
+describe("redact: secret shapes (reference §3.6)", () => {
+  for (const [name, sample] of Object.entries(SAMPLES)) {
+    test(`${name} is redacted and detected`, () => {
+      const text = `before ${sample} after`;
+      expect(findSensitive(text).length).toBeGreaterThan(0);
+      const out = redact(text, []);
+      expect(out).toContain(REDACTED_SECRET);
+      expect(out).not.toContain(sample);
+      expect(out.startsWith("before ")).toBe(true);
+      expect(findSensitive(out)).toEqual([]);
+    });
+  }
+
+  test("every documented shape has a sample", () => {
+    const covered = new Set(Object.keys(SAMPLES).map((k) => k.replace(/-plain$/, "")));
+    for (const n of SHAPE_NAMES) {
+      if (["pem-key-header", "macos-temp-path", "tmp-path", "users-path", "home-path"].includes(n)) continue;
+      expect(covered.has(n)).toBe(true);
+    }
+  });
+
+  test("words that merely contain a prefix are left alone", () => {
+    const text = "task-abcdefghijklmnopqrstuvwxyz and mask-0123456789abcdefghijkl and ghp_short";
+    expect(redact(text, [])).toBe(text);
+    expect(findSensitive(text)).toEqual([]);
+  });
+
+  test("hex digests and ISO dates are not secrets", () => {
+    const text = `${"ab".repeat(32)} 2026-11-30T02:00:00.000Z ${digestText("x", 16)}`;
+    expect(redact(text, [])).toBe(text);
+  });
+});
+
+describe("redact: local paths", () => {
+  test.each([
+    ["/tmp/humanish-abc/file.txt", REDACTED_LOCAL_PATH],
+    ["/private/tmp/x", REDACTED_LOCAL_PATH],
+    ["/var/folders/zz/abc/T/foo", REDACTED_LOCAL_PATH],
+    ["/private/var/folders/zz/abc", REDACTED_LOCAL_PATH],
+    ["/Users/alice/project/x.ts", REDACTED_LOCAL_PATH],
+    ["/home/bob/.ssh/id_rsa", REDACTED_RUNTIME_PATH],
+  ])("%s → %s", (path, marker) => {
+    const out = redact(`open "${path}" now`, []);
+    expect(out).toBe(`open "${marker}" now`);
+  });
+
+  test("URL paths and relative paths are not local paths", () => {
+    const text = "GET http://127.0.0.1:8080/tmp/x and ./tmp/y and a/home/b";
+    expect(redact(text, [])).toBe(text);
+  });
+
+  test("paths under the target cwd become [target-cwd]/<rel>", () => {
+    const r = createRedactor([], { cwd: "/tmp/proj-1" });
+    expect(r.text("wrote /tmp/proj-1/out/a.json and /tmp/proj-10/b")).toBe(`wrote [target-cwd]/out/a.json and ${REDACTED_LOCAL_PATH}`);
+  });
+});
+
+describe("redact: literal scrub", () => {
+  test("every provided value of 4+ chars, longest first, before patterns", () => {
+    const out = redact("a=s3cr3tvalue-long b=s3cr3t c=abc", ["s3cr3t", "s3cr3tvalue-long", "abc"]);
+    expect(out).toBe(`a=${REDACTED_SECRET} b=${REDACTED_SECRET} c=abc`);
+  });
+
+  test("a secret that would only partially match a shape is scrubbed whole", () => {
+    const key = `sk-proj-${"Q".repeat(30)}!tail`;
+    const out = redact(`KEY=${key}`, [key]);
+    expect(out).toBe(`KEY=${REDACTED_SECRET}`);
+  });
+
+  test("JSON: secrets with quotes and backslashes do not survive serialisation", () => {
+    const secret = 'pa"ss\\word-123';
+    const r = createRedactor([secret]);
+    const json = r.json({ msg: `x ${secret} y`, [secret]: 1 });
+    expect(json).not.toContain(secret);
+    expect(json).not.toContain(JSON.stringify(secret).slice(1, -1));
+    expect(JSON.parse(json)).toEqual({ msg: `x ${REDACTED_SECRET} y`, [REDACTED_SECRET]: 1 });
+  });
+
+  test("bytes: binary input keeps every other byte exactly", () => {
+    const r = createRedactor(["topsecret"]);
+    const enc = new TextEncoder().encode("topsecret");
+    const input = new Uint8Array([0xff, 0x00, ...enc, 0xfe, 0x80]);
+    const out = r.bytes(input);
+    expect(r.containsSecret(out)).toBe(false);
+    expect(Array.from(out.slice(0, 2))).toEqual([0xff, 0x00]);
+    expect(Array.from(out.slice(-2))).toEqual([0xfe, 0x80]);
+    expect(Buffer.from(out.slice(2, -2)).toString("latin1")).toBe(REDACTED_SECRET);
+  });
+
+  test("bytes: UTF-8 input is redacted as text", () => {
+    const r = createRedactor(["ключ-секрет"]);
+    const out = new TextDecoder().decode(r.bytes(new TextEncoder().encode("é ключ-секрет /tmp/x")));
+    expect(out).toBe(`é ${REDACTED_SECRET} ${REDACTED_LOCAL_PATH}`);
+  });
+});
+
+describe("truncation comes last", () => {
+  test("tail keeps the end with an ellipsis, and (no output) when empty", () => {
+    expect(tail("", 10)).toBe("(no output)");
+    expect(tail("abcdef", 10)).toBe("abcdef");
+    expect(tail("0123456789abcdef", 5)).toBe("…cdef");
+  });
+
+  test("a secret cut by the tail boundary is still fully scrubbed", () => {
+    const secret = "zzzz-secret-value-9876";
+    const text = `${"x".repeat(50)}${secret}`;
+    // Truncating first would leave a fragment of the secret that no longer matches it.
+    const out = redact(text, [secret], { tailChars: 10 });
+    expect(out).toBe(`…${REDACTED_SECRET.slice(-9)}`);
+    expect(out).not.toContain("9876");
+  });
+});

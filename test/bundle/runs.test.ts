@@ -1,0 +1,145 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { isHumanishError } from "../../src/errors.ts";
+import { createRunWriter, listRuns, livenessOf, resolveRunDir, RunStatusSchema } from "../../src/bundle/index.ts";
+import { tempProject, writeDryRunTerminal, writeLiveBrowser, writeLiveTerminal } from "./helpers.ts";
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  while (cleanups.length) cleanups.pop()!();
+});
+function project() {
+  const p = tempProject();
+  cleanups.push(p.cleanup);
+  return p.cwd;
+}
+
+async function deadPid(): Promise<number> {
+  const p = Bun.spawn(["true"]);
+  await p.exited;
+  return p.pid;
+}
+
+function setStatus(dir: string, patch: Record<string, unknown>) {
+  const s = JSON.parse(readFileSync(join(dir, "status.json"), "utf8"));
+  writeFileSync(join(dir, "status.json"), JSON.stringify({ ...s, ...patch }));
+}
+
+async function rejects(p: Promise<unknown>, code: string) {
+  try {
+    await p;
+  } catch (e) {
+    expect(isHumanishError(e, code)).toBe(true);
+    return e as Error & { next?: string };
+  }
+  throw new Error(`expected ${code}`);
+}
+
+describe("listRuns", () => {
+  test("a project without runs lists nothing", async () => {
+    expect(await listRuns(project())).toEqual([]);
+  });
+
+  test("newest first, with lab, route, mode, verdict, participants, tasks, cost and duration", async () => {
+    const cwd = project();
+    await writeLiveTerminal(cwd, "older"); // createdAt 02:00
+    await writeLiveBrowser(cwd, "same-time-b"); // createdAt 02:00 too
+    const running = createRunWriter({ cwd, runId: "newest", secrets: [], heartbeatMs: 0, route: "terminal", mode: "live", lab: "jq" });
+    await running.writeStatus({ phase: "participate", detail: "p1 step 2" });
+    const runs = await listRuns(cwd);
+    running.close();
+    expect(runs.map((r) => r.runId)).toEqual(["newest", "same-time-b", "older"]);
+    const [n, b, t] = runs as [typeof runs[0], typeof runs[0], typeof runs[0]];
+    expect(n).toMatchObject({ liveness: "running", derivedFrom: "status", phase: "participate", lab: "jq", route: "terminal", mode: "live", verdict: null, costLabel: "unmeasured", pid: process.pid });
+    expect(t).toMatchObject({
+      liveness: "finished",
+      derivedFrom: "bundle",
+      lab: "jq-first-contact",
+      route: "terminal",
+      mode: "live",
+      verdict: "pass",
+      participants: { reached: 1, total: 1 },
+      tasks: [
+        { id: "pretty-print", completed: 1, sessions: 1 },
+        { id: "filter", completed: 0, sessions: 1 },
+      ],
+      costUsd: null,
+      costLabel: "unmeasured",
+      durationMs: 60_000,
+      line: "1/1 reached the goal; tasks: pretty-print 1/1 · filter 0/1",
+    });
+    expect(b).toMatchObject({ route: "browser", verdict: "pass", liveness: "finished" });
+  });
+
+  test("a run whose process died before finalizing is interrupted", async () => {
+    const cwd = project();
+    const w = createRunWriter({ cwd, runId: "crashed", secrets: [], heartbeatMs: 0 });
+    await w.writeStatus({ phase: "participate" });
+    w.close();
+    setStatus(w.runDir, { pid: await deadPid() });
+    const [r] = await listRuns(cwd);
+    expect(r).toMatchObject({ runId: "crashed", liveness: "interrupted", derivedFrom: "status" });
+  });
+
+  test("liveness rules", () => {
+    const s = RunStatusSchema.parse({
+      schema: "humanish.run-status.v1",
+      runId: "x",
+      state: "running",
+      phase: "p",
+      pid: 1234,
+      startedAt: "2026-11-30T00:00:00.000Z",
+      updatedAt: "2026-11-30T00:00:00.000Z",
+    });
+    expect(livenessOf(s, false, () => true)).toBe("running");
+    expect(livenessOf(s, false, () => false)).toBe("interrupted");
+    expect(livenessOf(s, true, () => false)).toBe("finished");
+    expect(livenessOf({ ...s, state: "finished" }, false, () => true)).toBe("finished");
+    expect(livenessOf(null, false)).toBe("interrupted");
+    expect(livenessOf(null, true)).toBe("finished");
+  });
+
+  test("stray entries are skipped; a bare directory is listed from the directory", async () => {
+    const cwd = project();
+    await writeDryRunTerminal(cwd, "dry");
+    mkdirSync(join(cwd, ".humanish/runs/bare"));
+    writeFileSync(join(cwd, ".humanish/runs/notes.txt"), "x");
+    symlinkSync(join(cwd, ".humanish/runs/dry"), join(cwd, ".humanish/runs/alias"));
+    const runs = await listRuns(cwd);
+    expect(runs.map((r) => r.runId).sort()).toEqual(["bare", "dry"]);
+    expect(runs.find((r) => r.runId === "bare")).toMatchObject({ derivedFrom: "directory", liveness: "interrupted" });
+    expect(runs.find((r) => r.runId === "dry")).toMatchObject({ verdict: "contract_proof_only", mode: "dry-run" });
+  });
+});
+
+describe("resolveRunDir", () => {
+  test("latest follows latest.json; an id resolves to its directory", async () => {
+    const cwd = project();
+    await writeLiveTerminal(cwd, "first");
+    await writeDryRunTerminal(cwd, "second");
+    expect(await resolveRunDir(cwd, "latest")).toBe(join(cwd, ".humanish/runs/second"));
+    expect(await resolveRunDir(cwd)).toBe(join(cwd, ".humanish/runs/second"));
+    expect(await resolveRunDir(cwd, "first")).toBe(join(cwd, ".humanish/runs/first"));
+  });
+
+  test("an invalid latest pointer is not followed; the newest run is used", async () => {
+    const cwd = project();
+    await writeLiveTerminal(cwd, "only");
+    writeFileSync(join(cwd, ".humanish/runs/latest.json"), JSON.stringify({ schema: "humanish.latest-run.v1", runId: "only", path: "../../etc", updatedAt: new Date().toISOString() }));
+    expect(await resolveRunDir(cwd, "latest")).toBe(join(cwd, ".humanish/runs/only"));
+  });
+
+  test("unknown ids, traversal, no runs and symlinked runs are refused with a next step", async () => {
+    const cwd = project();
+    const e = await rejects(resolveRunDir(cwd, "latest"), "HUMANISH_RUN_NOT_FOUND");
+    expect(e.next).toContain("humanish lab run");
+    await writeLiveTerminal(cwd, "real");
+    const e2 = await rejects(resolveRunDir(cwd, "missing"), "HUMANISH_RUN_NOT_FOUND");
+    expect(e2.next).toContain("humanish runs");
+    await rejects(resolveRunDir(cwd, "../real"), "HUMANISH_RUN_NOT_FOUND");
+    await rejects(resolveRunDir(cwd, ".."), "HUMANISH_RUN_NOT_FOUND");
+    symlinkSync(join(cwd, ".humanish/runs/real"), join(cwd, ".humanish/runs/alias"));
+    await rejects(resolveRunDir(cwd, "alias"), "HUMANISH_INVALID_RUN_BUNDLE");
+  });
+});

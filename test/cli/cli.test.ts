@@ -1,0 +1,113 @@
+import { describe, expect, test } from "bun:test";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgv } from "../../src/cli/argv.ts";
+import { COMMANDS } from "../../src/cli/spec.ts";
+import { HANDLERS } from "../../src/cli/commands/index.ts";
+import { cli } from "./support.ts";
+
+const tmp = () => mkdtempSync(join(tmpdir(), "humanish-cli-"));
+
+describe("argv", () => {
+  test("every command in the table has a handler", () => {
+    for (const c of COMMANDS) expect(HANDLERS[c.path.join(" ")]).toBeDefined();
+  });
+  test("unknown command suggests the nearest", async () => {
+    const r = await cli(["verfy"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("did you mean `verify`");
+    expect(r.stdout).toBe("");
+  });
+  test("unknown subcommand suggests the nearest", async () => {
+    const r = await cli(["lab", "rnu", "x"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("humanish lab run");
+  });
+  test("unknown flag suggests the nearest, or names the command that has it", async () => {
+    const a = await cli(["lab", "run", "default", "--jsno"]);
+    expect(a.code).toBe(1);
+    expect(a.stderr).toContain("did you mean `--json`");
+    const b = await cli(["verify", "--max-concurrent", "3"]);
+    expect(b.code).toBe(1);
+    expect(b.stderr).toContain("humanish env serve");
+  });
+  test("missing positional is a usage error", async () => {
+    const r = await cli(["lab", "run"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("<lab>");
+  });
+  test("a string flag without value is a usage error, not a crash", () => {
+    expect(parseArgv(["verify", "--run"]).kind).toBe("usage-error");
+  });
+});
+
+describe("envelopes", () => {
+  test("--version prints the version; --json is one document", async () => {
+    const r = await cli(["--version"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^humanish \d+\.\d+\.\d+ \(/);
+    const j = (await cli(["--version", "--json"])).json();
+    expect(j).toMatchObject({ schema: "humanish.version-result.v1", ok: true });
+  });
+  test("a domain failure in --json mode: schema, ok false, error {code, message}, exit 2", async () => {
+    const cwd = tmp();
+    const r = await cli(["lab", "inspect", "no-such-lab", "--cwd", cwd, "--json"]);
+    expect(r.code).toBe(2);
+    const j = r.json<{ schema: string; ok: boolean; error: { code: string; message: string; next?: string } }>();
+    expect(j.schema).toBe("humanish.lab-inspect-result.v1");
+    expect(j.ok).toBe(false);
+    expect(j.error.code).toBe("HUMANISH_LAB_NOT_FOUND");
+    expect(j.error.message).toContain("no-such-lab");
+    expect(r.stderr).toBe("");
+  });
+  test("human failure lines: failed / code / next on stderr", async () => {
+    const r = await cli(["lab", "inspect", "no-such-lab", "--cwd", tmp()]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("humanish lab inspect failed:");
+    expect(r.stderr).toContain("code: HUMANISH_LAB_NOT_FOUND");
+    expect(r.stderr).toContain("next: ");
+  });
+  test("--cwd that is not a directory", async () => {
+    const r = await cli(["runs", "--cwd", "/definitely/not/here", "--json"]);
+    expect(r.code).toBe(2);
+    expect(r.json<{ error: { code: string } }>().error.code).toBe("HUMANISH_INVALID_CWD");
+  });
+  test("--env-file missing and malformed", async () => {
+    const cwd = tmp();
+    const a = await cli(["doctor", "--cwd", cwd, "--env-file", "nope.env", "--json"]);
+    expect(a.json<{ error: { code: string } }>().error.code).toBe("HUMANISH_ENV_FILE_NOT_FOUND");
+    writeFileSync(join(cwd, "bad.env"), "GOOD=1\nthis is not an assignment\n");
+    const b = await cli(["doctor", "--cwd", cwd, "--env-file", "bad.env", "--json"]);
+    const err = b.json<{ error: { code: string; message: string } }>().error;
+    expect(err.code).toBe("HUMANISH_ENV_FILE_INVALID");
+    expect(err.message).toContain("bad.env:2");
+  });
+  test("lab list shows the embedded default lab", async () => {
+    const r = await cli(["lab", "list", "--cwd", tmp(), "--json"]);
+    expect(r.code).toBe(0);
+    const labs = r.json<{ labs: { id: string }[] }>().labs.map((l) => l.id);
+    expect(labs).toContain("jq-first-contact");
+  });
+  test("lab inspect default resolves the embedded jq lab", async () => {
+    const r = await cli(["lab", "inspect", "default", "--cwd", tmp(), "--json"]);
+    expect(r.code).toBe(0);
+    expect(r.json<{ lab: string; route: string }>()).toMatchObject({ lab: "jq-first-contact", route: "terminal" });
+  });
+  test("--dry-run with --live is refused before anything runs", async () => {
+    const r = await cli(["lab", "run", "default", "--dry-run", "--live", "--cwd", tmp(), "--json"]);
+    expect(r.code).toBe(2);
+    expect(r.json<{ error: { code: string } }>().error.code).toBe("HUMANISH_LAB_OPTION_CONFLICT");
+  });
+  test("an invalid --run-id is refused", async () => {
+    const r = await cli(["lab", "run", "default", "--run-id", "../escape", "--cwd", tmp(), "--json"]);
+    expect(r.code).toBe(2);
+    expect(r.json<{ error: { code: string } }>().error.code).toBe("HUMANISH_INVALID_RUN_ID");
+  });
+  test("secret values from the env never reach stdout or stderr", async () => {
+    const canary = "sk-canary-cli-0123456789abcdefghij";
+    const r = await cli(["lab", "inspect", canary, "--cwd", tmp(), "--json"], { ...process.env, OPENAI_API_KEY: canary });
+    expect(r.code).toBe(2);
+    expect(r.stdout + r.stderr).not.toContain(canary);
+  });
+});

@@ -1,0 +1,160 @@
+/**
+ * Lifecycle on the real Docker engine: setup failure, per-command timeout, capacity, the idle
+ * reaper on a half-open WebSocket, sandbox expiry, and shutdown releasing everything.
+ */
+import { afterEach, describe, expect, test } from "bun:test";
+import { setDefaultTimeout } from "bun:test";
+setDefaultTimeout(120_000);
+import { get, HalfOpenWs, inspectStatus, post, startTestServer, terminal, WsClient, type TestServer } from "./support.ts";
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+async function server(overrides: Parameters<typeof startTestServer>[0] = {}): Promise<TestServer> {
+  const t = await startTestServer(overrides);
+  cleanups.push(() => t.cleanup());
+  return t;
+}
+
+describe("episode lifecycle (docker)", () => {
+  test("a failing setup ends the reset with done = true, the captured results, and releases the sandbox", async () => {
+    const t = await server();
+    const r = await post(t.server.url, "/reset", { setup: ["echo one", "echo broken >&2; exit 7", "echo never"], verify: ["true"] });
+    expect(r.status).toBe(200);
+    expect(r.body.done).toBe(true);
+    expect(r.body.reward).toBeNull();
+    const setup = r.body.metadata.setup;
+    expect(setup).toHaveLength(2);
+    expect(setup[0]).toMatchObject({ stdout: "one\n", exit_code: 0 });
+    expect(setup[1]).toMatchObject({ stderr: "broken\n", exit_code: 7 });
+    expect(r.body.metadata.setup_failed).toMatchObject({ index: 1, reason: "exited 7" });
+    expect(r.body.metadata.sandbox_release.outcome).toBe("released");
+    expect(await inspectStatus(r.body.metadata.sandbox_id)).toBe(404);
+    const step = await post(t.server.url, "/step", terminal({ command: "ls" }));
+    expect(step.body.observation.error.error_type).toBe("execution_error");
+    expect(t.server.stats().slotsInUse).toBe(0);
+  });
+
+  test("per-command timeout kills the command, reports it, and the episode goes on", async () => {
+    const t = await server({ commandTimeoutMs: 1500 });
+    await post(t.server.url, "/reset", { verify: ["test -f /home/user/after"] });
+    const started = Date.now();
+    const slow = await post(t.server.url, "/step", terminal({ command: "echo started; sleep 30; echo never" }));
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(slow.body.done).toBe(false);
+    expect(slow.body.observation.error.error_type).toBe("timeout");
+    expect(slow.body.observation.result).toMatchObject({ timed_out: true });
+    expect(slow.body.observation.result.stdout).toStartWith("started\n");
+    // The step's timeout_s overrides the default deadline.
+    const quick = await post(t.server.url, "/step", terminal({ command: "sleep 5" }, { timeout_s: 0.5 }));
+    expect(quick.body.observation.result.timed_out).toBe(true);
+    const ok = await post(t.server.url, "/step", terminal({ command: "touch after && echo fine" }));
+    expect(ok.body.observation.result).toMatchObject({ exit_code: 0, stdout: "fine\n" });
+    // No sleep survives the kill.
+    const ps = await post(t.server.url, "/step", terminal({ command: "ls /proc | grep -E '^[0-9]+$' | while read p; do cat /proc/$p/cmdline 2>/dev/null | tr '\\0' ' '; echo; done | grep -cE '^sleep (30|5) ' || true" }));
+    expect(ps.body.observation.result.stdout.trim()).toBe("0");
+    const fin = await post(t.server.url, "/step", terminal({ final_answer: "x" }));
+    expect(fin.body.reward).toBe(1);
+  });
+
+  test("capacity: a session beyond max-concurrent gets CAPACITY_REACHED; a failed create gives its slot back", async () => {
+    const t = await server({ maxConcurrent: 1 });
+    const a = await WsClient.connect(t.server.url);
+    const b = await WsClient.connect(t.server.url);
+    cleanups.push(() => (a.close(), b.close()));
+    const ra = await a.request({ type: "reset", data: {} });
+    expect(ra.data.done).toBe(false);
+    const rb = await b.request({ type: "reset", data: {} });
+    expect(rb).toMatchObject({ type: "error", data: { code: "CAPACITY_REACHED" } });
+    expect(rb.data.message).toContain("1 of 1");
+    const http = await post(t.server.url, "/reset", {});
+    expect(http.status).toBe(503);
+    expect(http.body.code).toBe("CAPACITY_REACHED");
+    expect(t.server.stats().slotsInUse).toBe(1);
+    // A's episode ends → its slot is free → B can start.
+    await a.request({ type: "step", data: { type: "call_tool", tool_name: "terminal", arguments: { final_answer: "x" } } });
+    const rb2 = await b.request({ type: "reset", data: {} });
+    expect(rb2.type).toBe("observation");
+    expect(rb2.data.done).toBe(false);
+  });
+
+  test("a sandbox that cannot be created ends the reset with done = true and frees the slot", async () => {
+    const t = await server({ maxConcurrent: 1 });
+    const { createDockerClient } = await import("../../src/docker/index.ts");
+    const { createDockerSandboxProvider } = await import("../../src/sandbox/index.ts");
+    const { envBackendFromProvider } = await import("../../src/env/backends.ts");
+    const { startEnvServer } = await import("../../src/env/server.ts");
+    const missing = await startEnvServer({
+      backend: envBackendFromProvider(createDockerSandboxProvider({ docker: createDockerClient() }), { image: "humanish-no-such-image:never" }),
+      port: 0,
+      maxConcurrent: 1,
+      log: () => undefined,
+    });
+    cleanups.push(async () => void (await missing.stop()));
+    const r = await post(missing.url, "/reset", {});
+    expect(r.body.done).toBe(true);
+    expect(r.body.metadata.error.code).toBe("HUMANISH_SANDBOX_IMAGE_MISSING");
+    expect(missing.stats().slotsInUse).toBe(0);
+    expect((await get(missing.url, "/state")).body.infrastructure_failure.code).toBe("HUMANISH_SANDBOX_IMAGE_MISSING");
+    expect(t.server.stats().slotsInUse).toBe(0);
+  });
+
+  test("the reaper frees a half-open WebSocket session's slot and removes its container", async () => {
+    const t = await server({ maxConcurrent: 1, sessionTimeoutMs: 1500, reaperIntervalMs: 250 });
+    const raw = await HalfOpenWs.open(t.server.url);
+    cleanups.push(() => raw.destroy());
+    raw.sendText(JSON.stringify({ type: "reset", data: { setup: ["echo hi"] } }));
+    const reset = JSON.parse(await raw.readText());
+    expect(reset.type).toBe("observation");
+    const id = reset.data.metadata.sandbox_id;
+    expect(await inspectStatus(id)).toBe(200);
+    expect(t.server.stats().slotsInUse).toBe(1);
+    // The client now goes silent: no close frame, no FIN, no pong.
+    const deadline = Date.now() + 20_000;
+    while (Date.now() < deadline && (t.server.stats().slotsInUse !== 0 || (await inspectStatus(id)) !== 404)) await Bun.sleep(200);
+    expect(t.server.stats().slotsInUse).toBe(0);
+    expect(await inspectStatus(id)).toBe(404);
+    expect(await t.containers()).toEqual([]);
+    // The freed slot is usable.
+    const c = await WsClient.connect(t.server.url);
+    cleanups.push(() => c.close());
+    expect((await c.request({ type: "reset", data: {} })).data.done).toBe(false);
+    expect(t.logs.some((l) => l.includes("reaper: idle"))).toBe(true);
+  });
+
+  test("a sandbox past its lifetime is an infrastructure failure, never a score", async () => {
+    const t = await server({ sandboxTimeoutMs: 2000 });
+    const r = await post(t.server.url, "/reset", { verify: ["true"] });
+    const id = r.body.metadata.sandbox_id;
+    await Bun.sleep(2600);
+    const fin = await post(t.server.url, "/step", terminal({ final_answer: "late" }));
+    expect(fin.body.done).toBe(true);
+    expect(fin.body.reward).toBeNull();
+    expect(fin.body.observation.error.error_type).toBe("execution_error");
+    const state = (await get(t.server.url, "/state")).body;
+    expect(state.infrastructure_failure.code).toBe("HUMANISH_ENV_SANDBOX_EXPIRED");
+    expect(state.reward).toBeNull();
+    expect(await inspectStatus(id)).toBe(404);
+  });
+
+  test("shutdown releases every owned sandbox by exact id; no container with our label remains", async () => {
+    const t = await server({ maxConcurrent: 3 });
+    const ws1 = await WsClient.connect(t.server.url);
+    const ws2 = await WsClient.connect(t.server.url);
+    const ids = [
+      (await ws1.request({ type: "reset", data: {} })).data.metadata.sandbox_id,
+      (await ws2.request({ type: "reset", data: {} })).data.metadata.sandbox_id,
+      (await post(t.server.url, "/reset", {})).body.metadata.sandbox_id,
+    ];
+    expect((await t.containers()).sort()).toEqual([...ids].sort());
+    const summary = await t.server.stop();
+    expect(summary.released).toBe(3);
+    expect(summary.unconfirmed).toBe(0);
+    expect(summary.proofs.map((p) => p.id).sort()).toEqual([...ids].sort());
+    for (const id of ids) expect(await inspectStatus(id)).toBe(404);
+    expect(await t.containers()).toEqual([]);
+    for (let i = 0; i < 50 && !(ws1.closed && ws2.closed); i++) await Bun.sleep(50);
+    expect(ws1.closed && ws2.closed).toBe(true);
+  });
+});
