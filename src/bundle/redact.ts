@@ -28,8 +28,11 @@ export const DEFAULT_TAIL_CHARS = 2000;
 const PATH_CHARS = "[^\\s\"'`<>|;,(){}\\[\\]\\\\]";
 /** A shape must not be glued to a preceding word character (e.g. `task-…` is not `sk-…`). */
 const WB = "(?<![A-Za-z0-9])";
-/** A path must start a token: not preceded by a path/URL character. */
-const PB = "(?<![A-Za-z0-9._~%+=:@/-])";
+/**
+ * A path must start a token: not preceded by a word or path character, so `http://h:80/tmp/x`,
+ * `./tmp/x` and `a/home/b` are left alone while `PATH=/home/a/bin` and `"/tmp/x"` are not.
+ */
+const PB = "(?<![A-Za-z0-9._~/-])";
 
 interface Shape {
   name: string;

@@ -112,7 +112,10 @@ function parseInner(text: string, source: string): ParseLabResult {
   const actor = actors[0];
   if (!isMapping(actor)) return fail([{ path: ["actors", 0], message: "must be a mapping with a `type`" }]);
   const type = actor.type;
-  if (typeof type !== "string") return fail([{ path: ["actors", 0, "type"], message: `is required: one of ${ROUTE_ACTOR_TYPES[route].join(", ")}` }]);
+  if (typeof type !== "string") {
+    const want = `one of ${ROUTE_ACTOR_TYPES[route].join(", ")}`;
+    return fail([{ path: ["actors", 0, "type"], message: type === undefined ? `is required: ${want}` : `must be a string: ${want}` }]);
+  }
   if (!ROUTE_ACTOR_TYPES[route].includes(type)) {
     const other: LabBackend = route === "terminal" ? "browser" : "terminal";
     if (ROUTE_ACTOR_TYPES[other].includes(type)) {

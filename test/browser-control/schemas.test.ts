@@ -35,7 +35,7 @@ describe("CuaAction: every kind", () => {
     screenshot: { kind: "screenshot" },
   };
   test("the nine kinds are exactly the v1 set", () => {
-    expect([...CUA_ACTION_KINDS].sort()).toEqual(Object.keys(samples).sort());
+    expect([...CUA_ACTION_KINDS].sort() as string[]).toEqual(Object.keys(samples).sort());
   });
   test.each(Object.entries(samples) as Array<[string, object]>)("%s parses and keeps its values (fractions preserved)", (_k, a) => {
     const r = cuaActionSchema.safeParse(a);

@@ -79,6 +79,12 @@ describe("redact: local paths", () => {
     expect(out).toBe(`open "${marker}" now`);
   });
 
+  test("paths after = and : are still paths", () => {
+    expect(redact("PATH=/home/alice/bin:/usr/bin", [])).toBe(`PATH=${REDACTED_RUNTIME_PATH}`);
+    expect(redact("dir:/tmp/abc", [])).toBe(`dir:${REDACTED_LOCAL_PATH}`);
+    expect(redact("--out=/Users/bob/x", [])).toBe(`--out=${REDACTED_LOCAL_PATH}`);
+  });
+
   test("URL paths and relative paths are not local paths", () => {
     const text = "GET http://127.0.0.1:8080/tmp/x and ./tmp/y and a/home/b";
     expect(redact(text, [])).toBe(text);

@@ -58,7 +58,7 @@ describe("episode lifecycle (docker)", () => {
     expect(fin.body.reward).toBe(1);
   });
 
-  test("capacity: a session beyond max-concurrent gets CAPACITY_REACHED; a failed create gives its slot back", async () => {
+  test("capacity: a session beyond max-concurrent gets CAPACITY_REACHED, and gets in once a slot frees", async () => {
     const t = await server({ maxConcurrent: 1 });
     const a = await WsClient.connect(t.server.url);
     const b = await WsClient.connect(t.server.url);
@@ -80,7 +80,6 @@ describe("episode lifecycle (docker)", () => {
   });
 
   test("a sandbox that cannot be created ends the reset with done = true and frees the slot", async () => {
-    const t = await server({ maxConcurrent: 1 });
     const { createDockerClient } = await import("../../src/docker/index.ts");
     const { createDockerSandboxProvider } = await import("../../src/sandbox/index.ts");
     const { envBackendFromProvider } = await import("../../src/env/backends.ts");
@@ -97,7 +96,6 @@ describe("episode lifecycle (docker)", () => {
     expect(r.body.metadata.error.code).toBe("HUMANISH_SANDBOX_IMAGE_MISSING");
     expect(missing.stats().slotsInUse).toBe(0);
     expect((await get(missing.url, "/state")).body.infrastructure_failure.code).toBe("HUMANISH_SANDBOX_IMAGE_MISSING");
-    expect(t.server.stats().slotsInUse).toBe(0);
   });
 
   test("the reaper frees a half-open WebSocket session's slot and removes its container", async () => {

@@ -1,0 +1,279 @@
+/**
+ * `scripted-browser`: a participant with no model that drives the same browser-control executor
+ * an LLM participant would (issue 4 §6). Each lab step becomes executor actions:
+ * - `open <path>` → keypress Ctrl+L, type `<origin><path>` (address bar, printable ASCII), Enter,
+ *   then observe until the page URL is the target (10 s);
+ * - `click {x,y,button}` → click; `type` → type; `press` → keypress; `scroll` → scroll at (x, y)
+ *   (absent: frame centre); `wait` → wait; `waitForText` → observe every 250 ms until the page
+ *   text contains it; `screenshot [label]` → observe, kept as evidence.
+ * Every action is a `ui_action` trace item; every observation (its url/text, in memory only) is
+ * kept for the hidden task checks the route evaluates after the participant ends. A failed step
+ * ends the participant with `step_failed` (a finding); an executor failure that is not an
+ * `action_rejected`/`not_dispatched` refusal is a harness failure (`harness_error`).
+ */
+import type { BrowserControlExecutor, CuaAction, CuaObservation } from "../../browser-control/index.ts";
+import { isCuaExecutorError } from "../../browser-control/index.ts";
+import type { ActorStatus, CompletionReason, TraceItem } from "../../bundle/index.ts";
+import type { BrowserStep } from "../../lab/schema.ts";
+
+/** Default `waitForText` poll interval, ms. */
+export const WAIT_FOR_TEXT_POLL_MS = 250;
+/** How long `open` waits for the URL to change, ms. */
+export const OPEN_SETTLE_MS = 10_000;
+
+/** One observation the participant made (text/url are runtime-only, never persisted). */
+export interface ObservationRecord {
+  at: string;
+  url?: string;
+  text?: string;
+  stateSignature: string;
+}
+
+/** A screenshot the participant kept as evidence. */
+export interface KeptScreenshot {
+  /** `NN-label` (no extension), unique within the participant. */
+  name: string;
+  png: Uint8Array;
+  at: string;
+}
+
+/** Options of {@link runScriptedBrowser}. */
+export interface ScriptedBrowserOptions {
+  executor: BrowserControlExecutor;
+  steps: readonly BrowserStep[];
+  /** App origin, e.g. `http://127.0.0.1:41731` (no trailing slash). */
+  origin: string;
+  /** Screen in px (for the scroll default point). */
+  width: number;
+  height: number;
+  /** Stops the participant between steps (deadline or SIGINT/SIGTERM). */
+  signal?: AbortSignal;
+  /** Progress hook per step (already safe to print: no typed text). */
+  onStep?: (index: number, step: BrowserStep) => void;
+}
+
+/** What the participant did. */
+export interface ScriptedBrowserOutcome {
+  status: ActorStatus;
+  completionReason: CompletionReason | "interrupted";
+  reason: string;
+  startedAt: string;
+  completedAt: string;
+  durationMs: number;
+  items: TraceItem[];
+  observations: ObservationRecord[];
+  screenshots: KeptScreenshot[];
+  /** Set when a harness fault (not a participant finding) ended the session. */
+  harnessError?: { code: string; message: string };
+}
+
+class StepFailed extends Error {}
+
+function describeStep(step: BrowserStep): string {
+  switch (step.kind) {
+    case "open":
+      return `open ${step.path}`;
+    case "click":
+      return `click (${step.x}, ${step.y})${step.button !== "left" ? ` ${step.button}` : ""}`;
+    case "type":
+      return `type ${step.text.length} chars`;
+    case "press":
+      return `press ${step.keys.join("+")}`;
+    case "scroll":
+      return `scroll ${step.scrollX},${step.scrollY}`;
+    case "wait":
+      return `wait ${step.ms} ms`;
+    case "waitForText":
+      return `waitForText`;
+    case "screenshot":
+      return `screenshot${step.label ? ` ${step.label}` : ""}`;
+  }
+}
+
+/**
+ * Run the steps in order. Never throws for participant or executor failures: the outcome says
+ * what happened.
+ */
+export async function runScriptedBrowser(opts: ScriptedBrowserOptions): Promise<ScriptedBrowserOutcome> {
+  const { executor } = opts;
+  const items: TraceItem[] = [];
+  const observations: ObservationRecord[] = [];
+  const screenshots: KeptScreenshot[] = [];
+  const started = Date.now();
+  const startedAt = new Date(started).toISOString();
+  let n = 0;
+  const nextId = (kind: string) => `${kind}-${String(++n).padStart(3, "0")}`;
+
+  const observe = async (): Promise<CuaObservation> => {
+    const o = await executor.observe(opts.signal);
+    observations.push({ at: new Date().toISOString(), stateSignature: o.stateSignature, ...(o.url !== undefined ? { url: o.url } : {}), ...(o.text !== undefined ? { text: o.text } : {}) });
+    return o;
+  };
+  const act = async (action: CuaAction, title: string) => {
+    const at = new Date().toISOString();
+    const recorded: Record<string, unknown> = { type: action.kind };
+    if ("x" in action) recorded.x = action.x;
+    if ("y" in action) recorded.y = action.y;
+    if (action.kind === "click" && action.button) recorded.button = action.button;
+    if (action.kind === "keypress") recorded.keys = action.keys;
+    if (action.kind === "scroll") Object.assign(recorded, { dx: action.dx, dy: action.dy });
+    if (action.kind === "wait" && action.ms !== undefined) recorded.ms = action.ms;
+    if (action.kind === "type") recorded.chars = action.text.length;
+    try {
+      await executor.execute(action, opts.signal);
+      items.push({
+        id: nextId("ui_action"),
+        kind: "ui_action",
+        lifecycle: "completed",
+        status: "dispatched",
+        title,
+        at,
+        action: recorded as { type: string },
+        ...("x" in action && "y" in action ? { coord: { x: action.x, y: action.y } } : {}),
+      });
+    } catch (e) {
+      items.push({ id: nextId("ui_action"), kind: "ui_action", lifecycle: "completed", status: isCuaExecutorError(e) ? `${e.errorCode}/${e.disposition}` : "failed", title, at, action: recorded as { type: string } });
+      throw e;
+    }
+  };
+
+  const runStep = async (step: BrowserStep, index: number) => {
+    const title = describeStep(step);
+    switch (step.kind) {
+      case "open": {
+        const target = `${opts.origin}${step.path}`;
+        await act({ kind: "keypress", keys: ["ctrl", "l"] }, `${title}: focus the address bar`);
+        await act({ kind: "type", text: target }, `${title}: type the URL`);
+        await act({ kind: "keypress", keys: ["Enter"] }, `${title}: go`);
+        const deadline = Date.now() + OPEN_SETTLE_MS;
+        for (;;) {
+          const o = await observe();
+          if (o.url === target || (o.url !== undefined && o.url.startsWith(target) && step.path === "/")) break;
+          if (Date.now() > deadline) throw new StepFailed(`step ${index + 1} (${title}): the page did not reach ${step.path}`);
+          await Bun.sleep(WAIT_FOR_TEXT_POLL_MS);
+        }
+        return;
+      }
+      case "click":
+        return act({ kind: "click", x: step.x, y: step.y, ...(step.button !== "left" ? { button: step.button } : {}) }, title);
+      case "type":
+        return act({ kind: "type", text: step.text }, title);
+      case "press":
+        return act({ kind: "keypress", keys: step.keys }, title);
+      case "scroll":
+        return act({ kind: "scroll", x: step.x ?? Math.floor(opts.width / 2), y: step.y ?? Math.floor(opts.height / 2), dx: step.scrollX, dy: step.scrollY }, title);
+      case "wait":
+        return act({ kind: "wait", ms: step.ms }, title);
+      case "waitForText": {
+        const deadline = Date.now() + step.timeoutMs;
+        for (;;) {
+          const o = await observe();
+          if (o.text?.includes(step.text)) return;
+          if (Date.now() > deadline) throw new StepFailed(`step ${index + 1} (waitForText): the text did not appear within ${step.timeoutMs} ms`);
+          await Bun.sleep(WAIT_FOR_TEXT_POLL_MS);
+        }
+      }
+      case "screenshot": {
+        const o = await observe();
+        const at = new Date().toISOString();
+        const name = `${String(screenshots.length + 1).padStart(2, "0")}-${step.label ?? "step"}`;
+        screenshots.push({ name, png: o.png, at });
+        items.push({ id: nextId("screenshot"), kind: "screenshot", lifecycle: "completed", title, at });
+        return;
+      }
+    }
+  };
+
+  let status: ActorStatus = "passed";
+  let completionReason: ScriptedBrowserOutcome["completionReason"] = "turn_completed";
+  let reason = `all ${opts.steps.length} steps ran`;
+  let harnessError: ScriptedBrowserOutcome["harnessError"];
+  for (let i = 0; i < opts.steps.length; i++) {
+    if (opts.signal?.aborted) {
+      status = "incomplete";
+      completionReason = "interrupted";
+      reason = `stopped before step ${i + 1}`;
+      break;
+    }
+    const step = opts.steps[i]!;
+    opts.onStep?.(i, step);
+    try {
+      await runStep(step, i);
+    } catch (e) {
+      if (e instanceof StepFailed) {
+        status = "incomplete";
+        completionReason = "step_failed";
+        reason = e.message;
+      } else if (isCuaExecutorError(e) && e.errorCode === "action_rejected" && e.disposition === "not_dispatched") {
+        status = "incomplete";
+        completionReason = "step_failed";
+        reason = `step ${i + 1} (${describeStep(step)}) was refused by the desktop before any input`;
+      } else if (opts.signal?.aborted) {
+        status = "incomplete";
+        completionReason = "interrupted";
+        reason = `stopped during step ${i + 1}`;
+      } else {
+        status = "failed";
+        completionReason = "harness_error";
+        const code = isCuaExecutorError(e) ? e.code : "HUMANISH_BROWSER_PARTICIPANT_FAILED";
+        reason = `step ${i + 1} (${describeStep(step)}) failed in the desktop: ${isCuaExecutorError(e) ? `${e.errorCode}/${e.disposition}` : "unexpected error"}`;
+        harnessError = { code, message: reason };
+      }
+      break;
+    }
+  }
+  if (status === "passed") {
+    // The final frame is evidence and a last observation for the hidden checks.
+    try {
+      const o = await observe();
+      screenshots.push({ name: `${String(screenshots.length + 1).padStart(2, "0")}-final`, png: o.png, at: new Date().toISOString() });
+    } catch (e) {
+      status = "failed";
+      completionReason = "harness_error";
+      reason = "the final observation failed";
+      harnessError = { code: isCuaExecutorError(e) ? e.code : "HUMANISH_BROWSER_PARTICIPANT_FAILED", message: reason };
+    }
+  }
+  const completed = Date.now();
+  return {
+    status,
+    completionReason,
+    reason,
+    startedAt,
+    completedAt: new Date(completed).toISOString(),
+    durationMs: completed - started,
+    items,
+    observations,
+    screenshots,
+    ...(harnessError ? { harnessError } : {}),
+  };
+}
+
+/** A browser task's hidden check (normalised lists), as in the lab schema. */
+export interface BrowserCheck {
+  textIncludes?: string[];
+  textExcludes?: string[];
+  urlIncludes?: string;
+  urlPathEquals?: string;
+}
+
+/**
+ * Evaluate a hidden check over the observations: passes when ONE observation satisfies ALL
+ * present conditions. Returns the index of the first satisfying observation, or -1.
+ */
+export function evaluateCheck(check: BrowserCheck, observations: readonly ObservationRecord[]): number {
+  return observations.findIndex((o) => {
+    if (check.textIncludes && !(o.text !== undefined && check.textIncludes.every((t) => o.text!.includes(t)))) return false;
+    if (check.textExcludes && !(o.text !== undefined && check.textExcludes.every((t) => !o.text!.includes(t)))) return false;
+    if (check.urlIncludes !== undefined && !(o.url !== undefined && o.url.includes(check.urlIncludes))) return false;
+    if (check.urlPathEquals !== undefined) {
+      if (o.url === undefined) return false;
+      try {
+        if (new URL(o.url).pathname !== check.urlPathEquals) return false;
+      } catch {
+        return false;
+      }
+    }
+    return true;
+  });
+}

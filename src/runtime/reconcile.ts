@@ -1,0 +1,65 @@
+/**
+ * Orphan reconciliation (issue 4 §5; ARCHITECTURE.md invariant 7): the CLI calls
+ * {@link reconcileOrphans} at the start of every command. It lists containers labelled
+ * `humanish.owner=humanish` that carry a controller label (only to FIND candidates), keeps those
+ * whose controlling process is no longer alive (./controller.ts), releases each by its exact id,
+ * and records the outcome in that run's directory as `orphan-release.json`
+ * (`humanish.orphan-release.v1`, appended per container) when the run directory exists in `cwd`.
+ */
+import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { DockerClient } from "../docker/index.ts";
+import { releaseContainer } from "../sandbox/release.ts";
+import type { ReleaseProof } from "../sandbox/types.ts";
+import { CONTROLLER_LABEL, isControllerLive } from "./controller.ts";
+
+/** File written into `.humanish/runs/<runId>/` for each orphan released from that run. */
+export const ORPHAN_RELEASE_FILE = "orphan-release.json";
+
+/** One reconciled container. */
+export interface OrphanRelease {
+  runId: string | null;
+  proof: ReleaseProof;
+  /** Path of the record written, relative to cwd, or null when the run dir is not in this cwd. */
+  recordedIn: string | null;
+}
+
+const RUN_ID = /^[a-z0-9][a-z0-9-]{0,127}$/;
+
+function record(cwd: string, runId: string, proof: ReleaseProof): string | null {
+  const dir = join(cwd, ".humanish", "runs", runId);
+  if (!existsSync(dir)) return null;
+  const file = join(dir, ORPHAN_RELEASE_FILE);
+  let doc: { schema: string; runId: string; releases: ReleaseProof[] } = { schema: "humanish.orphan-release.v1", runId, releases: [] };
+  try {
+    const prev = JSON.parse(readFileSync(file, "utf8"));
+    if (prev?.schema === doc.schema && Array.isArray(prev.releases)) doc = prev;
+  } catch {
+    /* first record */
+  }
+  doc.releases.push(proof);
+  const tmp = `${file}.tmp-${process.pid}`;
+  writeFileSync(tmp, JSON.stringify(doc, null, 2) + "\n", { mode: 0o600 });
+  renameSync(tmp, file);
+  return join(".humanish", "runs", runId, ORPHAN_RELEASE_FILE);
+}
+
+/**
+ * Release orphaned humanish containers whose controller is gone. Never throws for a single
+ * container (its proof says `unconfirmed`); throws `HUMANISH_DOCKER_UNAVAILABLE` only when the
+ * engine cannot be listed — callers that must not fail on a missing engine catch that.
+ */
+export async function reconcileOrphans(docker: DockerClient, cwd: string): Promise<OrphanRelease[]> {
+  const rows = await docker.containerList({ all: true, labels: ["humanish.owner=humanish", CONTROLLER_LABEL] });
+  const out: OrphanRelease[] = [];
+  for (const row of rows) {
+    const controller = row.Labels?.[CONTROLLER_LABEL];
+    if (!controller || isControllerLive(controller)) continue;
+    const label = row.Labels?.["humanish.run"];
+    const runId = label && RUN_ID.test(label) ? label : null;
+    const proof = await releaseContainer(docker, row.Id);
+    const recordedIn = runId ? record(cwd, runId, { ...proof, reason: `orphan (controller gone): ${proof.reason}` }) : null;
+    out.push({ runId, proof, recordedIn });
+  }
+  return out;
+}
