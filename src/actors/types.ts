@@ -57,7 +57,9 @@ export type CompletionReason =
   | "budget_reached"
   | "actor_error"
   | "step_failed"
-  | "harness_error";
+  | "harness_error"
+  /** The study was interrupted (SIGINT/SIGTERM) while the participant ran. */
+  | "interrupted";
 
 /** Which deadline stopped a participant command, if any. */
 export type DeadlineKind =
@@ -127,7 +129,8 @@ export interface ActorRuntime {
   observedVersion?: string;
   versionStatus: "unobserved" | "verified" | "failed";
   requestedModel?: string;
-  modelStatus: "declared" | "runtime_default_unobserved";
+  /** `declared` by the lab, or `humanish_default` when the lab named none and humanish passed its default. */
+  modelStatus: "declared" | "humanish_default";
   requestedReasoningEffort?: string;
   usageGranularity: "runtime_turn";
 }

@@ -10,6 +10,7 @@
  * buffer only after the length is validated and fills it in place, so fragmented (1-byte) and
  * coalesced (many frames per chunk) input cost one copy per byte.
  */
+import { isAscii, isUtf8 } from "node:buffer";
 import { MAX_FRAME_BYTES } from "./schemas.ts";
 import { cuaError } from "./errors.ts";
 
@@ -32,6 +33,28 @@ export interface FrameDecodeResult {
 }
 
 const fatalDecoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+/** Below this size the fatal TextDecoder is fastest; above it simdutf validation + a plain slice. */
+const LARGE_PAYLOAD = 4096;
+const copyBytes = Buffer.prototype.copy as (this: Uint8Array, target: Uint8Array, targetStart: number) => number;
+const NOTHING: FrameDecodeResult = Object.freeze({ messages: Object.freeze([]) as unknown as unknown[], fault: null });
+
+/**
+ * Strict UTF-8 decode (same acceptance as `TextDecoder("utf-8", {fatal: true})`): overlong
+ * forms, surrogates, truncated sequences, lone continuation bytes and code points above
+ * U+10FFFF are refused (null). Large payloads are validated with `isUtf8` and then sliced.
+ */
+function decodeStrictUtf8(body: Uint8Array): string | null {
+  if (body.byteLength < LARGE_PAYLOAD) {
+    try {
+      return fatalDecoder.decode(body);
+    } catch {
+      return null;
+    }
+  }
+  if (!isUtf8(body)) return null;
+  const buf = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  return isAscii(body) ? buf.toString("latin1") : buf.toString("utf8");
+}
 
 /**
  * Encode one message as a frame: 4-byte BE length + UTF-8 JSON.
@@ -103,10 +126,19 @@ export class FrameDecoder {
     return this.faulted;
   }
 
-  /** Feed one chunk; see {@link FrameDecodeResult}. */
+  /**
+   * Feed one chunk; see {@link FrameDecodeResult}. When the chunk completes no frame, a shared
+   * frozen empty result is returned (do not mutate `messages`).
+   */
   push(chunk: Uint8Array): FrameDecodeResult {
+    if (this.faulted) return { messages: [], fault: this.faulted };
+    // Fast path: the chunk only extends a payload without completing it.
+    const p0 = this.payload;
+    if (p0 !== null && p0.byteLength - this.payloadFill > chunk.byteLength) {
+      this.payloadFill += copyBytes.call(chunk, p0, this.payloadFill);
+      return NOTHING;
+    }
     const messages: unknown[] = [];
-    if (this.faulted) return { messages, fault: this.faulted };
     let off = 0;
     const n = chunk.byteLength;
     while (off < n) {
@@ -147,7 +179,7 @@ export class FrameDecoder {
         if (!this.finish(p, messages)) return { messages, fault: this.faulted };
       }
     }
-    return { messages, fault: null };
+    return messages.length === 0 ? NOTHING : { messages, fault: null };
   }
 
   private checkLength(len: number): boolean {
@@ -160,7 +192,7 @@ export class FrameDecoder {
 
   /** The only payload allocation; called after {@link checkLength} accepted `len`. */
   private allocate(len: number): void {
-    this.payload = new Uint8Array(len);
+    this.payload = Buffer.allocUnsafeSlow(len);
     this.payloadFill = 0;
   }
 
@@ -169,16 +201,18 @@ export class FrameDecoder {
       this.faulted = { kind: "bom", detail: "frame payload starts with a UTF-8 byte-order mark" };
       return false;
     }
-    let text: string;
-    try {
-      text = fatalDecoder.decode(body);
-    } catch {
-      this.faulted = { kind: "bad_utf8", detail: "frame payload is not strict UTF-8" };
-      return false;
-    }
     if (this.raw) {
+      if (!isUtf8(body)) {
+        this.faulted = { kind: "bad_utf8", detail: "frame payload is not strict UTF-8" };
+        return false;
+      }
       out.push(body);
       return true;
+    }
+    const text = decodeStrictUtf8(body);
+    if (text === null) {
+      this.faulted = { kind: "bad_utf8", detail: "frame payload is not strict UTF-8" };
+      return false;
     }
     try {
       out.push(JSON.parse(text));

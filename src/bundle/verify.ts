@@ -8,6 +8,7 @@
  *  4 `redaction passed`       5 `storage containment`   6 `artifacts intact`
  *  7 `no unlisted files`      8 `public-safety scan`    9 `artifact schemas`
  * 10 `screenshots admitted`  11 `terminal-product evidence` (live terminal; dry run exempt)
+ * 11b `browser evidence` (live browser: trace lane, desktop geometry, a screenshot for a pass)
  * 12 `cleanup proven`        13 `caps respected`        14 `cost labeling`
  * 15 `actor engagement`      16 `verdict consistency`
  * `ok` = every check ok. `shareSafety`: any failed check → `blocked` (`VERIFY_FAILED`), scan
@@ -21,7 +22,7 @@ import type { z } from "zod";
 import { buildNoSpendProof, deriveVerdict, round6, tallyParticipants, taskFunnel } from "./derive.ts";
 import { artifactRootFor, DERIVED_FILES, isSafeRunSegment, RUN_FILE, safeRelPath } from "./paths.ts";
 import { admitPngBytes } from "./png.ts";
-import { findSensitive } from "./redact.ts";
+import { decodeBase64Payload, findSensitive, pngNonImageChunks, splitPngDataUris } from "./redact.ts";
 import {
   type ActorTrace,
   ActorTraceSchema,
@@ -90,7 +91,15 @@ async function walk(root: string): Promise<{ entries: FileEntry[]; truncated: bo
 }
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
+/** Decoded text per byte array (each file is decoded once per verify). */
+const textCache = new WeakMap<Uint8Array, string | null>();
 function decodeText(bytes: Uint8Array): string | null {
+  if (textCache.has(bytes)) return textCache.get(bytes)!;
+  const t = decodeTextUncached(bytes);
+  textCache.set(bytes, t);
+  return t;
+}
+function decodeTextUncached(bytes: Uint8Array): string | null {
   try {
     const s = utf8.decode(bytes);
     // Text = strict UTF-8 without control bytes other than tab/newline/CR (ESC allowed for ANSI transcripts).
@@ -116,42 +125,63 @@ function jsonStrings(v: unknown, out: string[]): void {
   }
 }
 
-/** Scan one file's content; returns shape names found (JSON is scanned raw AND decoded). */
+/** Latin1 view of bytes (every byte one char), for pattern scans of binary content. */
+function latin1(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1");
+}
+
+/**
+ * Scan one file's content; returns the shape names found. Text is scanned as text, and JSON is
+ * scanned raw AND decoded; embedded PNG data-URI payloads are scanned as PNGs (their non-image
+ * chunks), never as text; a binary PNG is scanned through its non-image chunks; any other binary
+ * is scanned through a latin1 view.
+ */
 function scanContent(rel: string, bytes: Uint8Array): string[] {
   const found = new Set<string>();
-  const latin1 = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1");
-  for (const f of findSensitive(latin1, 10)) found.add(f.shape);
+  const scan = (s: string) => {
+    for (const f of findSensitive(s, 10)) found.add(f.shape);
+  };
+  const scanBinary = (b: Uint8Array) => {
+    const chunks = pngNonImageChunks(b);
+    if (chunks) for (const c of chunks) scan(latin1(c));
+    else scan(latin1(b));
+  };
   const text = decodeText(bytes);
-  if (text !== null) {
-    for (const f of findSensitive(text, 10)) found.add(f.shape);
-    const lower = rel.toLowerCase();
-    const docs: unknown[] = [];
-    if (lower.endsWith(".json")) {
+  if (text === null) {
+    scanBinary(bytes);
+    return [...found];
+  }
+  const { outside, payloads } = splitPngDataUris(text);
+  const bare = outside.join("\n");
+  scan(bare);
+  for (const p of payloads) scanBinary(decodeBase64Payload(p));
+  const lower = rel.toLowerCase();
+  const docs: unknown[] = [];
+  if (lower.endsWith(".json")) {
+    try {
+      docs.push(JSON.parse(text));
+    } catch {
+      /* shape checks report malformed JSON */
+    }
+  } else if (lower.endsWith(".ndjson")) {
+    for (const line of text.split("\n")) {
+      if (!line.trim()) continue;
       try {
-        docs.push(JSON.parse(text));
+        docs.push(JSON.parse(line));
       } catch {
-        /* shape checks report malformed JSON */
-      }
-    } else if (lower.endsWith(".ndjson")) {
-      for (const line of text.split("\n")) {
-        if (!line.trim()) continue;
-        try {
-          docs.push(JSON.parse(line));
-        } catch {
-          /* reported by artifact schemas */
-        }
+        /* reported by artifact schemas */
       }
     }
-    const strings: string[] = [];
-    for (const d of docs) jsonStrings(d, strings);
-    for (const s of strings) for (const f of findSensitive(s, 10)) found.add(f.shape);
-    // Percent-encoded content (URLs in transcripts) is decoded once more.
-    if (/%[0-9A-Fa-f]{2}/.test(text)) {
-      try {
-        for (const f of findSensitive(decodeURIComponent(text), 10)) found.add(f.shape);
-      } catch {
-        /* not decodable as a whole: fine */
-      }
+  }
+  const strings: string[] = [];
+  for (const d of docs) jsonStrings(d, strings);
+  for (const s of strings) scan(splitPngDataUris(s).outside.join("\n"));
+  // Percent-encoded content (URLs in transcripts) is decoded once more.
+  if (/%[0-9A-Fa-f]{2}/.test(bare)) {
+    try {
+      scan(decodeURIComponent(bare));
+    } catch {
+      /* not decodable as a whole: fine */
     }
   }
   return [...found];
@@ -237,10 +267,16 @@ export async function verifyRun(runDir: string): Promise<VerifyResult> {
   };
   const warnings: string[] = [];
 
-  // Walk and read everything regular (bounded).
-  const { entries, truncated } = await walk(runDir);
-  const files = new Map<string, Uint8Array>();
+  // Walk and read everything regular (bounded). An unreadable entry is a containment finding.
   const containment: string[] = [];
+  let entries: FileEntry[] = [];
+  let truncated = false;
+  try {
+    ({ entries, truncated } = await walk(runDir));
+  } catch (e) {
+    containment.push(`run directory could not be walked: ${(e as NodeJS.ErrnoException).code ?? "error"}`);
+  }
+  const files = new Map<string, Uint8Array>();
   if (truncated) containment.push(`directory exceeds ${VERIFY_LIMITS.maxFiles} entries or depth ${VERIFY_LIMITS.maxDepth}`);
   let total = 0;
   for (const e of entries) {
@@ -259,7 +295,11 @@ export async function verifyRun(runDir: string): Promise<VerifyResult> {
         containment.push(`run directory exceeds ${VERIFY_LIMITS.maxTotalBytes} bytes`);
         break;
       }
-      files.set(e.rel, new Uint8Array(await readFile(join(runDir, e.rel))));
+      try {
+        files.set(e.rel, new Uint8Array(await readFile(join(runDir, e.rel))));
+      } catch (err) {
+        containment.push(`${e.rel}: unreadable (${(err as NodeJS.ErrnoException).code ?? "error"})`);
+      }
     }
   }
 
@@ -293,6 +333,8 @@ export async function verifyRun(runDir: string): Promise<VerifyResult> {
       const dur = Date.parse(b.completedAt) - Date.parse(b.createdAt);
       if (dur < 0) problems.push("completedAt is before createdAt");
       else if (dur !== b.durationMs) problems.push(`durationMs ${b.durationMs} != completedAt - createdAt (${dur})`);
+      const ref = b.lab.source.ref;
+      if (ref.startsWith("/") || ref.split("/").includes("..")) problems.push(`lab.source.ref ${JSON.stringify(ref)} must be embedded:<id> or a project-relative path`);
       const ids = new Set<string>();
       for (const p of b.participants) {
         if (ids.has(p.id)) problems.push(`participant id ${p.id} is duplicated`);
@@ -465,11 +507,35 @@ export async function verifyRun(runDir: string): Promise<VerifyResult> {
     const shotPaths = new Set(b ? b.artifacts.filter((a) => a.kind === "screenshot").map((a) => a.path) : []);
     const pngs = new Set<string>([...shotPaths]);
     for (const rel of files.keys()) if (isPngName(rel)) pngs.add(rel);
+    // Identical bytes are admitted once (a report inlines the same frames it lists).
+    const admitted = new Map<string, Awaited<ReturnType<typeof admitPngBytes>>>();
+    const admitOnce = async (bytes: Uint8Array) => {
+      const key = sha256(bytes);
+      let r = admitted.get(key);
+      if (!r) {
+        r = await admitPngBytes(bytes);
+        admitted.set(key, r);
+      }
+      return r;
+    };
     for (const rel of [...pngs].sort()) {
       const bytes = files.get(rel);
       if (!bytes) continue; // missing: reported by artifacts intact
-      const adm = await admitPngBytes(bytes);
+      const adm = await admitOnce(bytes);
       if (!adm.ok) problems.push(`${rel}: not admitted as PNG (${adm.code}: ${adm.detail})`);
+    }
+    let embedded = 0;
+    for (const [rel, bytes] of files) {
+      if (isPngName(rel)) continue;
+      const text = decodeText(bytes);
+      if (text === null || !text.includes("data:image/png;base64,")) continue;
+      const { payloads } = splitPngDataUris(text);
+      for (let i = 0; i < payloads.length; i++) {
+        embedded++;
+        const adm = await admitOnce(decodeBase64Payload(payloads[i]!));
+        if (!adm.ok) problems.push(`${rel}: embedded PNG #${i + 1} not admitted (${adm.code}: ${adm.detail})`);
+      }
+      if (payloads.length) raw = true;
     }
     for (const [path, t] of traces) {
       for (const it of t.items) {
@@ -486,7 +552,7 @@ export async function verifyRun(runDir: string): Promise<VerifyResult> {
       if (rel === RUN_FILE || shotPaths.has(rel)) continue;
       if (decodeText(bytes) === null) unscanned.push(rel);
     }
-    add("screenshots admitted", problems, `${pngs.size} PNG file(s) admitted`);
+    add("screenshots admitted", problems, `${pngs.size} PNG file(s)${embedded ? ` and ${embedded} embedded PNG(s)` : ""} admitted`);
   }
 
   // 11: terminal-product evidence (live terminal only).
@@ -538,6 +604,33 @@ export async function verifyRun(runDir: string): Promise<VerifyResult> {
       }
     } else if (b && b.route === "browser") msg = "browser run: terminal evidence not applicable";
     add("terminal-product evidence", b ? problems : ["no valid bundle"], msg);
+  }
+
+  // 11b: browser evidence (live browser only).
+  {
+    const problems: string[] = [];
+    let msg = "not a browser run";
+    if (b && b.route === "browser") {
+      if (b.mode === "dry-run") msg = "dry run: contract only, exempt";
+      else {
+        msg = "traces, geometry and screenshots present";
+        for (const p of b.participants) {
+          if (p.trace === null) {
+            if (p.status !== "failed") problems.push(`participant ${p.id} has no trace`);
+            continue;
+          }
+          const t = traces.get(p.trace);
+          if (!t) {
+            problems.push(`participant ${p.id}: trace ${p.trace} missing or invalid`);
+            continue;
+          }
+          if (t.lane !== "scripted-browser" && t.lane !== "computer-use") problems.push(`participant ${p.id}: trace lane ${t.lane}, expected scripted-browser or computer-use`);
+          if (!p.desktopGeometry) problems.push(`participant ${p.id}: no desktop geometry recorded`);
+          if (p.status === "passed" && !t.items.some((i) => i.screenshotRef)) problems.push(`participant ${p.id} passed without a single screenshot`);
+        }
+      }
+    }
+    add("browser evidence", b ? problems : ["no valid bundle"], msg);
   }
 
   // 12: cleanup proven.

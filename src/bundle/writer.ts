@@ -18,7 +18,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, renameSync, writeSync } from "node:fs";
 import { lstat, mkdir, open, readFile, rename, rm } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, sep } from "node:path";
 import { HumanishError } from "../errors.ts";
 import { deriveReview, summarizeCost } from "./derive.ts";
 import { artifactRootFor, assertRunId, DERIVED_FILES, RUN_FILE, runDirFor, runsDir, safeRelPath } from "./paths.ts";
@@ -141,8 +141,8 @@ function describeZod(err: z.ZodError): string {
     .join("; ");
 }
 
-/** Atomic file write: temp in the same dir, fsync, rename. */
-async function atomicWrite(path: string, bytes: Uint8Array): Promise<void> {
+/** Atomic file write: temp in the same dir, fsync, rename. `label` names the file in errors (never an absolute path). */
+async function atomicWrite(path: string, bytes: Uint8Array, label: string): Promise<void> {
   const tmp = join(dirname(path), `.tmp-${randomBytes(6).toString("hex")}`);
   try {
     const fh = await open(tmp, "wx", 0o600);
@@ -155,7 +155,7 @@ async function atomicWrite(path: string, bytes: Uint8Array): Promise<void> {
     await rename(tmp, path);
   } catch (e) {
     await rm(tmp, { force: true }).catch(() => undefined);
-    throw new HumanishError("HUMANISH_BUNDLE_WRITE_FAILED", `could not write ${path}: ${(e as Error).message}`, {
+    throw new HumanishError("HUMANISH_BUNDLE_WRITE_FAILED", `could not write ${label}: ${(e as NodeJS.ErrnoException).code ?? "error"}`, {
       next: "check free disk space and permissions of the .humanish directory",
       cause: e,
     });
@@ -174,6 +174,18 @@ function atomicWriteSync(path: string, bytes: Uint8Array): void {
   renameSync(tmp, path);
 }
 
+/**
+ * The lab reference as persisted: `embedded:<id>` and relative paths stay; an absolute path under
+ * the project becomes project-relative; any other absolute path keeps only its file name under
+ * `[external]/` (the absolute cwd and host paths are never persisted).
+ */
+export function labRefFor(ref: string, cwd: string): string {
+  if (!ref.startsWith("/")) return ref;
+  const rel = relative(cwd, ref);
+  if (rel && !rel.startsWith("..") && !isAbsolute(rel)) return rel.split(sep).join("/");
+  return `[external]/${basename(ref)}`;
+}
+
 /** Refuse a symlinked or non-directory `.humanish` / `.humanish/runs`. */
 function ensureRunsDir(cwd: string): string {
   const dirs = [join(cwd, ".humanish"), runsDir(cwd)];
@@ -186,7 +198,7 @@ function ensureRunsDir(cwd: string): string {
         mkdirSync(d, { mode: 0o700 });
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== "EEXIST") {
-          throw new HumanishError("HUMANISH_BUNDLE_WRITE_FAILED", `could not create ${d}: ${(e as Error).message}`, {
+          throw new HumanishError("HUMANISH_BUNDLE_WRITE_FAILED", `could not create ${relative(cwd, d)} in the project directory: ${(e as NodeJS.ErrnoException).code ?? "error"}`, {
             next: "check that --cwd is a writable project directory",
             cause: e,
           });
@@ -195,8 +207,8 @@ function ensureRunsDir(cwd: string): string {
       st = lstatSync(d);
     }
     if (!st.isDirectory() || st.isSymbolicLink()) {
-      throw new HumanishError("HUMANISH_UNSAFE_PROJECT_PATH", `${d} is not a real directory (symlink or file)`, {
-        next: `remove ${d} or replace it with a plain directory`,
+      throw new HumanishError("HUMANISH_UNSAFE_PROJECT_PATH", `${relative(cwd, d)} is not a real directory (symlink or file)`, {
+        next: `remove ${relative(cwd, d)} or replace it with a plain directory`,
       });
     }
   }
@@ -245,9 +257,16 @@ function makeWriter(st: WriterState): RunWriter {
       try {
         s = await lstat(cur);
       } catch {
-        await mkdir(cur, { mode: 0o700 }).catch((e: NodeJS.ErrnoException) => {
-          if (e.code !== "EEXIST") throw e;
-        });
+        try {
+          await mkdir(cur, { mode: 0o700 });
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code !== "EEXIST") {
+            throw new HumanishError("HUMANISH_BUNDLE_WRITE_FAILED", `could not create ${artifactRootFor(st.runId)}/${parts.slice(0, parts.indexOf(seg) + 1).join("/")}: ${(e as NodeJS.ErrnoException).code ?? "error"}`, {
+              next: "check free disk space and permissions of the .humanish directory",
+              cause: e,
+            });
+          }
+        }
         s = await lstat(cur);
       }
       if (!s.isDirectory() || s.isSymbolicLink()) {
@@ -309,7 +328,13 @@ function makeWriter(st: WriterState): RunWriter {
         });
       }
     }
-    if (st.redactor.containsSecret(out)) {
+    let asText: string | null;
+    try {
+      asText = new TextDecoder("utf-8", { fatal: true }).decode(out);
+    } catch {
+      asText = null;
+    }
+    if (st.redactor.containsSecret(asText ?? out)) {
       throw new HumanishError("HUMANISH_REDACTION_FAILED", `${rel}: a secret value survived redaction; nothing was written`, {
         next: "report this as a bug: the redactor must scrub every provisioned value",
       });
@@ -337,7 +362,7 @@ function makeWriter(st: WriterState): RunWriter {
     };
     const checked = RunStatusSchema.parse(st.redactor.value(next));
     st.status = checked;
-    await atomicWrite(join(st.runDir, "status.json"), new TextEncoder().encode(st.redactor.json(checked)));
+    await atomicWrite(join(st.runDir, "status.json"), new TextEncoder().encode(st.redactor.json(checked)), `${artifactRootFor(st.runId)}/status.json`);
   };
 
   const startHeartbeat = () => {
@@ -366,7 +391,7 @@ function makeWriter(st: WriterState): RunWriter {
       return serial(async () => {
         const { rel, abs } = await contained(relPath);
         const bytes = await prepareBytes(rel, data, opts.kind);
-        await atomicWrite(abs, bytes);
+        await atomicWrite(abs, bytes, `${artifactRootFor(st.runId)}/${rel}`);
         st.tracked.set(rel, opts.kind);
         return { path: rel, kind: opts.kind, bytes: bytes.byteLength, sha256: sha256(bytes) };
       });
@@ -393,7 +418,7 @@ function makeWriter(st: WriterState): RunWriter {
         const line = st.redactor.text(JSON.stringify(redacted));
         if (line.includes("\n")) throw new HumanishError("HUMANISH_INVALID_ARTIFACT", `${rel}: record serialised with a raw newline`, { next: "report this as a bug" });
         const bytes = new TextEncoder().encode(`${line}\n`);
-        if (st.redactor.containsSecret(bytes)) {
+        if (st.redactor.containsSecret(line)) {
           throw new HumanishError("HUMANISH_REDACTION_FAILED", `${rel}: a secret value survived redaction; nothing was appended`, { next: "report this as a bug" });
         }
         try {
@@ -405,7 +430,7 @@ function makeWriter(st: WriterState): RunWriter {
             await fh.close();
           }
         } catch (e) {
-          throw new HumanishError("HUMANISH_BUNDLE_WRITE_FAILED", `could not append to ${rel}: ${(e as Error).message}`, {
+          throw new HumanishError("HUMANISH_BUNDLE_WRITE_FAILED", `could not append to ${rel}: ${(e as NodeJS.ErrnoException).code ?? "error"}`, {
             next: "check free disk space and permissions of the .humanish directory",
             cause: e,
           });
@@ -425,7 +450,7 @@ function makeWriter(st: WriterState): RunWriter {
         }
         // Re-check what other code wrote: screenshots admitted, text free of secrets and shapes.
         const prepared = await prepareBytes(rel, bytes, opts.kind);
-        if (prepared.byteLength !== bytes.byteLength || sha256(prepared) !== sha256(bytes)) await atomicWrite(abs, prepared);
+        if (prepared.byteLength !== bytes.byteLength || sha256(prepared) !== sha256(bytes)) await atomicWrite(abs, prepared, `${artifactRootFor(st.runId)}/${rel}`);
         st.tracked.set(rel, opts.kind);
       });
     },
@@ -462,7 +487,7 @@ function makeWriter(st: WriterState): RunWriter {
           try {
             bytes = new Uint8Array(await readFile(join(st.runDir, rel)));
           } catch (e) {
-            throw new HumanishError("HUMANISH_BUNDLE_WRITE_FAILED", `artifact ${rel} vanished before finalize: ${(e as Error).message}`, {
+            throw new HumanishError("HUMANISH_BUNDLE_WRITE_FAILED", `artifact ${rel} vanished before finalize: ${(e as NodeJS.ErrnoException).code ?? "error"}`, {
               next: "do not modify the run directory while a run is being written",
             });
           }
@@ -482,7 +507,7 @@ function makeWriter(st: WriterState): RunWriter {
           durationMs: Math.max(0, Date.parse(completedAt) - Date.parse(inp.createdAt)),
           cwd: "[target-cwd]",
           artifactRoot: artifactRootFor(st.runId),
-          lab: inp.lab,
+          lab: { ...inp.lab, source: { ...inp.lab.source, ref: labRefFor(inp.lab.source.ref, st.cwd) } },
           subject: inp.subject,
           outcome: inp.outcome,
           lifecycle: inp.lifecycle,
@@ -512,7 +537,7 @@ function makeWriter(st: WriterState): RunWriter {
         if (st.redactor.containsSecret(text)) {
           throw new HumanishError("HUMANISH_REDACTION_FAILED", "run.json: a secret value survived redaction; nothing was written", { next: "report this as a bug" });
         }
-        await atomicWrite(join(st.runDir, RUN_FILE), new TextEncoder().encode(text));
+        await atomicWrite(join(st.runDir, RUN_FILE), new TextEncoder().encode(text), `${artifactRootFor(st.runId)}/run.json`);
         if (!st.reopened && !finalizedOnce) {
           finalizedOnce = true;
           stop();
@@ -535,7 +560,7 @@ function makeWriter(st: WriterState): RunWriter {
             path: artifactRootFor(st.runId),
             updatedAt: st.now().toISOString(),
           });
-          await atomicWrite(join(runsDir(st.cwd), "latest.json"), new TextEncoder().encode(`${JSON.stringify(latest, null, 2)}\n`));
+          await atomicWrite(join(runsDir(st.cwd), "latest.json"), new TextEncoder().encode(`${JSON.stringify(latest, null, 2)}\n`), ".humanish/runs/latest.json");
         }
         return checked.data;
       });
@@ -565,7 +590,7 @@ export function createRunWriter(opts: RunWriterOptions): RunWriter {
         next: "choose another --run-id, or omit it to get a fresh one",
       });
     }
-    throw new HumanishError("HUMANISH_BUNDLE_WRITE_FAILED", `could not create the run directory for ${opts.runId}: ${(e as Error).message}`, {
+    throw new HumanishError("HUMANISH_BUNDLE_WRITE_FAILED", `could not create the run directory .humanish/runs/${opts.runId}: ${(e as NodeJS.ErrnoException).code ?? "error"}`, {
       next: "check that --cwd is a writable project directory",
       cause: e,
     });
@@ -587,7 +612,14 @@ export function createRunWriter(opts: RunWriterOptions): RunWriter {
       updatedAt: startedAt,
     }),
   );
-  atomicWriteSync(join(runDir, "status.json"), new TextEncoder().encode(redactor.json(status)));
+  try {
+    atomicWriteSync(join(runDir, "status.json"), new TextEncoder().encode(redactor.json(status)));
+  } catch (e) {
+    throw new HumanishError("HUMANISH_BUNDLE_WRITE_FAILED", `could not write .humanish/runs/${opts.runId}/status.json: ${(e as NodeJS.ErrnoException).code ?? "error"}`, {
+      next: "check free disk space and permissions of the .humanish directory",
+      cause: e,
+    });
+  }
   const w = makeWriter({
     cwd: opts.cwd,
     runId: opts.runId,

@@ -277,12 +277,6 @@ export class DockerClient {
       timeoutMs,
       ...(opts.signal ? { signal: opts.signal } : {}),
     });
-    const ctype = res.headers.get("content-type") ?? "";
-    if (!ctype.includes("json")) {
-      const text = await res.text();
-      if (/error/i.test(text)) throw progressFailed("ImageLoad", text.trim());
-      return { loaded: [], messages: [] };
-    }
     const result = await this.readBody("ImageLoad", "/images/load", () => readProgress(res.body!, opts.onProgress), timeoutMs, opts.signal);
     if (result.error !== undefined) throw progressFailed("ImageLoad", result.error);
     const loaded: string[] = [];
@@ -338,9 +332,9 @@ export class DockerClient {
   }
 
   /** `POST /containers/{id}/kill` (default SIGKILL). Throws 409 when not running. */
-  async containerKill(id: string, opts: CallOptions & { signal_?: string } = {}): Promise<void> {
-    const { signal_, ...rest } = opts;
-    await this.call("ContainerKill", "POST", `/containers/${encodeURIComponent(id)}/kill`, { ...rest, query: { signal: signal_ } });
+  async containerKill(id: string, opts: CallOptions & { killSignal?: string } = {}): Promise<void> {
+    const { killSignal, ...rest } = opts;
+    await this.call("ContainerKill", "POST", `/containers/${encodeURIComponent(id)}/kill`, { ...rest, query: { signal: killSignal } });
   }
 
   /**

@@ -23,7 +23,7 @@ export interface RunExecOptions extends DemuxCallbacks {
   onExecId?: (execId: string) => void;
   /** Cancels reading the output (the process itself is not killed by this). */
   signal?: AbortSignal;
-  /** How long to wait for the exit code after the stream drained, ms (default 5000). */
+  /** How long to wait for the exit code after the stream drained, ms (default 5000; `Infinity` = until `signal`). */
   exitCodeWaitMs?: number;
 }
 
@@ -40,22 +40,32 @@ export async function runExec(docker: DockerClient, containerId: string, body: E
     ...(opts.onStderr ? { onStderr: opts.onStderr } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),
   });
-  const exitCode = await waitExitCode(docker, execId, opts.exitCodeWaitMs ?? 5000);
+  const exitCode = await waitExitCode(docker, execId, opts.exitCodeWaitMs ?? 5000, opts.signal);
   return { execId, exitCode, stdout: out.stdout, stderr: out.stderr };
 }
 
-/** Polls `execInspect` until the exec stopped and returns its exit code. */
-export async function waitExitCode(docker: DockerClient, execId: string, waitMs: number): Promise<number> {
+/**
+ * Polls `execInspect` until the exec stopped and returns its exit code (every 10 ms, backing off to
+ * 200 ms). A process can close its output and keep running, so callers that enforce their own
+ * deadline pass `waitMs = Infinity` and a `signal`. Throws `HUMANISH_DOCKER_EXEC_EXIT_UNKNOWN` after
+ * `waitMs`, `HUMANISH_DOCKER_ABORTED` when `signal` aborts.
+ */
+export async function waitExitCode(docker: DockerClient, execId: string, waitMs: number, signal?: AbortSignal): Promise<number> {
   const deadline = Date.now() + waitMs;
+  let pause = 10;
   for (;;) {
-    const info = await docker.execInspect(execId);
+    const info = await docker.execInspect(execId, signal ? { signal } : {});
     if (!info.Running && typeof info.ExitCode === "number") return info.ExitCode;
+    if (signal?.aborted) {
+      throw new HumanishError("HUMANISH_DOCKER_ABORTED", `waiting for the exit code of exec ${execId} was aborted`, { next: "nothing to do if the abort was intended" });
+    }
     if (Date.now() >= deadline) {
-      throw new HumanishError("HUMANISH_DOCKER_EXEC_EXIT_UNKNOWN", `Exec ${execId} output drained but the engine reported no exit code within ${waitMs} ms`, {
-        next: "check the container's state with `docker inspect`; the engine may be overloaded",
+      throw new HumanishError("HUMANISH_DOCKER_EXEC_EXIT_UNKNOWN", `Exec ${execId} output drained but the engine reported no exit code within ${waitMs} ms (the process may have closed its output and kept running)`, {
+        next: "check the container's processes with `docker top`; give the command a timeout",
         details: { execId, running: info.Running },
       });
     }
-    await Bun.sleep(10);
+    await Bun.sleep(pause);
+    pause = Math.min(200, pause * 2);
   }
 }

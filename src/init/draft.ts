@@ -85,8 +85,12 @@ export function templateAnswers(route: InitRoute, id?: string): InitAnswers {
         { run: "jq '.tags | length' data.json > count.txt" },
       ],
       tasks: [
-        { id: "extract-name", goal: "Save the value of the name field of data.json to name.txt", check: { run: `test "$(cat name.txt)" = humanish` } },
-        { id: "count-tags", goal: "Save the number of tags in data.json to count.txt", check: { run: `test "$(cat count.txt)" = 2` } },
+        {
+          id: "extract-name",
+          goal: `Write {"name":"humanish","tags":["a","b"]} to data.json, then use jq to save the value of its name field to name.txt`,
+          check: { run: `test "$(cat name.txt)" = humanish` },
+        },
+        { id: "count-tags", goal: "Use jq to save the number of tags in data.json to count.txt", check: { run: `test "$(cat count.txt)" = 2` } },
       ],
       mode: "dry-run",
       maxMinutes: 10,

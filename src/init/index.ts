@@ -60,7 +60,7 @@ export interface InitResult {
   warnings: { code: string; message: string; path?: string }[];
   /** The exact next command. */
   next: string;
-  /** Human-mode summary lines. */
+  /** Human-mode summary lines (non-enumerable: never part of the `--json` document). */
   human: string;
 }
 
@@ -143,7 +143,7 @@ export async function runInit(opts: RunInitOptions): Promise<InitResult> {
     ...checked.warnings.map((w) => `warning ${w.code}: ${w.message}`),
     `next: ${next}`,
   ].join("\n");
-  return {
+  const result: InitResult = {
     schema: "humanish.init-result.v1",
     ok: true,
     cwd: opts.cwd,
@@ -155,4 +155,7 @@ export async function runInit(opts: RunInitOptions): Promise<InitResult> {
     next,
     human,
   };
+  // `human` is for the human-mode printer only: keep it out of the `--json` document.
+  Object.defineProperty(result, "human", { enumerable: false });
+  return result;
 }

@@ -99,9 +99,9 @@ export async function runWizard(io: WizardIO, defaults: { id?: string } = {}): P
     if (route === "terminal") {
       await text("Product name (the command people install)", a.productName, (v) => ({ productName: v }));
       await text("Public surfaces: URLs where people learn about it (comma-separated)", a.publicSurfaces.join(", "), (v) => ({ publicSurfaces: splitList(v) }));
-      await text("Install command run in the sandbox before the participant (empty for none)", a.install[0] ?? "", (v) => ({ install: v.trim() ? [v.trim()] : [] }), {
-        allowEmpty: true,
-      });
+      await text("Install command run in the sandbox before the participant (type none for no install)", a.install[0] ?? "none", (v) =>
+        v.trim() === "none" ? { install: [] } : { install: [v.trim()] },
+      );
     } else {
       await text("The app's loopback URL", a.appUrl, (v) => ({ appUrl: v.trim() }));
       const serve = orCancel(

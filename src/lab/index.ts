@@ -32,5 +32,6 @@ export {
   ROUTE_SOURCES,
   type LabBackend,
 } from "./routing.ts";
+export { taskGoalsBrief } from "./brief.ts";
 export { EMBEDDED_LABS, EMBEDDED_ALIASES, findEmbeddedLab, type EmbeddedLab } from "./embedded.ts";
 export * from "./schema.ts";

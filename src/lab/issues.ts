@@ -22,6 +22,7 @@ export function formatPath(path: readonly PropertyKey[], key?: string): string {
   let out = "";
   for (const seg of key === undefined ? path : [...path, key]) {
     if (typeof seg === "number") out += `[${seg}]`;
+    else if (!/^[A-Za-z_<][A-Za-z0-9_<-]*$/.test(String(seg))) out += `[${JSON.stringify(String(seg))}]`;
     else out += out === "" ? String(seg) : `.${String(seg)}`;
   }
   return out === "" ? "(top level)" : out;

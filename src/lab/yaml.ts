@@ -6,7 +6,7 @@
  *
  * The loaded document is kept so later validation errors can point at the line of a field.
  */
-import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, Parser, parseDocument, type Document, type Node as YamlNode, visit } from "yaml";
+import { Composer, isAlias, isMap, isPair, isScalar, isSeq, LineCounter, Parser, parseDocument, type Document, type Node as YamlNode, visit } from "yaml";
 
 /** Most aliases a lab may expand (guards against alias bombs). */
 export const MAX_ALIAS_COUNT = 100;
@@ -36,34 +36,40 @@ export function loadStrictYaml(text: string): { ok: true; yaml: StrictYaml } | {
   const lc = new LineCounter();
   const at = (offset: number) => lc.linePos(offset);
 
-  // 1. Lexical: directives and document count, from the CST.
-  const lexCounter = new LineCounter();
+  // 1. Lexical: directives and document count, from the CST (parsed once, composed below).
+  const tokens = Array.from(new Parser(lc.addNewLine).parse(text));
   let documents = 0;
-  for (const tok of new Parser(lexCounter.addNewLine).parse(text)) {
+  for (const tok of tokens) {
     if (tok.type === "directive") {
-      const p = lexCounter.linePos(tok.offset);
       const name = tok.source.trim().split(/\s+/)[0] ?? "%";
-      return fail(p, `YAML directive \`${tok.source.trim()}\` is not allowed: labs are YAML 1.2 core schema only (remove the ${name} line${name === "%YAML" ? " and any `---` after it" : ""})`);
+      return fail(at(tok.offset), `YAML directive \`${tok.source.trim()}\` is not allowed: labs are YAML 1.2 core schema only (remove the ${name} line)`);
     }
     if (tok.type === "document") {
       documents++;
       if (documents === 2) {
-        return fail(lexCounter.linePos(tok.offset), "a second YAML document starts here: a lab file holds exactly one document (remove the `---` separator and what follows, or split into two files)");
+        return fail(at(tok.offset), "a second YAML document starts here: a lab file holds exactly one document (remove everything from here on, or split it into two files)");
       }
     }
   }
 
-  // 2. Parse (core schema, no merge keys, our own duplicate-key rule below).
-  const doc = parseDocument(text, {
+  // 2. Compose: YAML 1.2 core schema, merge keys off. Duplicate keys are checked below rather
+  //    than with the library's `uniqueKeys`, whose default compares read values strictly (so
+  //    `1` and `"1"` would pass) and whose message names neither key nor first occurrence.
+  const options = {
     version: "1.2",
     schema: "core",
     merge: false,
     uniqueKeys: false,
-    lineCounter: lc,
     prettyErrors: true,
     strict: true,
     keepSourceTokens: false,
-  });
+  } as const;
+  const composed = Array.from(new Composer(options).compose(tokens, true, text.length));
+  const doc = composed[0] ?? parseDocument("", options);
+  if (composed.length > 1) return fail({ line: 1, col: 1 }, "more than one YAML document: a lab file holds exactly one document");
+  for (const e of [...doc.errors, ...doc.warnings]) {
+    if (e.linePos === undefined) e.linePos = [at(e.pos[0]), at(e.pos[1])];
+  }
   const firstError = doc.errors[0];
   if (firstError) {
     const p = firstError.linePos?.[0] ?? at(firstError.pos[0]);

@@ -119,8 +119,8 @@ function clamp(value: number | undefined, max: number): number {
  * where allowed, no unknown critical chunk, IDATs consecutive, IEND empty and last, no bytes
  * after it); at least one IDAT; palette present for colour type 3; bounded inflate that must
  * yield exactly height × (1 + width × channels) bytes with a valid Adler-32 and no trailing
- * compressed bytes; row filter types 0–4; then `pngjs` sync decode with CRC checking whose
- * size must match the header.
+ * compressed bytes; row filter types 0–4; then `pngjs` sync decode whose size must match the
+ * header (CRCs were all checked natively in the walk, so pngjs does not re-check them in JS).
  *
  * Never throws for any input; returns `{ok:false, code, detail}` with a
  * {@link PngRejectionCode}. `detail` names the failing field and offset.
@@ -220,7 +220,8 @@ export function admitPng(bytes: Uint8Array, limits: PngAdmissionLimits = {}): Pn
   const compressed = idat.length === 1 ? idat[0]! : Buffer.concat(idat, idatBytes);
   let inflated: Buffer;
   try {
-    const res = inflateSync(compressed, { maxOutputLength: expected, info: true } as Parameters<typeof inflateSync>[1]) as unknown as {
+    const opts = { maxOutputLength: expected, chunkSize: Math.max(64, Math.min(expected, 1 << 24)), info: true };
+    const res = inflateSync(compressed, opts as Parameters<typeof inflateSync>[1]) as unknown as {
       buffer: Buffer;
       engine: { bytesWritten: number };
     };
@@ -244,11 +245,14 @@ export function admitPng(bytes: Uint8Array, limits: PngAdmissionLimits = {}): Pn
   for (let row = 0, o = 0; row < height; row++, o += rowBytes)
     if (inflated[o]! > 4) return reject("HUMANISH_PNG_ROW_FILTER", `row ${row} uses filter type ${inflated[o]}; only 0–4 exist`);
 
-  // 9. Full decode with pngjs (sync decoder only), after our checks decided.
+  // 9. Full decode with pngjs (sync decoder only), after our checks decided. Every chunk CRC
+  // was already verified natively in the walk above (stricter than pngjs, and ancillary chunks
+  // included), so pngjs's own JavaScript CRC pass would only repeat it. Its inflate is bounded to
+  // the image size and, by now, known to yield exactly that many bytes.
   let decoded: { width: number; height: number; data: Buffer };
   try {
     const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    decoded = PNG.sync.read(buf, { checkCRC: true });
+    decoded = PNG.sync.read(buf, { checkCRC: false });
   } catch {
     return reject("HUMANISH_PNG_DECODE_FAILED", "the PNG decoder refused the image data");
   }

@@ -191,9 +191,9 @@ function renderEvidence(m: ReportModel): string {
  * shape (e.g. `AIza` + 20 characters) to the bundle's public-safety scan of text artifacts.
  */
 function wrapBase64(b64: string): string {
-  let out = "";
-  for (let i = 0; i < b64.length; i += 16) out += (i ? "\n" : "") + b64.slice(i, i + 16);
-  return out;
+  const parts: string[] = new Array(Math.ceil(b64.length / 16));
+  for (let i = 0, j = 0; i < b64.length; i += 16, j++) parts[j] = b64.slice(i, i + 16);
+  return parts.join("\n");
 }
 
 function costCell(c: ReportCostLine): string {
@@ -208,7 +208,11 @@ function renderCost(m: ReportModel): string {
         `<td>${e(c.source ?? "")}</td><td>${e(c.note ?? "")}</td></tr>`,
     )
     .join("");
-  if (m.cost.length === 0) return `<p>Known total: <strong class="warn">unmeasured</strong></p><p class="empty">No cost lines were recorded, so nothing here claims the run was free.</p>`;
+  if (m.cost.length === 0) {
+    return m.mode === "dry-run"
+      ? `<p>Dry run: nothing was started, so nothing was spent.</p><p class="empty">No cost lines were recorded.</p>`
+      : `<p>Known total: <strong class="warn">unmeasured</strong></p><p class="empty">No cost lines were recorded, so nothing here claims the run was free.</p>`;
+  }
   const total = `<p>Known total: <strong>${e(formatUsd(m.costTotal.usd))}</strong>${m.costTotal.fullyMeasured ? "" : ` <span class="warn">(some lines are unmeasured; they are not counted as zero)</span>`}</p>`;
   return `${total}<table><thead><tr><th>line</th><th>USD</th><th>rates as of</th><th>source</th><th>note</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
@@ -240,6 +244,7 @@ function renderVerify(m: ReportModel): string {
     `<p id="verify-result">verify: <strong class="${v.ok ? "ok" : "bad"}">${v.ok ? "passed" : "FAILED"}</strong> ` +
     `(${v.checks.length - failing.length}/${v.checks.length} checks) · share safety: <strong class="${cls(v.shareSafety)}">${e(v.shareSafety)}</strong></p>` +
     reasons +
+    `<p class="meta">Verified when this report was rendered, before the report itself joined the bundle; <code>humanish verify</code> gives the current result.</p>` +
     (v.checks.length ? `<table><thead><tr><th>check</th><th>result</th><th>message</th></tr></thead><tbody>${rows}</tbody></table>` : "")
   );
 }

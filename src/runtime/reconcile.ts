@@ -4,9 +4,11 @@
  * `humanish.owner=humanish` that carry a controller label (only to FIND candidates), keeps those
  * whose controlling process is no longer alive (./controller.ts), releases each by its exact id,
  * and records the outcome in that run's directory as `orphan-release.json`
- * (`humanish.orphan-release.v1`, appended per container) when the run directory exists in `cwd`.
+ * (`humanish.orphan-release.v1`, appended per container) when the run directory exists in `cwd`;
+ * the dead controller's private io directory (`<tmp>/humanish-gd-*`) is removed after a release.
  */
-import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { DockerClient } from "../docker/index.ts";
 import { releaseContainer } from "../sandbox/release.ts";
@@ -57,7 +59,17 @@ export async function reconcileOrphans(docker: DockerClient, cwd: string): Promi
     if (!controller || isControllerLive(controller)) continue;
     const label = row.Labels?.["humanish.run"];
     const runId = label && RUN_ID.test(label) ? label : null;
+    // The private io dir the dead controller bind-mounted (mkdtemp `<tmp>/humanish-gd-*`), removed after release.
+    let ioDir: string | undefined;
+    try {
+      const info = await docker.containerInspect(row.Id);
+      const src = (info.HostConfig.Binds ?? []).map((b) => b.split(":")[0]!).find((p) => p.startsWith(join(tmpdir(), "humanish-gd-")) && !p.slice(tmpdir().length + 1).includes("/"));
+      ioDir = src;
+    } catch {
+      ioDir = undefined;
+    }
     const proof = await releaseContainer(docker, row.Id);
+    if (ioDir && proof.outcome === "released") rmSync(ioDir, { recursive: true, force: true });
     const recordedIn = runId ? record(cwd, runId, { ...proof, reason: `orphan (controller gone): ${proof.reason}` }) : null;
     out.push({ runId, proof, recordedIn });
   }

@@ -7,9 +7,9 @@
  * `humanish.run=<runId>` and `humanish.owner=humanish` are for finding orphans; release is by exact id.
  *
  * Secrets go only into one exec's env (`ExecOptions.env`), never the container env, labels or files.
- * A timeout/abort kills the exec'd process tree: every exec carries a random
- * `HUMANISH_EXEC_TOKEN` in its env, inherited by its children, and a second exec (as the same user)
- * SIGKILLs every process whose environment holds that token — the Engine API has no exec kill.
+ * A timeout/abort kills the exec'd process tree: every exec carries a random `HUMANISH_EXEC_ID` in
+ * its env, inherited by its children, and a second exec (as the same user) SIGKILLs every process
+ * whose environment holds that id plus all their descendants — the Engine API has no exec kill.
  */
 import { randomBytes } from "node:crypto";
 import { posix } from "node:path";
@@ -27,8 +27,11 @@ export interface DockerSandboxProviderOptions {
   killDrainMs?: number;
 }
 
-/** Env var carrying the per-exec kill token (reserved: callers may not set it). */
-export const EXEC_TOKEN_ENV = "HUMANISH_EXEC_TOKEN";
+/**
+ * Env var carrying the per-exec kill id (reserved: callers may not set it). Its name avoids
+ * KEY/SECRET/TOKEN so tools that strip secret-looking variables from their children keep it.
+ */
+export const EXEC_TOKEN_ENV = "HUMANISH_EXEC_ID";
 /** Default memory limit, bytes (1 GiB). */
 export const DEFAULT_MEMORY_BYTES = 1024 ** 3;
 /** Default CPU limit, CPUs. */
@@ -42,11 +45,37 @@ export const DEFAULT_READ_MAX_BYTES = 16 * 1024 * 1024;
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-// Kills every process whose environment contains the exact entry HUMANISH_EXEC_TOKEN=$1.
-// The token is passed as an argument, so this killer's own environment does not match.
-const KILL_SCRIPT =
-  't="HUMANISH_EXEC_TOKEN=$1"; for i in 1 2 3; do for d in /proc/[0-9]*; do ' +
-  'if grep -qxzF -- "$t" "$d/environ" 2>/dev/null; then kill -KILL "${d#/proc/}" 2>/dev/null; fi; done; done; exit 0';
+// Kills the process tree of one exec: every process whose environment holds the exact entry
+// HUMANISH_EXEC_ID=$1, plus every descendant of those (found through the parent pid in
+// /proc/<pid>/stat), so a child that dropped the variable from its env is killed too. Three passes
+// catch processes forked while the first pass ran. The id is passed as an argument, so this
+// script's own environment does not match.
+const KILL_SCRIPT = `
+t="HUMANISH_EXEC_ID=$1"
+pass() {
+  marked=" "
+  for d in /proc/[0-9]*; do
+    if grep -qxzF -- "$t" "$d/environ" 2>/dev/null; then marked="$marked\${d#/proc/} "; fi
+  done
+  [ "$marked" = " " ] && return 0
+  changed=1
+  while [ "$changed" = 1 ]; do
+    changed=0
+    for d in /proc/[0-9]*; do
+      p=\${d#/proc/}
+      case "$marked" in *" $p "*) continue ;; esac
+      s=$(cat "$d/stat" 2>/dev/null) || continue
+      s=\${s##*) }
+      set -- $s
+      case "$marked" in *" $2 "*) marked="$marked$p "; changed=1 ;; esac
+    done
+  done
+  for p in $marked; do kill -KILL "$p" 2>/dev/null; done
+  return 0
+}
+pass; pass; pass
+exit 0
+`;
 
 function envList(env: Record<string, string> | undefined, where: string): string[] {
   const out: string[] = [];
@@ -131,6 +160,8 @@ class DockerSandbox implements Sandbox {
         ...(opts.onStdout ? { onStdout: opts.onStdout } : {}),
         ...(opts.onStderr ? { onStderr: opts.onStderr } : {}),
         signal: readAbort.signal,
+        // The process may close its output and keep running: wait for its exit until the deadline kills it.
+        exitCodeWaitMs: Number.POSITIVE_INFINITY,
       },
     ).finally(() => {
       settled = true;
@@ -153,6 +184,8 @@ class DockerSandbox implements Sandbox {
         result = await run;
       } catch (e) {
         if (killedBy !== undefined && readAbort.signal.aborted) throw killFailed(this.id, opts.cmd, e);
+        // Output is no longer read (a callback threw, the stream broke): the process must not live on.
+        if (killedBy === undefined) await this.killOnce(token, opts.user);
         throw wrap(e, "HUMANISH_SANDBOX_EXEC_FAILED", `exec of ${JSON.stringify(opts.cmd[0])} in sandbox ${this.id} failed`, "check that the sandbox is still running (`docker inspect <id>`); release it and retry");
       }
       return {
@@ -187,6 +220,20 @@ class DockerSandbox implements Sandbox {
       for (let i = 0; i < 20 && !done(); i++) await Bun.sleep(25);
     }
     return done();
+  }
+
+  /** One best-effort kill pass for the exec `token`, bounded to 5 s; never throws. */
+  private async killOnce(token: string, user: string | undefined): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const bound = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, 5000);
+    });
+    const kill = runExec(this.docker, this.id, { Cmd: ["/bin/sh", "-c", KILL_SCRIPT, "humanish-kill", token], ...(user !== undefined ? { User: user } : {}) }).then(
+      () => undefined,
+      () => undefined,
+    );
+    await Promise.race([kill, bound]);
+    clearTimeout(timer);
   }
 
   /**
@@ -236,6 +283,25 @@ class DockerSandbox implements Sandbox {
 
   async readFile(path: string, maxBytes = DEFAULT_READ_MAX_BYTES): Promise<Uint8Array> {
     splitPath(path, "readFile");
+    const entry = await this.readEntry(path, maxBytes);
+    if (entry.type === "symlink") {
+      // The archive endpoint returns a link itself; resolve it inside the sandbox and read the target once.
+      const r = await runExec(this.docker, this.id, { Cmd: ["readlink", "-f", "--", path] }).catch(() => undefined);
+      const target = r && r.exitCode === 0 ? new TextDecoder().decode(r.stdout).trim() : "";
+      if (target.startsWith("/") && target !== path) {
+        const resolved = await this.readEntry(target, maxBytes);
+        if (resolved.type === "file") return resolved.data;
+      }
+    }
+    if (entry.type !== "file") {
+      throw new HumanishError("HUMANISH_SANDBOX_FILE_NOT_REGULAR", `readFile: ${path} in sandbox ${this.id} is a ${entry.type}, not a regular file`, {
+        next: "read a regular file",
+      });
+    }
+    return entry.data;
+  }
+
+  private async readEntry(path: string, maxBytes: number): Promise<{ type: string; data: Uint8Array }> {
     let tar: Uint8Array;
     try {
       tar = (await this.docker.getArchive(this.id, path, { maxBytes })).tar;
@@ -253,14 +319,19 @@ class DockerSandbox implements Sandbox {
       }
       throw wrap(e, "HUMANISH_SANDBOX_FILE_READ_FAILED", `readFile ${path} in sandbox ${this.id} failed`, "check the path and that the sandbox is running");
     }
-    const entries = tarUnpack(tar, { maxFileBytes: maxBytes });
-    const first = entries[0];
-    if (!first || first.type !== "file") {
-      throw new HumanishError("HUMANISH_SANDBOX_FILE_NOT_REGULAR", `readFile: ${path} in sandbox ${this.id} is a ${first?.type ?? "missing entry"}, not a regular file`, {
-        next: "read a regular file (resolve symlinks first)",
-      });
+    let first;
+    try {
+      first = tarUnpack(tar, { maxFileBytes: maxBytes })[0];
+    } catch (e) {
+      if (e instanceof HumanishError && e.code === "HUMANISH_TAR_ENTRY_TOO_LARGE") {
+        throw new HumanishError("HUMANISH_SANDBOX_FILE_TOO_LARGE", `readFile: ${path} in sandbox ${this.id} is over the ${maxBytes}-byte bound`, { next: "raise maxBytes or read a smaller file" });
+      }
+      throw wrap(e, "HUMANISH_SANDBOX_FILE_READ_FAILED", `readFile ${path} in sandbox ${this.id}: the archive could not be read`, "check the engine version and retry");
     }
-    return first.data;
+    if (!first) {
+      throw new HumanishError("HUMANISH_SANDBOX_FILE_READ_FAILED", `readFile: the engine returned an empty archive for ${path} in sandbox ${this.id}`, { next: "retry; check the engine version" });
+    }
+    return first;
   }
 
   release(): Promise<ReleaseProof> {

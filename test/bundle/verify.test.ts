@@ -64,6 +64,7 @@ describe("verifyRun: good bundles", () => {
       "artifact schemas",
       "screenshots admitted",
       "terminal-product evidence",
+      "browser evidence",
       "cleanup proven",
       "caps respected",
       "cost labeling",
@@ -402,6 +403,38 @@ describe("verifyRun: evidence semantics", () => {
     const v = await verifyRun(w.runDir);
     expect(v.ok).toBe(false);
     expect(failed(v)).toContain("verdict consistency");
+  });
+
+  test("browser evidence: a pass without a screenshot, or without geometry, fails", async () => {
+    const cwd = project();
+    const w = await writeLiveBrowser(cwd);
+    editBundle(w.runDir, (b) => {
+      delete b.participants[0].desktopGeometry;
+    });
+    const v = await verifyRun(w.runDir);
+    expect(failed(v)).toEqual(["browser evidence"]);
+    expect(v.checks.find((c) => c.name === "browser evidence")?.message).toContain("no desktop geometry");
+  });
+
+  test("lab.source.ref: an absolute lab path is persisted project-relative or as [external]/<name>", async () => {
+    const cwd = project();
+    const w = createRunWriter({ cwd, runId: "labref", secrets: [], heartbeatMs: 0 });
+    const base = {
+      route: "terminal" as const,
+      mode: "dry-run" as const,
+      target: "docker" as const,
+      createdAt: new Date(Date.now() - 5).toISOString(),
+      subject: { source: "terminal-product" as const, name: "jq", provenance: "unpinned" as const },
+    };
+    let b = await w.finalize({ ...base, lab: { id: "x", source: { ref: join(cwd, "humanish/labs/x.yaml"), sha256: "c".repeat(64) } } });
+    expect(b.lab.source.ref).toBe("humanish/labs/x.yaml");
+    b = await w.finalize({ ...base, lab: { id: "x", source: { ref: "/opt/elsewhere/x.yaml", sha256: "c".repeat(64) } } });
+    expect(b.lab.source.ref).toBe("[external]/x.yaml");
+    expect((await verifyRun(w.runDir)).ok).toBe(true);
+    editBundle(w.runDir, (x) => {
+      x.lab.source.ref = "/opt/elsewhere/x.yaml";
+    });
+    expect(failed(await verifyRun(w.runDir))).toEqual(["run bundle shape"]);
   });
 
   test("dry run claiming resources fails", async () => {

@@ -265,6 +265,39 @@ describe("run writer", () => {
     expect(later.startedAt).toBe(first.startedAt);
   });
 
+  test("a self-contained report keeps embedded PNG payloads byte-exact and verify re-admits them", async () => {
+    const cwd = project();
+    const png = makePng(6, 5, 3);
+    const b64 = Buffer.from(png).toString("base64");
+    // A "secret" that happens to occur inside the base64 payload: a chance match, not a disclosure.
+    const chance = b64.slice(20, 28);
+    const { w } = await writeLiveTerminal(cwd, "embedded", { secrets: [chance] });
+    const shapeLike = `AIza${"B".repeat(24)}`;
+    const html = `<!doctype html><img src="data:image/png;base64,${b64}"><p>key ${shapeLike} path /tmp/x</p>`;
+    await w.writeArtifact("report/index.html", html, { kind: "report" });
+    await w.finalize();
+    const written = readFileSync(join(w.runDir, "report/index.html"), "utf8");
+    expect(written).toContain(`data:image/png;base64,${b64}"`);
+    expect(written).toContain("key [REDACTED_SECRET] path [REDACTED_LOCAL_PATH]");
+    let v = await verifyRun(w.runDir);
+    expect(v.checks.filter((c) => !c.ok)).toEqual([]);
+    expect(v.checks.find((c) => c.name === "screenshots admitted")?.message).toContain("1 embedded PNG(s)");
+    expect(v.shareSafety.status).toBe("local_only");
+    // Line-wrapped payloads (as the report writes them) are recognised too.
+    const wrapped = b64.match(/.{1,16}/g)!.join("\n");
+    await w.writeArtifact("report/index.html", `<!doctype html><img src="data:image/png;base64,${wrapped}">`, { kind: "report" });
+    await w.finalize();
+    v = await verifyRun(w.runDir);
+    expect(v.checks.filter((c) => !c.ok)).toEqual([]);
+    expect(v.checks.find((c) => c.name === "screenshots admitted")?.message).toContain("1 embedded PNG(s)");
+    // A corrupted embedded image fails admission.
+    const bad = `<!doctype html><img src="data:image/png;base64,${b64.slice(0, -8)}AAAAAAAA">`;
+    await w.writeArtifact("report/index.html", bad, { kind: "report" });
+    await w.finalize();
+    v = await verifyRun(w.runDir);
+    expect(v.checks.filter((c) => !c.ok).map((c) => c.name)).toEqual(["screenshots admitted"]);
+  });
+
   test("addArtifact lists a file written by other means, after checking it", async () => {
     const cwd = project();
     const w = createRunWriter({ cwd, runId: "add", secrets: ["added-secret-1"], heartbeatMs: 0 });

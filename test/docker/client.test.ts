@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { createDockerClient, isDockerApiError, runExec, tarPack, tarUnpack, type DockerClient } from "../../src/docker/index.ts";
-import { requireDocker } from "../support/prereq.ts";
+import { requireImage } from "../support/prereq.ts";
 import { rejection, testRunId } from "./helpers.ts";
 
 const IMAGE = "debian:bookworm-slim";
@@ -32,7 +32,7 @@ async function createIdle(name?: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  await requireDocker();
+  await requireImage(IMAGE);
   docker = createDockerClient();
   id = await createIdle();
   expect(await docker.containerStart(id)).toEqual({ alreadyStarted: false });

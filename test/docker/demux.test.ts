@@ -122,4 +122,33 @@ describe("demultiplexer rules", () => {
     expect(got).toBe(3);
     expect(() => d.end()).toThrow(/4294967292 bytes short/);
   });
+
+  test("random frames at random chunk boundaries (seeded) reproduce both streams exactly", () => {
+    let seed = 12345;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    for (let round = 0; round < 200; round++) {
+      const frames: Uint8Array[] = [];
+      const wantO: Uint8Array[] = [];
+      const wantE: Uint8Array[] = [];
+      for (let f = rand(8); f >= 0; f--) {
+        const payload = new Uint8Array(rand(40)).map(() => rand(256));
+        const stream = 1 + rand(2);
+        frames.push(frame(stream, payload));
+        (stream === 1 ? wantO : wantE).push(payload);
+      }
+      const all = concatBytes(frames);
+      const chunks: Uint8Array[] = [];
+      for (let at = 0; at < all.length; ) {
+        const n = 1 + rand(20);
+        chunks.push(all.slice(at, at + n));
+        at += n;
+      }
+      const r = decodeChunks(chunks);
+      expect(r.stdout).toEqual(concatBytes(wantO));
+      expect(r.stderr).toEqual(concatBytes(wantE));
+    }
+  });
 });

@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { createDockerClient, isDockerApiError } from "../../src/docker/index.ts";
+import { createDockerClient, isDockerApiError, resolveDockerSocket } from "../../src/docker/index.ts";
 import { createDockerSandboxProvider, releaseContainer } from "../../src/sandbox/index.ts";
 import { chunkedResponse, startFakeEngine, type FakeEngine } from "./fake-engine.ts";
 import { rejection } from "./helpers.ts";
@@ -169,5 +169,29 @@ describe("status codes against a fake engine", () => {
     await createDockerClient({ socketPath: engine.socketPath }).containerList({ labels: ["humanish.run=r1"] });
     expect(JSON.parse(seenUrl)).toEqual({ label: ["humanish.run=r1"] });
     expect(engine.requests[0]!.rawPath).toBe("/v1.41/containers/json");
+  });
+
+  test("DOCKER_HOST=unix://… is honoured; other transports are refused with a next step", async () => {
+    expect(resolveDockerSocket({})).toBe("/var/run/docker.sock");
+    expect(resolveDockerSocket({ DOCKER_HOST: "unix:///run/user/1000/docker.sock" })).toBe("/run/user/1000/docker.sock");
+    let refused: unknown;
+    try {
+      resolveDockerSocket({ DOCKER_HOST: "tcp://10.0.0.1:2375" });
+    } catch (e) {
+      refused = e;
+    }
+    expect((refused as { code?: string }).code).toBe("HUMANISH_DOCKER_UNAVAILABLE");
+    engine = startFakeEngine({ "GET /_ping": () => new Response("OK") });
+    const saved = process.env.DOCKER_HOST;
+    process.env.DOCKER_HOST = `unix://${engine.socketPath}`;
+    try {
+      const docker = createDockerClient();
+      expect(docker.socketPath).toBe(engine.socketPath);
+      expect(await docker.ping()).toBe("OK");
+      expect(engine.requests.map((r) => r.rawPath)).toEqual(["/_ping"]);
+    } finally {
+      if (saved === undefined) delete process.env.DOCKER_HOST;
+      else process.env.DOCKER_HOST = saved;
+    }
   });
 });

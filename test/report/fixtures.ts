@@ -202,7 +202,18 @@ export async function writeBrowserRun(cwd: string, runId = "browser-run-1"): Pro
     completedAt: T2,
     lab: lab("todomvc-first-run", "TodoMVC first run"),
     subject: { source: "app-url", appUrl: "http://127.0.0.1:8080/", provenance: "undeclared" },
-    participants: [{ id: "p1", actorType: "scripted-browser", status: "passed", completionReason: "goal_satisfied", reason: "ok", trace: "actor.json", durationMs: 9000 }],
+    participants: [
+      {
+        id: "p1",
+        actorType: "scripted-browser",
+        status: "passed",
+        completionReason: "goal_satisfied",
+        reason: "ok",
+        trace: "actor.json",
+        durationMs: 9000,
+        desktopGeometry: { preset: "desktop", screen: { requested: { width: 1440, height: 950 } }, warnings: [] },
+      },
+    ],
     tasks: [{ id: "add-todo", goal: "Add a todo", participantId: "p1", status: "passed", passed: true }],
     cleanup: [{ id: desktop, provider: "docker", kind: "desktop", outcome: "released", reason: "inspect-404", at: T2 }],
   });

@@ -113,6 +113,37 @@ describe("Docker sandbox", () => {
     expect(dec.decode(ps.stdout)).not.toContain("sleep 300");
   });
 
+  test("a child that dropped the exec's id from its env is killed too (descendant of a marked process)", async () => {
+    const r = await sb.exec({
+      cmd: ["bash", "-c", "env -u HUMANISH_EXEC_ID -- bash -c 'sleep 301; echo survived' & sleep 300"],
+      timeoutMs: 700,
+    });
+    expect(r).toMatchObject({ exitCode: 137, timedOut: true });
+    const ps = await sb.exec({ cmd: ["bash", "-c", "for d in /proc/[0-9]*; do tr '\\0' ' ' < $d/cmdline 2>/dev/null; echo; done"] });
+    expect(dec.decode(ps.stdout)).not.toContain("sleep 30");
+  });
+
+  test("a streaming callback that throws fails the exec and its process does not live on", async () => {
+    const e = await rejection(
+      sb.exec({
+        cmd: ["bash", "-c", "echo first; sleep 302"],
+        onStdout: () => {
+          throw new Error("consumer broke");
+        },
+      }),
+    );
+    expect(e.code).toBe("HUMANISH_SANDBOX_EXEC_FAILED");
+    expect(e.message).toContain("consumer broke");
+    const ps = await sb.exec({ cmd: ["bash", "-c", "for d in /proc/[0-9]*; do tr '\\0' ' ' < $d/cmdline 2>/dev/null; echo; done"] });
+    expect(dec.decode(ps.stdout)).not.toContain("sleep 302");
+  });
+
+  test("a process that closes its output and keeps running is still killed at its deadline", async () => {
+    const r = await sb.exec({ cmd: ["bash", "-c", "echo bye; exec >/dev/null 2>&1; sleep 300"], timeoutMs: 800 });
+    expect(r).toMatchObject({ exitCode: 137, timedOut: true });
+    expect(dec.decode(r.stdout)).toBe("bye\n");
+  });
+
   test("abort kills like a timeout (137, timedOut false); an already-aborted signal runs nothing", async () => {
     const ac = new AbortController();
     setTimeout(() => ac.abort(), 400);
@@ -137,6 +168,8 @@ describe("Docker sandbox", () => {
     expect(dec.decode(st.stdout)).toBe("user 600\nuser 644\n");
     const edit = await sb.exec({ cmd: ["bash", "-c", "echo more >> /home/user/study/notes.json && echo ok"] });
     expect(dec.decode(edit.stdout)).toBe("ok\n");
+    await sb.exec({ cmd: ["ln", "-s", "/home/user/study/notes.json", "/home/user/link.json"] });
+    expect(dec.decode(await sb.readFile("/home/user/link.json"))).toBe('{"café":1}\nmore\n');
   });
 
   test("readFile errors: missing file, directory, over the size bound, relative path", async () => {
@@ -150,7 +183,7 @@ describe("Docker sandbox", () => {
   test("invalid exec input is refused before reaching the engine", async () => {
     expect((await rejection(sb.exec({ cmd: [] }))).code).toBe("HUMANISH_SANDBOX_EXEC_INVALID");
     expect((await rejection(sb.exec({ cmd: ["true"], env: { "BAD-NAME": "x" } }))).code).toBe("HUMANISH_SANDBOX_ENV_INVALID");
-    expect((await rejection(sb.exec({ cmd: ["true"], env: { HUMANISH_EXEC_TOKEN: "x" } }))).code).toBe("HUMANISH_SANDBOX_ENV_INVALID");
+    expect((await rejection(sb.exec({ cmd: ["true"], env: { HUMANISH_EXEC_ID: "x" } }))).code).toBe("HUMANISH_SANDBOX_ENV_INVALID");
     expect((await rejection(sb.exec({ cmd: ["true"], timeoutMs: 0 }))).code).toBe("HUMANISH_SANDBOX_EXEC_INVALID");
   });
 

@@ -34,10 +34,21 @@ import { estimateCodexCost } from "./pricing.ts";
 export interface CodexExecSpec {
   /** `execution.runtime.version`: exact semver, or undefined to resolve `latest` once. */
   version?: string;
-  /** `actors[0].model`, passed as `--model`. */
+  /** `actors[0].model`, passed as `--model` (absent: {@link DEFAULT_CODEX_MODEL}). */
   model?: string;
   /** `actors[0].reasoningEffort`, passed as `-c model_reasoning_effort="<e>"`. */
   reasoningEffort?: string;
+}
+
+/**
+ * Model passed as `--model` when the lab declares none (recorded as `modelStatus:
+ * humanish_default`), so the model that ran is always known and priced.
+ */
+export const DEFAULT_CODEX_MODEL = "gpt-5.1-codex";
+
+/** The model a codex-exec participant runs: the declared one, else {@link DEFAULT_CODEX_MODEL}. */
+export function codexModel(spec: Pick<CodexExecSpec, "model">): string {
+  return spec.model ?? DEFAULT_CODEX_MODEL;
 }
 
 /** Bounds of the unkeyed setup commands (ms). */
@@ -59,9 +70,9 @@ export function createCodexExec(spec: CodexExecSpec): TerminalParticipant {
     package: CODEX_PACKAGE,
     requestedVersion: spec.version ?? "latest",
     versionStatus: "unobserved",
-    modelStatus: spec.model ? "declared" : "runtime_default_unobserved",
+    modelStatus: spec.model ? "declared" : "humanish_default",
     usageGranularity: "runtime_turn",
-    ...(spec.model ? { requestedModel: spec.model } : {}),
+    requestedModel: codexModel(spec),
     ...(spec.reasoningEffort ? { requestedReasoningEffort: spec.reasoningEffort } : {}),
   };
   return {
@@ -175,7 +186,7 @@ async function runCodex(spec: CodexExecSpec, rt: ActorRuntime, ctx: RunContext):
     prompt: ctx.brief,
     workdir: ctx.workdir,
     home: `/home/${ctx.user}`,
-    model: spec.model,
+    model: codexModel(spec),
     reasoningEffort: spec.reasoningEffort,
     key: ctx.runtimeKey,
   });
@@ -242,7 +253,7 @@ async function runCodex(spec: CodexExecSpec, rt: ActorRuntime, ctx: RunContext):
   const lastError = state.errors.at(-1);
   if (r.deadline === "interrupted") {
     status = "incomplete";
-    completionReason = "harness_error";
+    completionReason = "interrupted";
     reason = "codex exec was stopped because the study was interrupted";
   } else if (r.deadline === "first-output") {
     status = "timed_out";
@@ -284,7 +295,7 @@ async function runCodex(spec: CodexExecSpec, rt: ActorRuntime, ctx: RunContext):
         : `codex exited ${r.exitCode} without turn.completed${lastError ? `; last error event: ${lastError}` : ""}`;
   }
   const tokenUsage = codexTokenUsage(state);
-  const estimatedCost = estimateCodexCost(tokenUsage, spec.model).estimate;
+  const estimatedCost = estimateCodexCost(tokenUsage, codexModel(spec)).estimate;
   const completedAt = new Date();
   const fileChanges = items.filter((i) => i.kind === "file_change").length;
   const toolCalls = items.filter((i) => i.kind === "tool_call").length;

@@ -109,7 +109,7 @@ async function runSteps(steps: readonly ScriptedTerminalStep[], ctx: RunContext)
           : r.deadline === "max-minutes"
             ? `step ${n} was killed at the maxMinutes wall-clock deadline`
             : `step ${n} was stopped because the study was interrupted`;
-      return r.deadline === "interrupted" ? finish("incomplete", "harness_error", why, r.deadline) : finish("timed_out", "timed_out", why, r.deadline);
+      return r.deadline === "interrupted" ? finish("incomplete", "interrupted", why, r.deadline) : finish("timed_out", "timed_out", why, r.deadline);
     }
     if (r.exitCode !== expect) {
       return finish("failed", "step_failed", `step ${n} exited ${r.exitCode}, expected ${expect}`, null);

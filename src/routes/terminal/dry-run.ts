@@ -47,7 +47,7 @@ export async function runTerminalDryRun(ctx: StudyContext<TerminalLabConfig>, pl
   if (runtime) {
     add(
       "terminal-lab.runtime.declared",
-      `${runtime.package}@${runtime.requestedVersion}${runtime.requestedModel ? `, model ${runtime.requestedModel}` : ", model: runtime default (unobserved)"}${runtime.requestedReasoningEffort ? `, effort ${runtime.requestedReasoningEffort}` : ""}`,
+      `${runtime.package}@${runtime.requestedVersion}${runtime.requestedVersion === "latest" ? " (resolved to an exact version once, at run time)" : ""}, model ${runtime.requestedModel ?? "(none)"} (${runtime.modelStatus})${runtime.requestedReasoningEffort ? `, effort ${runtime.requestedReasoningEffort}` : ""}`,
     );
   }
   add("terminal-lab.contract.ready", `${(lab.actors[0].tasks ?? []).length} task(s) with hidden checks; a live run needs --live (or scenario.mode: live)`);

@@ -161,6 +161,7 @@ async function runLive(ctx: StudyContext<TerminalLabConfig>, plan: TerminalPlan,
       runId: ctx.runId,
       image: engine.image,
       network: plan.network,
+      workdir,
       labels: { "humanish.lab": lab.id, "humanish.participant": pid },
       onCreated: async (id) => {
         createdId = id;
@@ -174,7 +175,7 @@ async function runLive(ctx: StudyContext<TerminalLabConfig>, plan: TerminalPlan,
     });
     guard();
     await readyProbe(sandbox, ctx.signal);
-    log.lifecycle("terminal-lab.sandbox.ready", `${workdir} ready (mode 0777); participant user ${PARTICIPANT_USER}`);
+    log.lifecycle("terminal-lab.sandbox.ready", `${workdir} ready (root-owned, mode 0777); participant user ${PARTICIPANT_USER}`);
 
     await setPhase("provision", "participant runtime");
     await plan.participant.prepare({ sandbox, user: PARTICIPANT_USER, workdir, recorder: log, signal: ctx.signal });
@@ -249,6 +250,13 @@ async function runLive(ctx: StudyContext<TerminalLabConfig>, plan: TerminalPlan,
   if (!failure && caps.maxUsd !== null && providerLine.usd !== null && providerLine.usd > caps.maxUsd) {
     failure = new HumanishError("HUMANISH_TERMINAL_LAB_CAPS_EXCEEDED", `estimated spend ${providerLine.usd} USD exceeds scenario.caps.maxUsd ${caps.maxUsd}.`, {
       next: "Raise scenario.caps.maxUsd or narrow the mission; the participant's own verdict is kept in the bundle.",
+    });
+    log.lifecycle("terminal-lab.caps.exceeded", failure.message);
+  }
+  const knownJobs = providerLine.count ?? 0;
+  if (!failure && caps.maxJobs !== null && knownJobs > caps.maxJobs) {
+    failure = new HumanishError("HUMANISH_TERMINAL_LAB_CAPS_EXCEEDED", `${knownJobs} known billable job(s) exceed scenario.caps.maxJobs ${caps.maxJobs}.`, {
+      next: "Raise scenario.caps.maxJobs; the participant's own verdict is kept in the bundle.",
     });
     log.lifecycle("terminal-lab.caps.exceeded", failure.message);
   }
@@ -394,13 +402,17 @@ async function runLive(ctx: StudyContext<TerminalLabConfig>, plan: TerminalPlan,
   };
 }
 
-/** Makes the study directory (0777, owned by the participant user) and checks the shell tools exist. */
+/**
+ * Readiness: the engine created the study directory (the container's working dir) owned by root;
+ * root opens it to everyone (0777) — root keeps ownership, so unkeyed install commands can chmod
+ * what they create without any capability — and the participant user and `timeout` must exist.
+ */
 async function readyProbe(sandbox: Sandbox, signal: AbortSignal): Promise<void> {
-  const script = `mkdir -p ${TERMINAL_STUDY_DIR} && chmod 0777 ${TERMINAL_STUDY_DIR} && command -v timeout >/dev/null && echo HUMANISH_SHELL_READY`;
+  const script = `chmod 0777 ${TERMINAL_STUDY_DIR} && id -u ${PARTICIPANT_USER} >/dev/null && command -v timeout >/dev/null && echo HUMANISH_SHELL_READY`;
   let out = "";
   let code = -1;
   try {
-    const r = await sandbox.exec({ cmd: ["bash", "-c", script], user: PARTICIPANT_USER, cwd: "/", timeoutMs: READY_TIMEOUT_MS, signal });
+    const r = await sandbox.exec({ cmd: ["bash", "-c", script], user: "root", cwd: TERMINAL_STUDY_DIR, timeoutMs: READY_TIMEOUT_MS, signal });
     out = decodeText(r.stdout) + decodeText(r.stderr);
     code = r.exitCode;
   } catch (e) {

@@ -9,7 +9,7 @@
  * for the one command that needs it).
  * `checkEngine` (live only): the Docker engine answers; the sandbox image is present or built.
  */
-import { createCodexExec } from "../../actors/codex-exec/index.ts";
+import { codexModel, createCodexExec } from "../../actors/codex-exec/index.ts";
 import { resolveRuntimeKey, RUNTIME_KEY_NAMES } from "../../actors/codex-exec/command.ts";
 import { isModelPriced } from "../../actors/codex-exec/pricing.ts";
 import { resolveActor } from "../../actors/registry.ts";
@@ -99,7 +99,7 @@ export function planTerminalStudy(lab: TerminalLabConfig, mode: "dry-run" | "liv
     );
   }
   if (needsKey) {
-    const model = lab.actors[0].type === "codex-exec" ? lab.actors[0].model : undefined;
+    const model = lab.actors[0].type === "codex-exec" ? codexModel(lab.actors[0]) : undefined;
     if (caps.maxUsd === 0) {
       throw new HumanishError(
         "HUMANISH_TERMINAL_LAB_CAPS_INVALID",
@@ -110,10 +110,8 @@ export function planTerminalStudy(lab: TerminalLabConfig, mode: "dry-run" | "liv
     if (!isModelPriced(model)) {
       throw new HumanishError(
         "HUMANISH_TERMINAL_LAB_UNPRICED_CAP",
-        model
-          ? `scenario.caps.maxUsd ${caps.maxUsd} cannot be enforced: model ${model} has no rate in the pricing table.`
-          : `scenario.caps.maxUsd ${caps.maxUsd} cannot be enforced: actors[0].model is not declared, so Codex would use its own unobserved default.`,
-        { next: "Declare actors[0].model with a priced model (e.g. gpt-5-codex)." },
+        `scenario.caps.maxUsd ${caps.maxUsd} cannot be enforced: model ${model ?? "(none)"} has no rate in the pricing table.`,
+        { next: "Declare actors[0].model with a priced model (e.g. gpt-5.1-codex), or add its rates to the pricing table." },
       );
     }
     const key = resolveRuntimeKey(env);

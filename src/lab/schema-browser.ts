@@ -1,0 +1,295 @@
+/**
+ * The browser route's lab schema (issue 4 §6; reference contracts.md §1.3–§1.5, §6.3;
+ * subsystems.md §1.6, §3.4–§3.5, §5): `subject.source: app-url` (loopback only), actors
+ * `scripted-browser` | `openai-computer-use`, `execution.target: local` (default) | `e2b-desktop`.
+ */
+import { z } from "zod";
+import {
+  isContainedRelativePath,
+  LAB_SCHEMA_ID,
+  labId,
+  loopbackUrlProblem,
+  NO_MODEL,
+  NOT_ON_BROWSER,
+  PoliciesSchema,
+  posInt,
+  reasoningEffort,
+  REFERENCE_ONLY,
+  ScenarioSchema,
+  taskId,
+  toList,
+  topForeign,
+} from "./schema-common.ts";
+import { nonBlank, strictObject } from "./strict.ts";
+
+/** Screen geometry of a participant's desktop, in CSS pixels, and its device pixel ratio. */
+export interface DevicePreset {
+  width: number;
+  height: number;
+  deviceScaleFactor: number;
+}
+
+/** Device presets (reference contracts.md §1.4 / subsystems.md §5). `desktop` is the default. */
+export const DEVICE_PRESETS = {
+  desktop: { width: 1440, height: 950, deviceScaleFactor: 1 },
+  mobile: { width: 414, height: 896, deviceScaleFactor: 3 },
+  "small-mobile": { width: 360, height: 740, deviceScaleFactor: 3 },
+  "narrow-mobile": { width: 320, height: 700, deviceScaleFactor: 2 },
+  tablet: { width: 820, height: 1180, deviceScaleFactor: 2 },
+  wide: { width: 1920, height: 1080, deviceScaleFactor: 1 },
+} as const satisfies Record<string, DevicePreset>;
+
+/** A device preset name. */
+export type DeviceName = keyof typeof DEVICE_PRESETS;
+
+/** Devices a browser study runs per `actors[0].count`: 1 → desktop; 2 → desktop + mobile. */
+export const DEVICES_BY_COUNT: Readonly<Record<1 | 2, readonly DeviceName[]>> = {
+  1: ["desktop"],
+  2: ["desktop", "mobile"],
+};
+
+/**
+ * Key names a `press` step may use (reference subsystems.md §3.5, matched case-insensitively):
+ * single `[a-z0-9]`, `F1`–`F12`, modifiers, navigation keys and the named punctuation.
+ */
+export const BROWSER_KEY_NAMES: readonly string[] = [
+  "CTRL", "CONTROL", "ALT", "SHIFT", "META", "SUPER", "CMD",
+  "ENTER", "RETURN", "TAB", "ESC", "ESCAPE", "SPACE", " ",
+  "BACKSPACE", "DELETE", "INSERT", "HOME", "END", "PAGEUP", "PAGEDOWN",
+  "ARROWUP", "UP", "ARROWDOWN", "DOWN", "ARROWLEFT", "LEFT", "ARROWRIGHT", "RIGHT",
+  "+", "-", "=", ",", ".", "/", "\\", ";", "'", "[", "]", "`",
+  ...Array.from({ length: 12 }, (_, i) => `F${i + 1}`),
+];
+
+/** True when `name` is in the closed key-name list (case-insensitive). */
+export function isBrowserKeyName(name: string): boolean {
+  if (/^[a-z0-9]$/i.test(name)) return true;
+  return BROWSER_KEY_NAMES.includes(name.toUpperCase());
+}
+
+/** Default deadline of a `waitForText` step, in ms. */
+export const WAIT_FOR_TEXT_DEFAULT_TIMEOUT_MS = 10_000;
+/** Bounds of a `wait` step, in ms (reference subsystems.md §1.6). */
+export const WAIT_MAX_MS = 30_000;
+/** Pixels per wheel step and the wheel-step cap of one `scroll` (subsystems.md §3.4). */
+export const SCROLL_PIXELS_PER_STEP = 120;
+export const SCROLL_MAX_STEPS = 100;
+/** Longest `type` text, in UTF-8 bytes (subsystems.md §1.6). */
+export const TYPE_MAX_BYTES = 65_536;
+
+/**
+ * A browser task's hidden check (reference §6.3 StopWhen rule, our `textExcludes` addition).
+ * Evaluated after the participant ends, over every observation recorded during the session
+ * (the final one included): the task passes when ONE observation satisfies ALL present
+ * conditions. `text` is the page's visible text (`document.body.innerText`), `url` its URL.
+ * - `textIncludes`: each string appears in the text (a string or a list of strings).
+ * - `textExcludes`: no string appears in the text.
+ * - `urlIncludes`: substring of the URL. `urlPathEquals`: exact URL path (starts with one `/`).
+ */
+export const BrowserCheckSchema = strictObject({
+  textIncludes: z.union([nonBlank(), z.array(nonBlank()).min(1)]).optional(),
+  textExcludes: z.union([nonBlank(), z.array(nonBlank()).min(1)]).optional(),
+  urlIncludes: nonBlank().optional(),
+  urlPathEquals: z.string().regex(/^\/(?!\/)/, { message: "must be a path starting with a single `/`" }).optional(),
+}, {
+  run: NOT_ON_BROWSER,
+  expectExit: NOT_ON_BROWSER,
+  appStatePathEquals: REFERENCE_ONLY,
+}).superRefine((c, ctx) => {
+  if (c.textIncludes === undefined && c.textExcludes === undefined && c.urlIncludes === undefined && c.urlPathEquals === undefined) {
+    ctx.addIssue({ code: "custom", message: "needs at least one condition: textIncludes, textExcludes, urlIncludes or urlPathEquals" });
+  }
+}).transform((c) => ({
+  ...(c.textIncludes !== undefined ? { textIncludes: toList(c.textIncludes) } : {}),
+  ...(c.textExcludes !== undefined ? { textExcludes: toList(c.textExcludes) } : {}),
+  ...(c.urlIncludes !== undefined ? { urlIncludes: c.urlIncludes } : {}),
+  ...(c.urlPathEquals !== undefined ? { urlPathEquals: c.urlPathEquals } : {}),
+}));
+
+/** A browser task: goal for the brief, hidden observation check. */
+export const BrowserTaskSchema = strictObject({
+  id: taskId,
+  goal: nonBlank(),
+  check: BrowserCheckSchema,
+}, { success: "is the reference's name; humanish uses `check`" });
+
+/**
+ * One scripted-browser step, normalised. Each YAML step is a one-key mapping (or the bare string
+ * `screenshot`); coordinates are pixels of the participant's full screen frame (browser chrome
+ * included) at its device geometry, origin top-left.
+ * - `{kind: "open", path}` — `open: /path?query` navigates to the path on the appUrl origin
+ *   (through the address bar: Ctrl+L, type the URL, Enter).
+ * - `{kind: "click", x, y, button}` — `click: {x, y, button?: left|right|middle}`.
+ * - `{kind: "type", text}` — `type: <text>`: insert text into the focused editable element.
+ * - `{kind: "press", keys}` — `press: Enter` or `press: [ctrl, a]`: one key chord from the closed
+ *   key-name list ({@link BROWSER_KEY_NAMES}).
+ * - `{kind: "scroll", x?, y?, scrollX, scrollY}` — `scroll: {x?, y?, scrollX?, scrollY?}`: wheel
+ *   at (x, y) (absent = frame centre) by scrollX/scrollY pixels (positive = right/down);
+ *   at most {@link SCROLL_MAX_STEPS} wheel steps of {@link SCROLL_PIXELS_PER_STEP} px.
+ * - `{kind: "wait", ms}` — `wait: {ms}`: 0–30000 ms.
+ * - `{kind: "waitForText", text, timeoutMs}` — `waitForText: <text>`: observe until the page
+ *   text contains `text`; fails the participant (`step_failed`) after
+ *   {@link WAIT_FOR_TEXT_DEFAULT_TIMEOUT_MS}.
+ * - `{kind: "screenshot", label?}` — `screenshot` or `screenshot: <label>`: an observation kept
+ *   as evidence.
+ * A failed step ends the scripted participant with `step_failed` (a finding); tasks are still checked.
+ */
+export type BrowserStep =
+  | { kind: "open"; path: string }
+  | { kind: "click"; x: number; y: number; button: "left" | "right" | "middle" }
+  | { kind: "type"; text: string }
+  | { kind: "press"; keys: string[] }
+  | { kind: "scroll"; x?: number; y?: number; scrollX: number; scrollY: number }
+  | { kind: "wait"; ms: number }
+  | { kind: "waitForText"; text: string; timeoutMs: number }
+  | { kind: "screenshot"; label?: string };
+
+/** Step verbs, for "did you mean" on unknown step kinds. */
+export const BROWSER_STEP_KINDS = ["open", "click", "type", "press", "scroll", "wait", "waitForText", "screenshot"] as const;
+
+const coordinate = z.number().finite().min(0).max(1_000_000);
+const delta = z.number().finite().min(-1_000_000).max(1_000_000);
+
+const stepBodies = {
+  open: z.string().regex(/^\/(?!\/)[^\s]*$/, { message: "must be a path on the app origin starting with a single `/` (no spaces)" }),
+  click: strictObject({ x: coordinate, y: coordinate, button: z.enum(["left", "right", "middle"]).default("left") }),
+  type: z.string().min(1, { message: "must be non-empty text" })
+    .refine((s) => !s.includes("\u0000"), { message: "must not contain NUL" })
+    .refine((s) => new TextEncoder().encode(s).byteLength <= TYPE_MAX_BYTES, { message: `must be at most ${TYPE_MAX_BYTES} UTF-8 bytes` }),
+  press: z.union([nonBlank(), z.array(nonBlank()).min(1).max(16)]).transform((v, ctx) => {
+    const keys = toList(v);
+    for (const k of keys) {
+      if (k.length > 64 || !isBrowserKeyName(k)) ctx.addIssue({ code: "custom", message: `key \`${k}\` is not in the closed key-name list (e.g. Enter, Tab, Escape, ctrl, shift, a–z, 0–9, F1–F12, ArrowUp)` });
+    }
+    const upper = keys.map((k) => k.toUpperCase());
+    if (new Set(upper).size !== upper.length) ctx.addIssue({ code: "custom", message: "repeats a key in one chord" });
+    return keys;
+  }),
+  scroll: strictObject({ x: coordinate.optional(), y: coordinate.optional(), scrollX: delta.default(0), scrollY: delta.default(0) }).superRefine((s, ctx) => {
+    const steps = Math.ceil(Math.abs(s.scrollX) / SCROLL_PIXELS_PER_STEP) + Math.ceil(Math.abs(s.scrollY) / SCROLL_PIXELS_PER_STEP);
+    if (steps === 0) ctx.addIssue({ code: "custom", message: "needs a non-zero scrollX or scrollY" });
+    if (steps > SCROLL_MAX_STEPS) ctx.addIssue({ code: "custom", message: `is ${steps} wheel steps; at most ${SCROLL_MAX_STEPS} (${SCROLL_MAX_STEPS * SCROLL_PIXELS_PER_STEP} px) per scroll` });
+    if ((s.x === undefined) !== (s.y === undefined)) ctx.addIssue({ code: "custom", message: "needs both x and y, or neither (frame centre)" });
+  }),
+  wait: strictObject({ ms: z.number().finite().min(0).max(WAIT_MAX_MS) }),
+  waitForText: nonBlank(),
+  screenshot: z.string().regex(/^[a-z0-9][a-z0-9-]{0,39}$/, { message: "label must be 1–40 of [a-z0-9-], starting alphanumeric" }),
+} as const;
+
+/** The zod schema of each step body, keyed by verb (used to report precise step errors). */
+export const BROWSER_STEP_BODIES = stepBodies;
+
+const browserTasks = z.array(BrowserTaskSchema).min(1, { message: "must list at least one task when present" }).optional();
+const browserCount = z.union([z.literal(1), z.literal(2)], { message: "must be 1 (desktop) or 2 (desktop + mobile)" }).default(1);
+
+/** `scripted-browser`: a participant with no model driving the same executor an LLM would. */
+export const ScriptedBrowserActorSchema = strictObject({
+  type: z.literal("scripted-browser"),
+  /** Surfaces: 1 = desktop, 2 = desktop + mobile (the same steps run on each). */
+  count: browserCount,
+  persona: nonBlank().optional(),
+  mission: nonBlank().optional(),
+  tasks: browserTasks,
+  /** Parsed by `parseLab` into {@link BrowserStep}s (see there for the YAML forms). */
+  steps: z.array(z.unknown()).min(1, { message: "must list at least one step" }),
+}, { model: NO_MODEL, reasoningEffort: NO_MODEL });
+
+/** `openai-computer-use`: an OpenAI computer-use model driving the desktop. */
+export const ComputerUseActorSchema = strictObject({
+  type: z.literal("openai-computer-use"),
+  count: browserCount,
+  persona: nonBlank().optional(),
+  mission: nonBlank().optional(),
+  model: nonBlank().optional(),
+  reasoningEffort: reasoningEffort.optional(),
+  tasks: browserTasks,
+}, { steps: "only acts on a scripted-browser participant (a computer-use model decides its own actions)" });
+
+/** The browser actor union, keyed by `type`. */
+export const BrowserActorSchema = z.discriminatedUnion("type", [ScriptedBrowserActorSchema, ComputerUseActorSchema]);
+
+/**
+ * `subject.serve`: how the host serves the app at `appUrl` for a local browser study. Exactly
+ * one of:
+ * - `static: {root}` — humanish serves the directory `root` (relative to the project directory,
+ *   `--cwd`; no absolute paths, no `..`) over HTTP on 127.0.0.1 at appUrl's port; `/` maps to
+ *   `root/index.html`.
+ * - `command: <shell command>` — started on the host in the project directory with env `PORT`
+ *   (appUrl's port); it must listen on 127.0.0.1:PORT. humanish waits until a GET of appUrl
+ *   answers (any status below 500) within `readyTimeoutMs` (default 30000) and stops the
+ *   process group when the study ends.
+ * Absent: the app must already be listening at appUrl (checked at preflight).
+ */
+export const ServeSchema = strictObject({
+  static: strictObject({
+    root: z.string().refine(isContainedRelativePath, { message: "must be a relative directory inside the project (no absolute path, no `..`)" }),
+  }).optional(),
+  command: nonBlank("a non-empty shell command").optional(),
+  readyTimeoutMs: posInt.max(600_000).optional(),
+}, { start: "is the reference's clone/local-tree key; use `command`", url: "is taken from subject.appUrl", install: REFERENCE_ONLY, build: REFERENCE_ONLY })
+  .superRefine((s, ctx) => {
+    if ((s.static === undefined) === (s.command === undefined)) ctx.addIssue({ code: "custom", message: "needs exactly one of `static: {root}` or `command`" });
+    if (s.static !== undefined && s.readyTimeoutMs !== undefined) ctx.addIssue({ code: "custom", path: ["readyTimeoutMs"], message: "only acts with `command` (a static root is ready at once)" });
+  });
+
+/** `subject` on the browser route. `appUrl` is loopback-only (`http://127.0.0.1:<port>/…` or `http://localhost:<port>/…`). */
+export const BrowserSubjectSchema = strictObject({
+  source: z.literal("app-url"),
+  appUrl: z.string().superRefine((u, ctx) => {
+    const why = loopbackUrlProblem(u);
+    if (why) ctx.addIssue({ code: "custom", message: why });
+  }),
+  serve: ServeSchema.optional(),
+}, {
+  product: NOT_ON_BROWSER,
+  topology: REFERENCE_ONLY, exposure: REFERENCE_ONLY, publicTarget: REFERENCE_ONLY, repos: REFERENCE_ONLY,
+  clone: REFERENCE_ONLY, localTree: REFERENCE_ONLY, env: REFERENCE_ONLY, envValues: REFERENCE_ONLY, state: REFERENCE_ONLY,
+});
+
+/**
+ * `execution` on the browser route.
+ * - `target`: `local` (default; a Docker guest desktop on this machine) or `e2b-desktop`
+ *   (computer-use only; parses and routes, live runs come later).
+ * - `timeoutMs`: wall-clock budget of each participant session, in ms (absent →
+ *   `scenario.caps.maxMinutes`, else the route's default).
+ */
+export const BrowserExecutionSchema = strictObject({
+  target: z.enum(["local", "e2b-desktop"]).default("local"),
+  timeoutMs: posInt.optional(),
+}, {
+  terminal: NOT_ON_BROWSER, runtimeAuth: NOT_ON_BROWSER, runtime: NOT_ON_BROWSER, image: NOT_ON_BROWSER, network: NOT_ON_BROWSER,
+  desktop: REFERENCE_ONLY + " (the device follows actors[0].count)",
+  completionTimeoutMs: REFERENCE_ONLY, concurrency: REFERENCE_ONLY, caps: "belongs in scenario.caps",
+});
+
+/** A whole browser lab as parsed (steps still raw; `parseLab` normalises them). */
+export const BrowserLabSchema = strictObject({
+  schema: z.literal(LAB_SCHEMA_ID, { message: `must be exactly ${LAB_SCHEMA_ID}` }),
+  id: labId,
+  title: nonBlank().optional(),
+  description: nonBlank().optional(),
+  subject: BrowserSubjectSchema,
+  actors: z.array(BrowserActorSchema),
+  execution: BrowserExecutionSchema.default(() => ({ target: "local" }) as const),
+  scenario: ScenarioSchema.default(() => ({ mode: "dry-run" }) as const),
+  policies: PoliciesSchema.default(() => ({ allowPrivateRepoAccess: false, allowProviderCredentials: false, allowPaymentCredentials: false, allowGitHubMutation: false }) as const),
+}, topForeign);
+
+/** A browser task (check conditions normalised to lists). */
+export type BrowserTask = z.output<typeof BrowserTaskSchema>;
+/** scripted-browser actor with steps normalised to {@link BrowserStep}. */
+export type ScriptedBrowserActor = Omit<z.output<typeof ScriptedBrowserActorSchema>, "steps"> & { steps: BrowserStep[] };
+/** The `openai-computer-use` actor. */
+export type ComputerUseActor = z.output<typeof ComputerUseActorSchema>;
+/** Either browser actor. */
+export type BrowserActor = ScriptedBrowserActor | ComputerUseActor;
+/** `execution` of a browser lab after defaults. */
+export type BrowserExecution = z.output<typeof BrowserExecutionSchema>;
+/** `subject.serve`. */
+export type Serve = z.output<typeof ServeSchema>;
+
+/** A validated, normalised browser lab (route `browser`). */
+export type BrowserLabConfig = Omit<z.output<typeof BrowserLabSchema>, "actors"> & {
+  /** Exactly one actor. */
+  actors: [BrowserActor];
+};

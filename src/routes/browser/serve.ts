@@ -1,0 +1,155 @@
+/**
+ * Serving the app of a local browser study (lab `subject.serve`): a static directory server or
+ * a declared command, both on 127.0.0.1 at the appUrl's port; or, when `serve` is absent, a
+ * check that the app already answers. The guest reaches this port only through the desktop's
+ * forwarded Unix socket.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { realpathSync, statSync } from "node:fs";
+import { isAbsolute, join, normalize, relative, resolve, sep } from "node:path";
+import { HumanishError } from "../../errors.ts";
+
+/** A running (or pre-existing) app. */
+export interface AppServer {
+  /** `static`, `command` or `external` (already listening). */
+  kind: "static" | "command" | "external";
+  port: number;
+  /** Stop what this module started (nothing for `external`). */
+  close(): Promise<void>;
+}
+
+/** The lab's `subject.serve` block (as normalised by the lab schema). */
+export interface ServeDecl {
+  static?: { root: string };
+  command?: string;
+  readyTimeoutMs?: number;
+}
+
+function appUnreachable(url: string, detail: string): HumanishError {
+  return new HumanishError("HUMANISH_BROWSER_APP_UNREACHABLE", `the app at ${url} did not answer (${detail})`, {
+    next: "start the app on that loopback port, or declare subject.serve in the lab",
+  });
+}
+
+/** True when a GET of `url` answers with a status below 500 within `timeoutMs`. */
+export async function appAnswers(url: string, timeoutMs = 2_000): Promise<boolean> {
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), redirect: "manual" });
+    await res.arrayBuffer().catch(() => undefined);
+    return res.status < 500;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Serve a directory on 127.0.0.1:`port`: `/` → `index.html`, other paths → files inside `root`
+ * only (symlinks resolved and contained), 404 otherwise. GET/HEAD only.
+ * @throws HumanishError `HUMANISH_BROWSER_SERVE_FAILED` when `root` is not a directory or the port is taken.
+ */
+export function serveStatic(rootDir: string, port: number): AppServer {
+  let root: string;
+  try {
+    root = realpathSync(rootDir);
+    if (!statSync(root).isDirectory()) throw new Error("not a directory");
+  } catch (e) {
+    throw new HumanishError("HUMANISH_BROWSER_SERVE_FAILED", `subject.serve.static.root ${rootDir} is not a directory (${(e as Error).message})`, {
+      next: "point subject.serve.static.root at the app's directory (relative to the project)",
+    });
+  }
+  const resolveFile = (pathname: string): string | undefined => {
+    let rel: string;
+    try {
+      rel = decodeURIComponent(pathname);
+    } catch {
+      return undefined;
+    }
+    if (rel.includes("\0")) return undefined;
+    let candidate = normalize(join(root, rel));
+    try {
+      if (statSync(candidate).isDirectory()) candidate = join(candidate, "index.html");
+      const real = realpathSync(candidate);
+      const r = relative(root, real);
+      if (r.startsWith("..") || isAbsolute(r) || r.split(sep).includes("..")) return undefined;
+      return statSync(real).isFile() ? real : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  let server: ReturnType<typeof Bun.serve>;
+  try {
+    server = Bun.serve({
+      hostname: "127.0.0.1",
+      port,
+      fetch(req) {
+        if (req.method !== "GET" && req.method !== "HEAD") return new Response("method not allowed", { status: 405 });
+        const file = resolveFile(new URL(req.url, "http://127.0.0.1").pathname);
+        if (!file) return new Response("not found", { status: 404 });
+        return new Response(Bun.file(file), { headers: { "cache-control": "no-store" } });
+      },
+    });
+  } catch (e) {
+    throw new HumanishError("HUMANISH_BROWSER_SERVE_FAILED", `cannot serve ${rootDir} on 127.0.0.1:${port} (${(e as Error).message})`, {
+      next: `free port ${port} or change subject.appUrl's port`,
+    });
+  }
+  return {
+    kind: "static",
+    port,
+    close: async () => {
+      server.stop(true);
+    },
+  };
+}
+
+/**
+ * Start the app for a study: `serve.static` (root relative to `cwd`), `serve.command` (shell in
+ * `cwd` with `PORT`, its own process group, ready when a GET of appUrl answers < 500), or nothing
+ * (the app must already answer).
+ * @throws HumanishError `HUMANISH_BROWSER_SERVE_FAILED`, `HUMANISH_BROWSER_APP_UNREACHABLE`.
+ */
+export async function startApp(opts: { appUrl: string; serve?: ServeDecl; cwd: string; env?: Record<string, string | undefined>; signal?: AbortSignal }): Promise<AppServer> {
+  const url = new URL(opts.appUrl);
+  const port = Number(url.port);
+  if (opts.serve?.static) {
+    const app = serveStatic(resolve(opts.cwd, opts.serve.static.root), port);
+    if (!(await appAnswers(opts.appUrl))) {
+      await app.close();
+      throw appUnreachable(opts.appUrl, "the static server did not answer");
+    }
+    return app;
+  }
+  if (opts.serve?.command) {
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(opts.env ?? process.env)) if (v !== undefined) env[k] = v;
+    env.PORT = String(port);
+    const child: ChildProcess = spawn("/bin/sh", ["-c", opts.serve.command], { cwd: opts.cwd, env, detached: true, stdio: "ignore" });
+    const stop = async () => {
+      if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+      try {
+        process.kill(-child.pid, "SIGTERM");
+      } catch {
+        return;
+      }
+      const done = await Promise.race([new Promise((r) => child.once("exit", r)).then(() => true), Bun.sleep(3_000).then(() => false)]);
+      if (!done) {
+        try {
+          process.kill(-child.pid, "SIGKILL");
+        } catch {
+          /* already gone */
+        }
+      }
+    };
+    const deadline = Date.now() + (opts.serve.readyTimeoutMs ?? 30_000);
+    while (!(await appAnswers(opts.appUrl, 1_000))) {
+      if (child.exitCode !== null || Date.now() > deadline || opts.signal?.aborted) {
+        await stop();
+        throw appUnreachable(opts.appUrl, child.exitCode !== null ? `serve.command exited with ${child.exitCode}` : "not ready within readyTimeoutMs");
+      }
+      await Bun.sleep(200);
+    }
+    return { kind: "command", port, close: stop };
+  }
+  if (!(await appAnswers(opts.appUrl))) throw appUnreachable(opts.appUrl, "nothing answered and the lab declares no subject.serve");
+  return { kind: "external", port, close: async () => undefined };
+}

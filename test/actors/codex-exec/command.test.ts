@@ -1,0 +1,124 @@
+/** Builders of the Codex participant's commands and its command-scoped credentials. */
+import { describe, expect, test } from "bun:test";
+import {
+  buildCodexExecCommand,
+  isExactSemver,
+  npmInstallArgv,
+  parseCodexVersion,
+  parseNpmViewVersion,
+  resolveRuntimeKey,
+  runtimeKeyEnv,
+} from "../../../src/actors/codex-exec/command.ts";
+import { codexModel, createCodexExec, DEFAULT_CODEX_MODEL } from "../../../src/actors/codex-exec/index.ts";
+import { isHumanishError } from "../../../src/errors.ts";
+
+describe("runtime key", () => {
+  test("CODEX_API_KEY wins over OPENAI_API_KEY; blank values do not count", () => {
+    expect(resolveRuntimeKey({ CODEX_API_KEY: "ck-1234", OPENAI_API_KEY: "ok-5678" })).toEqual({ sourceName: "CODEX_API_KEY", value: "ck-1234" });
+    expect(resolveRuntimeKey({ CODEX_API_KEY: "   ", OPENAI_API_KEY: "ok-5678" })).toEqual({ sourceName: "OPENAI_API_KEY", value: "ok-5678" });
+    expect(resolveRuntimeKey({ CODEX_API_KEY: "", OPENAI_API_KEY: undefined })).toBeUndefined();
+    expect(resolveRuntimeKey({ GITHUB_TOKEN: "ghp_x", ANTHROPIC_API_KEY: "sk-ant" })).toBeUndefined();
+  });
+
+  test("the exec env always carries the key as CODEX_API_KEY (codex exec ignores OPENAI_API_KEY)", () => {
+    expect(runtimeKeyEnv({ sourceName: "CODEX_API_KEY", value: "v1" })).toEqual({ CODEX_API_KEY: "v1" });
+    expect(runtimeKeyEnv({ sourceName: "OPENAI_API_KEY", value: "v2" })).toEqual({ CODEX_API_KEY: "v2", OPENAI_API_KEY: "v2" });
+  });
+});
+
+describe("buildCodexExecCommand", () => {
+  test("argv and the complete env of the one key-bearing command", () => {
+    const c = buildCodexExecCommand({
+      prompt: "You are a participant…",
+      workdir: "/home/user/study",
+      home: "/home/user",
+      model: "gpt-5.1-codex",
+      reasoningEffort: "low",
+      key: { sourceName: "OPENAI_API_KEY", value: "sk-test" },
+    });
+    expect(c.argv).toEqual([
+      "codex",
+      "exec",
+      "--json",
+      "--skip-git-repo-check",
+      "--dangerously-bypass-approvals-and-sandbox",
+      "--cd",
+      "/home/user/study",
+      "--model",
+      "gpt-5.1-codex",
+      "-c",
+      'model_reasoning_effort="low"',
+      "You are a participant…",
+    ]);
+    expect(c.env).toEqual({ HOME: "/home/user", CODEX_API_KEY: "sk-test", OPENAI_API_KEY: "sk-test" });
+    expect(c.envNames).toEqual(["CODEX_API_KEY", "HOME", "OPENAI_API_KEY"]);
+  });
+
+  test("model and effort are optional flags", () => {
+    const c = buildCodexExecCommand({ prompt: "p", workdir: "/w", home: "/h", key: { sourceName: "CODEX_API_KEY", value: "k" } });
+    expect(c.argv).not.toContain("--model");
+    expect(c.argv).not.toContain("-c");
+    expect(c.env).toEqual({ HOME: "/h", CODEX_API_KEY: "k" });
+  });
+});
+
+describe("version parsing", () => {
+  test("codex --version must print exactly `codex-cli <exact semver>`", () => {
+    expect(parseCodexVersion("codex-cli 0.171.0\n")).toBe("0.171.0");
+    expect(parseCodexVersion("codex-cli 0.171.0")).toBe("0.171.0");
+    expect(parseCodexVersion("codex-cli 1.2.3-alpha.4\n")).toBe("1.2.3-alpha.4");
+    for (const bad of ["codex-cli 0.171\n", "codex 0.171.0\n", "codex-cli 0.171.0\nextra\n", " codex-cli 0.171.0\n", "codex-cli  0.171.0", "codex-cli v0.171.0", "", "codex-cli 0.171.0\n\n", "codex-cli ^0.171.0"]) {
+      expect(parseCodexVersion(bad)).toBeUndefined();
+    }
+  });
+
+  test("npm view output", () => {
+    expect(parseNpmViewVersion('"0.171.0"\n')).toBe("0.171.0");
+    expect(parseNpmViewVersion("0.171.0\n")).toBe("0.171.0");
+    expect(parseNpmViewVersion('["0.1.0","0.2.0"]')).toBeUndefined();
+    expect(parseNpmViewVersion("")).toBeUndefined();
+  });
+
+  test("exact semver only", () => {
+    for (const ok of ["0.0.0", "0.171.0", "10.20.30", "1.0.0-rc.1", "1.0.0+build.5"]) expect(isExactSemver(ok)).toBe(true);
+    for (const bad of ["latest", "^1.0.0", "1.0", "v1.0.0", "01.0.0", "1.0.0 ", "1.10"]) expect(isExactSemver(bad)).toBe(false);
+  });
+
+  test("install argv pins the exact version", () => {
+    expect(npmInstallArgv("0.171.0").at(-1)).toBe("@openai/codex@0.171.0");
+  });
+});
+
+describe("createCodexExec", () => {
+  test("declared runtime before anything ran", () => {
+    const p = createCodexExec({ version: "0.171.0", model: "gpt-5-codex", reasoningEffort: "low" });
+    expect(p.runtime()).toEqual({
+      schema: "humanish.actor-runtime.v1",
+      package: "@openai/codex",
+      requestedVersion: "0.171.0",
+      versionStatus: "unobserved",
+      modelStatus: "declared",
+      requestedModel: "gpt-5-codex",
+      requestedReasoningEffort: "low",
+      usageGranularity: "runtime_turn",
+    });
+    expect(p.descriptor.capabilities.keyPlacement).toBe("in-sandbox-command-scoped");
+  });
+
+  test("no version → latest (resolved at run time); no model → the recorded humanish default", () => {
+    const r = createCodexExec({}).runtime()!;
+    expect(r.requestedVersion).toBe("latest");
+    expect(r.requestedModel).toBe(DEFAULT_CODEX_MODEL);
+    expect(r.modelStatus).toBe("humanish_default");
+    expect(codexModel({})).toBe(DEFAULT_CODEX_MODEL);
+  });
+
+  test("a range is refused", () => {
+    try {
+      createCodexExec({ version: "^0.171.0" });
+      throw new Error("expected a throw");
+    } catch (e) {
+      expect(isHumanishError(e, "HUMANISH_LAB_INVALID")).toBe(true);
+    }
+  });
+});

@@ -1,0 +1,142 @@
+/**
+ * The committed lab `labs/todomvc-first-run.yaml` end to end against a real Docker engine and
+ * real Chromium: 3/3 tasks, `verify` passes, the screenshots are admitted frames of the app, no
+ * container is left; a corrupted screenshot then fails `verify`. Plus the 2-participant preset
+ * split (desktop + mobile) and the dry run.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { verifyRun } from "../../../src/bundle/index.ts";
+import { loadLab, parseLab } from "../../../src/lab/index.ts";
+import { admitPng } from "../../../src/png/index.ts";
+import { runBrowserStudy } from "../../../src/routes/browser/index.ts";
+import type { StudyContext } from "../../../src/routes/types.ts";
+import { containersOfTestRun, freePort, guestPrereqs, ROOT, TEST_LABEL } from "../../runtime/guest-support.ts";
+
+const cwd = mkdtempSync(join(tmpdir(), "humanish-browser-route-"));
+symlinkSync(join(ROOT, "node_modules"), join(cwd, "node_modules"));
+afterAll(() => rmSync(cwd, { recursive: true, force: true }));
+
+function ctxFor(lab: StudyContext["lab"], runId: string, mode: "live" | "dry-run" = "live"): StudyContext {
+  return {
+    cwd,
+    lab,
+    labSource: { ref: "labs/test.yaml", sha256: "0".repeat(64) },
+    labWarnings: [],
+    runId,
+    mode,
+    env: { PATH: process.env.PATH },
+    signal: new AbortController().signal,
+    progress: () => undefined,
+  };
+}
+
+describe("browser route", () => {
+  test("labs/todomvc-first-run.yaml: 3/3 tasks, verify passes, screenshots show the app, nothing left", async () => {
+    const { docker, testRun } = await guestPrereqs();
+    const loaded = await loadLab(join(ROOT, "labs/todomvc-first-run.yaml"), ROOT);
+    const runId = `todomvc-${testRun}`;
+    const created: string[] = [];
+    const res = await runBrowserStudy({ ...ctxFor(loaded.config, runId), labSource: { ref: loaded.ref, sha256: loaded.sha256 } }, { docker, labels: { [TEST_LABEL]: testRun }, onDesktopCreated: (_p, id) => created.push(id) });
+    expect(res.error).toBeUndefined();
+    expect(res.ok).toBe(true);
+    expect(res.verdict).toBe("1/1 reached the goal; tasks: add-two-todos 1/1 · complete-one 1/1 · clear-completed 1/1");
+    expect(res.reward).toBe(1);
+    expect(res.verify.ok).toBe(true);
+    expect(created).toHaveLength(1);
+    expect(await containersOfTestRun(docker, testRun)).toEqual([]);
+
+    const run = JSON.parse(readFileSync(join(res.runDir, "run.json"), "utf8"));
+    expect(run.cleanup).toEqual([expect.objectContaining({ id: created[0], kind: "desktop", outcome: "released" })]);
+    expect(run.participants[0].desktopGeometry).toMatchObject({ preset: "desktop", screen: { requested: { width: 1440, height: 950 }, verified: { width: 1440, height: 950 } } });
+    const trace = JSON.parse(readFileSync(join(res.runDir, "actors/p1.json"), "utf8"));
+    expect(trace.lane).toBe("scripted-browser");
+    const kinds = trace.items.map((i: { kind: string }) => i.kind);
+    expect(kinds.filter((k: string) => k === "ui_action").length).toBeGreaterThan(10);
+    expect(JSON.stringify(trace)).not.toContain("Walk the dog"); // typed text is recorded as a length only
+    const shots = readdirSync(join(res.runDir, "screenshots"));
+    expect(shots).toEqual(["p1-01-empty-list.png", "p1-02-two-todos.png", "p1-03-one-completed.png", "p1-04-cleared.png", "p1-05-final.png"]);
+    for (const s of shots) expect(admitPng(readFileSync(join(res.runDir, "screenshots", s))).ok).toBe(true);
+
+    // One corrupted byte in a screenshot's checksum: verify fails, naming the screenshot gate.
+    const p = join(res.runDir, "screenshots", shots[0]!);
+    const bytes = readFileSync(p);
+    bytes[bytes.length - 5] = bytes[bytes.length - 5]! ^ 0xff;
+    writeFileSync(p, bytes);
+    const v = await verifyRun(res.runDir);
+    expect(v.ok).toBe(false);
+    expect(v.checks.find((c) => c.name === "screenshots admitted")?.ok).toBe(false);
+  }, 240_000);
+
+  test("count 2 runs desktop + mobile, each on its own guest, with the floored mobile geometry recorded", async () => {
+    const { docker, testRun } = await guestPrereqs();
+    const port = freePort();
+    const parsed = parseLab(`schema: humanish.lab.v2
+id: two-devices
+subject:
+  source: app-url
+  appUrl: http://127.0.0.1:${port}/
+  serve:
+    static:
+      root: node_modules/todomvc/examples/vanillajs
+actors:
+  - type: scripted-browser
+    count: 2
+    tasks:
+      - id: add-todo
+        goal: Add a todo.
+        check:
+          textIncludes: [Buy milk, 1 item left]
+      - id: on-root
+        goal: Stay on the app.
+        check:
+          urlPathEquals: /
+    steps:
+      - waitForText: Double-click to edit a todo
+      - type: Buy milk
+      - press: Enter
+      - waitForText: 1 item left
+      - screenshot: added
+scenario:
+  mode: live
+`);
+    if (!parsed.ok) throw new Error(parsed.error.message);
+    const created: string[] = [];
+    const res = await runBrowserStudy(ctxFor(parsed.config, `two-${testRun}`), { docker, labels: { [TEST_LABEL]: testRun }, onDesktopCreated: (_p, id) => created.push(id) });
+    expect(res.error).toBeUndefined();
+    expect(res.verdict).toBe("2/2 reached the goal; tasks: add-todo 2/2 · on-root 2/2");
+    expect(res.participants.map((p) => p.id)).toEqual(["p1", "p2"]);
+    expect(new Set(created).size).toBe(2);
+    const run = JSON.parse(readFileSync(join(res.runDir, "run.json"), "utf8"));
+    expect(run.participants.map((p: { desktopGeometry: { preset: string } }) => p.desktopGeometry.preset)).toEqual(["desktop", "mobile"]);
+    expect(run.participants[1].desktopGeometry.screen).toMatchObject({ requested: { width: 414, height: 896 }, verified: { width: 500, height: 896 } });
+    expect(run.participants[1].desktopGeometry.warnings[0]).toContain("floored");
+    expect(admitPng(readFileSync(join(res.runDir, "screenshots", "p2-01-added.png")))).toMatchObject({ ok: true, width: 500, height: 896 });
+    expect(await containersOfTestRun(docker, testRun)).toEqual([]);
+  }, 240_000);
+
+  test("dry run: a contract-only bundle that verifies, with no engine work", async () => {
+    const loaded = await loadLab(join(ROOT, "labs/todomvc-first-run.yaml"), ROOT);
+    const res = await runBrowserStudy(ctxFor(loaded.config, `dry-${Date.now()}`, "dry-run"));
+    expect(res.ok).toBe(true);
+    expect(res.verify.ok).toBe(true);
+    expect(res.tasks.every((t) => t.status === "not_run")).toBe(true);
+  }, 30_000);
+
+  test("refusals before anything starts: non-local target, non-scripted actor, non-loopback URL", async () => {
+    const base = (extra: string, subject = "  appUrl: http://127.0.0.1:41999/\n") => `schema: humanish.lab.v2
+id: refuse
+subject:
+  source: app-url
+${subject}actors:
+  - type: ${extra}
+scenario:
+  mode: live
+`;
+    const cu = parseLab(base("openai-computer-use"));
+    if (!cu.ok) throw new Error(cu.error.message);
+    await expect(runBrowserStudy(ctxFor(cu.config, `r1-${Date.now()}`))).rejects.toMatchObject({ code: "HUMANISH_BROWSER_ACTOR_UNSUPPORTED" });
+  });
+});
