@@ -19,6 +19,8 @@ const result = await Bun.build({
   entrypoints: ["src/cli/main.ts"],
   compile: { target: target as "bun-linux-x64", outfile },
   minify: true,
+  bytecode: true,
+  format: "esm",
   sourcemap: "none",
   define: { HUMANISH_BUILD_COMMIT: JSON.stringify(`${commit}${dirty ? "-dirty" : ""}`) },
 });

@@ -31,6 +31,7 @@ export {
   runsDir,
   safeRelPath,
   DERIVED_FILES,
+  ORPHAN_RELEASE_FILE,
 } from "./paths.ts";
 export {
   buildNoSpendProof,

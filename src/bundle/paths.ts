@@ -77,7 +77,17 @@ export function safeRelPath(rel: string): string | null {
   return parts.join("/");
 }
 
-/** Files in a run dir that are derived, never evidence, and therefore never listed in `run.json`. */
-export const DERIVED_FILES: readonly string[] = ["status.json"];
+/**
+ * Orphan-release record (`humanish.orphan-release.v1`) that orphan reconciliation appends to a
+ * run's directory after the run's own process died (src/runtime/reconcile.ts).
+ */
+export const ORPHAN_RELEASE_FILE = "orphan-release.json";
+
+/**
+ * Files in a run dir that are written after (or beside) the sealed bundle and therefore never
+ * listed in `run.json`: the derived liveness index `status.json`, and the after-the-fact
+ * {@link ORPHAN_RELEASE_FILE}. Both are still schema-checked and scanned by `verifyRun`.
+ */
+export const DERIVED_FILES: readonly string[] = ["status.json", ORPHAN_RELEASE_FILE];
 /** The evidence-of-record file itself (not listed in its own `artifacts`). */
 export const RUN_FILE = "run.json";

@@ -575,6 +575,17 @@ export const RunStatusSchema = z.strictObject({
 });
 export type RunStatus = z.infer<typeof RunStatusSchema>;
 
+/**
+ * `orphan-release.json` — `humanish.orphan-release.v1`: releases of a run's resources made by
+ * orphan reconciliation after the run's controller died (one proof appended per resource).
+ */
+export const OrphanReleaseSchema = z.strictObject({
+  schema: z.literal("humanish.orphan-release.v1"),
+  runId: RunIdSchema,
+  releases: z.array(CleanupProofSchema),
+});
+export type OrphanRelease = z.infer<typeof OrphanReleaseSchema>;
+
 /** `.humanish/runs/latest.json` — `humanish.latest-run.v1`; valid only if runId and path name the same child. */
 export const LatestRunSchema = z.strictObject({
   schema: z.literal("humanish.latest-run.v1"),

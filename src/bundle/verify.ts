@@ -20,13 +20,15 @@ import { lstat, readdir, readFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import type { z } from "zod";
 import { buildNoSpendProof, deriveVerdict, round6, tallyParticipants, taskFunnel } from "./derive.ts";
-import { artifactRootFor, DERIVED_FILES, isSafeRunSegment, RUN_FILE, safeRelPath } from "./paths.ts";
+import { artifactRootFor, DERIVED_FILES, isSafeRunSegment, ORPHAN_RELEASE_FILE, RUN_FILE, safeRelPath } from "./paths.ts";
 import { admitPngBytes } from "./png.ts";
 import { decodeBase64Payload, findSensitive, pngNonImageChunks, splitPngDataUris } from "./redact.ts";
 import {
   type ActorTrace,
   ActorTraceSchema,
+  type CleanupProof,
   type CostLine,
+  OrphanReleaseSchema,
   type RunBundle,
   RunBundleSchema,
   RunStatusSchema,
@@ -408,7 +410,7 @@ export async function verifyRun(runDir: string): Promise<VerifyResult> {
       if (e.rel === RUN_FILE || DERIVED_FILES.includes(e.rel)) continue;
       if (!listed.has(e.rel)) problems.push(`${e.rel}: not listed in run.json`);
     }
-    add("no unlisted files", problems, "every file is listed (status.json is derived and exempt)");
+    add("no unlisted files", problems, `every file is listed (${DERIVED_FILES.join(", ")} are derived and exempt)`);
   }
 
   // 8: public-safety scan (names and contents of every file, listed or not).
@@ -430,6 +432,7 @@ export async function verifyRun(runDir: string): Promise<VerifyResult> {
   const traces = new Map<string, ActorTrace>();
   let ledgers: TerminalLedgers | null = null;
   const receipts: SandboxReceipt[] = [];
+  const orphanReleases: CleanupProof[] = [];
   {
     const problems: string[] = [];
     const statusBytes = files.get("status.json");
@@ -438,8 +441,20 @@ export async function verifyRun(runDir: string): Promise<VerifyResult> {
         const s = RunStatusSchema.safeParse(JSON.parse(new TextDecoder().decode(statusBytes)));
         if (!s.success) problems.push(`status.json: ${zodMsg(s.error)}`);
         else if (s.data.runId !== run) problems.push(`status.json names run ${s.data.runId}`);
+        else if (s.data.state === "running") warnings.push("status.json says the run is still running (or its process died before finishing)");
       } catch {
         problems.push("status.json is not JSON");
+      }
+    }
+    const orphanBytes = files.get(ORPHAN_RELEASE_FILE);
+    if (orphanBytes) {
+      try {
+        const o = OrphanReleaseSchema.safeParse(JSON.parse(new TextDecoder().decode(orphanBytes)));
+        if (!o.success) problems.push(`${ORPHAN_RELEASE_FILE}: ${zodMsg(o.error)}`);
+        else if (o.data.runId !== run) problems.push(`${ORPHAN_RELEASE_FILE} names run ${o.data.runId}`);
+        else orphanReleases.push(...o.data.releases);
+      } catch {
+        problems.push(`${ORPHAN_RELEASE_FILE} is not JSON`);
       }
     }
     if (b) {
@@ -643,15 +658,25 @@ export async function verifyRun(runDir: string): Promise<VerifyResult> {
       if (receipts.length) problems.push("dry run has sandbox receipts; a dry run creates no resources");
       msg = "dry run: no resources created";
     } else {
+      // A release made later by orphan reconciliation (by the same exact id) also proves cleanup.
+      const later = new Set(orphanReleases.filter((c) => c.outcome === "released").map((c) => c.id));
+      let reclaimed = 0;
       for (const c of b.cleanup) {
+        if (c.outcome === "released") continue;
+        if (later.has(c.id)) {
+          reclaimed++;
+          continue;
+        }
         if (c.outcome === "retained") problems.push(`${c.provider} ${c.id} was retained (${c.reason}); release it by id`);
-        else if (c.outcome === "unconfirmed") problems.push(`${c.provider} ${c.id} release unconfirmed (${c.reason})`);
+        else problems.push(`${c.provider} ${c.id} release unconfirmed (${c.reason})`);
       }
-      const proven = new Set(b.cleanup.filter((c) => c.outcome === "released").map((c) => c.id));
+      const proven = new Set([...b.cleanup.filter((c) => c.outcome === "released").map((c) => c.id), ...later]);
       for (const r of receipts) if (!proven.has(r.id)) problems.push(`${r.provider} ${r.id} has a receipt but no released proof`);
       const ran = b.participants.some((p) => p.trace !== null);
       if (ran && b.cleanup.length === 0) problems.push("participants ran but no resource release is recorded");
-      msg = b.cleanup.length ? `${b.cleanup.length} resource(s) released and confirmed gone` : "no resource was created";
+      msg = b.cleanup.length
+        ? `${b.cleanup.length} resource(s) released and confirmed gone${reclaimed ? ` (${reclaimed} by later orphan reconciliation)` : ""}`
+        : "no resource was created";
     }
     add("cleanup proven", problems, msg);
   }

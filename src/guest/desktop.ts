@@ -188,7 +188,7 @@ export async function bootDesktop(opts: DesktopBootOptions): Promise<GuestDeskto
         "--disable-gpu",
         `--window-position=0,0`,
         `--window-size=${width},${height}`,
-        "about:blank",
+        opts.initialUrl,
       ],
       { env: baseEnv, stdio: ["ignore", "ignore", "ignore", "pipe", "pipe"] },
     );
@@ -202,7 +202,7 @@ export async function bootDesktop(opts: DesktopBootOptions): Promise<GuestDeskto
       throw bootError("browser", "Chromium did not open its page over the debugging pipe", e);
     }
     try {
-      await page.navigate(opts.initialUrl);
+      await page.waitForLoad(opts.initialUrl);
     } catch (e) {
       throw bootError("navigation", "the app did not load", e);
     }

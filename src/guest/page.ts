@@ -138,17 +138,26 @@ export class GuestPage {
   }
 
   /**
-   * Owner navigation before the channel is handed over: `Page.navigate`, then wait for the load
-   * event (≤ `timeoutMs`).
+   * Wait until the top-level document is `url` and fully loaded (`document.readyState ===
+   * "complete"`), polling every 100 ms up to `timeoutMs`. Chromium is launched with the initial
+   * URL, so the page — not the address bar — holds focus, as after a person opens a link.
+   * @throws HumanishError `HUMANISH_GUEST_NAVIGATION_FAILED` on timeout.
    */
-  async navigate(url: string, timeoutMs = 30_000): Promise<void> {
-    const loaded = this.cdp.waitFor((e) => e.sessionId === this.sessionId && e.method === "Page.loadEventFired", timeoutMs);
-    const res = (await this.cdp.send("Page.navigate", { url }, this.sessionId, timeoutMs)) as { errorText?: string };
-    if (res.errorText) {
-      loaded.catch(() => undefined);
-      throw new HumanishError("HUMANISH_GUEST_NAVIGATION_FAILED", `initial navigation failed (${res.errorText})`, { next: "check that the app answers on its loopback port" });
+  async waitForLoad(url: string, timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      try {
+        const v = await this.isolatedEval(`JSON.stringify([String(location.href), document.readyState])`, 5_000);
+        const [href, state] = JSON.parse(String(v)) as [string, string];
+        if (href === url && state === "complete") return;
+      } catch {
+        /* the frame is still being created or replaced */
+      }
+      if (Date.now() > deadline) {
+        throw new HumanishError("HUMANISH_GUEST_NAVIGATION_FAILED", `the initial page did not finish loading within ${timeoutMs} ms`, { next: "check that the app answers on its loopback port" });
+      }
+      await Bun.sleep(100);
     }
-    await loaded;
   }
 
   private async isolatedEval(expression: string, timeoutMs: number): Promise<unknown> {

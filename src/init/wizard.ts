@@ -234,7 +234,7 @@ export async function runWizard(io: WizardIO, defaults: { id?: string } = {}): P
         const value = orCancel(
           await p.text({
             ...common,
-            message: kind === "textIncludes" ? "Text" : kind === "urlPathEquals" ? "Path (starts with /)" : "URL substring",
+            message: kind === "textIncludes" ? "Text the page must include" : kind === "urlPathEquals" ? "Path the URL must equal (starts with /)" : "Part the URL must include",
             validate: (raw) => {
               const v = (raw ?? "").trim();
               if (v === "") return "a value is needed";
@@ -252,7 +252,7 @@ export async function runWizard(io: WizardIO, defaults: { id?: string } = {}): P
     const mode = orCancel(
       await p.select<"dry-run" | "live">({
         ...common,
-        message: "Mode",
+        message: "Mode: dry-run or live?",
         options: [
           { value: "dry-run", label: "dry-run", hint: "contract only: starts nothing, spends nothing (default)" },
           { value: "live", label: "live", hint: "runs the participant for real" },

@@ -345,6 +345,25 @@ describe("verifyRun: evidence semantics", () => {
     expect(v.checks.find((c) => c.name === "cleanup proven")?.message).toContain("has a receipt but no released proof");
   });
 
+  test("an unconfirmed release later proven by orphan reconciliation (orphan-release.json) counts", async () => {
+    const cwd = project();
+    const { w, input } = await writeLiveTerminal(cwd);
+    const cleanup = (input.cleanup ?? []).map((c) => ({ ...c, outcome: "unconfirmed" as const, reason: "remove timed out" }));
+    await w.writeJson("terminal-ledgers.json", terminalLedgers(cleanup), { kind: "terminal-ledgers" });
+    await w.finalize({ ...input, cleanup });
+    expect(failed(await verifyRun(w.runDir))).toEqual(["cleanup proven"]);
+    const orphan = { schema: "humanish.orphan-release.v1", runId: "live-1", releases: [{ ...cleanup[0]!, outcome: "released", reason: "inspect-404", at: new Date().toISOString() }] };
+    writeFileSync(join(w.runDir, "orphan-release.json"), JSON.stringify(orphan));
+    const v = await verifyRun(w.runDir);
+    expect(failed(v)).toEqual([]);
+    expect(v.checks.find((c) => c.name === "cleanup proven")?.message).toContain("orphan reconciliation");
+    // malformed or unsafe records fail
+    writeFileSync(join(w.runDir, "orphan-release.json"), JSON.stringify({ ...orphan, runId: "other" }));
+    expect(failed(await verifyRun(w.runDir))).toEqual(["artifact schemas", "cleanup proven"]);
+    writeFileSync(join(w.runDir, "orphan-release.json"), JSON.stringify({ ...orphan, releases: [{ ...orphan.releases[0], reason: "io dir /home/alice/x" }] }));
+    expect(failed(await verifyRun(w.runDir))).toEqual(["public-safety scan"]);
+  });
+
   test("terminal evidence: a lying no-spend proof fails", async () => {
     const cwd = project();
     const { w } = await writeLiveTerminal(cwd);

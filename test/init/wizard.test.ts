@@ -33,9 +33,19 @@ async function cli(cwd: string, args: string[]): Promise<{ code: number; json: R
   return { code, json, stderr: err };
 }
 
-/** Answers one text prompt: waits for its question, types, presses Enter. */
+/** The active prompt's line: clack marks the prompt waiting for input with `◆`. */
+function active(question: string): string {
+  return `◆  ${question}`;
+}
+
+/** Waits until `question` is the active prompt. */
+async function ask(d: TmuxDriver, question: string): Promise<string> {
+  return d.waitFor(active(question));
+}
+
+/** Answers one text prompt: waits until it is active, types, presses Enter. */
 async function answer(d: TmuxDriver, question: string, text: string): Promise<void> {
-  await d.waitFor(question);
+  await ask(d, question);
   if (text) await d.type(text);
   await d.press("Enter");
 }
@@ -57,9 +67,9 @@ describe("humanish init wizard under a pseudo-terminal", () => {
     writeFileSync(join(cwd, ".gitignore"), "node_modules/\n");
     const d = await startInTmux(`${BUN} ${MAIN} init; echo "WIZARD-EXIT=$?"`, { cwd, env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } });
     try {
-      await d.waitFor("What are you studying?");
+      await ask(d, "What are you studying?");
       await d.press("Enter"); // A command-line product
-      await d.waitFor("Lab id");
+      await ask(d, "Lab id");
       await d.type("bad id!");
       await d.press("Enter");
       // The loader's own message for `id` is shown, and nothing moves on.
@@ -71,7 +81,7 @@ describe("humanish init wizard under a pseudo-terminal", () => {
       await answer(d, "Product name", "jq");
       await answer(d, "Public surfaces", "https://jqlang.org/manual/, https://github.com/jqlang/jq");
       await answer(d, "Install command", "apt-get update -qq && apt-get install -y -qq jq");
-      await d.waitFor("Who is the participant?");
+      await ask(d, "Who is the participant?");
       await d.press("Enter"); // scripted
       await answer(d, "Step 1 of the scripted participant", "jq --version");
       await answer(d, "Step 2 of the scripted participant", `printf '{"a":1}' > in.json && jq .a in.json > a.txt`);
@@ -80,12 +90,12 @@ describe("humanish init wizard under a pseudo-terminal", () => {
       await answer(d, "Goal of read-a", "Save the value of a in in.json to a.txt");
       await answer(d, "Hidden check of read-a", `test "$(cat a.txt)" = 1`);
       await answer(d, "Task 2 id", "");
-      await d.waitFor("Mode");
+      await ask(d, "Mode: dry-run or live?");
       await d.press("Enter"); // dry-run
       await answer(d, "Time cap", "5");
       await answer(d, "Spend cap in USD", "0");
       // The YAML is shown before anything is written.
-      const shown = await d.waitFor("Write humanish/labs/jq-wizard.yaml?");
+      const shown = await ask(d, "Write humanish/labs/jq-wizard.yaml?");
       expect(shown).toContain("schema: humanish.lab.v2");
       expect(shown).toContain("id: jq-wizard");
       expect(existsSync(join(cwd, "humanish"))).toBe(false);
@@ -131,35 +141,35 @@ describe("humanish init wizard under a pseudo-terminal", () => {
     writeFileSync(join(cwd, "public", "index.html"), "<!doctype html><h1>Welcome</h1>");
     const d = await startInTmux(`${BUN} ${MAIN} init; echo "WIZARD-EXIT=$?"`, { cwd, env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } });
     try {
-      await d.waitFor("What are you studying?");
+      await ask(d, "What are you studying?");
       await d.press("Down", "Enter"); // A local web app
       await answer(d, "Lab id", "web-wizard");
       await answer(d, "Title", "");
-      await d.waitFor("loopback URL");
+      await ask(d, "The app's loopback URL");
       await d.type("http://example.com/");
       await d.press("Enter");
       await d.waitFor("must be a loopback URL");
       await d.press(...Array("http://example.com/".length).fill("BSpace"));
       await d.type("http://127.0.0.1:5173/");
       await d.press("Enter");
-      await d.waitFor("How does the app get served?");
+      await ask(d, "How does the app get served?");
       await d.press("Down", "Down", "Enter"); // static folder
       await answer(d, "Folder to serve", "public");
-      await d.waitFor("Who is the participant?");
+      await ask(d, "Who is the participant?");
       await d.press("Down", "Enter"); // LLM
       await answer(d, "Model", ""); // default computer-use model
       await answer(d, "Mission", "Find the welcome message.");
       await answer(d, "Task 1 id", "see-welcome");
       await answer(d, "Goal of see-welcome", "Find the welcome message");
-      await d.waitFor("Hidden check of see-welcome");
+      await ask(d, "Hidden check of see-welcome");
       await d.press("Enter"); // page text includes
-      await answer(d, "Text", "Welcome");
+      await answer(d, "Text the page must include", "Welcome");
       await answer(d, "Task 2 id", "");
-      await d.waitFor("Mode");
+      await ask(d, "Mode: dry-run or live?");
       await d.press("Enter");
       await answer(d, "Time cap", "");
       await answer(d, "Spend cap in USD", "2.5");
-      await d.waitFor("Write humanish/labs/web-wizard.yaml?");
+      await ask(d, "Write humanish/labs/web-wizard.yaml?");
       await d.press("Enter");
       const end = await d.waitFor("WIZARD-EXIT=");
       expect(end).toContain("WIZARD-EXIT=0");
@@ -187,11 +197,11 @@ describe("humanish init wizard under a pseudo-terminal", () => {
       const cwd = project();
       const d = await startInTmux(`${BUN} ${MAIN} init; echo "WIZARD-EXIT=$?"`, { cwd, env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } });
       try {
-        await d.waitFor("What are you studying?");
+        await ask(d, "What are you studying?");
         await d.press("Enter");
         await answer(d, "Lab id", "half-done");
         await answer(d, "Title", "Half done");
-        await d.waitFor("Product name");
+        await ask(d, "Product name");
         await d.type("jq");
         await d.press(key);
         const end = await d.waitFor("WIZARD-EXIT=");
@@ -209,20 +219,20 @@ describe("humanish init wizard under a pseudo-terminal", () => {
     const cwd = project();
     const d = await startInTmux(`${BUN} ${MAIN} init --id keep-out; echo "WIZARD-EXIT=$?"`, { cwd, env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } });
     try {
-      await d.waitFor("What are you studying?");
+      await ask(d, "What are you studying?");
       await d.press("Enter");
       // --id pre-fills the answer: Enter accepts it.
       await answer(d, "Lab id", "");
       for (const q of ["Title", "Product name", "Public surfaces", "Install command"]) await answer(d, q, "");
-      await d.waitFor("Who is the participant?");
+      await ask(d, "Who is the participant?");
       await d.press("Enter");
       await answer(d, "Step 1 of the scripted participant", "");
       await answer(d, "Task 1 id", "");
-      await d.waitFor("Mode");
+      await ask(d, "Mode: dry-run or live?");
       await d.press("Enter");
       await answer(d, "Time cap", "");
       await answer(d, "Spend cap in USD", "");
-      const shown = await d.waitFor("Write humanish/labs/keep-out.yaml?");
+      const shown = await ask(d, "Write humanish/labs/keep-out.yaml?");
       expect(shown).toContain("id: keep-out");
       await d.press("Right", "Enter"); // No
       await waitNth(d, "Nothing was written", 1);

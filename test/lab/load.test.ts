@@ -4,12 +4,12 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { linkSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { linkSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isHumanishError } from "../../src/errors.ts";
 import { EMBEDDED_LABS, findEmbeddedLab, labSearchPaths, listLabs, loadLab, looksLikeLabPath } from "../../src/lab/index.ts";
-import { COMMITTED_LABS, labText, terminalBase, toYaml } from "./fixtures.ts";
+import { COMMITTED_LABS, LABS_DIR, labText, terminalBase, toYaml } from "./fixtures.ts";
 
 const dirs: string[] = [];
 function project(): string {
@@ -89,7 +89,9 @@ describe("embedded labs", () => {
     expect(loaded.warnings).toEqual([]);
   });
   test("every committed lab is embedded byte for byte and resolves by id", async () => {
-    expect(EMBEDDED_LABS.map((l) => l.id).sort()).toEqual([...COMMITTED_LABS].sort());
+    const files = readdirSync(LABS_DIR).filter((f) => /\.ya?ml$/.test(f)).map((f) => f.replace(/\.ya?ml$/, "")).sort();
+    expect(files).toEqual([...COMMITTED_LABS].sort());
+    expect(EMBEDDED_LABS.map((l) => l.id).sort()).toEqual(files);
     const root = project();
     for (const id of COMMITTED_LABS) {
       expect(findEmbeddedLab(id)!.text).toBe(labText(id));

@@ -56,7 +56,7 @@ describe("browser route", () => {
     const kinds = trace.items.map((i: { kind: string }) => i.kind);
     expect(kinds.filter((k: string) => k === "ui_action").length).toBeGreaterThan(10);
     expect(JSON.stringify(trace)).not.toContain("Walk the dog"); // typed text is recorded as a length only
-    const shots = readdirSync(join(res.runDir, "screenshots"));
+    const shots = readdirSync(join(res.runDir, "screenshots")).sort();
     expect(shots).toEqual(["p1-01-empty-list.png", "p1-02-two-todos.png", "p1-03-one-completed.png", "p1-04-cleared.png", "p1-05-final.png"]);
     for (const s of shots) expect(admitPng(readFileSync(join(res.runDir, "screenshots", s))).ok).toBe(true);
 
@@ -132,6 +132,7 @@ subject:
   source: app-url
 ${subject}actors:
   - type: ${extra}
+    mission: Use the app.
 scenario:
   mode: live
 `;
