@@ -145,9 +145,12 @@ export function attachBrowserControlDispatcher(opts: BrowserControlDispatcherOpt
     const controller = new AbortController();
     current = controller;
     let timedOut = false;
+    let writingReply = false;
     const timer = setTimeout(() => {
       timedOut = true;
       controller.abort(cuaError("deadline_exceeded", "outcome_uncertain", `request-${seq} exceeded ${deadlineMs} ms`));
+      // The deadline covers writing the reply: a write still pending now ends the channel.
+      if (writingReply) shutdown("deadline_exceeded");
     }, deadlineMs);
     timer.unref?.();
     try {
@@ -182,6 +185,7 @@ export function attachBrowserControlDispatcher(opts: BrowserControlDispatcherOpt
           return await fail(seq, operation, "invalid_response", d);
         }
       }
+      writingReply = true;
       if (!(await send(reply))) return;
       if (timedOut) return shutdown("deadline_exceeded");
     } finally {

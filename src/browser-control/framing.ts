@@ -27,7 +27,7 @@ export interface FrameFault {
 /** Result of feeding one chunk: the messages completed by it, then a fault if one was hit. */
 export interface FrameDecodeResult {
   /** Parsed JSON values (or raw payload bytes in `raw` mode), in arrival order. */
-  messages: unknown[];
+  messages: readonly unknown[];
   /** Set when the stream became invalid; later pushes keep returning it and decode nothing. */
   fault: FrameFault | null;
 }
@@ -36,7 +36,7 @@ const fatalDecoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 /** Below this size the fatal TextDecoder is fastest; above it simdutf validation + a plain slice. */
 const LARGE_PAYLOAD = 4096;
 const copyBytes = Buffer.prototype.copy as (this: Uint8Array, target: Uint8Array, targetStart: number) => number;
-const NOTHING: FrameDecodeResult = Object.freeze({ messages: Object.freeze([]) as unknown as unknown[], fault: null });
+const NOTHING: FrameDecodeResult = Object.freeze({ messages: Object.freeze([]), fault: null });
 
 /**
  * Strict UTF-8 decode (same acceptance as `TextDecoder("utf-8", {fatal: true})`): overlong
@@ -128,7 +128,7 @@ export class FrameDecoder {
 
   /**
    * Feed one chunk; see {@link FrameDecodeResult}. When the chunk completes no frame, a shared
-   * frozen empty result is returned (do not mutate `messages`).
+   * frozen empty result is returned.
    */
   push(chunk: Uint8Array): FrameDecodeResult {
     if (this.faulted) return { messages: [], fault: this.faulted };

@@ -1,7 +1,19 @@
 /**
  * Run bundle layer (ARCHITECTURE.md `bundle/`; issue 2 §8–§10): schemas, redaction, the atomic
  * run writer, `verifyRun`, and the run library (`listRuns`, `resolveRunDir`).
- * Routes, the env server, the report and the CLI import from here only.
+ * Routes, the env server, the report and the CLI import from here.
+ *
+ * What a route writes (`.humanish/runs/<runId>/`):
+ * - every run: `run.json` (by `finalize`), `status.json` (derived, unlisted);
+ * - live terminal: `actor.json` (lane `terminal`), `terminal-transcript.txt`,
+ *   `terminal-events.ndjson`, `terminal-ledgers.json` — ALWAYS, even empty, even on failure —
+ *   plus `sandbox-receipts.ndjson` appended (durable) the moment a sandbox exists;
+ * - live browser: `actor.json` or `actors/<id>.json` (lane `scripted-browser`/`computer-use`),
+ *   `screenshots/NNN.png` (admitted PNGs), `desktopGeometry` on each participant, receipts;
+ * - after the fact: `report/index.html` (write + `finalize()` again, or `reopenRunWriter`),
+ *   `orphan-release.json` (via `recordOrphanRelease`, unlisted).
+ * Cost: build lines with `summarizeCost`, `unmeasuredLine`, `buildTerminalCostLedger`,
+ * `buildNoSpendProof` so the numbers match what `verifyRun` recomputes.
  */
 export * from "./schemas.ts";
 export {
@@ -49,6 +61,8 @@ export {
 } from "./derive.ts";
 export {
   createRunWriter,
+  labRefFor,
+  recordOrphanRelease,
   reopenRunWriter,
   type RunWriter,
   type RunWriterOptions,

@@ -11,6 +11,9 @@
  * 11b `browser evidence` (live browser: trace lane, desktop geometry, a screenshot for a pass)
  * 12 `cleanup proven`        13 `caps respected`        14 `cost labeling`
  * 15 `actor engagement`      16 `verdict consistency`
+ * Files beside the listed artifacts: `run.json`, `status.json` (derived) and `orphan-release.json`
+ * (after-the-fact releases by orphan reconciliation, counted by `cleanup proven`); both are
+ * schema-checked and scanned. Anything else unlisted fails.
  * `ok` = every check ok. `shareSafety`: any failed check → `blocked` (`VERIFY_FAILED`), scan
  * findings → `blocked` (`PUBLIC_SAFETY_FINDINGS`); otherwise raw screenshots (`RAW_SCREENSHOTS`)
  * or non-text non-screenshot files (`UNSCANNED_ARTIFACT`) → `local_only`; else `share_ready`.

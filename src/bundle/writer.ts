@@ -16,17 +16,21 @@
  * `reopenRunWriter` opens a finalized run to add artifacts (e.g. `humanish report --run ID`).
  */
 import { createHash, randomBytes } from "node:crypto";
-import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, renameSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
 import { lstat, mkdir, open, readFile, rename, rm } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, sep } from "node:path";
 import { HumanishError } from "../errors.ts";
 import { deriveReview, summarizeCost } from "./derive.ts";
-import { artifactRootFor, assertRunId, DERIVED_FILES, RUN_FILE, runDirFor, runsDir, safeRelPath } from "./paths.ts";
+import { artifactRootFor, assertRunId, DERIVED_FILES, ORPHAN_RELEASE_FILE, RUN_FILE, runDirFor, runsDir, safeRelPath } from "./paths.ts";
 import { admitPngBytes } from "./png.ts";
 import { createRedactor, type Redactor } from "./redact.ts";
 import {
   ActorTraceSchema,
   type ArtifactEntry,
+  type CleanupProof,
+  CleanupProofSchema,
+  type OrphanRelease,
+  OrphanReleaseSchema,
   type ArtifactKind,
   LatestRunSchema,
   type Mode,
@@ -246,6 +250,11 @@ function makeWriter(st: WriterState): RunWriter {
     if (rel === null || RESERVED.has(rel) || rel.split("/").some((s) => s.startsWith(".tmp-"))) {
       throw new HumanishError("HUMANISH_UNSAFE_ARTIFACT_PATH", `artifact path ${JSON.stringify(relPath)} is not a safe relative path inside the run directory`, {
         next: "use a relative path like actor.json or screenshots/001.png (no .., no absolute paths, not run.json/status.json)",
+      });
+    }
+    if (st.redactor.text(rel) !== rel) {
+      throw new HumanishError("HUMANISH_UNSAFE_ARTIFACT_PATH", "artifact path contains a secret value or a secret/local-path shape", {
+        next: "name artifacts with fixed names and participant ids, never with values",
       });
     }
     // Walk every parent segment: each must be a real directory (created when missing), never a symlink.
@@ -526,17 +535,21 @@ function makeWriter(st: WriterState): RunWriter {
           },
           artifacts,
         };
-        const redacted = st.redactor.value(bundle);
-        const checked = RunBundleSchema.safeParse(redacted);
+        // Everything the route supplied is redacted; the manifest (our own checked paths, sizes
+        // and digests) is attached afterwards so a short secret value can never rewrite a digest.
+        const { artifacts: manifest, ...content } = bundle;
+        const redactedContent = st.redactor.value(content);
+        const contentText = JSON.stringify(redactedContent);
+        if (st.redactor.containsSecret(contentText)) {
+          throw new HumanishError("HUMANISH_REDACTION_FAILED", "run.json: a secret value survived redaction; nothing was written", { next: "report this as a bug" });
+        }
+        const checked = RunBundleSchema.safeParse({ ...redactedContent, artifacts: manifest });
         if (!checked.success) {
           throw new HumanishError("HUMANISH_INVALID_RUN_BUNDLE", `run.json for ${st.runId} does not match humanish.run-bundle.v1: ${describeZod(checked.error)}`, {
             next: "fix the named field of the finalize input",
           });
         }
-        const text = st.redactor.json(checked.data);
-        if (st.redactor.containsSecret(text)) {
-          throw new HumanishError("HUMANISH_REDACTION_FAILED", "run.json: a secret value survived redaction; nothing was written", { next: "report this as a bug" });
-        }
+        const text = `${JSON.stringify(checked.data, null, 2)}\n`;
         await atomicWrite(join(st.runDir, RUN_FILE), new TextEncoder().encode(text), `${artifactRootFor(st.runId)}/run.json`);
         if (!st.reopened && !finalizedOnce) {
           finalizedOnce = true;
@@ -691,4 +704,50 @@ export async function reopenRunWriter(opts: { cwd: string; runId: string; secret
     heartbeatMs: 0,
     now: opts.now ?? (() => new Date()),
   });
+}
+
+/**
+ * Append one after-the-fact release proof to `.humanish/runs/<runId>/orphan-release.json`
+ * (`humanish.orphan-release.v1`), the record orphan reconciliation keeps when it releases a
+ * resource of a run whose controller died. Redacted (cwd → `[target-cwd]`, host paths and secret
+ * shapes removed), schema-checked, written atomically. `verifyRun` accepts this file beside the
+ * bundle and counts its `released` proofs as cleanup of the same exact ids.
+ * Returns the project-relative path written, or null when the run directory does not exist here.
+ * An existing record that does not parse is replaced (it was never valid evidence).
+ * @throws HUMANISH_INVALID_RUN_ID, HUMANISH_INVALID_ARTIFACT (proof shape), HUMANISH_BUNDLE_WRITE_FAILED
+ */
+export function recordOrphanRelease(cwd: string, runId: string, proof: CleanupProof): string | null {
+  assertRunId(runId);
+  const dir = runDirFor(cwd, runId);
+  try {
+    const st = lstatSync(dir);
+    if (!st.isDirectory() || st.isSymbolicLink()) return null;
+  } catch {
+    return null;
+  }
+  const redactor = createRedactor([], { cwd });
+  const file = join(dir, ORPHAN_RELEASE_FILE);
+  let doc: OrphanRelease = { schema: "humanish.orphan-release.v1", runId, releases: [] };
+  try {
+    const prev = OrphanReleaseSchema.safeParse(JSON.parse(readFileSync(file, "utf8")));
+    if (prev.success && prev.data.runId === runId) doc = prev.data;
+  } catch {
+    /* first record */
+  }
+  const p = CleanupProofSchema.safeParse(redactor.value(proof));
+  if (!p.success) {
+    throw new HumanishError("HUMANISH_INVALID_ARTIFACT", `orphan release proof for run ${runId} is invalid: ${describeZod(p.error)}`, {
+      next: "pass {id, provider, outcome, reason, at} (src/sandbox/types.ts ReleaseProof)",
+    });
+  }
+  doc.releases.push(p.data);
+  try {
+    atomicWriteSync(file, new TextEncoder().encode(redactor.json(doc)));
+  } catch (e) {
+    throw new HumanishError("HUMANISH_BUNDLE_WRITE_FAILED", `could not write ${artifactRootFor(runId)}/${ORPHAN_RELEASE_FILE}: ${(e as NodeJS.ErrnoException).code ?? "error"}`, {
+      next: "check free disk space and permissions of the .humanish directory",
+      cause: e,
+    });
+  }
+  return `${artifactRootFor(runId)}/${ORPHAN_RELEASE_FILE}`;
 }

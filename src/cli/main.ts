@@ -15,3 +15,4 @@ if (argv.length >= 1 && (argv[0] === "--version" || argv[0] === "-v") && argv.ev
   const [{ processIO }, { runCli }] = await Promise.all([import("./output.ts"), import("./run.ts")]);
   process.exitCode = await runCli(argv, processIO());
 }
+export {};

@@ -11,8 +11,16 @@ import { z } from "zod";
 import { nearest } from "../text/nearest.ts";
 import { formatPath, problemFromZod, renderFirstProblem, type Problem } from "./issues.ts";
 import { ROUTE_ACTOR_TYPES, ROUTE_SOURCES, type LabBackend } from "./routing.ts";
+import { topForeign } from "./schema-common.ts";
+import { unknownKeyText } from "./strict.ts";
 import {
   BROWSER_STEP_BODIES,
+  BrowserSubjectSchema,
+  CodexExecActorSchema,
+  ComputerUseActorSchema,
+  ScriptedBrowserActorSchema,
+  ScriptedTerminalActorSchema,
+  TerminalSubjectSchema,
   BROWSER_STEP_KINDS,
   BrowserLabSchema,
   DEVICE_PRESETS,
@@ -87,6 +95,10 @@ function parseInner(text: string, source: string): ParseLabResult {
     return fail([{ path: ["schema"], message: `must be exactly ${LAB_SCHEMA_ID} (got ${JSON.stringify(root.schema)}; there is no compatibility with other versions)` }]);
   }
 
+  // Unknown keys at the top level are reported before what they leave missing.
+  const topUnknown = unknownKeyProblem(root, [], Object.keys(TerminalLabSchema.shape), topForeign);
+  if (topUnknown) return fail([topUnknown]);
+
   // Route from subject.source.
   const subject = root.subject;
   if (subject === undefined) return fail([{ path: ["subject"], message: "is required (a mapping with `source: terminal-product` or `source: app-url`)" }]);
@@ -95,6 +107,7 @@ function parseInner(text: string, source: string): ParseLabResult {
   let route: LabBackend;
   if (src === ROUTE_SOURCES.terminal) route = "terminal";
   else if (src === ROUTE_SOURCES.browser) route = "browser";
+  else if (src === undefined && unknownKeyProblem(subject, ["subject"], SUBJECT_KEYS, {})) return fail([unknownKeyProblem(subject, ["subject"], SUBJECT_KEYS, {})!]);
   else if (typeof src !== "string") return fail([{ path: ["subject", "source"], message: src === undefined ? "is required: terminal-product or app-url" : "must be the string terminal-product or app-url" }]);
   else if (REFERENCE_SOURCES.includes(src)) return fail([{ path: ["subject", "source"], message: `\`${src}\` is a reference humanish source this humanish does not run; use terminal-product or app-url` }]);
   else {
@@ -112,6 +125,10 @@ function parseInner(text: string, source: string): ParseLabResult {
   const actor = actors[0];
   if (!isMapping(actor)) return fail([{ path: ["actors", 0], message: "must be a mapping with a `type`" }]);
   const type = actor.type;
+  if (type === undefined) {
+    const typo = unknownKeyProblem(actor, ["actors", 0], ACTOR_KEYS, {});
+    if (typo) return fail([typo]);
+  }
   if (typeof type !== "string") {
     const want = `one of ${ROUTE_ACTOR_TYPES[route].join(", ")}`;
     return fail([{ path: ["actors", 0, "type"], message: type === undefined ? `is required: ${want}` : `must be a string: ${want}` }]);
@@ -139,6 +156,21 @@ function parseInner(text: string, source: string): ParseLabResult {
 }
 
 type Fail = (problems: Problem[]) => ParseLabResult;
+
+/** Every key a `subject` may hold on some route (for "did you mean" before the route is known). */
+const SUBJECT_KEYS = [...new Set([...Object.keys(TerminalSubjectSchema.shape), ...Object.keys(BrowserSubjectSchema.shape)])];
+/** Every key an actor may hold on some route. */
+const ACTOR_KEYS = [
+  ...new Set([ScriptedTerminalActorSchema, CodexExecActorSchema, ScriptedBrowserActorSchema, ComputerUseActorSchema].flatMap((s) => Object.keys(s.shape))),
+];
+
+/** The first key of `obj` outside `known` as an unknown-key problem (or a foreign-key one), if any. */
+function unknownKeyProblem(obj: Record<string, unknown>, path: PropertyKey[], known: readonly string[], foreign: Readonly<Record<string, string>>): Problem | undefined {
+  const key = Object.keys(obj).find((k) => !known.includes(k));
+  if (key === undefined) return undefined;
+  if (key in foreign) return { path, key, message: `${foreign[key]}; remove it`, unknownKey: true };
+  return { path, key, message: unknownKeyText(key, known), unknownKey: true };
+}
 
 function zodProblems(err: z.ZodError, yaml: StrictYaml, base: readonly PropertyKey[] = []): Problem[] {
   return err.issues.map((i) => problemFromZod(i, yaml, base));

@@ -144,8 +144,10 @@ export async function startLibraryServer(opts: LibraryServerOptions): Promise<Li
       return respond(200, renderReportHtml(model), "text/html; charset=utf-8", head);
     } catch (err) {
       if (err instanceof HumanishError) {
-        const status = err.code === "HUMANISH_RUN_NOT_FOUND" ? 404 : 422;
-        return respond(status, `${err.code}: ${err.message}\n`, undefined, head);
+        if (err.code === "HUMANISH_RUN_NOT_FOUND") {
+          return respond(404, `run ${runId} has no sealed run.json yet: it is still running, or it was interrupted before its bundle was written.\n`, undefined, head);
+        }
+        return respond(422, `${err.code}: ${err.message}\n`, undefined, head);
       }
       return respond(500, "HUMANISH_UNEXPECTED: the report could not be rendered\n", undefined, head);
     }

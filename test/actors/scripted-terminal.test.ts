@@ -24,6 +24,7 @@ function ctx(over: Partial<RunContext> = {}): RunContext & { recorder: ReturnTyp
     workdir: TERMINAL_STUDY_DIR,
     recorder,
     signal: new AbortController().signal,
+    networkEnv: {},
     brief: "unused by the scripted participant",
     nonce: "000000000000",
     deadlines: { firstOutputMs: 20_000, deadlineAt: Date.now() + 60_000 },

@@ -141,6 +141,16 @@ describe("handshake, observe, execute", () => {
     await expectFailure(s.client.executor.observe(), "executor_closed", "not_dispatched");
   });
 
+  test("both directions delivered one byte per chunk (fragmented frames end to end)", async () => {
+    const s = setup();
+    s.host.drip = true;
+    s.guest.drip = true;
+    const obs = await s.client.executor.observe();
+    expect(Array.from(obs.png)).toEqual(Array.from(PNG_BYTES));
+    await s.client.executor.execute({ kind: "type", text: "ünïcödé ✓ 𝄞" });
+    expect((s.executor as Recorder).calls.at(-1)?.action).toEqual({ kind: "type", text: "ünïcödé ✓ 𝄞" });
+  });
+
   test("HELLO is lazy: the first execute sends HELLO then EXECUTE", async () => {
     const s = setup();
     expect(s.host.bytesWritten).toBe(0);
@@ -357,6 +367,18 @@ describe("cancellation, deadlines, lost acknowledgements", () => {
     expect(seen!.aborted).toBe(true);
     await sleep(5);
     expect(s.guestTransport.closeCode).toBe("deadline_exceeded");
+  });
+
+  test("dispatcher deadline covers writing the reply: a reply write that never completes closes deadline_exceeded", async () => {
+    const s = setup({ requestDeadlineMs: 60 });
+    await s.client.ready();
+    s.guest.writeMode = "hold";
+    s.guest.deliverWhenHeld = false;
+    const call = s.client.executor.execute({ kind: "move", x: 1, y: 1 }).catch((e: unknown) => e);
+    await sleep(120);
+    expect(s.guestTransport.closeCode).toBe("deadline_exceeded");
+    const e = await call;
+    expect(isCuaExecutorError(e) && e.disposition === "outcome_uncertain").toBe(true);
   });
 
   test("frame assembly deadline: a partial frame older than the deadline closes deadline_exceeded", async () => {

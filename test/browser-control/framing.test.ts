@@ -127,6 +127,20 @@ describe("FrameDecoder", () => {
     expect(r.fault?.kind).toBe("bad_utf8");
   });
 
+  test("large payloads (validated by the bulk path) refuse the same invalid UTF-8 and accept valid multi-byte text", () => {
+    const pad = new Uint8Array(6000).fill(0x61);
+    for (const bad of [[0xc0, 0xaf], [0xe0, 0x80, 0xaf], [0xed, 0xa0, 0x80], [0xe2, 0x82], [0x80], [0xf4, 0x90, 0x80, 0x80], [0xff]]) {
+      const r = new FrameDecoder().push(frameOf(concat([Uint8Array.of(0x22), pad, Uint8Array.from(bad), pad, Uint8Array.of(0x22)])));
+      expect(r.fault?.kind).toBe("bad_utf8");
+      const raw = new FrameDecoder({ raw: true }).push(frameOf(concat([Uint8Array.of(0x22), pad, Uint8Array.from(bad), Uint8Array.of(0x22)])));
+      expect(raw.fault?.kind).toBe("bad_utf8");
+    }
+    const text = "é✓𝄞".repeat(2000);
+    expect(new FrameDecoder().push(encodeFrame(text)).messages).toEqual([text]);
+    const ascii = "q".repeat(9000);
+    expect(new FrameDecoder().push(encodeFrame(ascii)).messages).toEqual([ascii]);
+  });
+
   test("trailing bytes after the JSON value, two values, empty JSON are faults", () => {
     for (const text of ['{"a":1} x', '{"a":1}{"b":2}', " ", "{", "[1,]", "NaN"]) {
       const r = new FrameDecoder().push(frameOf(new TextEncoder().encode(text)));
@@ -153,6 +167,27 @@ describe("FrameDecoder", () => {
     const d = new FrameDecoder();
     expect(d.push(Uint8Array.of(0xff, 0xff)).fault).toBeNull();
     expect(d.push(Uint8Array.of(0xff, 0xff)).fault?.kind).toBe("bad_length");
+  });
+
+  test("the payload buffer is allocated once, after the length check, at exactly the declared size", () => {
+    const original = Buffer.allocUnsafeSlow;
+    const sizes: number[] = [];
+    Buffer.allocUnsafeSlow = ((n: number) => {
+      sizes.push(n);
+      return original(n);
+    }) as typeof Buffer.allocUnsafeSlow;
+    try {
+      const over = new Uint8Array(4);
+      new DataView(over.buffer).setUint32(0, MAX_FRAME_BYTES + 1, false);
+      expect(new FrameDecoder().push(over).fault?.kind).toBe("bad_length");
+      expect(sizes).toEqual([]);
+      const frame = encodeFrame({ s: "z".repeat(200) });
+      const d = new FrameDecoder();
+      for (let i = 0; i < frame.length; i += 7) d.push(frame.subarray(i, i + 7));
+      expect(sizes).toEqual([frame.length - 4]);
+    } finally {
+      Buffer.allocUnsafeSlow = original;
+    }
   });
 
   test("a valid frame before a bad one in the same chunk is still delivered", () => {

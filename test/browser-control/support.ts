@@ -20,6 +20,8 @@ export class TestStream extends Duplex {
   writeMode: WriteMode = "deliver";
   /** Deliver to the peer even when holding the callback (bytes out, ack lost). */
   deliverWhenHeld = true;
+  /** Deliver written bytes to the peer one byte per chunk. */
+  drip = false;
 
   constructor() {
     super({ allowHalfOpen: false });
@@ -35,7 +37,8 @@ export class TestStream extends Duplex {
       if (this.deliverWhenHeld) this.peer?.push(Buffer.from(bytes));
       return;
     }
-    this.peer?.push(Buffer.from(bytes));
+    if (this.drip) for (const b of bytes) this.peer?.push(Buffer.of(b));
+    else this.peer?.push(Buffer.from(bytes));
     cb();
   }
 

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import {
   buildNoSpendProof,
   createRunWriter,
+  recordOrphanRelease,
   RunBundleSchema,
   verifyRun,
   VerifyResultSchema,
@@ -352,8 +353,12 @@ describe("verifyRun: evidence semantics", () => {
     await w.writeJson("terminal-ledgers.json", terminalLedgers(cleanup), { kind: "terminal-ledgers" });
     await w.finalize({ ...input, cleanup });
     expect(failed(await verifyRun(w.runDir))).toEqual(["cleanup proven"]);
-    const orphan = { schema: "humanish.orphan-release.v1", runId: "live-1", releases: [{ ...cleanup[0]!, outcome: "released", reason: "inspect-404", at: new Date().toISOString() }] };
-    writeFileSync(join(w.runDir, "orphan-release.json"), JSON.stringify(orphan));
+    // recorded the way orphan reconciliation records it (redacted, atomic, schema-checked)
+    const rel = recordOrphanRelease(cwd, "live-1", { ...cleanup[0]!, outcome: "released", reason: `inspect-404 after io dir ${cwd}/x and /tmp/humanish-gd-1`, at: new Date().toISOString() });
+    expect(rel).toBe(".humanish/runs/live-1/orphan-release.json");
+    expect(readFileSync(join(w.runDir, "orphan-release.json"), "utf8")).toContain("[target-cwd]/x and [REDACTED_LOCAL_PATH]");
+    expect(recordOrphanRelease(cwd, "not-here", cleanup[0]!)).toBeNull();
+    const orphan = JSON.parse(readFileSync(join(w.runDir, "orphan-release.json"), "utf8"));
     const v = await verifyRun(w.runDir);
     expect(failed(v)).toEqual([]);
     expect(v.checks.find((c) => c.name === "cleanup proven")?.message).toContain("orphan reconciliation");

@@ -473,3 +473,41 @@ describe("defaults are fresh per parse", () => {
     expect(b.scenario.mode).toBe("dry-run");
   });
 });
+
+describe("a typo in a key the route depends on is reported as the typo, not as a missing key", () => {
+  test("top level, subject.source and actors[0].type", () => {
+    const a = terminalBase();
+    a.actor = a.actors;
+    delete a.actors;
+    expect(reject(y(a))).toMatch(/^t\.yaml:\d+:1: actor is not a known key \(did you mean `actors`\?/);
+    const b = terminalBase();
+    b.subject.sorce = b.subject.source;
+    delete b.subject.source;
+    expect(reject(y(b))).toMatch(/subject\.sorce is not a known key \(did you mean `source`\?/);
+    const c = browserBase();
+    c.actors[0].typ = c.actors[0].type;
+    delete c.actors[0].type;
+    expect(reject(y(c))).toMatch(/actors\[0\]\.typ is not a known key \(did you mean `type`\?/);
+    const d = terminalBase();
+    delete d.subject;
+    d.subjet = {};
+    expect(reject(y(d))).toMatch(/subjet is not a known key \(did you mean `subject`\?/);
+  });
+  test("missing required keys still say so", () => {
+    const a = terminalBase();
+    delete a.actors;
+    expect(reject(y(a))).toMatch(/actors is required: a list with exactly one actor \(scripted-terminal or codex-exec\)/);
+    const b = terminalBase();
+    delete b.subject.source;
+    expect(reject(y(b))).toMatch(/subject\.source is required: terminal-product or app-url/);
+    const c = terminalBase();
+    delete c.actors[0].type;
+    expect(reject(y(c))).toMatch(/actors\[0\]\.type is required: one of scripted-terminal, codex-exec/);
+    const d = terminalBase();
+    d.actors[0].type = 7;
+    expect(reject(y(d))).toMatch(/actors\[0\]\.type must be a string: one of scripted-terminal, codex-exec/);
+    const e = terminalBase();
+    delete e.id;
+    expect(reject(y(e))).toMatch(/^t\.yaml:1:1: id is required \(a string\)/);
+  });
+});

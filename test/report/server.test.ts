@@ -201,6 +201,15 @@ describe("library server", () => {
     expect(isHumanishError(err, "HUMANISH_PORT_IN_USE")).toBe(true);
   });
 
+  test("a run without a sealed bundle is listed and its page says why there is no report", async () => {
+    mkdirSync(join(project.cwd, ".humanish", "runs", "unsealed-run"));
+    const index = await (await fetch(server.url)).text();
+    expect(index).toContain("unsealed-run");
+    const r = await fetch(`${server.url}runs/unsealed-run/`);
+    expect(r.status).toBe(404);
+    expect(await r.text()).toContain("no sealed run.json yet");
+  });
+
   test("an empty project serves an empty index", async () => {
     const empty = tempProject("humanish-serve-empty-");
     const s = await startLibraryServer({ cwd: empty.cwd });

@@ -56,6 +56,8 @@ export interface CodexExecCommandInput {
   model?: string;
   reasoningEffort?: string;
   key: RuntimeKey;
+  /** Non-secret env added to the command (e.g. CA trust); never overrides HOME or the key names. */
+  extraEnv?: Record<string, string>;
 }
 
 /** The key-bearing command: argv plus the complete per-command env and its NAMES. */
@@ -76,7 +78,7 @@ export function buildCodexExecCommand(input: CodexExecCommandInput): CodexExecCo
   if (input.model) argv.push("--model", input.model);
   if (input.reasoningEffort) argv.push("-c", `model_reasoning_effort="${input.reasoningEffort}"`);
   argv.push(input.prompt);
-  const env = { HOME: input.home, ...runtimeKeyEnv(input.key) };
+  const env = { ...(input.extraEnv ?? {}), HOME: input.home, ...runtimeKeyEnv(input.key) };
   return { argv, env, envNames: Object.keys(env).sort() };
 }
 

@@ -119,7 +119,7 @@ function interruptedCheck(ctx: PrepareContext): void {
 }
 
 async function prepareCodex(spec: CodexExecSpec, rt: ActorRuntime, ctx: PrepareContext): Promise<void> {
-  const npmEnv = { npm_config_update_notifier: "false", HOME: "/root" };
+  const npmEnv = { ...ctx.networkEnv, npm_config_update_notifier: "false", HOME: "/root" };
   let version = spec.version;
   if (version === undefined) {
     ctx.recorder.progress(`resolving ${CODEX_PACKAGE}@latest`);
@@ -189,8 +189,9 @@ async function runCodex(spec: CodexExecSpec, rt: ActorRuntime, ctx: RunContext):
     model: codexModel(spec),
     reasoningEffort: spec.reasoningEffort,
     key: ctx.runtimeKey,
+    extraEnv: ctx.networkEnv,
   });
-  ctx.recorder.lifecycle("terminal-lab.runtime-auth", `openai-env: key from ${ctx.runtimeKey.sourceName}, passed to codex exec only as ${command.envNames.filter((n) => n !== "HOME").join(", ")}`);
+  ctx.recorder.lifecycle("terminal-lab.runtime-auth", `openai-env: key from ${ctx.runtimeKey.sourceName}, passed to codex exec only as ${command.envNames.filter((n) => n === "CODEX_API_KEY" || n === "OPENAI_API_KEY").join(", ")}`);
   ctx.recorder.lifecycle("terminal-lab.exec.started", `codex exec (stdin disabled), codex-cli ${rt.observedVersion}`);
   ctx.recorder.progress("codex exec started");
   const stream = new CodexEventStream(ctx.redact, (d) => ctx.recorder.progress(d));

@@ -71,6 +71,11 @@ export interface PrepareContext {
   workdir: string;
   recorder: TerminalRecorder;
   signal: AbortSignal;
+  /**
+   * Non-secret env for commands that reach the network (e.g. `NODE_EXTRA_CA_CERTS` behind an
+   * intercepting proxy); empty when none is needed.
+   */
+  networkEnv: Record<string, string>;
 }
 
 /** What `run` gets. */

@@ -3,7 +3,7 @@ import { relative } from "node:path";
 import { assertRunId, newRunId } from "../../bundle/index.ts";
 import { HumanishError } from "../../errors.ts";
 import { listLabs, loadLab, selectLabBackend } from "../../lab/index.ts";
-import type { StudyContext, StudyResult } from "../../routes/types.ts";
+import { runStudy, type StudyContext, type StudyResult } from "../../routes/index.ts";
 import { createProgressDisplay } from "../progress.ts";
 import type { CommandOutcome } from "../output.ts";
 import { strFlag, type CommandContext } from "./context.ts";
@@ -68,8 +68,8 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
   process.on("SIGINT", sigint);
   process.on("SIGTERM", sigterm);
 
-  const display = ctx.json ? undefined : createProgressDisplay({ stream: { write: (s: string) => ctx.io.stderr(s) }, isTTY: ctx.io.stderrIsTTY });
-  const study: StudyContext = {
+  const display = ctx.json ? undefined : createProgressDisplay({ stream: { write: (s: string) => ctx.io.stderr(s), columns: process.stderr.columns }, isTTY: ctx.io.stderrIsTTY });
+  const study: StudyContext<typeof loaded.config> = {
     cwd: ctx.cwd,
     lab: loaded.config,
     labSource: { ref: loaded.ref, sha256: loaded.sha256 },
@@ -82,10 +82,7 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
   };
   let result: StudyResult;
   try {
-    result =
-      route === "terminal"
-        ? await (await import("../../routes/terminal/index.ts")).runTerminalStudy(study as never)
-        : await (await import("../../routes/browser/index.ts")).runBrowserStudy(study as never);
+    result = await runStudy(study);
   } finally {
     display?.done();
     process.off("SIGINT", sigint);

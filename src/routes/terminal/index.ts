@@ -33,6 +33,7 @@ import { ACTOR_TRACE_FILE, buildActorTrace, buildTerminalLedgers, cleanupProof, 
 import { checkEngine, planTerminalStudy, type EngineReady, type TerminalPlan } from "./preflight.ts";
 import { createTerminalRecording, TERMINAL_EVENTS_FILE, type TerminalRecording } from "./recorder.ts";
 import { runTaskChecks } from "./tasks.ts";
+import { loadSandboxCa, SANDBOX_CA_PATH, type SandboxCa } from "./ca.ts";
 
 export { planTerminalStudy, checkEngine, createTerminalParticipant, type TerminalPlan, type TerminalCaps, type EngineReady } from "./preflight.ts";
 export { composeBrief, briefDigest, DEFAULT_PERSONA, DEFAULT_MISSION } from "./brief.ts";
@@ -75,6 +76,7 @@ export async function runTerminalStudy(ctx: StudyContext<LabConfig>, deps: Termi
   ctx.progress({ participant: TERMINAL_PARTICIPANT_ID, phase: "preflight" });
   const plan = planTerminalStudy(lab, ctx.mode, ctx.env);
   if (ctx.mode === "dry-run") return runTerminalDryRun(tctx, plan);
+  const ca = loadSandboxCa(ctx.env);
   const engine = await checkEngine(lab, {
     ...(deps.docker ? { docker: deps.docker } : {}),
     signal: ctx.signal,
@@ -83,7 +85,7 @@ export async function runTerminalStudy(ctx: StudyContext<LabConfig>, deps: Termi
   if (ctx.signal.aborted) {
     throw new HumanishError("HUMANISH_INTERRUPTED", "The study was interrupted during preflight; no sandbox or run directory was created.", { next: "Run the lab again." });
   }
-  return runLive(tctx, plan, engine, deps);
+  return runLive(tctx, plan, engine, deps, ca);
 }
 
 function signalName(signal: AbortSignal): "SIGINT" | "SIGTERM" {
@@ -92,7 +94,7 @@ function signalName(signal: AbortSignal): "SIGINT" | "SIGTERM" {
 
 class Interrupted extends Error {}
 
-async function runLive(ctx: StudyContext<TerminalLabConfig>, plan: TerminalPlan, engine: EngineReady, deps: TerminalStudyDeps): Promise<StudyResult> {
+async function runLive(ctx: StudyContext<TerminalLabConfig>, plan: TerminalPlan, engine: EngineReady, deps: TerminalStudyDeps, ca: SandboxCa | undefined): Promise<StudyResult> {
   const lab = ctx.lab;
   const pid = TERMINAL_PARTICIPANT_ID;
   const actor = lab.actors[0];
@@ -176,14 +178,19 @@ async function runLive(ctx: StudyContext<TerminalLabConfig>, plan: TerminalPlan,
     guard();
     await readyProbe(sandbox, ctx.signal);
     log.lifecycle("terminal-lab.sandbox.ready", `${workdir} ready (root-owned, mode 0777); participant user ${PARTICIPANT_USER}`);
+    if (ca) {
+      await sandbox.writeFile(SANDBOX_CA_PATH, ca.pem, 0o644);
+      log.lifecycle("terminal-lab.sandbox.ca", `extra CA bundle (${ca.pem.length} bytes of public certificates) copied to ${SANDBOX_CA_PATH}; network commands get ${Object.keys(ca.env).join(", ")}`);
+    }
 
     await setPhase("provision", "participant runtime");
-    await plan.participant.prepare({ sandbox, user: PARTICIPANT_USER, workdir, recorder: log, signal: ctx.signal });
+    const networkEnv = ca?.env ?? {};
+    await plan.participant.prepare({ sandbox, user: PARTICIPANT_USER, workdir, recorder: log, signal: ctx.signal, networkEnv });
     guard();
     const install = product.install ?? [];
     for (const [i, command] of install.entries()) {
       await setPhase("provision", `install ${i + 1}/${install.length}: ${command}`);
-      await runInstall(sandbox, command, i, install.length, { workdir, signal: ctx.signal, rec, provisionLog });
+      await runInstall(sandbox, command, i, install.length, { workdir, signal: ctx.signal, rec, provisionLog, networkEnv });
       guard();
     }
     log.lifecycle("terminal-lab.product.prepared", `${install.length} install command(s) ran as root, unkeyed`);
@@ -197,6 +204,7 @@ async function runLive(ctx: StudyContext<TerminalLabConfig>, plan: TerminalPlan,
       workdir,
       recorder: log,
       signal: ctx.signal,
+      networkEnv,
       brief,
       nonce,
       deadlines: { firstOutputMs: deps.firstOutputMs ?? DEFAULT_FIRST_OUTPUT_MS, deadlineAt: startedAt + maxMinutes * 60_000 },
@@ -435,10 +443,10 @@ async function runInstall(
   command: string,
   index: number,
   total: number,
-  o: { workdir: string; signal: AbortSignal; rec: TerminalRecording; provisionLog: string[] },
+  o: { workdir: string; signal: AbortSignal; rec: TerminalRecording; provisionLog: string[]; networkEnv: Record<string, string> },
 ): Promise<void> {
   const argv = ["bash", "-c", 'exec 0</dev/null; exec "$@"', "humanish-install", "bash", "-lc", command];
-  const env = { HOME: "/root", DEBIAN_FRONTEND: "noninteractive" };
+  const env = { ...o.networkEnv, HOME: "/root", DEBIAN_FRONTEND: "noninteractive" };
   const chunks: Uint8Array[] = [];
   let r;
   try {

@@ -16,6 +16,13 @@ import { dockerSocketPath, requireDocker } from "../../support/prereq.ts";
 import { committedLab, containersOfRun, labFromText, listFiles, removeContainers, studyContext, testRunId, tmpProject } from "./support.ts";
 
 const CANARY = "sk-canary-4c1d9e7a2b6f8035-humanish-codex";
+/**
+ * Machines behind an intercepting HTTPS proxy (like this CI's) expose their CA bundle as
+ * NODE_EXTRA_CA_CERTS; hand it to the sandbox through the operator knob. Unset elsewhere.
+ */
+const HOST_CA = process.env.NODE_EXTRA_CA_CERTS;
+const CA_KNOB: Record<string, string> = HOST_CA ? { HUMANISH_SANDBOX_CA_CERTS: HOST_CA } : {};
+const CA_CMD_ENV: Record<string, string> = HOST_CA ? { NODE_EXTRA_CA_CERTS: "/opt/humanish-ca-bundle.pem", CODEX_CA_CERTIFICATE: "/opt/humanish-ca-bundle.pem" } : {};
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
@@ -99,7 +106,7 @@ describe("codex-exec live, up to the real version probe", () => {
         { type: "turn.completed", usage: { input_tokens: 24763, cached_input_tokens: 24448, output_tokens: 122 } },
       ]);
     });
-    const ctx = studyContext({ cwd: project.dir, lab: lab.config, text: lab.text, ref: lab.ref, runId, mode: "live", env: { CODEX_API_KEY: CANARY, PATH: "/usr/bin:/bin" } });
+    const ctx = studyContext({ cwd: project.dir, lab: lab.config, text: lab.text, ref: lab.ref, runId, mode: "live", env: { CODEX_API_KEY: CANARY, PATH: "/usr/bin:/bin", ...CA_KNOB } });
     const r = await runTerminalStudy(ctx, { sandboxProvider: provider });
 
     // The real probe: install and `codex --version` ran for real, without any key.
@@ -133,7 +140,7 @@ describe("codex-exec live, up to the real version probe", () => {
       "-c",
       'model_reasoning_effort="low"',
     ]);
-    expect(k.env).toEqual({ HOME: "/home/user", CODEX_API_KEY: CANARY });
+    expect(k.env).toEqual({ ...CA_CMD_ENV, HOME: "/home/user", CODEX_API_KEY: CANARY });
     expect(k.user).toBe("user");
     expect(k.cwd).toBe("/home/user/study");
     // The brief has the goals, never the hidden checks.
@@ -158,7 +165,7 @@ describe("codex-exec live, up to the real version probe", () => {
     const ledgers = JSON.parse(readFileSync(join(r.runDir, "terminal-ledgers.json"), "utf8"));
     expect(ledgers.cost.lines.provider).toMatchObject({ usd: 0.00467, basis: "rate-table", count: 1 });
     const codexExec = ledgers.commandLog.find((c: { label: string }) => c.label === "codex-exec");
-    expect(codexExec.envNames).toEqual(["CODEX_API_KEY", "HOME"]);
+    expect(codexExec.envNames).toEqual(["CODEX_API_KEY", "HOME", ...Object.keys(CA_CMD_ENV)].sort());
     for (const c of ledgers.commandLog.filter((x: { label: string }) => x.label !== "codex-exec")) expect(c.envNames).not.toContain("CODEX_API_KEY");
     expect(r.tasks.map((t) => t.status)).toEqual(["failed", "failed", "failed"]); // the fake did no real work: checks are ground truth
     expect(r.reward).toBe(0);
@@ -182,7 +189,7 @@ describe("codex-exec live, up to the real version probe", () => {
       if (!o.cmd.includes("@openai/codex@0.171.0")) return undefined;
       return real.exec({ ...o, cmd: ["bash", "-c", 'printf "#!/bin/sh\\necho codex-cli 0.170.9\\n" > /usr/local/bin/codex && chmod 755 /usr/local/bin/codex'] });
     });
-    const ctx = studyContext({ cwd: project.dir, lab: lab.config, text: lab.text, runId, mode: "live", env: { OPENAI_API_KEY: CANARY } });
+    const ctx = studyContext({ cwd: project.dir, lab: lab.config, text: lab.text, runId, mode: "live", env: { OPENAI_API_KEY: CANARY, ...CA_KNOB } });
     const r = await runTerminalStudy(ctx, { sandboxProvider: provider });
     expect(r.error?.code).toBe("HUMANISH_TERMINAL_LAB_RUNTIME_VERSION_MISMATCH");
     expect(r.error?.message).toContain('"codex-cli 0.171.0"');
@@ -213,7 +220,7 @@ describe("codex-exec live, up to the real version probe", () => {
       if (o.env?.CODEX_API_KEY) return fakeStream(o, [{ type: "turn.started" }, { type: "turn.failed", error: { message: "simulated: exceeded retry limit" } }]);
       return undefined;
     });
-    const r = await runTerminalStudy(studyContext({ cwd: project.dir, lab: labFromText(text), text, runId, mode: "live", env: { CODEX_API_KEY: CANARY } }), { sandboxProvider: provider });
+    const r = await runTerminalStudy(studyContext({ cwd: project.dir, lab: labFromText(text), text, runId, mode: "live", env: { CODEX_API_KEY: CANARY, ...CA_KNOB } }), { sandboxProvider: provider });
     expect(resolved).toMatch(/^\d+\.\d+\.\d+/);
     expect(provider.seen.filter((e) => e.cmd.includes("view"))).toHaveLength(1);
     const ledgers = JSON.parse(readFileSync(join(r.runDir, "terminal-ledgers.json"), "utf8"));
