@@ -181,6 +181,8 @@ function scanContent(rel: string, bytes: Uint8Array): string[] {
   const strings: string[] = [];
   for (const d of docs) jsonStrings(d, strings);
   for (const s of strings) scan(splitPngDataUris(s).outside.join("\n"));
+  // HTML character references (a report escapes what it shows) are decoded once more.
+  if (/&(?:#\d+|#x[0-9a-f]+|amp|lt|gt|quot|apos|sol);/i.test(bare)) scan(decodeHtmlRefs(bare));
   // Percent-encoded content (URLs in transcripts) is decoded once more.
   if (/%[0-9A-Fa-f]{2}/.test(bare)) {
     try {
@@ -190,6 +192,18 @@ function scanContent(rel: string, bytes: Uint8Array): string[] {
     }
   }
   return [...found];
+}
+
+/** Decode numeric and the common named HTML character references. */
+function decodeHtmlRefs(s: string): string {
+  const named: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", sol: "/" };
+  return s.replace(/&(#\d+|#x[0-9a-f]+|amp|lt|gt|quot|apos|sol);/gi, (_, ref: string) => {
+    if (ref[0] === "#") {
+      const code = ref[1] === "x" || ref[1] === "X" ? parseInt(ref.slice(2), 16) : parseInt(ref.slice(1), 10);
+      return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : "";
+    }
+    return named[ref.toLowerCase()] ?? "";
+  });
 }
 
 function labelOk(l: { usd: number | null; ratesAsOf: string | null; source: string | null; reason: string | null }): string | null {

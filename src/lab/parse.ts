@@ -3,9 +3,10 @@
  * problem as `HUMANISH_LAB_INVALID` naming the field path and its line (reference contracts.md
  * §1.1 "Parse result", §1.12 cross-validation, §1.13 inert warnings; issue 2 §3).
  *
- * Order of checks: strict YAML → top-level shape and `schema` → route from `subject.source` →
- * actor type and count → route schema (strict, no coercion) → scripted-browser steps →
- * cross-validation → normalisation → warnings. The first failing rule wins.
+ * Order of checks: strict YAML → top-level shape and `schema` → unknown top-level keys → route
+ * from `subject.source` → actor type and count → route schema (strict, no coercion) →
+ * scripted-browser steps → cross-validation → normalisation → warnings. The first failing rule
+ * wins (unknown keys before the "required" problems they cause).
  */
 import { z } from "zod";
 import { nearest } from "../text/nearest.ts";
@@ -35,6 +36,7 @@ import {
   type TerminalLabConfig,
 } from "./schema.ts";
 import { loadStrictYaml, type StrictYaml } from "./yaml.ts";
+import { parseBrowserSteps } from "./browser-steps.ts";
 
 /** Largest lab text accepted, in UTF-16 code units (~1 MiB). */
 export const MAX_LAB_TEXT_LENGTH = 1_048_576;
@@ -71,7 +73,8 @@ function invalid(message: string): ParseLabResult {
   return { ok: false, error: { code: "HUMANISH_LAB_INVALID", message } };
 }
 
-function isMapping(v: unknown): v is Record<string, unknown> {
+/** True for a YAML mapping read as a plain object. */
+export function isMapping(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
@@ -172,8 +175,8 @@ function unknownKeyProblem(obj: Record<string, unknown>, path: PropertyKey[], kn
   return { path, key, message: unknownKeyText(key, known), unknownKey: true };
 }
 
-function zodProblems(err: z.ZodError, yaml: StrictYaml, base: readonly PropertyKey[] = []): Problem[] {
-  return err.issues.map((i) => problemFromZod(i, yaml, base));
+function zodProblems(err: z.ZodError, yaml: StrictYaml): Problem[] {
+  return err.issues.map((i) => problemFromZod(i, yaml));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -205,9 +208,6 @@ function parseTerminal(root: Record<string, unknown>, yaml: StrictYaml, fail: Fa
   }
   if (ex.network === "none" && actor.type === "codex-exec") {
     problems.push({ path: ["execution", "network"], message: "is none, but a codex-exec participant must download the Codex CLI and reach the model API; use bridge or remove it" });
-  }
-  if (ex.network === "none" && install.length > 0) {
-    // Allowed: install commands may work offline (e.g. writing input files). Nothing to check.
   }
   if (problems.length) return fail(problems);
 
@@ -282,75 +282,6 @@ function parseBrowser(root: Record<string, unknown>, yaml: StrictYaml, fail: Fai
   }
   policyWarnings(config, warnings);
   return { ok: true, config, warnings };
-}
-
-/**
- * Parses raw scripted-browser steps into {@link BrowserStep}s, pushing a problem per bad step.
- * Forms: the string `screenshot`, or a mapping with exactly one verb key.
- */
-function parseBrowserSteps(raw: readonly unknown[], yaml: StrictYaml, problems: Problem[]): BrowserStep[] {
-  const out: BrowserStep[] = [];
-  const verbs: readonly string[] = BROWSER_STEP_KINDS;
-  raw.forEach((step, i) => {
-    const path = ["actors", 0, "steps", i];
-    if (step === "screenshot") {
-      out.push({ kind: "screenshot" });
-      return;
-    }
-    if (typeof step === "string") {
-      const verb = verbs.includes(step) ? step : nearest(step, verbs);
-      problems.push({ path, message: verbs.includes(step) ? `\`${step}\` needs a value: write \`${step}: …\` (only \`screenshot\` stands alone)` : `\`${step}\` is not a step${verb ? ` (did you mean \`${verb}\`?)` : ""}; steps are ${verbs.join(", ")}` });
-      return;
-    }
-    if (!isMapping(step)) {
-      problems.push({ path, message: `must be a one-key mapping such as \`click: {x: 10, y: 20}\` or the string \`screenshot\` (got ${Array.isArray(step) ? "a list" : step === null ? "an empty value" : typeof step})` });
-      return;
-    }
-    const keys = Object.keys(step);
-    if (keys.length !== 1) {
-      problems.push({ path, message: keys.length === 0 ? "is an empty mapping; write one action such as `open: /`" : `has ${keys.length} keys (${keys.join(", ")}); each step is exactly one action — split it into ${keys.length} steps` });
-      return;
-    }
-    const verb = keys[0]!;
-    if (!verbs.includes(verb)) {
-      const hint = nearest(verb, verbs);
-      problems.push({ path, key: verb, message: `is not a step${hint ? ` (did you mean \`${hint}\`?)` : ""}; steps are ${verbs.join(", ")}`, unknownKey: true });
-      return;
-    }
-    const body = (BROWSER_STEP_BODIES as Record<string, z.ZodType>)[verb]!;
-    const r = body.safeParse(step[verb], { reportInput: true });
-    if (!r.success) {
-      problems.push(...zodProblems(r.error, yaml, [...path, verb]));
-      return;
-    }
-    out.push(toStep(verb as BrowserStep["kind"], r.data));
-  });
-  return out;
-}
-
-function toStep(kind: BrowserStep["kind"], data: unknown): BrowserStep {
-  switch (kind) {
-    case "open":
-      return { kind, path: data as string };
-    case "click": {
-      const d = data as { x: number; y: number; button: "left" | "right" | "middle" };
-      return { kind, x: d.x, y: d.y, button: d.button };
-    }
-    case "type":
-      return { kind, text: data as string };
-    case "press":
-      return { kind, keys: data as string[] };
-    case "scroll": {
-      const d = data as { x?: number; y?: number; scrollX: number; scrollY: number };
-      return { kind, ...(d.x !== undefined ? { x: d.x } : {}), ...(d.y !== undefined ? { y: d.y } : {}), scrollX: d.scrollX, scrollY: d.scrollY };
-    }
-    case "wait":
-      return { kind, ms: (data as { ms: number }).ms };
-    case "waitForText":
-      return { kind, text: data as string, timeoutMs: WAIT_FOR_TEXT_DEFAULT_TIMEOUT_MS };
-    case "screenshot":
-      return { kind, label: data as string };
-  }
 }
 
 // ---------------------------------------------------------------------------------------------

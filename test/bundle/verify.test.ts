@@ -286,6 +286,16 @@ describe("verifyRun: tampering fails closed", () => {
     expect(failed(await verifyRun(w.runDir))).toEqual(["public-safety scan"]);
   });
 
+  test("shapes hidden behind HTML character references or percent-encoding are found", async () => {
+    const cwd = project();
+    const { w } = await writeLiveTerminal(cwd);
+    for (const hidden of ["at &#x2F;home&#x2F;alice&#x2F;notes", "at %2Fhome%2Falice%2Fnotes", "key AKIA&#81;&#81;QQQQQQQQQQQQQQ"]) {
+      await w.writeArtifact("report/index.html", `<!doctype html><p>${hidden}</p>`, { kind: "report" });
+      await w.finalize();
+      expect({ hidden, failed: failed(await verifyRun(w.runDir)) }).toEqual({ hidden, failed: ["public-safety scan"] });
+    }
+  });
+
   test("symlinks, hard links and risky segments fail storage containment", async () => {
     const cwd = project();
     const { w } = await writeLiveTerminal(cwd);

@@ -298,6 +298,31 @@ describe("run writer", () => {
     expect(v.checks.filter((c) => !c.ok).map((c) => c.name)).toEqual(["screenshots admitted"]);
   });
 
+  test("a secret value that happens to occur inside a digest never rewrites the manifest", async () => {
+    const cwd = project();
+    const digest = createHash("sha256").update("hello").digest("hex");
+    const w = createRunWriter({ cwd, runId: "digest", secrets: [digest.slice(8, 16)], heartbeatMs: 0 });
+    await w.writeArtifact("x.log", "hello", { kind: "log" });
+    const b = await w.finalize({
+      route: "terminal",
+      mode: "dry-run",
+      target: "docker",
+      createdAt: new Date(Date.now() - 5).toISOString(),
+      lab: { id: "x", source: { ref: "embedded:x", sha256: "d".repeat(64) } },
+      subject: { source: "terminal-product", name: "x", provenance: "unpinned" },
+    });
+    expect(b.artifacts).toEqual([{ path: "x.log", kind: "log", bytes: 5, sha256: digest }]);
+    expect((await verifyRun(w.runDir)).ok).toBe(true);
+  });
+
+  test("artifact names carrying a secret value or shape are refused", async () => {
+    const cwd = project();
+    const w = createRunWriter({ cwd, runId: "names", secrets: ["name-secret-9"], heartbeatMs: 0 });
+    await expectCode(w.writeArtifact("logs/name-secret-9.txt", "x", { kind: "log" }), "HUMANISH_UNSAFE_ARTIFACT_PATH");
+    await expectCode(w.writeArtifact(`logs/sk-proj-${"a".repeat(24)}.txt`, "x", { kind: "log" }), "HUMANISH_UNSAFE_ARTIFACT_PATH");
+    w.close();
+  });
+
   test("addArtifact lists a file written by other means, after checking it", async () => {
     const cwd = project();
     const w = createRunWriter({ cwd, runId: "add", secrets: ["added-secret-1"], heartbeatMs: 0 });

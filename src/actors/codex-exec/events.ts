@@ -11,10 +11,15 @@
  * every model request of the turn; `codex exec` exits 1 on `turn.failed`; an `error` event is
  * not by itself final. Unknown event or item types become `notice` items — never a crash.
  */
+import { tail } from "../../bundle/redact.ts";
 import type { ActorItem, TokenUsage, TurnUsage } from "../types.ts";
 
 /** Longest stdout line we buffer while waiting for its newline (bytes); longer lines are dropped as a notice. */
 export const MAX_EVENT_LINE_BYTES = 4 * 1024 * 1024;
+/** Longest text kept per message/reasoning/plan item (chars, the tail after redaction). */
+export const MAX_ITEM_TEXT_CHARS = 8000;
+/** Most items kept in the trace; later ones are counted but dropped. */
+export const MAX_TRACE_ITEMS = 1000;
 
 /** How the stream ended, as far as the events tell. */
 export type CodexStreamEnd =
@@ -45,6 +50,8 @@ export interface CodexTraceState {
   malformedLines: number;
   /** Lines dropped for exceeding {@link MAX_EVENT_LINE_BYTES}. */
   oversizedLines: number;
+  /** Items not kept because the trace already held {@link MAX_TRACE_ITEMS}. */
+  droppedItems: number;
   end: CodexStreamEnd;
 }
 
@@ -69,6 +76,7 @@ export function emptyCodexTrace(): CodexTraceState {
     commands: 0,
     malformedLines: 0,
     oversizedLines: 0,
+    droppedItems: 0,
     end: "no_final_event",
   };
 }
@@ -79,11 +87,12 @@ export function codexItemToActorItem(item: Json, lifecycle: "started" | "complet
   const type = str(item.type) ?? "unknown";
   const status = str(item.status);
   const base = { id, lifecycle, at: new Date().toISOString(), ...(status ? { status } : {}) };
+  const text = (v: unknown): string => tail(redact(str(v) ?? ""), MAX_ITEM_TEXT_CHARS).replace(/^\(no output\)$/, "");
   switch (type) {
     case "agent_message":
-      return { ...base, kind: "message", title: "agent message", text: redact(str(item.text) ?? "") };
+      return { ...base, kind: "message", title: "agent message", text: text(item.text) };
     case "reasoning":
-      return { ...base, kind: "reasoning", title: "reasoning", text: redact(str(item.text) ?? "") };
+      return { ...base, kind: "reasoning", title: "reasoning", text: text(item.text) };
     case "command_execution": {
       const text = redact(str(item.command) ?? "");
       const exitCode = typeof item.exit_code === "number" ? item.exit_code : undefined;
@@ -114,23 +123,18 @@ export function codexItemToActorItem(item: Json, lifecycle: "started" | "complet
       return { ...base, kind: "tool_call", tool: "web_search", title: redact(`web search: ${str(item.query) ?? ""}`) };
     case "todo_list": {
       const entries = Array.isArray(item.items) ? item.items : [];
-      const text = entries
+      const lines = entries
         .map((e) => (e && typeof e === "object" ? `${(e as Json).completed === true ? "[x]" : "[ ]"} ${str((e as Json).text) ?? ""}` : ""))
         .join("\n");
-      return { ...base, kind: "plan", title: "to-do list", text: redact(text) };
+      return { ...base, kind: "plan", title: "to-do list", text: tail(redact(lines), MAX_ITEM_TEXT_CHARS) };
     }
     case "plan":
-      return { ...base, kind: "plan", title: "plan", text: redact(str(item.text) ?? "") };
+      return { ...base, kind: "plan", title: "plan", text: text(item.text) };
     case "error":
-      return { ...base, kind: "notice", status: "error", title: "runtime error item", text: redact(str(item.message) ?? "") };
+      return { ...base, kind: "notice", status: "error", title: "runtime error item", text: text(item.message) };
     default:
       return { ...base, kind: "notice", title: `unrecognised item type ${redact(type).slice(0, 80)}` };
   }
-}
-
-function tail(text: string, max = 2000): string {
-  if (text.length === 0) return "(no output)";
-  return text.length <= max ? text : `…${text.slice(text.length - max)}`;
 }
 
 /** Applies one parsed event to the state. Returns a short progress description, if any. */
@@ -180,7 +184,8 @@ export function applyCodexEvent(state: CodexTraceState, ev: Json, redact: (s: st
       const completed = type === "item.completed";
       const mapped = codexItemToActorItem(it, completed ? "completed" : "started", redact, id);
       const seen = state.items.has(id);
-      state.items.set(id, mapped);
+      if (seen || state.items.size < MAX_TRACE_ITEMS) state.items.set(id, mapped);
+      else if (completed) state.droppedItems++;
       if (completed) {
         if (it.type === "agent_message") state.agentMessages.push(str(it.text) ?? "");
         if (it.type === "command_execution") state.commands++;

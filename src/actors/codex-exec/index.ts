@@ -234,6 +234,9 @@ async function runCodex(spec: CodexExecSpec, rt: ActorRuntime, ctx: RunContext):
   for (const [i, e] of state.errors.entries()) {
     items.push({ id: `runtime-error-${i + 1}`, kind: "notice", lifecycle: "completed", status: "error", title: "runtime error event (not final)", text: e });
   }
+  if (state.droppedItems > 0) {
+    items.push({ id: "items-dropped", kind: "notice", lifecycle: "completed", status: "warning", title: `${state.droppedItems} later item(s) were not kept (trace limit reached)` });
+  }
   if (state.malformedLines + state.oversizedLines > 0) {
     items.push({
       id: "stream-notice",

@@ -9,6 +9,7 @@
  * - an abort signal (SIGINT/SIGTERM of the study) stops it the same way.
  * The result says which deadline fired.
  */
+import { tail } from "../../bundle/redact.ts";
 import type { Sandbox } from "../../sandbox/types.ts";
 import type { DeadlineKind } from "../types.ts";
 
@@ -161,8 +162,10 @@ export function decodeText(bytes: Uint8Array): string {
   return new TextDecoder("utf-8", { fatal: false }).decode(bytes);
 }
 
-/** The last `max` characters of `text` with a leading `…`, or `(no output)` when empty. Call AFTER redaction. */
+/**
+ * At most `max` characters: the tail of `text` behind a leading `…` when cut, `(no output)` when
+ * empty. Call AFTER redaction (literal scrub, then patterns, then truncation).
+ */
 export function tailText(text: string, max = 2000): string {
-  if (text.length === 0) return "(no output)";
-  return text.length <= max ? text : `…${text.slice(text.length - max)}`;
+  return tail(text, max);
 }

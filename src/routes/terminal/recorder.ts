@@ -134,7 +134,7 @@ export function createTerminalRecording(opts: TerminalRecordingOptions): Termina
       }
     },
     progress(detail) {
-      opts.onProgress(opts.redact(detail).replace(/\s+/g, " ").slice(0, 200));
+      opts.onProgress(opts.redact(detail).replace(/\s+/g, " ").trim().slice(0, 200));
     },
   };
 

@@ -3,7 +3,7 @@
  * sums the turn; turn.failed is final; an `error` event alone is not final).
  */
 import { describe, expect, test } from "bun:test";
-import { CodexEventStream, codexTokenUsage, findVerdictMarker, MAX_EVENT_LINE_BYTES } from "../../../src/actors/codex-exec/events.ts";
+import { CodexEventStream, codexTokenUsage, findVerdictMarker, MAX_EVENT_LINE_BYTES, MAX_ITEM_TEXT_CHARS, MAX_TRACE_ITEMS } from "../../../src/actors/codex-exec/events.ts";
 
 const id = (s: string) => s;
 const enc = new TextEncoder();
@@ -139,6 +139,20 @@ describe("CodexEventStream", () => {
     const st = s.end();
     expect(JSON.stringify([...st.items.values()])).not.toContain("SECRET-VALUE");
     expect(st.errors).toEqual(["bad key [R]"]);
+  });
+
+  test("item text is kept as a bounded tail; items beyond the trace limit are counted, not kept", () => {
+    const s = new CodexEventStream(id);
+    s.push(jsonl([{ type: "item.completed", item: { id: "long", type: "agent_message", text: "a".repeat(20_000) + "END" } }]));
+    const events = Array.from({ length: MAX_TRACE_ITEMS + 5 }, (_, i) => ({ type: "item.completed", item: { id: `c${i}`, type: "command_execution", command: "true", aggregated_output: "", exit_code: 0, status: "completed" } }));
+    s.push(jsonl(events));
+    const st = s.end();
+    const long = st.items.get("long")!;
+    expect(long.text!.length).toBe(MAX_ITEM_TEXT_CHARS);
+    expect(long.text!.endsWith("END")).toBe(true);
+    expect(st.items.size).toBe(MAX_TRACE_ITEMS);
+    expect(st.droppedItems).toBe(6);
+    expect(st.commands).toBe(MAX_TRACE_ITEMS + 5);
   });
 
   test("progress descriptions are reported as events arrive", () => {

@@ -106,7 +106,7 @@ describe("helpers", () => {
   });
   test("tailText", () => {
     expect(tailText("")).toBe("(no output)");
-    expect(tailText("abcdef", 3)).toBe("…def");
+    expect(tailText("abcdef", 3)).toBe("…ef");
     expect(tailText("abc", 3)).toBe("abc");
   });
 });

@@ -1,0 +1,141 @@
+/**
+ * The E2B backend (src/sandbox/e2b.ts) with the REAL `e2b` SDK pointed at a local fake server
+ * that speaks E2B's REST + envd Connect wire format (fake-e2b.ts); each fake sandbox is a real
+ * Docker container. Covers: create (timeout, metadata), exec (output, exit codes, per-command
+ * deadline kill), files, release confirmation rules, the kill deadline, a full env episode on
+ * the e2b backend, and a missing key.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { randomUUID } from "node:crypto";
+import { envBackendFromProvider } from "../../src/env/backends.ts";
+import { startEnvServer } from "../../src/env/server.ts";
+import { createE2BSandboxProvider, releaseE2BSandbox, shellQuote } from "../../src/sandbox/e2b.ts";
+import { startFakeE2B, type FakeE2B } from "./fake-e2b.ts";
+import { containersWithRunLabel, get, post, TEST_IMAGE, TEST_RUN_LABEL, terminal } from "./support.ts";
+import { requireImage } from "../support/prereq.ts";
+
+setDefaultTimeout(120_000);
+let fake: FakeE2B;
+const runLabel = `e2b-${randomUUID()}`;
+beforeAll(async () => {
+  await requireImage(TEST_IMAGE);
+  fake = await startFakeE2B(TEST_IMAGE, { [TEST_RUN_LABEL]: runLabel });
+});
+afterEach(() => {
+  fake.deleteMode = "normal";
+});
+afterAll(async () => {
+  await fake?.close();
+  expect(await containersWithRunLabel(runLabel)).toEqual([]);
+});
+
+const provider = (extra: Partial<Parameters<typeof createE2BSandboxProvider>[0]> = {}) =>
+  createE2BSandboxProvider({ apiKey: fake.apiKey, sandboxTimeoutMs: 120_000, connection: { apiUrl: fake.url, sandboxUrl: fake.url }, ...extra });
+
+describe("e2b sandbox provider (real SDK, fake server)", () => {
+  test("shellQuote", () => {
+    expect(shellQuote("ls")).toBe("ls");
+    expect(shellQuote("a b")).toBe("'a b'");
+    expect(shellQuote("it's")).toBe("'it'\\''s'");
+  });
+
+  test("create, exec, files, release", async () => {
+    let reported = "";
+    const sb = await provider().create({ runId: "r1", image: "base", labels: { "humanish.x": "1" }, onCreated: (id) => void (reported = id) });
+    expect(reported).toBe(sb.id);
+    const body = fake.createBodies.at(-1)!;
+    expect(body).toMatchObject({ templateID: "base", timeout: 120, metadata: { "humanish.run": "r1", "humanish.owner": "humanish", "humanish.x": "1" }, allow_internet_access: false });
+    const r = await sb.exec({ cmd: ["bash", "-c", "echo out; echo err >&2; exit 4"] });
+    expect(r).toMatchObject({ exitCode: 4, timedOut: false });
+    expect(new TextDecoder().decode(r.stdout)).toBe("out\n");
+    expect(new TextDecoder().decode(r.stderr)).toBe("err\n");
+    const ok = await sb.exec({ cmd: ["echo", "it's a b"], cwd: "/tmp" });
+    expect(new TextDecoder().decode(ok.stdout)).toBe("it's a b\n");
+    const t0 = Date.now();
+    const slow = await sb.exec({ cmd: ["bash", "-c", "echo before; sleep 30"], timeoutMs: 1000 });
+    expect(Date.now() - t0).toBeLessThan(15_000);
+    expect(slow).toMatchObject({ timedOut: true, exitCode: 137 });
+    expect(new TextDecoder().decode(slow.stdout)).toBe("before\n");
+    await sb.writeFile("/tmp/x.txt", "hello file");
+    expect(new TextDecoder().decode(await sb.readFile("/tmp/x.txt"))).toBe("hello file");
+    await expect(sb.readFile("/tmp/x.txt", 3)).rejects.toMatchObject({ code: "HUMANISH_SANDBOX_READ_TOO_LARGE" });
+    const proof = await sb.release();
+    expect(proof).toMatchObject({ id: sb.id, provider: "e2b", outcome: "released" });
+    expect(fake.calls).toContain(`DELETE /sandboxes/${sb.id}`);
+    expect(fake.alive()).not.toContain(sb.id);
+  });
+
+  test("release is `released` only on real confirmation, even with E2B_DEBUG set", async () => {
+    const before = process.env.E2B_DEBUG;
+    process.env.E2B_DEBUG = "true";
+    try {
+      const sb = await provider().create({ runId: "r2", image: "base" });
+      // 404 on kill while getInfo still lists it: not confirmed.
+      fake.deleteMode = "404-but-listed";
+      expect(await sb.release()).toMatchObject({ outcome: "unconfirmed" });
+      // A kill that never settles hits the outer deadline.
+      fake.deleteMode = "hang";
+      const t0 = Date.now();
+      const hung = await releaseE2BSandbox(sb.id, { apiKey: fake.apiKey, apiUrl: fake.url }, 500);
+      expect(hung).toMatchObject({ outcome: "unconfirmed" });
+      expect(hung.reason).toContain("500 ms");
+      expect(Date.now() - t0).toBeLessThan(5_000);
+      // Normal: DELETE reached the fake server (debug did not short-circuit it) and confirmed.
+      fake.deleteMode = "normal";
+      expect(await sb.release()).toMatchObject({ outcome: "released" });
+      // Already gone: kill 404 then getInfo 404 → released.
+      expect(await sb.release()).toMatchObject({ outcome: "released", reason: expect.stringContaining("already gone") });
+      expect(fake.calls.filter((c) => c === `DELETE /sandboxes/${sb.id}`).length).toBeGreaterThanOrEqual(3);
+    } finally {
+      if (before === undefined) delete process.env.E2B_DEBUG;
+      else process.env.E2B_DEBUG = before;
+    }
+  });
+
+  test("a missing key is a clear error before any call", async () => {
+    const n = fake.calls.length;
+    await expect(createE2BSandboxProvider({ apiKey: undefined }).create({ runId: "r3", image: "base" })).rejects.toMatchObject({ code: "HUMANISH_E2B_KEY_MISSING" });
+    await expect(provider({ apiKey: "e2b_wrong" }).create({ runId: "r3", image: "base" })).rejects.toMatchObject({ code: "HUMANISH_SANDBOX_CREATE_FAILED" });
+    expect(fake.calls.length).toBe(n + 1);
+  });
+});
+
+describe("env server on the e2b backend", () => {
+  test("an episode: setup, commands, reward override, final answer; shutdown releases by exact id", async () => {
+    const server = await startEnvServer({ backend: envBackendFromProvider(provider(), { image: "base" }), port: 0, maxConcurrent: 1, log: () => undefined });
+    try {
+      const reset = await post(server.url, "/reset", { setup: ["echo seeded > /home/user/seed.txt"], verify: ["test -f /home/user/out.txt", "echo 0.75 > /home/user/logs/verifier/reward.txt"] });
+      expect(reset.body.done).toBe(false);
+      const id = reset.body.metadata.sandbox_id;
+      expect(fake.alive()).toContain(id);
+      const s = await post(server.url, "/step", terminal({ command: "cd /home/user && cp seed.txt out.txt && cat out.txt" }));
+      expect(s.body.observation.result).toMatchObject({ exit_code: 0, stdout: "seeded\n" });
+      const fin = await post(server.url, "/step", terminal({ final_answer: "ok" }));
+      expect(fin.body).toMatchObject({ done: true, reward: 0.75 });
+      expect((await get(server.url, "/state")).body).toMatchObject({ backend: "e2b", reward_source: "override", verify_passed: 2 });
+      expect(fake.alive()).not.toContain(id);
+      // A second episode left running is released at shutdown.
+      const r2 = await post(server.url, "/reset", {});
+      const id2 = r2.body.metadata.sandbox_id;
+      const summary = await server.stop();
+      expect(summary).toMatchObject({ released: 1, unconfirmed: 0 });
+      expect(summary.proofs[0]).toMatchObject({ id: id2, provider: "e2b", outcome: "released" });
+      expect(fake.alive()).not.toContain(id2);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("a kill that hangs is reported unconfirmed at shutdown and the id stays owned", async () => {
+    const server = await startEnvServer({ backend: envBackendFromProvider(provider({ killDeadlineMs: 500 }), { image: "base" }), port: 0, maxConcurrent: 1, releaseDeadlineMs: 2_000, log: () => undefined });
+    const r = await post(server.url, "/reset", {});
+    const id = r.body.metadata.sandbox_id;
+    fake.deleteMode = "hang";
+    const summary = await server.stop();
+    expect(summary).toMatchObject({ released: 0, unconfirmed: 1 });
+    expect(summary.proofs[0]).toMatchObject({ id, outcome: "unconfirmed" });
+    expect(server.stats().ownedSandboxIds).toEqual([id]);
+    fake.deleteMode = "normal";
+    expect(await releaseE2BSandbox(id, { apiKey: fake.apiKey, apiUrl: fake.url })).toMatchObject({ outcome: "released" });
+  });
+});
