@@ -7,12 +7,14 @@
  *   p50/p95 of each, and the ratio of each step's p50/p95 to the baseline's (goal ≤ 1.3×);
  *   - episodes per minute at capacity: `--max-concurrent` WebSocket clients each looping
  *     reset (1 setup command) → 2 commands → final answer (1 verify command).
- * Usage: bun bench/env-step.ts [--iterations 40] [--capacity 2] [--seconds 20] [--image debian:bookworm-slim]
+ * Usage: bun bench/env-step.ts [--iterations 40] [--capacity 2] [--seconds 20] [--image IMAGE (default: the humanish sandbox image)]
  */
 import { parseArgs } from "node:util";
 import { createDockerClient } from "../src/docker/index.ts";
 import { envBackendFromProvider } from "../src/env/backends.ts";
 import { startEnvServer } from "../src/env/server.ts";
+import { ensureImage } from "../src/runtime/images.ts";
+import { sandboxRecipe } from "../src/runtime/recipes.ts";
 import { createDockerSandboxProvider } from "../src/sandbox/index.ts";
 
 const { values } = parseArgs({
@@ -20,13 +22,15 @@ const { values } = parseArgs({
     iterations: { type: "string", default: "40" },
     capacity: { type: "string", default: "2" },
     seconds: { type: "string", default: "20" },
-    image: { type: "string", default: "debian:bookworm-slim" },
+    image: { type: "string" },
   },
 });
 const N = Number(values.iterations);
 const CAP = Number(values.capacity);
 const SECONDS = Number(values.seconds);
-const IMAGE = values.image!;
+const docker = createDockerClient({ socketPath: process.env.DOCKER_HOST?.startsWith("unix://") ? process.env.DOCKER_HOST.slice(7) : "/var/run/docker.sock" });
+// Default: the humanish sandbox image (built once when absent), as `env serve` uses.
+const IMAGE = values.image ?? (await ensureImage(docker, sandboxRecipe)).tag;
 const SOCKET = process.env.DOCKER_HOST?.startsWith("unix://") ? process.env.DOCKER_HOST.slice(7) : "/var/run/docker.sock";
 const COMMAND = "echo hi";
 
@@ -57,7 +61,6 @@ async function rawExec(containerId: string): Promise<void> {
   }
 }
 
-const docker = createDockerClient({ socketPath: SOCKET });
 const backend = envBackendFromProvider(createDockerSandboxProvider({ docker }), { image: IMAGE, labels: { "humanish.bench": "env-step" } });
 const server = await startEnvServer({ backend, port: 0, maxConcurrent: Math.max(CAP, 2), log: () => undefined });
 const step = { action: { type: "call_tool", tool_name: "terminal", arguments: { command: COMMAND } } };

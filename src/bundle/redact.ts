@@ -101,6 +101,23 @@ const SHAPES: readonly Shape[] = [
   },
 ];
 
+/** A whitespace/quote-delimited token containing at least one `%XX` escape. */
+const PCT_TOKEN = /[^\s"'`<>]*%[0-9A-Fa-f]{2}[^\s"'`<>]*/g;
+
+/**
+ * Decode every run of `%XX` escapes on its own (UTF-8 when valid, else byte-wise latin1), so one
+ * malformed escape elsewhere cannot switch decoding off. Other text is unchanged.
+ */
+export function percentDecodeRuns(s: string): string {
+  return s.replace(/(?:%[0-9A-Fa-f]{2})+/g, (m) => {
+    try {
+      return decodeURIComponent(m);
+    } catch {
+      return m.replace(/%([0-9A-Fa-f]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
+    }
+  });
+}
+
 /** Names of the secret/path shapes, in application order (for documentation and tests). */
 export const SHAPE_NAMES: readonly string[] = SHAPES.map((s) => s.name);
 
@@ -196,6 +213,17 @@ export function createRedactor(secrets: readonly (string | undefined | null)[], 
     if (literal) out = out.replace(literal, REDACTED_SECRET);
     if (cwdRe) out = out.replace(cwdRe, TARGET_CWD);
     for (const shape of SHAPES) out = out.replace(shape.re, shape.replacement);
+    // A percent-encoded token (a URL a participant typed) that decodes to a secret value or a
+    // secret/local-path shape is replaced whole — the verifier decodes these too.
+    if (out.includes("%")) {
+      out = out.replace(PCT_TOKEN, (tok) => {
+        const dec = percentDecodeRuns(tok);
+        if (dec === tok) return tok;
+        literal && (literal.lastIndex = 0);
+        const hasSecret = literal ? literal.test(dec) : false;
+        return hasSecret || findSensitive(dec, 1).length > 0 ? REDACTED_SECRET : tok;
+      });
+    }
     return out;
   };
   // Embedded PNG payloads (a self-contained report's screenshots) are kept byte-exact: rewriting

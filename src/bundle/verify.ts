@@ -25,7 +25,7 @@ import type { z } from "zod";
 import { buildNoSpendProof, deriveVerdict, round6, tallyParticipants, taskFunnel } from "./derive.ts";
 import { artifactRootFor, DERIVED_FILES, isSafeRunSegment, ORPHAN_RELEASE_FILE, RUN_FILE, safeRelPath } from "./paths.ts";
 import { admitPngBytes } from "./png.ts";
-import { decodeBase64Payload, findSensitive, pngNonImageChunks, splitPngDataUris } from "./redact.ts";
+import { decodeBase64Payload, findSensitive, percentDecodeRuns, pngNonImageChunks, splitPngDataUris } from "./redact.ts";
 import {
   type ActorTrace,
   ActorTraceSchema,
@@ -182,15 +182,10 @@ function scanContent(rel: string, bytes: Uint8Array): string[] {
   for (const d of docs) jsonStrings(d, strings);
   for (const s of strings) scan(splitPngDataUris(s).outside.join("\n"));
   // HTML character references (a report escapes what it shows) are decoded once more.
-  if (/&(?:#\d+|#x[0-9a-f]+|amp|lt|gt|quot|apos|sol);/i.test(bare)) scan(decodeHtmlRefs(bare));
+  const lowerRel = rel.toLowerCase();
+  if ((lowerRel.endsWith(".html") || lowerRel.endsWith(".htm")) && /&(?:#\d+|#x[0-9a-f]+|amp|lt|gt|quot|apos|sol);/i.test(bare)) scan(decodeHtmlRefs(bare));
   // Percent-encoded content (URLs in transcripts) is decoded once more.
-  if (/%[0-9A-Fa-f]{2}/.test(bare)) {
-    try {
-      scan(decodeURIComponent(bare));
-    } catch {
-      /* not decodable as a whole: fine */
-    }
-  }
+  if (/%[0-9A-Fa-f]{2}/.test(bare)) scan(percentDecodeRuns(bare));
   return [...found];
 }
 

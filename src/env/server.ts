@@ -8,7 +8,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Server, ServerWebSocket } from "bun";
-import { createRedactor } from "../bundle/redact.ts";
+import { createRedactor } from "../bundle/index.ts";
 import { HumanishError, isHumanishError } from "../errors.ts";
 import type { ReleaseProof, SandboxProvider } from "../sandbox/types.ts";
 import type { EnvBackend, EnvLogEvent, EnvResponse } from "./environment.ts";

@@ -15,22 +15,18 @@ import { ROUTE_ACTOR_TYPES, ROUTE_SOURCES, type LabBackend } from "./routing.ts"
 import { topForeign } from "./schema-common.ts";
 import { unknownKeyText } from "./strict.ts";
 import {
-  BROWSER_STEP_BODIES,
   BrowserSubjectSchema,
   CodexExecActorSchema,
   ComputerUseActorSchema,
   ScriptedBrowserActorSchema,
   ScriptedTerminalActorSchema,
   TerminalSubjectSchema,
-  BROWSER_STEP_KINDS,
   BrowserLabSchema,
   DEVICE_PRESETS,
   DEVICES_BY_COUNT,
   LAB_SCHEMA_ID,
   TerminalLabSchema,
-  WAIT_FOR_TEXT_DEFAULT_TIMEOUT_MS,
   type BrowserLabConfig,
-  type BrowserStep,
   type LabConfig,
   type LabWarning,
   type TerminalLabConfig,
@@ -73,8 +69,7 @@ function invalid(message: string): ParseLabResult {
   return { ok: false, error: { code: "HUMANISH_LAB_INVALID", message } };
 }
 
-/** True for a YAML mapping read as a plain object. */
-export function isMapping(v: unknown): v is Record<string, unknown> {
+function isMapping(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 

@@ -11,7 +11,6 @@ import {
   LAB_SCHEMA_ID,
   labId,
   NO_MODEL,
-  NOT_ON_BROWSER,
   NOT_ON_TERMINAL,
   PoliciesSchema,
   posInt,
@@ -56,13 +55,13 @@ export const TerminalTaskSchema = strictObject({
 
 /**
  * One scripted-terminal step: `run` is a shell command (`bash -lc`) run as the participant in
- * {@link TERMINAL_STUDY_DIR}. `expectExit` (optional) is the exit code the author expects; on a
+ * {@link TERMINAL_STUDY_DIR}. `expectExit` (default 0) is the exit code the author expects; on a
  * mismatch the scripted participant stops (completion reason `step_failed`, a finding about the
  * product) and the remaining steps do not run; hidden checks still run.
  */
 export const TerminalStepSchema = strictObject({
   run: nonBlank("a non-empty shell command"),
-  expectExit: exitCode.optional(),
+  expectExit: exitCode.default(0),
 });
 
 const terminalTasks = z.array(TerminalTaskSchema).min(1, { message: "must list at least one task when present" }).optional();

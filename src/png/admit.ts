@@ -6,9 +6,11 @@
  * image before the header has been validated, and nothing is inflated beyond the size the
  * header implies. `pngjs` (its sync decoder only) runs last, after our own checks decided the
  * file is well-formed — it alone would accept files with no IDAT, bad checksums or trailing data.
+ * pngjs's chunk parser and inflate are not used: this module walks the chunks and inflates once,
+ * under its own bound, and hands the result to pngjs's post-inflate stages (./pngjs-stages.ts).
  */
 import { crc32, inflateSync } from "node:zlib";
-import { PNG } from "pngjs";
+import { pngjsDecodeInflated, type PngjsBitmapInfo } from "./pngjs-stages.ts";
 
 /** Default and maximum size of an admitted file: 8 MiB. */
 export const PNG_MAX_BYTES = 8 * 1024 * 1024;
@@ -88,6 +90,7 @@ const PLTE = 0x504c5445;
 const IDAT = 0x49444154;
 const IEND = 0x49454e44;
 const TRNS = 0x74524e53;
+const GAMA = 0x67414d41;
 
 function reject(code: PngRejectionCode, detail: string): PngAdmission {
   return { ok: false, code, detail };
@@ -119,8 +122,8 @@ function clamp(value: number | undefined, max: number): number {
  * where allowed, no unknown critical chunk, IDATs consecutive, IEND empty and last, no bytes
  * after it); at least one IDAT; palette present for colour type 3; bounded inflate that must
  * yield exactly height × (1 + width × channels) bytes with a valid Adler-32 and no trailing
- * compressed bytes; row filter types 0–4; then `pngjs` sync decode whose size must match the
- * header (CRCs were all checked natively in the walk, so pngjs does not re-check them in JS).
+ * compressed bytes; row filter types 0–4; then pngjs's sync unfilter/bitmap/normalise stages
+ * on that same inflated data (one inflate in total), whose output must be width × height × 4.
  *
  * Never throws for any input; returns `{ok:false, code, detail}` with a
  * {@link PngRejectionCode}. `detail` names the failing field and offset.
@@ -166,6 +169,12 @@ export function admitPng(bytes: Uint8Array, limits: PngAdmissionLimits = {}): Pn
   let idatState: "none" | "in" | "after" = "none";
   let sawPlte = false;
   let sawIend = false;
+  // What pngjs's own chunk parser would record (it never sees the file): palette entries,
+  // tRNS effects in file order, and the first chunk it would refuse to read.
+  const palette: number[][] = [];
+  let transColor: number[] | undefined;
+  let sawTrns = false;
+  let decoderRefusal: string | null = null;
   let off = 33;
   while (off < n) {
     if (n - off < 12) return reject("HUMANISH_PNG_CHUNK_TRUNCATED", `${n - off} stray bytes at offset ${off} cannot hold a chunk`);
@@ -191,11 +200,20 @@ export function admitPng(bytes: Uint8Array, limits: PngAdmissionLimits = {}): Pn
         if (colorType === 0 || colorType === 4) return reject("HUMANISH_PNG_PALETTE", `PLTE chunk at offset ${off} is not allowed for colour type ${colorType}`);
         if (len === 0 || len % 3 !== 0 || len > 256 * 3) return reject("HUMANISH_PNG_PALETTE", `PLTE chunk at offset ${off} has ${len} bytes; needs 3…768 and a multiple of 3`);
         sawPlte = true;
+        for (let i = off + 8; i < off + 8 + len; i += 3) palette.push([bytes[i]!, bytes[i + 1]!, bytes[i + 2]!, 0xff]);
       } else if (type === TRNS) {
         if (idatState !== "none") return reject("HUMANISH_PNG_CHUNK_ORDER", `tRNS chunk at offset ${off} comes after IDAT`);
         if (colorType === 4 || colorType === 6) return reject("HUMANISH_PNG_CHUNK_ORDER", `tRNS chunk at offset ${off} is not allowed for colour type ${colorType}`);
         const need = colorType === 0 ? len === 2 : colorType === 2 ? len === 6 : sawPlte && len <= 256;
         if (!need) return reject("HUMANISH_PNG_CHUNK_ORDER", `tRNS chunk at offset ${off} has a length (${len}) invalid for colour type ${colorType}`);
+        sawTrns = true;
+        const d = off + 8;
+        if (colorType === 3) {
+          if (len > palette.length) decoderRefusal ??= `tRNS chunk at offset ${off} has ${len} entries for a ${palette.length}-entry palette`;
+          else for (let i = 0; i < len; i++) palette[i]![3] = bytes[d + i]!;
+        } else transColor = colorType === 0 ? [(bytes[d]! << 8) | bytes[d + 1]!] : [(bytes[d]! << 8) | bytes[d + 1]!, (bytes[d + 2]! << 8) | bytes[d + 3]!, (bytes[d + 4]! << 8) | bytes[d + 5]!];
+      } else if (type === GAMA) {
+        if (len < 4) decoderRefusal ??= `gAMA chunk at offset ${off} has ${len} bytes; needs 4`;
       } else if (type === IEND) {
         if (len !== 0) return reject("HUMANISH_PNG_IEND_LENGTH", `IEND chunk at offset ${off} has ${len} data bytes; must be 0`);
         if (off + 12 !== n) return reject("HUMANISH_PNG_TRAILING_BYTES", `${n - off - 12} bytes follow IEND at offset ${off}`);
@@ -245,20 +263,32 @@ export function admitPng(bytes: Uint8Array, limits: PngAdmissionLimits = {}): Pn
   for (let row = 0, o = 0; row < height; row++, o += rowBytes)
     if (inflated[o]! > 4) return reject("HUMANISH_PNG_ROW_FILTER", `row ${row} uses filter type ${inflated[o]}; only 0–4 exist`);
 
-  // 9. Full decode with pngjs (sync decoder only), after our checks decided. Every chunk CRC
-  // was already verified natively in the walk above (stricter than pngjs, and ancillary chunks
-  // included), so pngjs's own JavaScript CRC pass would only repeat it. Its inflate is bounded to
-  // the image size and, by now, known to yield exactly that many bytes.
-  let decoded: { width: number; height: number; data: Buffer };
+  // 9. Full decode with pngjs's sync stages (row unfiltering, RGBA mapping, palette and
+  // transparency), fed the image data inflated and size-checked above, so the IDAT stream is
+  // inflated once. Every chunk CRC was verified natively in the walk, and the chunk facts pngjs's
+  // parser would derive (palette, tRNS, refusals) were recorded there.
+  if (decoderRefusal !== null) return reject("HUMANISH_PNG_DECODE_FAILED", `the PNG decoder refuses the file: ${decoderRefusal}`);
+  const info: PngjsBitmapInfo = {
+    width,
+    height,
+    depth: 8,
+    interlace: false,
+    palette: sawPlte ? palette : (colorType & 1) !== 0,
+    color: (colorType & 2) !== 0,
+    alpha: (colorType & 4) !== 0 || sawTrns,
+    bpp: channels,
+    colorType,
+  };
+  if (transColor !== undefined) info.transColor = transColor;
+  let decoded: Buffer;
   try {
-    const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    decoded = PNG.sync.read(buf, { checkCRC: false });
+    decoded = pngjsDecodeInflated(inflated, info);
   } catch {
     return reject("HUMANISH_PNG_DECODE_FAILED", "the PNG decoder refused the image data");
   }
-  if (decoded.width !== width || decoded.height !== height || decoded.data.byteLength !== width * height * 4)
-    return reject("HUMANISH_PNG_DECODE_FAILED", `decoded size ${decoded.width} × ${decoded.height} differs from IHDR ${width} × ${height}`);
+  if (decoded.byteLength !== width * height * 4)
+    return reject("HUMANISH_PNG_DECODE_FAILED", `decoded ${decoded.byteLength} bytes; ${width} × ${height} RGBA needs ${width * height * 4}`);
   const result: PngAdmission = { ok: true, width, height, colorType: colorType as PngColorType };
-  if (limits.includePixels) result.pixels = new Uint8Array(decoded.data.buffer, decoded.data.byteOffset, decoded.data.byteLength);
+  if (limits.includePixels) result.pixels = new Uint8Array(decoded.buffer, decoded.byteOffset, decoded.byteLength);
   return result;
 }

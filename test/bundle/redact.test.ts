@@ -135,6 +135,17 @@ describe("redact: literal scrub", () => {
   });
 });
 
+describe("redact: percent-encoded tokens", () => {
+  test("a URL token that decodes to a path, a shape or a secret value is replaced whole", () => {
+    const r = createRedactor(["my/secret:value"]);
+    expect(r.text("GET /search?q=%2Fhome%2Falice%2Fnotes ok")).toBe(`GET ${REDACTED_SECRET} ok`);
+    expect(r.text("GET /?k=sk-proj-%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41%41 ok")).toBe(`GET ${REDACTED_SECRET} ok`);
+    expect(r.text("token=my%2Fsecret%3Avalue")).toBe(REDACTED_SECRET);
+    // harmless escapes stay
+    expect(r.text("GET /?q=hello%20world 100%zz")).toBe("GET /?q=hello%20world 100%zz");
+  });
+});
+
 describe("truncation comes last", () => {
   test("tail keeps the end with an ellipsis, and (no output) when empty", () => {
     expect(tail("", 10)).toBe("(no output)");

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { createHash } from "node:crypto";
 import {
   buildNoSpendProof,
   createRunWriter,
@@ -34,6 +35,16 @@ function editBundle(dir: string, fn: (b: Record<string, any>) => void) {
   const b = JSON.parse(readFileSync(join(dir, "run.json"), "utf8"));
   fn(b);
   writeFileSync(join(dir, "run.json"), JSON.stringify(b, null, 2));
+}
+/** Overwrite a listed artifact and update its listing, as a tool bypassing the writer would. */
+function plant(dir: string, rel: string, content: string) {
+  writeFileSync(join(dir, rel), content);
+  const bytes = readFileSync(join(dir, rel));
+  editBundle(dir, (b) => {
+    const a = b.artifacts.find((x: { path: string }) => x.path === rel);
+    a.bytes = bytes.length;
+    a.sha256 = createHash("sha256").update(bytes).digest("hex");
+  });
 }
 /** Change one byte in the middle of a file, keeping ASCII ASCII. */
 function flipOneByte(path: string) {
@@ -234,7 +245,6 @@ describe("verifyRun: tampering fails closed", () => {
     const w = await writeLiveBrowser(cwd);
     const bogus = new TextEncoder().encode("GIF89a not a png at all, but listed as one");
     writeFileSync(join(w.runDir, "screenshots/002.png"), bogus);
-    const { createHash } = await import("node:crypto");
     editBundle(w.runDir, (b) => {
       const a = b.artifacts.find((x: { path: string }) => x.path === "screenshots/002.png");
       a.bytes = bogus.length;
@@ -251,7 +261,6 @@ describe("verifyRun: tampering fails closed", () => {
     const png = readFileSync(join(w.runDir, "screenshots/001.png"));
     const cut = png.subarray(0, png.length - 12); // drop IEND
     writeFileSync(join(w.runDir, "screenshots/001.png"), cut);
-    const { createHash } = await import("node:crypto");
     editBundle(w.runDir, (b) => {
       const a = b.artifacts.find((x: { path: string }) => x.path === "screenshots/001.png");
       a.bytes = cut.length;
@@ -264,7 +273,6 @@ describe("verifyRun: tampering fails closed", () => {
     const cwd = project();
     const w = await writeDryRunTerminal(cwd);
     const key = `sk-proj-${"K".repeat(30)}`;
-    const { createHash } = await import("node:crypto");
     const body = `leaked ${key}\n`;
     writeFileSync(join(w.runDir, "notes.log"), body);
     editBundle(w.runDir, (b) => {
@@ -289,11 +297,17 @@ describe("verifyRun: tampering fails closed", () => {
   test("shapes hidden behind HTML character references or percent-encoding are found", async () => {
     const cwd = project();
     const { w } = await writeLiveTerminal(cwd);
-    for (const hidden of ["at &#x2F;home&#x2F;alice&#x2F;notes", "at %2Fhome%2Falice%2Fnotes", "key AKIA&#81;&#81;QQQQQQQQQQQQQQ"]) {
-      await w.writeArtifact("report/index.html", `<!doctype html><p>${hidden}</p>`, { kind: "report" });
-      await w.finalize();
+    await w.writeArtifact("report/index.html", "<!doctype html><p>ok</p>", { kind: "report" });
+    await w.finalize();
+    for (const hidden of ["at &#x2F;home&#x2F;alice&#x2F;notes", "at %2Fhome%2Falice%2Fnotes", "100%zz then %2Ftmp%2Fx and %E0%A4%A", "key AKIA&#81;&#81;QQQQQQQQQQQQQQ"]) {
+      // planted behind the writer's back (the writer itself would redact these), listing updated
+      plant(w.runDir, "report/index.html", `<!doctype html><p>${hidden}</p>`);
       expect({ hidden, failed: failed(await verifyRun(w.runDir)) }).toEqual({ hidden, failed: ["public-safety scan"] });
     }
+    // the writer redacts the percent-encoded forms itself, so its output verifies
+    await w.writeArtifact("report/index.html", "<!doctype html><p>at %2Fhome%2Falice%2Fnotes</p>", { kind: "report" });
+    await w.finalize();
+    expect(failed(await verifyRun(w.runDir))).toEqual([]);
   });
 
   test("symlinks, hard links and risky segments fail storage containment", async () => {

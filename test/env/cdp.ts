@@ -3,7 +3,7 @@
  * protocol (CDP over WebSocket).
  *
  * Chromium keeps its sandbox: running as root would need the sandbox-weakening switch, so the
- * test runs the browser as the unprivileged user `nobody` (via `runuser`) with a fresh
+ * test runs the browser as the non-root user `nobody` (via `runuser`) with a fresh
  * `--user-data-dir` it owns. When the tests themselves run as a non-root user, Chromium is
  * started directly as that user.
  */

@@ -6,8 +6,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import { runEnvServeCommand } from "../../src/env/index.ts";
-import { requireImage } from "../support/prereq.ts";
-import { get, inspectStatus, post, TEST_IMAGE, WsClient } from "./support.ts";
+import { get, inspectStatus, post, testImage, WsClient } from "./support.ts";
 
 setDefaultTimeout(120_000);
 
@@ -40,8 +39,8 @@ async function readUntil(stream: ReadableStream<Uint8Array>, re: RegExp, ms = 60
 describe("humanish env serve (runEnvServeCommand)", () => {
   for (const sig of ["SIGTERM", "SIGINT"] as const) {
     test(`${sig} releases every owned sandbox by exact id and prints the outcomes`, async () => {
-      await requireImage(TEST_IMAGE);
-      const proc = Bun.spawn([process.execPath, join(import.meta.dir, "fixtures/serve.ts"), TEST_IMAGE, "3"], { stdout: "pipe", stderr: "pipe" });
+      const image = await testImage();
+      const proc = Bun.spawn([process.execPath, join(import.meta.dir, "fixtures/serve.ts"), image, "3"], { stdout: "pipe", stderr: "pipe" });
       let ids: string[] = [];
       try {
         const { match, rest } = await readUntil(proc.stderr, /listening on (http:\/\/127\.0\.0\.1:\d+)/);

@@ -11,15 +11,13 @@ import { envBackendFromProvider } from "../../src/env/backends.ts";
 import { startEnvServer } from "../../src/env/server.ts";
 import { createE2BSandboxProvider, releaseE2BSandbox, shellQuote } from "../../src/sandbox/e2b.ts";
 import { startFakeE2B, type FakeE2B } from "./fake-e2b.ts";
-import { containersWithRunLabel, get, post, TEST_IMAGE, TEST_RUN_LABEL, terminal } from "./support.ts";
-import { requireImage } from "../support/prereq.ts";
+import { containersWithRunLabel, get, post, testImage, TEST_RUN_LABEL, terminal } from "./support.ts";
 
 setDefaultTimeout(120_000);
 let fake: FakeE2B;
 const runLabel = `e2b-${randomUUID()}`;
 beforeAll(async () => {
-  await requireImage(TEST_IMAGE);
-  fake = await startFakeE2B(TEST_IMAGE, { [TEST_RUN_LABEL]: runLabel });
+  fake = await startFakeE2B(await testImage(), { [TEST_RUN_LABEL]: runLabel });
 });
 afterEach(() => {
   fake.deleteMode = "normal";

@@ -193,7 +193,7 @@ describe("MCP", () => {
     expect((await rpc("nope/method", {}, 9)).body.error.code).toBe(-32601);
     expect((await rpc("tools/call", { name: "other", arguments: {} }, 10)).body.error.code).toBe(-32602);
     const bad = await fetch(`${t.server.url}/mcp`, { method: "POST", body: "{" });
-    expect((await bad.json()).error.code).toBe(-32700);
+    expect(((await bad.json()) as any).error.code).toBe(-32700);
     const ws = await WsClient.connect(t.server.url);
     try {
       const r = await ws.request({ type: "mcp", data: { jsonrpc: "2.0", id: 7, method: "tools/list" } });

@@ -7,10 +7,28 @@ import { createDockerClient } from "../../src/docker/index.ts";
 import { createDockerSandboxProvider } from "../../src/sandbox/index.ts";
 import { envBackendFromProvider } from "../../src/env/backends.ts";
 import { startEnvServer, type EnvServerHandle, type EnvServerOptions } from "../../src/env/server.ts";
+import { ensureImage } from "../../src/runtime/images.ts";
+import { sandboxRecipe } from "../../src/runtime/recipes.ts";
 import { requireDocker, requireImage } from "../support/prereq.ts";
 
-/** Image every test episode runs in (bash + coreutils). */
-export const TEST_IMAGE = process.env.HUMANISH_ENV_TEST_IMAGE ?? "debian:bookworm-slim";
+let imageTag: Promise<string> | undefined;
+/**
+ * Image every test episode runs in: the humanish sandbox image (runtime/sandbox recipe: Debian
+ * bookworm, bash/coreutils/nodejs, user `user`, home /home/user), built through the Engine API
+ * only when absent. `HUMANISH_ENV_TEST_IMAGE` names another image.
+ */
+export function testImage(): Promise<string> {
+  imageTag ??= (async () => {
+    await requireDocker();
+    const override = process.env.HUMANISH_ENV_TEST_IMAGE;
+    if (override) {
+      await requireImage(override);
+      return override;
+    }
+    return (await ensureImage(createDockerClient(), sandboxRecipe)).tag;
+  })();
+  return imageTag;
+}
 
 /** Label key that marks containers of one test run. */
 export const TEST_RUN_LABEL = "humanish.test-run";
@@ -46,11 +64,11 @@ export async function inspectStatus(id: string): Promise<number> {
 
 /** Starts a server on the docker backend with small limits and a fresh run label. */
 export async function startTestServer(overrides: Partial<EnvServerOptions> = {}): Promise<TestServer> {
-  await requireImage(TEST_IMAGE);
+  const image = await testImage();
   const runLabel = `env-${randomUUID()}`;
   const docker = createDockerClient();
   const backend = envBackendFromProvider(createDockerSandboxProvider({ docker }), {
-    image: TEST_IMAGE,
+    image,
     memoryBytes: 256 * 1024 * 1024,
     cpus: 0.5,
     pidsLimit: 128,

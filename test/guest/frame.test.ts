@@ -36,6 +36,22 @@ describe("frame conversion", () => {
     }
   });
 
+  test("the general path decodes other masks and MSB-first pixels", () => {
+    const dump = xwd(4, 2, (x, y) => [x * 60, y * 100, 7]);
+    const dv = new DataView(dump.buffer);
+    const headerSize = dv.getUint32(0, false);
+    dv.setUint32(7 * 4, 1, false); // MSBFirst pixels
+    dv.setUint32(14 * 4, 0xff, false); // red in the low byte
+    dv.setUint32(16 * 4, 0xff0000, false); // blue in the high byte
+    for (let i = 0; i < 8; i++) {
+      const x = i % 4;
+      const y = Math.floor(i / 4);
+      dv.setUint32(headerSize + i * 4, (7 << 16) | ((y * 100) << 8) | (x * 60), false);
+    }
+    const frame = decodeXwd(dump);
+    expect(Array.from(frame.rgba.subarray(4 * 5, 4 * 6))).toEqual([60, 100, 7, 255]);
+  });
+
   test("a dump of the wrong size, truncated or in another format is refused", () => {
     const dump = xwd(8, 8, () => [1, 2, 3]);
     expect(() => decodeXwd(dump, { width: 9, height: 8 })).toThrow(/expected 9x8/);

@@ -511,3 +511,20 @@ describe("a typo in a key the route depends on is reported as the typo, not as a
     expect(reject(y(e))).toMatch(/^t\.yaml:1:1: id is required \(a string\)/);
   });
 });
+
+describe("scripted-terminal steps", () => {
+  test("expectExit defaults to 0 and is kept when given", () => {
+    const l = terminalBase();
+    l.actors[0].steps = [{ run: "ls" }, { run: "grep nothing /dev/null", expectExit: 1 }];
+    const { config } = accept(y(l));
+    if (!isTerminalLab(config) || config.actors[0].type !== "scripted-terminal") throw new Error("route");
+    expect(config.actors[0].steps).toEqual([{ run: "ls", expectExit: 0 }, { run: "grep nothing /dev/null", expectExit: 1 }]);
+  });
+  test("exit codes are 0–255", () => {
+    const l = terminalBase();
+    l.actors[0].steps = [{ run: "ls", expectExit: 256 }];
+    expect(reject(y(l))).toMatch(/actors\[0\]\.steps\[0\]\.expectExit must be at most 255/);
+    l.actors[0].steps = [{ run: "ls", expectExit: -1 }];
+    expect(reject(y(l))).toMatch(/actors\[0\]\.steps\[0\]\.expectExit must be at least 0/);
+  });
+});

@@ -183,3 +183,48 @@ describe("every check, one crafted file each", () => {
     for (const [, , code] of crafted) expect(PNG_REJECTION_CODES).toContain(code);
   });
 });
+
+describe("one inflate: pngjs's post-inflate stages fed our bounded inflate output", () => {
+  const rows = readFileSync(joinPath(SUITE, "expected-verdicts.tsv"), "utf8")
+    .trim()
+    .split("\n")
+    .slice(1)
+    .map((l) => l.split("\t") as [string, string, string])
+    .filter((r) => r[1] === "admit");
+  test.each(rows)("%s: pixels identical to PNG.sync.read", (file) => {
+    const bytes = readFileSync(joinPath(SUITE, file));
+    const r = admitPng(new Uint8Array(bytes), { includePixels: true });
+    expect(r.ok).toBe(true);
+    if (r.ok) expect(Buffer.from(r.pixels!).equals(PNG.sync.read(bytes).data)).toBe(true);
+  });
+
+  const pal = (entries: number) => {
+    const p = new Uint8Array(entries * 3);
+    for (let i = 0; i < p.length; i++) p[i] = (i * 37) & 0xff;
+    return p;
+  };
+  // 3×2 palette image whose indices are 0, 1, 2 (filter byte 0 per row).
+  const indices = Uint8Array.of(0, 0, 1, 2, 0, 2, 1, 0);
+  const agreeing: Array<[string, Uint8Array]> = [
+    ["palette with partial tRNS", png(3, 2, 3, [chunk("PLTE", pal(3)), chunk("tRNS", Uint8Array.of(10, 20)), idat(indices)])],
+    ["palette with full tRNS", png(3, 2, 3, [chunk("PLTE", pal(3)), chunk("tRNS", Uint8Array.of(10, 20, 30)), idat(indices)])],
+    ["grey with tRNS key", png(3, 2, 0, [chunk("tRNS", Uint8Array.of(0, 7)), idat(Uint8Array.of(0, 7, 8, 7, 0, 9, 7, 7))])],
+    ["RGB with tRNS key", png(2, 1, 2, [chunk("tRNS", Uint8Array.of(0, 1, 0, 2, 0, 3)), idat(Uint8Array.of(0, 1, 2, 3, 1, 2, 4))])],
+    ["RGB with a suggested palette and gAMA", png(2, 1, 2, [chunk("gAMA", Uint8Array.of(0, 0, 0xb1, 0x8f)), chunk("PLTE", pal(2)), idat(Uint8Array.of(0, 1, 2, 3, 1, 2, 4))])],
+    ["grey+alpha, every row filter", png(2, 5, 4, [idat(Uint8Array.of(0, 1, 2, 3, 4, 1, 5, 6, 7, 8, 2, 9, 10, 11, 12, 3, 13, 14, 15, 16, 4, 17, 18, 19, 20))])],
+  ];
+  test.each(agreeing)("%s: admitted with pixels identical to PNG.sync.read", (_name, bytes) => {
+    const r = admitPng(bytes, { includePixels: true });
+    expect(rejected(r)).toBe("admitted");
+    if (r.ok) expect(Buffer.from(r.pixels!).equals(PNG.sync.read(Buffer.from(bytes)).data)).toBe(true);
+  });
+
+  const refused: Array<[string, Uint8Array]> = [
+    ["tRNS with more entries than the palette", png(3, 2, 3, [chunk("PLTE", pal(2)), chunk("tRNS", Uint8Array.of(1, 2, 3)), idat(Uint8Array.of(0, 0, 1, 1, 0, 1, 0, 0))])],
+    ["gAMA shorter than 4 bytes", png(3, 2, 6, [chunk("gAMA", Uint8Array.of(0, 1)), idat(scanlines(3, 2, 4))])],
+  ];
+  test.each(refused)("%s: DECODE_FAILED, as pngjs's own parser refuses it", (_name, bytes) => {
+    expect(rejected(admitPng(bytes))).toBe("HUMANISH_PNG_DECODE_FAILED");
+    expect(() => PNG.sync.read(Buffer.from(bytes))).toThrow();
+  });
+});

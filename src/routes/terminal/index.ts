@@ -77,14 +77,24 @@ export async function runTerminalStudy(ctx: StudyContext<LabConfig>, deps: Termi
   const plan = planTerminalStudy(lab, ctx.mode, ctx.env);
   if (ctx.mode === "dry-run") return runTerminalDryRun(tctx, plan);
   const ca = loadSandboxCa(ctx.env);
-  const engine = await checkEngine(lab, {
-    ...(deps.docker ? { docker: deps.docker } : {}),
-    signal: ctx.signal,
-    onBuild: (line) => ctx.progress({ participant: TERMINAL_PARTICIPANT_ID, phase: "preflight", detail: `building sandbox image: ${line}` }),
-  });
-  if (ctx.signal.aborted) {
-    throw new HumanishError("HUMANISH_INTERRUPTED", "The study was interrupted during preflight; no sandbox or run directory was created.", { next: "Run the lab again." });
+  const interruptedInPreflight = (cause?: unknown) =>
+    new HumanishError("HUMANISH_INTERRUPTED", `The study was interrupted (${signalName(ctx.signal)}) during preflight; no sandbox or run directory was created.`, {
+      next: "Run the lab again.",
+      ...(cause ? { cause } : {}),
+    });
+  let engine: EngineReady;
+  try {
+    engine = await checkEngine(lab, {
+      ...(deps.docker ? { docker: deps.docker } : {}),
+      signal: ctx.signal,
+      onBuild: (line) => ctx.progress({ participant: TERMINAL_PARTICIPANT_ID, phase: "preflight", detail: `building sandbox image: ${line}` }),
+    });
+  } catch (e) {
+    // An image build aborted by SIGINT surfaces as a build error; report the interruption instead.
+    if (ctx.signal.aborted) throw interruptedInPreflight(e);
+    throw e;
   }
+  if (ctx.signal.aborted) throw interruptedInPreflight();
   return runLive(tctx, plan, engine, deps, ca);
 }
 

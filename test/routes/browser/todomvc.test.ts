@@ -9,7 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileS
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { verifyRun } from "../../../src/bundle/index.ts";
-import { loadLab, parseLab } from "../../../src/lab/index.ts";
+import { loadLab, parseLab, type LabConfig } from "../../../src/lab/index.ts";
 import { admitPng } from "../../../src/png/index.ts";
 import { runBrowserStudy } from "../../../src/routes/browser/index.ts";
 import type { StudyContext } from "../../../src/routes/types.ts";
@@ -19,7 +19,7 @@ const cwd = mkdtempSync(join(tmpdir(), "humanish-browser-route-"));
 symlinkSync(join(ROOT, "node_modules"), join(cwd, "node_modules"));
 afterAll(() => rmSync(cwd, { recursive: true, force: true }));
 
-function ctxFor(lab: StudyContext["lab"], runId: string, mode: "live" | "dry-run" = "live"): StudyContext {
+function ctxFor(lab: LabConfig, runId: string, mode: "live" | "dry-run" = "live"): StudyContext<LabConfig> {
   return {
     cwd,
     lab,
