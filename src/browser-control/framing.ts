@@ -6,9 +6,12 @@
  * sequences, lone continuation bytes or code points above U+10FFFF (TextDecoder `fatal`), then
  * `JSON.parse` (which rejects trailing bytes after the value).
  *
- * The decoder is pure and synchronous: feed it chunks as they arrive; it allocates a payload
- * buffer only after the length is validated and fills it in place, so fragmented (1-byte) and
- * coalesced (many frames per chunk) input cost one copy per byte.
+ * The decoder is pure and synchronous: feed it chunks as they arrive. A frame that spans chunks
+ * is assembled in a payload buffer allocated only after its length is validated and filled in
+ * place (one copy per byte, however fragmented the input). A frame wholly inside one chunk is not
+ * copied at all: it is validated and decoded where it lies. Consecutive whole frames of a chunk
+ * (coalesced input) are UTF-8-validated together with one native `isUtf8` call (simdutf; see
+ * {@link FrameDecoder.pushSpans} for how the frame boundaries are kept exact).
  */
 import { isAscii, isUtf8 } from "node:buffer";
 import { MAX_FRAME_BYTES } from "./schemas.ts";
@@ -32,28 +35,62 @@ export interface FrameDecodeResult {
   fault: FrameFault | null;
 }
 
-const fatalDecoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-/** Below this size the fatal TextDecoder is fastest; above it simdutf validation + a plain slice. */
-const LARGE_PAYLOAD = 4096;
 const copyBytes = Buffer.prototype.copy as (this: Uint8Array, target: Uint8Array, targetStart: number) => number;
+/**
+ * Decode `[start, end)` of `bytes` (already validated as strict UTF-8, so a non-fatal decode is
+ * exact) to a string without creating a view object per frame.
+ */
+const latin1Slice = Buffer.prototype.latin1Slice as (this: Uint8Array, start: number, end: number) => string;
+const utf8Slice = Buffer.prototype.utf8Slice as (this: Uint8Array, start: number, end: number) => string;
 const NOTHING: FrameDecodeResult = Object.freeze({ messages: Object.freeze([]), fault: null });
+const BAD_UTF8: FrameFault = Object.freeze({ kind: "bad_utf8", detail: "frame payload is not strict UTF-8" });
+const BOM: FrameFault = Object.freeze({ kind: "bom", detail: "frame payload starts with a UTF-8 byte-order mark" });
+const BAD_JSON: FrameFault = Object.freeze({ kind: "bad_json", detail: "frame payload is not a single JSON value" });
+/** Four ASCII spaces, written over an inner length prefix during a batched UTF-8 check. */
+const BLANK = 0x20202020;
 
 /**
- * Strict UTF-8 decode (same acceptance as `TextDecoder("utf-8", {fatal: true})`): overlong
- * forms, surrogates, truncated sequences, lone continuation bytes and code points above
- * U+10FFFF are refused (null). Large payloads are validated with `isUtf8` and then sliced.
+ * Frames completed by one {@link FrameDecoder.pushSpans} call, as byte ranges (no object per
+ * frame). The object and its arrays belong to the decoder and are reused: read them before the
+ * next push. Frame `i` is `sources[i]` bytes `starts[i]` … `ends[i] - 1`, already checked:
+ * length in bounds, no BOM, strict UTF-8 (JSON is not parsed at this level).
  */
-function decodeStrictUtf8(body: Uint8Array): string | null {
-  if (body.byteLength < LARGE_PAYLOAD) {
-    try {
-      return fatalDecoder.decode(body);
-    } catch {
-      return null;
-    }
-  }
-  if (!isUtf8(body)) return null;
-  const buf = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-  return isAscii(body) ? buf.toString("latin1") : buf.toString("utf8");
+export interface FrameSpans {
+  /** Number of frames completed by this push. */
+  count: number;
+  /**
+   * Bytes holding frame `i`: the pushed chunk itself when the frame lies wholly inside it (no
+   * copy; see {@link FrameDecoder.push} on aliasing), else a buffer the decoder allocated for
+   * that one frame and never reuses.
+   */
+  readonly sources: Uint8Array[];
+  /** Payload start offset of frame `i` in `sources[i]` (bytes). */
+  readonly starts: number[];
+  /** Payload end offset of frame `i` in `sources[i]` (bytes, exclusive). */
+  readonly ends: number[];
+  /** Whether payload `i` is pure ASCII (then latin1 decoding is exact). Filled in JSON mode only. */
+  readonly ascii: boolean[];
+  /** Set when the stream became invalid after the `count` frames; the decoder stays faulted. */
+  fault: FrameFault | null;
+}
+
+function u32(b: Uint8Array, o: number): number {
+  return ((b[o]! << 24) >>> 0) + (b[o + 1]! << 16) + (b[o + 2]! << 8) + b[o + 3]!;
+}
+
+function hasBom(b: Uint8Array, start: number, end: number): boolean {
+  return end - start >= 3 && b[start] === 0xef && b[start + 1] === 0xbb && b[start + 2] === 0xbf;
+}
+
+/**
+ * Whether the decoder may briefly write into `chunk` (to blank inner length prefixes for one
+ * batched `isUtf8` call, restored before returning): never for memory other threads can see
+ * (SharedArrayBuffer) or for read-only/immutable or detached buffers.
+ */
+function mayBlank(chunk: Uint8Array): boolean {
+  const buf = chunk.buffer as ArrayBuffer & { immutable?: boolean; detached?: boolean };
+  if (typeof SharedArrayBuffer !== "undefined" && buf instanceof SharedArrayBuffer) return false;
+  return buf.immutable !== true && buf.detached !== true;
 }
 
 /**
@@ -86,7 +123,8 @@ export interface FrameDecoderOptions {
   maxPayloadBytes?: number;
   /**
    * Yield validated UTF-8 payload bytes instead of parsed JSON (benchmarks/tests). A yielded
-   * payload may be a view into the pushed chunk.
+   * payload is a view into the pushed chunk when the frame lay wholly inside it (see
+   * {@link FrameDecoder.push} on aliasing), else a buffer owned by that frame alone.
    */
   raw?: boolean;
 }
@@ -95,9 +133,16 @@ export interface FrameDecoderOptions {
  * Incremental frame decoder for a byte stream.
  *
  * `push(chunk)` returns the messages completed by that chunk and, once the stream is malformed,
- * a {@link FrameFault} (the decoder then stays faulted). `midFrame` tells whether a partial
- * header or payload is buffered (the transport uses it for the 35 s assembly deadline and to
- * classify end-of-stream).
+ * a {@link FrameFault} (the decoder then stays faulted). `pushSpans(chunk)` is the same decoder
+ * without an object per frame. `midFrame` tells whether a partial header or payload is buffered
+ * (the transport uses it for the 35 s assembly deadline and to classify end-of-stream).
+ *
+ * Aliasing: the decoder keeps no reference to a chunk after `push` returns, except through the
+ * raw views / spans it returned for frames wholly inside that chunk. Those views read the
+ * caller's memory, so a caller that reuses a chunk buffer for later reads must copy the views
+ * (e.g. `view.slice()`) before reusing it. Node and Bun streams hand every `data` event a fresh
+ * buffer, and the JSON mode turns each payload into a string before returning, so the transport
+ * is unaffected. Frames assembled across chunks live in buffers no later push ever writes.
  */
 export class FrameDecoder {
   private readonly max: number;
@@ -107,6 +152,7 @@ export class FrameDecoder {
   private payload: Uint8Array | null = null;
   private payloadFill = 0;
   private faulted: FrameFault | null = null;
+  private readonly spans: FrameSpans = { count: 0, sources: [], starts: [], ends: [], ascii: [], fault: null };
 
   constructor(opts: FrameDecoderOptions = {}) {
     const max = opts.maxPayloadBytes ?? MAX_FRAME_BYTES;
@@ -127,99 +173,215 @@ export class FrameDecoder {
   }
 
   /**
-   * Feed one chunk; see {@link FrameDecodeResult}. When the chunk completes no frame, a shared
-   * frozen empty result is returned.
+   * Feed one chunk; see {@link FrameDecodeResult}. Messages are parsed JSON values, or in `raw`
+   * mode `Uint8Array` payloads (see the class note on aliasing). When the chunk completes no
+   * frame, a shared frozen empty result is returned.
    */
   push(chunk: Uint8Array): FrameDecodeResult {
-    if (this.faulted) return { messages: [], fault: this.faulted };
-    // Fast path: the chunk only extends a payload without completing it.
     const p0 = this.payload;
-    if (p0 !== null && p0.byteLength - this.payloadFill > chunk.byteLength) {
+    if (p0 !== null && this.faulted === null && p0.byteLength - this.payloadFill > chunk.byteLength) {
+      // Fast path: the chunk only extends a payload without completing it.
       this.payloadFill += copyBytes.call(chunk, p0, this.payloadFill);
       return NOTHING;
     }
-    const messages: unknown[] = [];
-    let off = 0;
+    const s = this.pushSpans(chunk);
+    const count = s.count;
+    if (count === 0) return s.fault === null ? NOTHING : { messages: [], fault: s.fault };
+    const messages: unknown[] = new Array(count);
+    const { sources, starts, ends, ascii } = s;
+    if (this.raw) {
+      for (let i = 0; i < count; i++) messages[i] = sources[i]!.subarray(starts[i], ends[i]);
+      return { messages, fault: s.fault };
+    }
+    for (let i = 0; i < count; i++) {
+      const src = sources[i]!;
+      const text = ascii[i] ? latin1Slice.call(src, starts[i]!, ends[i]!) : utf8Slice.call(src, starts[i]!, ends[i]!);
+      try {
+        messages[i] = JSON.parse(text);
+      } catch {
+        this.faulted = BAD_JSON;
+        this.payload = null;
+        this.headerFill = 0;
+        messages.length = i;
+        return { messages, fault: BAD_JSON };
+      }
+    }
+    return { messages, fault: s.fault };
+  }
+
+  /**
+   * Feed one chunk and get the frames it completes as byte ranges ({@link FrameSpans}, reused
+   * by the next push). Same checks and order as {@link push} except JSON parsing: length
+   * 1…max from the header alone (before any allocation), no BOM, strict UTF-8 (the acceptance
+   * of `TextDecoder("utf-8", {fatal: true})`: overlong forms, surrogates, truncated sequences,
+   * lone continuation bytes and code points above U+10FFFF are faults).
+   *
+   * Batched validation of coalesced frames: when a chunk holds several whole frames, their
+   * payloads and the length prefixes between them form one region. The inner prefixes are
+   * overwritten with four ASCII spaces, the region is checked with one `isUtf8` call, and the
+   * prefixes are restored before this method returns (also on faults). This is exact: an ASCII
+   * byte can never be part of a multi-byte sequence, so the region is valid UTF-8 exactly when
+   * every payload is. If the region is invalid, the payloads are re-checked one by one to find
+   * the first bad frame. Chunks backed by a SharedArrayBuffer, an immutable or a detached buffer
+   * are never written; their frames are checked one by one.
+   */
+  pushSpans(chunk: Uint8Array): FrameSpans {
+    const out = this.spans;
+    out.count = 0;
+    out.sources.length = 0;
+    out.starts.length = 0;
+    out.ends.length = 0;
+    out.ascii.length = 0;
+    out.fault = this.faulted;
+    if (this.faulted !== null) return out;
     const n = chunk.byteLength;
+    let off = 0;
     while (off < n) {
-      if (this.payload === null) {
-        // Header phase.
-        if (this.headerFill === 0 && n - off >= 4) {
-          const len = ((chunk[off]! << 24) >>> 0) + (chunk[off + 1]! << 16) + (chunk[off + 2]! << 8) + chunk[off + 3]!;
-          off += 4;
-          if (!this.checkLength(len)) return { messages, fault: this.faulted };
-          // Whole payload inside this chunk: decode straight from it, no copy.
-          if (n - off >= len) {
-            const body = chunk.subarray(off, off + len);
-            off += len;
-            if (!this.finish(body, messages)) return { messages, fault: this.faulted };
-            continue;
-          }
-          this.allocate(len);
-          continue;
-        }
+      const p = this.payload;
+      if (p !== null) {
+        // Payload phase: fill the preallocated buffer in place.
+        const take = Math.min(p.byteLength - this.payloadFill, n - off);
+        p.set(take === n && off === 0 ? chunk : chunk.subarray(off, off + take), this.payloadFill);
+        this.payloadFill += take;
+        off += take;
+        if (this.payloadFill < p.byteLength) break;
+        this.payload = null;
+        this.payloadFill = 0;
+        if (!this.acceptAssembled(p, out)) return out;
+        continue;
+      }
+      if (this.headerFill > 0 || n - off < 4) {
+        // A header split across chunks.
         while (this.headerFill < 4 && off < n) this.header[this.headerFill++] = chunk[off++]!;
         if (this.headerFill < 4) break;
-        const h = this.header;
-        const len = ((h[0]! << 24) >>> 0) + (h[1]! << 16) + (h[2]! << 8) + h[3]!;
         this.headerFill = 0;
-        if (!this.checkLength(len)) return { messages, fault: this.faulted };
+        const len = u32(this.header, 0);
+        if (!this.checkLength(len, out)) return out;
         this.allocate(len);
         continue;
       }
-      // Payload phase: fill the preallocated buffer in place.
-      const p = this.payload;
-      const take = Math.min(p.byteLength - this.payloadFill, n - off);
-      p.set(take === n - off && off === 0 ? chunk : chunk.subarray(off, off + take), this.payloadFill);
-      this.payloadFill += take;
-      off += take;
-      if (this.payloadFill === p.byteLength) {
-        this.payload = null;
-        this.payloadFill = 0;
-        if (!this.finish(p, messages)) return { messages, fault: this.faulted };
+      off = this.scanWhole(chunk, off, out);
+      if (off < 0) return out;
+      if (off < n && n - off >= 4) {
+        // scanWhole stopped at a header whose (accepted) frame does not fit in this chunk.
+        this.allocate(u32(chunk, off));
+        off += 4;
       }
     }
-    return messages.length === 0 ? NOTHING : { messages, fault: null };
+    return out;
   }
 
-  private checkLength(len: number): boolean {
+  /**
+   * Collect the whole frames lying in `chunk` from `off` on, validate them, and return the
+   * offset of the first byte not consumed (a partial frame's header, or `n`); -1 after a fault.
+   */
+  private scanWhole(chunk: Uint8Array, off: number, out: FrameSpans): number {
+    const n = chunk.byteLength;
+    const first = out.count;
+    let stop: FrameFault | null = null;
+    let o = off;
+    while (n - o >= 4) {
+      const len = u32(chunk, o);
+      if (len === 0 || len > this.max) {
+        stop = this.lengthFault(len);
+        break;
+      }
+      const start = o + 4;
+      if (n - start < len) break;
+      const end = start + len;
+      if (hasBom(chunk, start, end)) {
+        stop = BOM;
+        break;
+      }
+      out.sources.push(chunk);
+      out.starts.push(start);
+      out.ends.push(end);
+      o = end;
+    }
+    out.count = out.sources.length;
+    if (out.count > first && !this.validate(chunk, out, first)) return -1;
+    if (stop !== null) {
+      this.faulted = stop;
+      out.fault = stop;
+      return -1;
+    }
+    return o;
+  }
+
+  /** Strict-UTF-8-check frames `first…count-1` of `out` (all inside `chunk`); on a bad one, truncate `out` before it and fault. */
+  private validate(chunk: Uint8Array, out: FrameSpans, first: number): boolean {
+    const { starts, ends, ascii } = out;
+    const last = out.count - 1;
+    if (last > first && mayBlank(chunk)) {
+      const region = chunk.subarray(starts[first]!, ends[last]!);
+      let ok = false;
+      let allAscii = false;
+      let blanked = first + 1;
+      const view = new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      try {
+        for (; blanked <= last; blanked++) view.setUint32(starts[blanked]! - 4, BLANK, false);
+        ok = isUtf8(region);
+        allAscii = ok && !this.raw && isAscii(region);
+      } finally {
+        for (let i = first + 1; i < blanked; i++) view.setUint32(starts[i]! - 4, ends[i]! - starts[i]!, false);
+      }
+      if (ok) {
+        if (!this.raw) for (let i = first; i <= last; i++) ascii.push(allAscii);
+        return true;
+      }
+    }
+    // One by one: a single frame, a shared/immutable chunk, or finding the first bad frame.
+    if (!this.raw) ascii.length = first;
+    for (let i = first; i <= last; i++) {
+      const body = chunk.subarray(starts[i]!, ends[i]!);
+      if (!isUtf8(body)) {
+        out.count = i;
+        out.sources.length = i;
+        starts.length = i;
+        ends.length = i;
+        ascii.length = this.raw ? 0 : i;
+        this.faulted = BAD_UTF8;
+        out.fault = BAD_UTF8;
+        return false;
+      }
+      if (!this.raw) ascii.push(isAscii(body));
+    }
+    return true;
+  }
+
+  /** Check a payload assembled across chunks and append it to `out`; false after a fault. */
+  private acceptAssembled(body: Uint8Array, out: FrameSpans): boolean {
+    const len = body.byteLength;
+    const fault = hasBom(body, 0, len) ? BOM : isUtf8(body) ? null : BAD_UTF8;
+    if (fault !== null) {
+      this.faulted = fault;
+      out.fault = fault;
+      return false;
+    }
+    out.sources.push(body);
+    out.starts.push(0);
+    out.ends.push(len);
+    if (!this.raw) out.ascii.push(isAscii(body));
+    out.count++;
+    return true;
+  }
+
+  private lengthFault(len: number): FrameFault {
+    return { kind: "bad_length", detail: `frame length ${len} is outside 1…${this.max} bytes` };
+  }
+
+  private checkLength(len: number, out: FrameSpans): boolean {
     if (len === 0 || len > this.max) {
-      this.faulted = { kind: "bad_length", detail: `frame length ${len} is outside 1…${this.max} bytes` };
+      this.faulted = this.lengthFault(len);
+      out.fault = this.faulted;
       return false;
     }
     return true;
   }
 
-  /** The only payload allocation; called after {@link checkLength} accepted `len`. */
+  /** The only payload allocation; called after the length was accepted. */
   private allocate(len: number): void {
     this.payload = Buffer.allocUnsafeSlow(len);
     this.payloadFill = 0;
-  }
-
-  private finish(body: Uint8Array, out: unknown[]): boolean {
-    if (body.byteLength >= 3 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf) {
-      this.faulted = { kind: "bom", detail: "frame payload starts with a UTF-8 byte-order mark" };
-      return false;
-    }
-    if (this.raw) {
-      if (!isUtf8(body)) {
-        this.faulted = { kind: "bad_utf8", detail: "frame payload is not strict UTF-8" };
-        return false;
-      }
-      out.push(body);
-      return true;
-    }
-    const text = decodeStrictUtf8(body);
-    if (text === null) {
-      this.faulted = { kind: "bad_utf8", detail: "frame payload is not strict UTF-8" };
-      return false;
-    }
-    try {
-      out.push(JSON.parse(text));
-    } catch {
-      this.faulted = { kind: "bad_json", detail: "frame payload is not a single JSON value" };
-      return false;
-    }
-    return true;
   }
 }

@@ -184,7 +184,9 @@ export interface Redactor {
  * that contains another is scrubbed whole.
  */
 export function createRedactor(secrets: readonly (string | undefined | null)[], opts: RedactorOptions = {}): Redactor {
-  const values = [...new Set(secrets.filter((s): s is string => typeof s === "string" && s.length >= MIN_SECRET_LENGTH))].sort(
+  // A value and its trimmed form (an env-file line may carry a stray newline or spaces).
+  const raw = secrets.filter((s): s is string => typeof s === "string");
+  const values = [...new Set([...raw, ...raw.map((s) => s.trim())].filter((s) => s.length >= MIN_SECRET_LENGTH))].sort(
     (a, b) => b.length - a.length,
   );
   // JSON-escaped forms too: a secret with quotes/backslashes/controls appears escaped in JSON text.

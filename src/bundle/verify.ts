@@ -18,6 +18,7 @@
  * findings → `blocked` (`PUBLIC_SAFETY_FINDINGS`); otherwise raw screenshots (`RAW_SCREENSHOTS`)
  * or non-text non-screenshot files (`UNSCANNED_ARTIFACT`) → `local_only`; else `share_ready`.
  */
+import { findActor } from "../actors/registry.ts";
 import { createHash } from "node:crypto";
 import { lstat, readdir, readFile } from "node:fs/promises";
 import { basename, join } from "node:path";
@@ -708,7 +709,10 @@ export async function verifyRun(runDir: string): Promise<VerifyResult> {
         const L: TerminalLedgers | null = ledgers;
         if (L && L.cost.knownTotalUsd > c.maxUsd) problems.push(`known terminal spend ${L.cost.knownTotalUsd} USD exceeds maxUsd ${c.maxUsd}`);
       }
-      if (c.maxJobs !== null && b.participants.length > c.maxJobs) problems.push(`${b.participants.length} participants exceed maxJobs ${c.maxJobs}`);
+      // maxJobs counts billable jobs (reference contracts.md §1.6): participants whose actor calls
+      // a model. A scripted participant is no job; an unknown actor type counts, fail-closed.
+      const billable = b.participants.filter((p) => findActor(p.actorType)?.capabilities.byoModel !== false).length;
+      if (c.maxJobs !== null && billable > c.maxJobs) problems.push(`${billable} billable participant job(s) exceed maxJobs ${c.maxJobs}`);
       if (c.maxMinutes !== null && c.maxMinutes > 0) {
         const limit = c.maxMinutes * 60_000 + DEADLINE_GRACE_MS;
         for (const p of b.participants) if (p.durationMs !== undefined && p.durationMs > limit) problems.push(`participant ${p.id} ran ${p.durationMs} ms, over maxMinutes ${c.maxMinutes} (+${DEADLINE_GRACE_MS} ms grace)`);

@@ -173,6 +173,11 @@ export function createGuestExecutor(opts: GuestExecutorOptions): GuestExecutor {
     enter();
     try {
       if (signal.aborted) throw cuaError("session_revoked", "not_dispatched", "aborted before capture");
+      // Page facts are read over CDP while the frame is captured and encoded.
+      const factsP = page.facts().then(
+        (f) => f,
+        () => undefined, // page mid-navigation or blocked by a dialog: the frame alone is the observation
+      );
       const dump = await captureXwd(native);
       const frame = decodeXwd(dump.stdout, { width, height });
       const png = encodePng(frame);
@@ -180,12 +185,7 @@ export function createGuestExecutor(opts: GuestExecutorOptions): GuestExecutor {
       if (!verdict.ok) throw cuaError("invalid_response", "not_dispatched", `capture failed PNG admission (${verdict.code})`);
       if (verdict.width !== width || verdict.height !== height) throw cuaError("invalid_response", "not_dispatched", "capture size differs from the geometry");
       const stateSignature = perceptualSignature(frame);
-      let facts: Awaited<ReturnType<GuestPage["facts"]>> | undefined;
-      try {
-        facts = await page.facts();
-      } catch {
-        facts = undefined; // page mid-navigation or blocked by a dialog: the frame alone is the observation
-      }
+      const facts = await factsP;
       if (signal.aborted) throw cuaError("session_revoked", "not_dispatched", "aborted during capture");
       return { png, stateSignature, ...(facts ? { url: facts.url, title: facts.title, text: facts.text, scrollY: facts.scrollY } : {}) };
     } catch (e) {

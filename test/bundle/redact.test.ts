@@ -102,6 +102,10 @@ describe("redact: literal scrub", () => {
     expect(out).toBe(`a=${REDACTED_SECRET} b=${REDACTED_SECRET} c=abc`);
   });
 
+  test("a value provisioned with stray whitespace is scrubbed in its trimmed form too", () => {
+    expect(redact("key=abcd-1234-efgh used", ["  abcd-1234-efgh\n"])).toBe(`key=${REDACTED_SECRET} used`);
+  });
+
   test("a secret that would only partially match a shape is scrubbed whole", () => {
     const key = `sk-proj-${"Q".repeat(30)}!tail`;
     const out = redact(`KEY=${key}`, [key]);

@@ -425,6 +425,18 @@ describe("verifyRun: evidence semantics", () => {
     expect(failed(v)).toEqual(["caps respected"]);
   });
 
+  test("caps: maxJobs counts billable (model-backed) participants, not scripted ones", async () => {
+    const cwd = project();
+    const { w, input } = await writeLiveTerminal(cwd);
+    await w.finalize({ ...input, caps: { maxUsd: 0, maxJobs: 0, maxMinutes: 5 } });
+    expect(failed(await verifyRun(w.runDir))).toEqual([]);
+    const codex = (input.participants ?? []).map((p) => ({ ...p, actorType: "codex-exec" }));
+    await w.finalize({ ...input, participants: codex, caps: { maxUsd: 0, maxJobs: 0, maxMinutes: 5 } });
+    const v = await verifyRun(w.runDir);
+    expect(failed(v)).toContain("caps respected");
+    expect(v.checks.find((c) => c.name === "caps respected")?.message).toContain("exceed maxJobs 0");
+  });
+
   test("caps: a participant running past maxMinutes fails", async () => {
     const cwd = project();
     const { w, input } = await writeLiveTerminal(cwd);

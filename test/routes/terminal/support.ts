@@ -4,7 +4,7 @@
  * FIND leaks; removal is always by exact id).
  */
 import { createHash, randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createDockerClient } from "../../../src/docker/index.ts";
@@ -84,7 +84,7 @@ export async function removeContainers(ids: readonly string[]): Promise<void> {
 export function listFiles(dir: string): string[] {
   const out: string[] = [];
   const walk = (d: string, rel: string): void => {
-    for (const e of require("node:fs").readdirSync(d, { withFileTypes: true }) as import("node:fs").Dirent[]) {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
       const r = rel ? `${rel}/${e.name}` : e.name;
       if (e.isDirectory()) walk(join(d, e.name), r);
       else out.push(r);
