@@ -52,24 +52,27 @@ const BLANK = 0x20202020;
 /**
  * Frames completed by one {@link FrameDecoder.pushSpans} call, as byte ranges (no object per
  * frame). The object and its arrays belong to the decoder and are reused: read them before the
- * next push. Frame `i` is `sources[i]` bytes `starts[i]` … `ends[i] - 1`, already checked:
- * length in bounds, no BOM, strict UTF-8 (JSON is not parsed at this level).
+ * next push. Every frame listed is already checked: length in bounds, no BOM, strict UTF-8
+ * (JSON is not parsed at this level). Frame `i` is bytes `starts[i]` … `ends[i] - 1` of
+ * `assembled` when `i === 0 && assembled !== null`, else of `chunk`.
  */
 export interface FrameSpans {
   /** Number of frames completed by this push. */
   count: number;
   /**
-   * Bytes holding frame `i`: the pushed chunk itself when the frame lies wholly inside it (no
-   * copy; see {@link FrameDecoder.push} on aliasing), else a buffer the decoder allocated for
-   * that one frame and never reuses.
+   * A frame whose bytes arrived over several chunks and that this push completed; it is always
+   * frame 0. The buffer was allocated for this one frame (after its length was checked) and is
+   * never written again by the decoder.
    */
-  readonly sources: Uint8Array[];
-  /** Payload start offset of frame `i` in `sources[i]` (bytes). */
-  readonly starts: number[];
-  /** Payload end offset of frame `i` in `sources[i]` (bytes, exclusive). */
-  readonly ends: number[];
-  /** Whether payload `i` is pure ASCII (then latin1 decoding is exact). Filled in JSON mode only. */
-  readonly ascii: boolean[];
+  assembled: Uint8Array | null;
+  /** The chunk passed to this push; frames lying wholly inside it are not copied. */
+  chunk: Uint8Array;
+  /** Payload start offsets in bytes, indexed by frame (capacity may exceed `count`). */
+  starts: Uint32Array;
+  /** Payload end offsets in bytes, exclusive, indexed by frame. */
+  ends: Uint32Array;
+  /** 1 when payload `i` is pure ASCII (latin1 decoding is then exact). Filled in JSON mode only. */
+  ascii: Uint8Array;
   /** Set when the stream became invalid after the `count` frames; the decoder stays faulted. */
   fault: FrameFault | null;
 }
@@ -137,9 +140,9 @@ export interface FrameDecoderOptions {
  * without an object per frame. `midFrame` tells whether a partial header or payload is buffered
  * (the transport uses it for the 35 s assembly deadline and to classify end-of-stream).
  *
- * Aliasing: the decoder keeps no reference to a chunk after `push` returns, except through the
- * raw views / spans it returned for frames wholly inside that chunk. Those views read the
- * caller's memory, so a caller that reuses a chunk buffer for later reads must copy the views
+ * Aliasing: the decoder keeps a reference to the last chunk only in its reused
+ * {@link FrameSpans} (until the next push). Raw views and spans of frames wholly inside a chunk
+ * read the caller's memory, so a caller that reuses a chunk buffer for later reads must copy the views
  * (e.g. `view.slice()`) before reusing it. Node and Bun streams hand every `data` event a fresh
  * buffer, and the JSON mode turns each payload into a string before returning, so the transport
  * is unaffected. Frames assembled across chunks live in buffers no later push ever writes.
@@ -152,7 +155,17 @@ export class FrameDecoder {
   private payload: Uint8Array | null = null;
   private payloadFill = 0;
   private faulted: FrameFault | null = null;
-  private readonly spans: FrameSpans = { count: 0, sources: [], starts: [], ends: [], ascii: [], fault: null };
+  /** A length or BOM fault met by the frame walk, applied once the frames before it are validated. */
+  private stopped: FrameFault | null = null;
+  private readonly spans: FrameSpans = {
+    count: 0,
+    assembled: null,
+    chunk: new Uint8Array(0),
+    starts: new Uint32Array(64),
+    ends: new Uint32Array(64),
+    ascii: new Uint8Array(64),
+    fault: null,
+  };
 
   constructor(opts: FrameDecoderOptions = {}) {
     const max = opts.maxPayloadBytes ?? MAX_FRAME_BYTES;
@@ -180,7 +193,7 @@ export class FrameDecoder {
   push(chunk: Uint8Array): FrameDecodeResult {
     const p0 = this.payload;
     if (p0 !== null && this.faulted === null && p0.byteLength - this.payloadFill > chunk.byteLength) {
-      // Fast path: the chunk only extends a payload without completing it.
+      // Fast path (same as in pushSpans): the chunk only extends a payload without completing it.
       this.payloadFill += copyBytes.call(chunk, p0, this.payloadFill);
       return NOTHING;
     }
@@ -188,14 +201,14 @@ export class FrameDecoder {
     const count = s.count;
     if (count === 0) return s.fault === null ? NOTHING : { messages: [], fault: s.fault };
     const messages: unknown[] = new Array(count);
-    const { sources, starts, ends, ascii } = s;
+    const { assembled, starts, ends, ascii } = s;
     if (this.raw) {
-      for (let i = 0; i < count; i++) messages[i] = sources[i]!.subarray(starts[i], ends[i]);
+      for (let i = 0; i < count; i++) messages[i] = (i === 0 && assembled !== null ? assembled : chunk).subarray(starts[i]!, ends[i]!);
       return { messages, fault: s.fault };
     }
     for (let i = 0; i < count; i++) {
-      const src = sources[i]!;
-      const text = ascii[i] ? latin1Slice.call(src, starts[i]!, ends[i]!) : utf8Slice.call(src, starts[i]!, ends[i]!);
+      const src = i === 0 && assembled !== null ? assembled : chunk;
+      const text = ascii[i] === 1 ? latin1Slice.call(src, starts[i]!, ends[i]!) : utf8Slice.call(src, starts[i]!, ends[i]!);
       try {
         messages[i] = JSON.parse(text);
       } catch {
@@ -217,29 +230,35 @@ export class FrameDecoder {
    * lone continuation bytes and code points above U+10FFFF are faults).
    *
    * Batched validation of coalesced frames: when a chunk holds several whole frames, their
-   * payloads and the length prefixes between them form one region. The inner prefixes are
+   * payloads and the length prefixes between them form one region. The length prefixes are
    * overwritten with four ASCII spaces, the region is checked with one `isUtf8` call, and the
-   * prefixes are restored before this method returns (also on faults). This is exact: an ASCII
-   * byte can never be part of a multi-byte sequence, so the region is valid UTF-8 exactly when
-   * every payload is. If the region is invalid, the payloads are re-checked one by one to find
-   * the first bad frame. Chunks backed by a SharedArrayBuffer, an immutable or a detached buffer
-   * are never written; their frames are checked one by one.
+   * prefixes are restored (in a `finally`) before this method returns, so the caller's bytes are
+   * unchanged when it regains control (the chunk is never written after return). This is exact: an ASCII
+   * byte is never part of a multi-byte sequence, so the region is valid UTF-8 exactly when every
+   * payload is. If the region is invalid, the payloads are re-checked one by one to find the
+   * first bad frame. Chunks backed by a SharedArrayBuffer (visible to other threads) or by an
+   * immutable or detached buffer are never written: their frames are checked one by one.
    */
   pushSpans(chunk: Uint8Array): FrameSpans {
     const out = this.spans;
     out.count = 0;
-    out.sources.length = 0;
-    out.starts.length = 0;
-    out.ends.length = 0;
-    out.ascii.length = 0;
+    out.assembled = null;
+    out.chunk = chunk;
     out.fault = this.faulted;
     if (this.faulted !== null) return out;
     const n = chunk.byteLength;
+    const p0 = this.payload;
+    if (p0 !== null && p0.byteLength - this.payloadFill > n) {
+      // Fast path: the chunk only extends a payload without completing it.
+      this.payloadFill += copyBytes.call(chunk, p0, this.payloadFill);
+      return out;
+    }
     let off = 0;
     while (off < n) {
       const p = this.payload;
       if (p !== null) {
-        // Payload phase: fill the preallocated buffer in place.
+        // Payload phase: fill the preallocated buffer in place. Only the first frame of a push
+        // can complete here (a frame started by this push and not fitting never completes in it).
         const take = Math.min(p.byteLength - this.payloadFill, n - off);
         p.set(take === n && off === 0 ? chunk : chunk.subarray(off, off + take), this.payloadFill);
         this.payloadFill += take;
@@ -262,7 +281,7 @@ export class FrameDecoder {
       }
       off = this.scanWhole(chunk, off, out);
       if (off < 0) return out;
-      if (off < n && n - off >= 4) {
+      if (n - off >= 4) {
         // scanWhole stopped at a header whose (accepted) frame does not fit in this chunk.
         this.allocate(u32(chunk, off));
         off += 4;
@@ -273,34 +292,51 @@ export class FrameDecoder {
 
   /**
    * Collect the whole frames lying in `chunk` from `off` on, validate them, and return the
-   * offset of the first byte not consumed (a partial frame's header, or `n`); -1 after a fault.
+   * offset of the first byte not consumed (a partial frame's header, or the chunk's end); -1
+   * after a fault (frames before the fault stay in `out`).
    */
   private scanWhole(chunk: Uint8Array, off: number, out: FrameSpans): number {
-    const n = chunk.byteLength;
     const first = out.count;
-    let stop: FrameFault | null = null;
-    let o = off;
-    while (n - o >= 4) {
-      const len = u32(chunk, o);
-      if (len === 0 || len > this.max) {
-        stop = this.lengthFault(len);
-        break;
+    const view = mayBlank(chunk) ? new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength) : null;
+    let o: number;
+    let ok = false;
+    let allAscii = false;
+    if (view !== null) {
+      try {
+        o = this.scanBlanking(chunk, view, off, out);
+        const count = out.count;
+        if (count - first >= 2) {
+          const region = chunk.subarray(out.starts[first]!, out.ends[count - 1]!);
+          ok = isUtf8(region);
+          allAscii = ok && !this.raw && isAscii(region);
+        }
+      } finally {
+        // Restore every length prefix blanked by scanBlanking (frames first … count-1).
+        const { starts, ends } = out;
+        for (let i = first, count = out.count; i < count; i++) view.setUint32(starts[i]! - 4, ends[i]! - starts[i]!, false);
       }
-      const start = o + 4;
-      if (n - start < len) break;
-      const end = start + len;
-      if (hasBom(chunk, start, end)) {
-        stop = BOM;
-        break;
+    } else o = this.scanPlain(chunk, off, out);
+    const count = out.count;
+    if (ok) {
+      if (!this.raw) out.ascii.fill(allAscii ? 1 : 0, first, count);
+    } else {
+      // One by one: a single frame, a chunk that may not be written, or finding the first bad frame.
+      const { starts, ends } = out;
+      for (let i = first; i < count; i++) {
+        const body = chunk.subarray(starts[i]!, ends[i]!);
+        if (!isUtf8(body)) {
+          out.count = i;
+          this.stopped = null;
+          this.faulted = BAD_UTF8;
+          out.fault = BAD_UTF8;
+          return -1;
+        }
+        if (!this.raw) out.ascii[i] = isAscii(body) ? 1 : 0;
       }
-      out.sources.push(chunk);
-      out.starts.push(start);
-      out.ends.push(end);
-      o = end;
     }
-    out.count = out.sources.length;
-    if (out.count > first && !this.validate(chunk, out, first)) return -1;
+    const stop = this.stopped;
     if (stop !== null) {
+      this.stopped = null;
       this.faulted = stop;
       out.fault = stop;
       return -1;
@@ -308,48 +344,83 @@ export class FrameDecoder {
     return o;
   }
 
-  /** Strict-UTF-8-check frames `first…count-1` of `out` (all inside `chunk`); on a bad one, truncate `out` before it and fault. */
-  private validate(chunk: Uint8Array, out: FrameSpans, first: number): boolean {
-    const { starts, ends, ascii } = out;
-    const last = out.count - 1;
-    if (last > first && mayBlank(chunk)) {
-      const region = chunk.subarray(starts[first]!, ends[last]!);
-      let ok = false;
-      let allAscii = false;
-      let blanked = first + 1;
-      const view = new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-      try {
-        for (; blanked <= last; blanked++) view.setUint32(starts[blanked]! - 4, BLANK, false);
-        ok = isUtf8(region);
-        allAscii = ok && !this.raw && isAscii(region);
-      } finally {
-        for (let i = first + 1; i < blanked; i++) view.setUint32(starts[i]! - 4, ends[i]! - starts[i]!, false);
+  /**
+   * The frame walk of {@link scanWhole} on a writable chunk: records whole frames from `off` in
+   * `out` (advancing `out.count`), blanking each recorded frame's length prefix as it goes (the
+   * first one lies outside the checked region; blanking it too keeps the loop branch-free); a length or BOM
+   * fault is left in `stopped`. Returns the offset where the walk stopped.
+   */
+  private scanBlanking(chunk: Uint8Array, view: DataView, off: number, out: FrameSpans): number {
+    const n = chunk.byteLength;
+    const max = this.max;
+    const first = out.count;
+    let starts = out.starts;
+    let ends = out.ends;
+    let count = first;
+    let o = off;
+    try {
+      while (n - o >= 4) {
+        const len = view.getUint32(o, false);
+        if (len === 0 || len > max) {
+          this.stopped = this.lengthFault(len);
+          break;
+        }
+        const start = o + 4;
+        if (n - start < len) break;
+        if (len >= 3 && chunk[start] === 0xef && chunk[start + 1] === 0xbb && chunk[start + 2] === 0xbf) {
+          this.stopped = BOM;
+          break;
+        }
+        if (count === starts.length) {
+          this.grow(count + 1);
+          starts = out.starts;
+          ends = out.ends;
+        }
+        view.setUint32(o, BLANK, false);
+        o = start + len;
+        starts[count] = start;
+        ends[count++] = o;
       }
-      if (ok) {
-        if (!this.raw) for (let i = first; i <= last; i++) ascii.push(allAscii);
-        return true;
-      }
+    } finally {
+      out.count = count;
     }
-    // One by one: a single frame, a shared/immutable chunk, or finding the first bad frame.
-    if (!this.raw) ascii.length = first;
-    for (let i = first; i <= last; i++) {
-      const body = chunk.subarray(starts[i]!, ends[i]!);
-      if (!isUtf8(body)) {
-        out.count = i;
-        out.sources.length = i;
-        starts.length = i;
-        ends.length = i;
-        ascii.length = this.raw ? 0 : i;
-        this.faulted = BAD_UTF8;
-        out.fault = BAD_UTF8;
-        return false;
-      }
-      if (!this.raw) ascii.push(isAscii(body));
-    }
-    return true;
+    return o;
   }
 
-  /** Check a payload assembled across chunks and append it to `out`; false after a fault. */
+  /** The frame walk of {@link scanWhole} without writing to the chunk. */
+  private scanPlain(chunk: Uint8Array, off: number, out: FrameSpans): number {
+    const n = chunk.byteLength;
+    const max = this.max;
+    let starts = out.starts;
+    let ends = out.ends;
+    let count = out.count;
+    let o = off;
+    while (n - o >= 4) {
+      const len = u32(chunk, o);
+      if (len === 0 || len > max) {
+        this.stopped = this.lengthFault(len);
+        break;
+      }
+      const start = o + 4;
+      if (n - start < len) break;
+      if (hasBom(chunk, start, start + len)) {
+        this.stopped = BOM;
+        break;
+      }
+      if (count === starts.length) {
+        this.grow(count + 1);
+        starts = out.starts;
+        ends = out.ends;
+      }
+      o = start + len;
+      starts[count] = start;
+      ends[count++] = o;
+    }
+    out.count = count;
+    return o;
+  }
+
+  /** Check payload `body`, assembled across chunks, and make it frame 0 of `out`; false after a fault. */
   private acceptAssembled(body: Uint8Array, out: FrameSpans): boolean {
     const len = body.byteLength;
     const fault = hasBom(body, 0, len) ? BOM : isUtf8(body) ? null : BAD_UTF8;
@@ -358,12 +429,27 @@ export class FrameDecoder {
       out.fault = fault;
       return false;
     }
-    out.sources.push(body);
-    out.starts.push(0);
-    out.ends.push(len);
-    if (!this.raw) out.ascii.push(isAscii(body));
-    out.count++;
+    out.assembled = body;
+    out.starts[0] = 0;
+    out.ends[0] = len;
+    if (!this.raw) out.ascii[0] = isAscii(body) ? 1 : 0;
+    out.count = 1;
     return true;
+  }
+
+  /** Grow the span arrays to hold at least `need` frames (doubling). */
+  private grow(need: number): void {
+    const out = this.spans;
+    const cap = Math.max(need, out.starts.length * 2);
+    const starts = new Uint32Array(cap);
+    const ends = new Uint32Array(cap);
+    const ascii = new Uint8Array(cap);
+    starts.set(out.starts);
+    ends.set(out.ends);
+    ascii.set(out.ascii);
+    out.starts = starts;
+    out.ends = ends;
+    out.ascii = ascii;
   }
 
   private lengthFault(len: number): FrameFault {

@@ -264,6 +264,7 @@ export function startEnvServer(opts: EnvServerOptions): Promise<EnvServerHandle>
         return res ? json(res) : new Response(null, { status: 202 });
       }
       default:
+        if (url.pathname === "/mcp") return httpError(405, "METHOD_NOT_ALLOWED", "POST JSON-RPC messages to /mcp (no server-sent event stream is offered)");
         return httpError(404, "NOT_FOUND", `no route ${route}; see GET /schema and GET /web`);
     }
   }

@@ -49,7 +49,9 @@ const commandList = z.array(z.string().max(100_000)).max(200);
 
 /**
  * `POST /reset` body / WebSocket `reset` data. `setup`/`verify` and their `_scripts` aliases are
- * lists of shell commands; giving both spellings of one list is rejected. Extra fields allowed.
+ * lists of shell commands; giving both spellings of one list is rejected. `episode_id` names the
+ * episode (default: a random UUID); `seed` is accepted for OpenEnv compatibility and has no
+ * effect (an episode is determined by its setup commands). Extra fields allowed.
  */
 export const resetRequestSchema = z
   .looseObject({
@@ -68,9 +70,12 @@ export const resetRequestSchema = z
       ctx.addIssue({ code: "custom", path: ["verify_scripts"], message: "give `verify` or `verify_scripts`, not both" });
     }
   });
+/** A validated reset request. */
 export type ResetRequest = z.infer<typeof resetRequestSchema>;
 
+/** `{"type": "list_tools"}` (strict). */
 export const listToolsActionSchema = z.object({ type: z.literal("list_tools") }).strict();
+/** `{"type": "call_tool", "tool_name", "arguments"}` (strict; `arguments` defaults to `{}`). */
 export const callToolActionSchema = z
   .object({
     type: z.literal("call_tool"),
@@ -80,6 +85,7 @@ export const callToolActionSchema = z
   .strict();
 /** A step action (strict). */
 export const actionSchema = z.discriminatedUnion("type", [listToolsActionSchema, callToolActionSchema]);
+/** A validated step action. */
 export type Action = z.infer<typeof actionSchema>;
 
 /** `POST /step` body (extra fields allowed). */
@@ -88,6 +94,7 @@ export const stepRequestSchema = z.looseObject({
   timeout_s: z.number().positive().optional(),
   request_id: z.string().max(255).optional(),
 });
+/** A validated `POST /step` body. */
 export type StepRequest = z.infer<typeof stepRequestSchema>;
 
 /** A framework failure inside an observation. A non-zero exit code is never one of these. */
@@ -122,6 +129,7 @@ export const observationSchema = z.union([
     .describe("call_tool observation"),
 ]);
 
+/** `state.reward_override_ignored` when set. */
 const ignoredSchema = z
   .object({
     reason: z.enum(["empty", "too_large", "multiple_lines", "not_decimal", "not_finite", "not_regular_file", "unreadable", "not_deleted"]),
@@ -158,6 +166,7 @@ export const wsMessageSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("close") }).strict(),
   z.object({ type: z.literal("mcp"), data: z.record(z.string(), z.unknown()) }).strict(),
 ]);
+/** A validated WebSocket client message. */
 export type WsMessage = z.infer<typeof wsMessageSchema>;
 
 /** WebSocket error codes (openenv-wire.md). */

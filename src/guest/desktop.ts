@@ -12,7 +12,7 @@ import type { Readable, Writable } from "node:stream";
 import { HumanishError } from "../errors.ts";
 import { CdpPipe } from "./cdp.ts";
 import { createGuestExecutor, type GuestExecutor } from "./executor.ts";
-import { runHelper, type NativeEnv } from "./native.ts";
+import { checkNativeEnv, runHelper, type NativeEnv } from "./native.ts";
 import { GuestPage } from "./page.ts";
 
 /** Chromium's real binary in Debian (the `/usr/bin/chromium` wrapper script is not used). */
@@ -137,7 +137,7 @@ export async function bootDesktop(opts: DesktopBootOptions): Promise<GuestDeskto
       throw bootError("layout", "cannot create the private directories", e);
     }
     const xauthority = `${runtimeDir}/Xauthority`;
-    const native: NativeEnv = { display, xauthority, home: runtimeDir };
+    const native: NativeEnv = checkNativeEnv({ display, xauthority, home: runtimeDir });
     try {
       await Bun.write(xauthority, "");
       await runHelper(native, ["/usr/bin/xauth", "-q", "-f", xauthority, "add", display, ".", randomBytes(16).toString("hex")], { timeoutMs: 2_000 });

@@ -15,7 +15,7 @@
 import { cuaError, isCuaExecutorError, type BrowserExecutor, type CuaAction, type CuaObservation, type CuaExecutorErrorCode } from "../browser-control/index.ts";
 import { admitPng } from "../png/index.ts";
 import { decodeXwd, encodePng, perceptualSignature } from "./frame.ts";
-import { xdoolArgsForChord } from "./plan.ts";
+import { xdotoolArgsForChord } from "./plan.ts";
 import { captureXwd, xdotool, type NativeEnv } from "./native.ts";
 import type { GuestPage } from "./page.ts";
 import { MODIFIER_KEYSYMS } from "./keys.ts";
@@ -94,7 +94,7 @@ export function planAction(action: CuaAction, geometry: { width: number; height:
       ];
     }
     case "keypress":
-      return [{ kind: "xdotool", args: xdoolArgsForChord(action.keys) }];
+      return [{ kind: "xdotool", args: xdotoolArgsForChord(action.keys) }];
     case "scroll": {
       const [x, y] = point(action.x, action.y, width, height);
       if (!Number.isFinite(action.dx) || !Number.isFinite(action.dy)) throw cuaError("action_rejected", "not_dispatched", "scroll: delta not finite");

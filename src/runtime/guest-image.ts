@@ -10,7 +10,7 @@
  * fails (it is never pulled or built).
  */
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, renameSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import guestDockerfile from "../../runtime/guest/Dockerfile" with { type: "text" };
@@ -96,8 +96,22 @@ export async function resolveGuestBinary(): Promise<GuestBinary> {
       });
     }
     renameSync(tmpOut, out);
+    pruneGuestBinaries(join(tmpdir(), "humanish-guest-bin"), key);
   }
   return { path: out, bytes: new Uint8Array(readFileSync(out)), source: "compiled-from-source" };
+}
+
+/** Keep the cache of compiled guest binaries small: the current one plus the 2 most recent others. */
+function pruneGuestBinaries(root: string, keep: string): void {
+  try {
+    const entries = readdirSync(root)
+      .filter((d) => /^[0-9a-f]{64}$/.test(d) && d !== keep)
+      .map((d) => ({ d, t: statSync(join(root, d)).mtimeMs }))
+      .sort((a, b) => b.t - a.t);
+    for (const { d } of entries.slice(2)) rmSync(join(root, d), { recursive: true, force: true });
+  } catch {
+    /* a cache that cannot be pruned is only wasted space */
+  }
 }
 
 /** `guest-api1-<sha256(len:Dockerfile, len:binary)>`. */

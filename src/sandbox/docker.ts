@@ -70,6 +70,8 @@ pass() {
       case "$marked" in *" $2 "*) marked="$marked$p "; changed=1 ;; esac
     done
   done
+  # Freeze the whole tree first so no parent runs on (and prints) after its child died.
+  for p in $marked; do kill -STOP "$p" 2>/dev/null; done
   for p in $marked; do kill -KILL "$p" 2>/dev/null; done
   return 0
 }

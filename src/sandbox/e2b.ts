@@ -7,6 +7,8 @@
  *   sandbox id through `onCreated` before anything runs in it.
  * - `exec` runs the argv (shell-quoted; E2B always runs `bash -l -c`) with our own deadline:
  *   on expiry the process is killed by pid and `timedOut` is true.
+ * - Memory/CPU/pids limits of `SandboxCreateOptions` come from the E2B template, not from the
+ *   call (E2B sizes sandboxes per template); `network: "none"` maps to no internet access.
  * - `release` kills by exact id under an outer deadline. It is `released` only on the API's
  *   real confirmation (DELETE answered 2xx, or 404 followed by a 404 from getInfo); never
  *   because a debug flag short-circuited the call — debug mode is always switched off here,

@@ -45,7 +45,7 @@ describe("episode lifecycle (docker)", () => {
     expect(slow.body.done).toBe(false);
     expect(slow.body.observation.error.error_type).toBe("timeout");
     expect(slow.body.observation.result).toMatchObject({ timed_out: true });
-    expect(slow.body.observation.result.stdout).toStartWith("started\n");
+    expect(slow.body.observation.result.stdout).toBe("started\n");
     // The step's timeout_s overrides the default deadline.
     const quick = await post(t.server.url, "/step", terminal({ command: "sleep 5" }, { timeout_s: 0.5 }));
     expect(quick.body.observation.result.timed_out).toBe(true);
@@ -77,6 +77,16 @@ describe("episode lifecycle (docker)", () => {
     const rb2 = await b.request({ type: "reset", data: {} });
     expect(rb2.type).toBe("observation");
     expect(rb2.data.done).toBe(false);
+  });
+
+  test("capacity is reserved before creation: simultaneous resets at the limit admit exactly one", async () => {
+    const t = await server({ maxConcurrent: 1 });
+    const clients = await Promise.all([WsClient.connect(t.server.url), WsClient.connect(t.server.url), WsClient.connect(t.server.url)]);
+    cleanups.push(() => clients.forEach((c) => c.close()));
+    const replies = await Promise.all(clients.map((c) => c.request({ type: "reset", data: {} })));
+    expect(replies.filter((r) => r.type === "observation" && r.data.done === false)).toHaveLength(1);
+    expect(replies.filter((r) => r.type === "error" && r.data.code === "CAPACITY_REACHED")).toHaveLength(2);
+    expect(await t.containers()).toHaveLength(1);
   });
 
   test("a sandbox that cannot be created ends the reset with done = true and frees the slot", async () => {

@@ -113,6 +113,15 @@ describe("Docker sandbox", () => {
     expect(dec.decode(ps.stdout)).not.toContain("sleep 300");
   });
 
+  test("regression: a parent shell never runs on after its child was killed at the deadline", async () => {
+    // Killing `sleep` before its parent `bash` let bash print "never"; the tree is frozen first now.
+    for (let i = 0; i < 3; i++) {
+      const r = await sb.exec({ cmd: ["bash", "-c", "echo started; sleep 30; echo never"], timeoutMs: 600 });
+      expect(r).toMatchObject({ exitCode: 137, timedOut: true });
+      expect(dec.decode(r.stdout)).toBe("started\n");
+    }
+  });
+
   test("a child that dropped the exec's id from its env is killed too (descendant of a marked process)", async () => {
     const r = await sb.exec({
       cmd: ["bash", "-c", "env -u HUMANISH_EXEC_ID -- bash -c 'sleep 301; echo survived' & sleep 300"],

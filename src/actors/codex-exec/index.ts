@@ -215,7 +215,14 @@ async function runCodex(spec: CodexExecSpec, rt: ActorRuntime, ctx: RunContext):
       ctx.recorder.output("stderr", c);
     },
   });
-  if (terminalEvents === 0 && r.stdout.byteLength > 0) stream.push(r.stdout);
+  if (terminalEvents === 0) {
+    // A sandbox that only returned buffered output: fold and record it now.
+    if (r.stdout.byteLength > 0) {
+      stream.push(r.stdout);
+      ctx.recorder.output("stdout", r.stdout);
+    }
+    if (r.stderr.byteLength > 0) ctx.recorder.output("stderr", r.stderr);
+  }
   const state = stream.end();
   if (r.started) {
     ctx.recorder.command({

@@ -393,6 +393,23 @@ async function runLive(ctx: StudyContext<TerminalLabConfig>, plan: TerminalPlan,
 
   const participantFailed = participant.completionReason === "harness_error" || participant.completionReason === "actor_error";
   let error = failure ? { code: failure.code, message: redact(failure.message), ...(failure.next ? { next: failure.next } : {}) } : undefined;
+  if (!error && !interrupted && outcome && (outcome.deadline === "first-output" || outcome.deadline === "max-minutes")) {
+    // The run itself is sound (the bundle records a timed-out participant), but the study could
+    // not finish: say so with a code and a next step (issue 2 §14 "a participant that hangs").
+    const firstOutputS = Math.round((deps.firstOutputMs ?? DEFAULT_FIRST_OUTPUT_MS) / 1000);
+    error =
+      outcome.deadline === "first-output"
+        ? {
+            code: "HUMANISH_TERMINAL_LAB_PARTICIPANT_TIMED_OUT",
+            message: redact(`the participant printed nothing for ${firstOutputS} s and was killed (first-output deadline): ${outcome.reason}`),
+            next: "Make the participant's commands print progress and never wait for input (stdin is closed); terminal-transcript.txt shows where it stalled.",
+          }
+        : {
+            code: "HUMANISH_TERMINAL_LAB_PARTICIPANT_TIMED_OUT",
+            message: redact(`the participant was killed at scenario.caps.maxMinutes (${caps.maxMinutes} min): ${outcome.reason}`),
+            next: "Raise scenario.caps.maxMinutes or narrow the mission; terminal-transcript.txt shows where it stalled.",
+          };
+  }
   if (!error && !interrupted && participantFailed && outcome) {
     error = { code: "HUMANISH_TERMINAL_LAB_FAILED", message: redact(`the participant runtime failed: ${outcome.reason}`), next: "Read actor.json and terminal-transcript.txt in the run directory." };
   }

@@ -117,6 +117,42 @@ scenario:
     expect(await containersOfTestRun(docker, testRun)).toEqual([]);
   }, 240_000);
 
+  test("SIGINT mid-study: the participant stops, the desktop is released, the bundle says interrupted and verifies", async () => {
+    const { docker, testRun } = await guestPrereqs();
+    const port = freePort();
+    const parsed = parseLab(`schema: humanish.lab.v2
+id: interrupt-probe
+subject:
+  source: app-url
+  appUrl: http://127.0.0.1:${port}/
+  serve:
+    static:
+      root: node_modules/todomvc/examples/vanillajs
+actors:
+  - type: scripted-browser
+    steps:
+      - waitForText: Double-click to edit a todo
+      - wait: {ms: 30000}
+scenario:
+  mode: live
+`);
+    if (!parsed.ok) throw new Error(parsed.error.message);
+    const ac = new AbortController();
+    const ctx = { ...ctxFor(parsed.config, `int-${testRun}`), signal: ac.signal, progress: (e: { phase: string; detail?: string }) => {
+      if (e.phase === "participate" && e.detail?.startsWith("step 2/")) setTimeout(() => ac.abort("SIGINT"), 500);
+    } };
+    const started = Date.now();
+    const res = await runBrowserStudy(ctx, { docker, labels: { [TEST_LABEL]: testRun } });
+    expect(Date.now() - started).toBeLessThan(25_000);
+    expect(res.interrupted).toBe("SIGINT");
+    expect(res.ok).toBe(false);
+    expect(res.verify.ok).toBe(true);
+    const run = JSON.parse(readFileSync(join(res.runDir, "run.json"), "utf8"));
+    expect(run.outcome.state).toBe("interrupted");
+    expect(run.cleanup.map((c: { outcome: string }) => c.outcome)).toEqual(["released"]);
+    expect(await containersOfTestRun(docker, testRun)).toEqual([]);
+  }, 120_000);
+
   test("dry run: a contract-only bundle that verifies, with no engine work", async () => {
     const loaded = await loadLab(join(ROOT, "labs/todomvc-first-run.yaml"), ROOT);
     const res = await runBrowserStudy(ctxFor(loaded.config, `dry-${Date.now()}`, "dry-run"));

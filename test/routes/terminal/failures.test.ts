@@ -64,7 +64,12 @@ describe("a hanging participant", () => {
     expect(ledgers.lifecycle.map((l: { event: string }) => l.event)).toContain("terminal-lab.participant.deadline");
     expect(r.tasks).toEqual([expect.objectContaining({ id: "made-file", status: "passed" })]);
     expect(readFileSync(join(r.runDir, "terminal-transcript.txt"), "utf8")).toContain("still-here");
-    expect(r.error).toBeUndefined(); // running out of time is a finding, not a harness failure
+    // The bundle is sound and records a timed-out participant; the result says the study could not finish.
+    expect(r.error).toMatchObject({ code: "HUMANISH_TERMINAL_LAB_PARTICIPANT_TIMED_OUT", message: expect.stringContaining("maxMinutes (0.1 min)") });
+    expect(r.error?.next).toContain("scenario.caps.maxMinutes");
+    expect(r.ok).toBe(false);
+    expect(r.verify.ok).toBe(true);
+    expect(run.outcome).toEqual({ state: "completed" });
     expect(r.verdict).toBe("0/1 reached the goal; tasks: made-file 1/1");
     expect(run.review.verdict).toBe("timed_out");
     expect(await containersOfRun(runId)).toEqual([]);
@@ -75,6 +80,7 @@ describe("a hanging participant", () => {
     expect(r.participants[0]!.status).toBe("timed_out");
     expect(run.participants[0].deadlineFired).toBe("first-output");
     expect(run.participants[0].reason).toContain("first-output deadline");
+    expect(r.error).toMatchObject({ code: "HUMANISH_TERMINAL_LAB_PARTICIPANT_TIMED_OUT", message: expect.stringContaining("printed nothing for 2 s") });
     expect(r.tasks[0]!.status).toBe("failed");
     expect(await containersOfRun(runId)).toEqual([]);
   }, 120_000);
