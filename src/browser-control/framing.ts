@@ -46,7 +46,7 @@ const NOTHING: FrameDecodeResult = Object.freeze({ messages: Object.freeze([]), 
 const BAD_UTF8: FrameFault = Object.freeze({ kind: "bad_utf8", detail: "frame payload is not strict UTF-8" });
 const BOM: FrameFault = Object.freeze({ kind: "bom", detail: "frame payload starts with a UTF-8 byte-order mark" });
 const BAD_JSON: FrameFault = Object.freeze({ kind: "bad_json", detail: "frame payload is not a single JSON value" });
-/** Four ASCII spaces, written over an inner length prefix during a batched UTF-8 check. */
+/** Four ASCII spaces, written over a length prefix during a batched UTF-8 check (then restored). */
 const BLANK = 0x20202020;
 
 /**
@@ -86,7 +86,7 @@ function hasBom(b: Uint8Array, start: number, end: number): boolean {
 }
 
 /**
- * Whether the decoder may briefly write into `chunk` (to blank inner length prefixes for one
+ * Whether the decoder may briefly write into `chunk` (to blank length prefixes for one
  * batched `isUtf8` call, restored before returning): never for memory other threads can see
  * (SharedArrayBuffer) or for read-only/immutable or detached buffers.
  */
@@ -126,8 +126,8 @@ export interface FrameDecoderOptions {
   maxPayloadBytes?: number;
   /**
    * Yield validated UTF-8 payload bytes instead of parsed JSON (benchmarks/tests). A yielded
-   * payload is a view into the pushed chunk when the frame lay wholly inside it (see
-   * {@link FrameDecoder.push} on aliasing), else a buffer owned by that frame alone.
+   * payload is a view into the pushed chunk when the frame lay wholly inside it (see the
+   * aliasing note on {@link FrameDecoder}), else a buffer owned by that frame alone.
    */
   raw?: boolean;
 }
@@ -140,12 +140,14 @@ export interface FrameDecoderOptions {
  * without an object per frame. `midFrame` tells whether a partial header or payload is buffered
  * (the transport uses it for the 35 s assembly deadline and to classify end-of-stream).
  *
- * Aliasing: the decoder keeps a reference to the last chunk only in its reused
- * {@link FrameSpans} (until the next push). Raw views and spans of frames wholly inside a chunk
- * read the caller's memory, so a caller that reuses a chunk buffer for later reads must copy the views
- * (e.g. `view.slice()`) before reusing it. Node and Bun streams hand every `data` event a fresh
- * buffer, and the JSON mode turns each payload into a string before returning, so the transport
- * is unaffected. Frames assembled across chunks live in buffers no later push ever writes.
+ * Aliasing (no copy for frames wholly inside a chunk): the decoder keeps a reference to the last
+ * chunk only in its reused {@link FrameSpans} (until the next push). Raw views and spans of
+ * frames wholly inside a chunk read the caller's memory, so a caller that reuses a chunk buffer
+ * for later reads must copy them (e.g. `view.slice()`) before reusing it. The JSON mode turns
+ * every payload into a string before returning, and socket `data` events carry a new buffer
+ * each (Bun's `node:net` checked: distinct ArrayBuffers, contents intact after later reads), so
+ * the transport is unaffected. Frames assembled across chunks live in buffers allocated for that
+ * frame alone, which no later push writes.
  */
 export class FrameDecoder {
   private readonly max: number;
@@ -233,9 +235,8 @@ export class FrameDecoder {
    * payloads and the length prefixes between them form one region. The length prefixes are
    * overwritten with four ASCII spaces, the region is checked with one `isUtf8` call, and the
    * prefixes are restored (in a `finally`) before this method returns, so the caller's bytes are
-   * unchanged when it regains control (the chunk is never written after return). This is exact: an ASCII
-   * byte is never part of a multi-byte sequence, so the region is valid UTF-8 exactly when every
-   * payload is. If the region is invalid, the payloads are re-checked one by one to find the
+   * unchanged when it regains control. This is exact: an ASCII byte is never part of a
+   * multi-byte sequence, so the region is valid UTF-8 exactly when every payload is. If the region is invalid, the payloads are re-checked one by one to find the
    * first bad frame. Chunks backed by a SharedArrayBuffer (visible to other threads) or by an
    * immutable or detached buffer are never written: their frames are checked one by one.
    */

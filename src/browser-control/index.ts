@@ -47,7 +47,8 @@
  * `not_dispatched`, never queued); `executor.stallRecovery === "fail_closed"`.
  *
  * ## Framing for other byte streams
- * `encodeFrame(message)` → bytes; `new FrameDecoder().push(chunk)` → `{messages, fault}`.
+ * `encodeFrame(message)` → bytes; `new FrameDecoder().push(chunk)` → `{messages, fault}`
+ * (or `pushSpans(chunk)` → reused `FrameSpans` byte ranges, no object per frame).
  */
 export {
   CUA_EXECUTOR_ERROR_CODES,
@@ -94,7 +95,7 @@ export {
   type BrowserControlMessage,
 } from "./schemas.ts";
 export type { BrowserExecutor, BrowserControlExecutor } from "./executor.ts";
-export { encodeFrame, FrameDecoder, type FrameDecoderOptions, type FrameDecodeResult, type FrameFault, type FrameFaultKind } from "./framing.ts";
+export { encodeFrame, FrameDecoder, type FrameDecoderOptions, type FrameDecodeResult, type FrameFault, type FrameFaultKind, type FrameSpans } from "./framing.ts";
 export {
   BrowserControlTransport,
   createSocketTransport,

@@ -4,7 +4,7 @@
  * 130/143 after SIGINT/SIGTERM, only once cleanup has run.
  */
 import { resolve } from "node:path";
-import { statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { HumanishError } from "../errors.ts";
 import { secretValuesFromEnv } from "../secrets/index.ts";
 import { BUILD_COMMIT, VERSION } from "../version.ts";
@@ -51,6 +51,7 @@ async function runCommand(spec: CommandSpec, args: Record<string, string>, flags
       secrets = secretValuesFromEnv(env, Object.keys(fileEnv));
     }
     const ctx: CommandContext = { spec, args, flags, cwd, env, secrets, json, io };
+    if (name !== "guest serve") await reconcileBeforeCommand(ctx);
     outcome = await HANDLERS[name]!(ctx);
   } catch (e) {
     outcome = failure(spec.schema, e);
@@ -66,4 +67,25 @@ function resolveCwd(dir: string): string {
     // fall through to the error below
   }
   throw new HumanishError("HUMANISH_INVALID_CWD", `--cwd ${dir} is not a directory`, { next: "pass an existing project directory to --cwd" });
+}
+
+/**
+ * Every command first releases orphaned containers of ours whose controlling process died
+ * (issue 4 §5), by exact id, recording the outcome in that run's directory. A missing engine
+ * is not an error here: commands that need one say so themselves.
+ */
+async function reconcileBeforeCommand(ctx: CommandContext): Promise<void> {
+  const socket = ctx.env.DOCKER_HOST?.startsWith("unix://") ? ctx.env.DOCKER_HOST.slice(7) : ctx.env.DOCKER_HOST ? undefined : "/var/run/docker.sock";
+  if (!socket || !existsSync(socket)) return;
+  try {
+    const [{ createDockerClient }, { reconcileOrphans }] = await Promise.all([import("../docker/index.ts"), import("../runtime/reconcile.ts")]);
+    const released = await reconcileOrphans(createDockerClient({ socketPath: socket, timeoutMs: 5000 }), ctx.cwd);
+    if (!ctx.json) {
+      for (const r of released) {
+        ctx.io.stderr(`humanish: orphaned container ${r.proof.id.slice(0, 12)} of run ${r.runId ?? "?"} (its controller is gone): ${r.proof.outcome}${r.recordedIn ? `, recorded in ${r.recordedIn}` : ""}\n`);
+      }
+    }
+  } catch (e) {
+    if (!(e instanceof HumanishError)) throw e;
+  }
 }

@@ -33,6 +33,11 @@ export interface StudyContext<LabConfig = unknown> {
   mode: "dry-run" | "live";
   /** Environment for this invocation: process env merged with `--env-file`. Secret VALUES live only here. */
   env: Record<string, string | undefined>;
+  /**
+   * Secret values the CLI already knows (e.g. every `--env-file` value). Routes scrub the union
+   * of these and `secretValuesFromEnv(env)` — use `studySecrets(ctx)` from src/secrets.
+   */
+  secrets?: string[];
   /** SIGINT/SIGTERM: routes stop the participant, then still tear down and write the bundle. */
   signal: AbortSignal;
   /** Live progress sink (no-op in `--json` mode). */

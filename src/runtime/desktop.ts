@@ -26,7 +26,7 @@ import { GUEST_IO_DIR } from "../guest/config.ts";
 import { startForwarder, type Forwarder } from "../guest/forward.ts";
 import { releaseContainer } from "../sandbox/release.ts";
 import type { ReleaseProof } from "../sandbox/types.ts";
-import { CONTROLLER_LABEL, controllerIdentity } from "./controller.ts";
+import { CONTROLLER_LABEL, controllerIdentity } from "../sandbox/controller.ts";
 import type { GuestImage } from "./guest-image.ts";
 
 /** The seccomp profile text applied to every guest container. */

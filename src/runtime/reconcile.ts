@@ -4,19 +4,21 @@
  * `humanish.owner=humanish` that carry a controller label (only to FIND candidates), keeps those
  * whose controlling process is no longer alive (./controller.ts), releases each by its exact id,
  * and records the outcome in that run's directory as `orphan-release.json`
- * (`humanish.orphan-release.v1`, appended per container) when the run directory exists in `cwd`;
+ * (`humanish.orphan-release.v1`, appended per container) in the project named by the container's
+ * `humanish.project` label, else in `cwd`, when that run directory exists;
  * the dead controller's private io directory (`<tmp>/humanish-gd-*`) is removed after a release.
  */
-import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { isAbsolute, join, relative } from "node:path";
+import { ORPHAN_RELEASE_FILE, recordOrphanRelease } from "../bundle/index.ts";
 import type { DockerClient } from "../docker/index.ts";
 import { releaseContainer } from "../sandbox/release.ts";
 import type { ReleaseProof } from "../sandbox/types.ts";
-import { CONTROLLER_LABEL, isControllerLive } from "./controller.ts";
+import { CONTROLLER_LABEL, PROJECT_LABEL, isControllerLive } from "../sandbox/controller.ts";
 
 /** File written into `.humanish/runs/<runId>/` for each orphan released from that run. */
-export const ORPHAN_RELEASE_FILE = "orphan-release.json";
+export { ORPHAN_RELEASE_FILE };
 
 /** One reconciled container. */
 export interface OrphanRelease {
@@ -28,22 +30,14 @@ export interface OrphanRelease {
 
 const RUN_ID = /^[a-z0-9][a-z0-9-]{0,127}$/;
 
-function record(cwd: string, runId: string, proof: ReleaseProof): string | null {
-  const dir = join(cwd, ".humanish", "runs", runId);
-  if (!existsSync(dir)) return null;
-  const file = join(dir, ORPHAN_RELEASE_FILE);
-  let doc: { schema: string; runId: string; releases: ReleaseProof[] } = { schema: "humanish.orphan-release.v1", runId, releases: [] };
+/** Appends the proof to the run's orphan-release.json (atomic, redacted) in its own project when known. */
+function record(cwd: string, project: string | undefined, runId: string, proof: ReleaseProof): string | null {
+  const root = project && isAbsolute(project) && existsSync(join(project, ".humanish", "runs", runId)) ? project : cwd;
   try {
-    const prev = JSON.parse(readFileSync(file, "utf8"));
-    if (prev?.schema === doc.schema && Array.isArray(prev.releases)) doc = prev;
+    return recordOrphanRelease(root, runId, proof) ? relative(cwd, join(root, ".humanish", "runs", runId, ORPHAN_RELEASE_FILE)) : null;
   } catch {
-    /* first record */
+    return null;
   }
-  doc.releases.push(proof);
-  const tmp = `${file}.tmp-${process.pid}`;
-  writeFileSync(tmp, JSON.stringify(doc, null, 2) + "\n", { mode: 0o600 });
-  renameSync(tmp, file);
-  return join(".humanish", "runs", runId, ORPHAN_RELEASE_FILE);
 }
 
 /**
@@ -70,7 +64,7 @@ export async function reconcileOrphans(docker: DockerClient, cwd: string): Promi
     }
     const proof = await releaseContainer(docker, row.Id);
     if (ioDir && proof.outcome === "released") rmSync(ioDir, { recursive: true, force: true });
-    const recordedIn = runId ? record(cwd, runId, { ...proof, reason: `orphan (controller gone): ${proof.reason}` }) : null;
+    const recordedIn = runId ? record(cwd, row.Labels?.[PROJECT_LABEL], runId, { ...proof, reason: `orphan (controller gone): ${proof.reason}` }) : null;
     out.push({ runId, proof, recordedIn });
   }
   return out;

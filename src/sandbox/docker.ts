@@ -11,6 +11,7 @@
  * its env, inherited by its children, and a second exec (as the same user) SIGKILLs every process
  * whose environment holds that id plus all their descendants — the Engine API has no exec kill.
  */
+import { CONTROLLER_LABEL, controllerIdentity } from "./controller.ts";
 import { randomBytes } from "node:crypto";
 import { posix } from "node:path";
 import { HumanishError } from "../errors.ts";
@@ -391,7 +392,7 @@ export function createDockerSandboxProvider(opts: DockerSandboxProviderOptions):
           Cmd: [],
           Env: env,
           WorkingDir: o.workdir ?? DEFAULT_WORKDIR,
-          Labels: { ...(o.labels ?? {}), "humanish.run": o.runId, "humanish.owner": "humanish" },
+          Labels: { ...(o.labels ?? {}), "humanish.run": o.runId, "humanish.owner": "humanish", [CONTROLLER_LABEL]: controllerIdentity() },
           Tty: false,
           OpenStdin: false,
           HostConfig: {

@@ -25,3 +25,12 @@ export function secretValuesFromEnv(env: Record<string, string | undefined>, als
   }
   return [...values].sort((a, b) => b.length - a.length);
 }
+
+/**
+ * Every secret value a study must scrub: the values the caller passed (`ctx.secrets`, e.g. all
+ * `--env-file` values) plus those found in `ctx.env`. Deduplicated, longest first.
+ */
+export function studySecrets(ctx: { env: Record<string, string | undefined>; secrets?: string[] }): string[] {
+  const all = new Set<string>([...(ctx.secrets ?? []).filter((v) => v.length >= 4), ...secretValuesFromEnv(ctx.env)]);
+  return [...all].sort((a, b) => b.length - a.length);
+}

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { encodeFrame, FrameDecoder, isCuaExecutorError, MAX_FRAME_BYTES } from "../../src/browser-control/index.ts";
-import { concat } from "./support.ts";
+import { concat, rng } from "./support.ts";
 
 const CASES = join(import.meta.dir, "../../../shared/cases/frames");
 
@@ -207,5 +207,232 @@ describe("FrameDecoder", () => {
   test("raw mode yields the validated payload bytes", () => {
     const r = new FrameDecoder({ raw: true }).push(concat([encodeFrame({ v: 1 }), encodeFrame({ v: 2 })]));
     expect(r.messages.map((m) => new TextDecoder().decode(m as Uint8Array))).toEqual(['{"v":1}', '{"v":2}']);
+  });
+});
+
+/** Reference decoder: one frame at a time with the fatal TextDecoder, no batching, no views. */
+function reference(stream: Uint8Array): { payloads: Uint8Array[]; fault: string | null } {
+  const fatal = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+  const payloads: Uint8Array[] = [];
+  let o = 0;
+  while (o < stream.length) {
+    if (stream.length - o < 4) return { payloads, fault: null };
+    const len = new DataView(stream.buffer, stream.byteOffset + o).getUint32(0, false);
+    if (len === 0 || len > MAX_FRAME_BYTES) return { payloads, fault: "bad_length" };
+    if (stream.length - o - 4 < len) return { payloads, fault: null };
+    const body = stream.slice(o + 4, o + 4 + len);
+    if (body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf) return { payloads, fault: "bom" };
+    try {
+      fatal.decode(body);
+    } catch {
+      return { payloads, fault: "bad_utf8" };
+    }
+    payloads.push(body);
+    o += 4 + len;
+  }
+  return { payloads, fault: null };
+}
+
+/** A copy of `bytes` backed by a SharedArrayBuffer (the decoder must never write into it). */
+function shared(bytes: Uint8Array): Uint8Array {
+  const out = new Uint8Array(new SharedArrayBuffer(bytes.length));
+  out.set(bytes);
+  return out;
+}
+
+/** Run a stream through pushSpans in the given chunk sizes; payloads are copied out immediately. */
+function viaSpans(stream: Uint8Array, sizes: number[]): { payloads: Uint8Array[]; fault: string | null; unchanged: boolean } {
+  const before = Uint8Array.from(stream);
+  const d = new FrameDecoder({ raw: true });
+  const payloads: Uint8Array[] = [];
+  let fault: string | null = null;
+  let off = 0;
+  for (let k = 0; off < stream.length; k++) {
+    const chunk = stream.subarray(off, off + sizes[k % sizes.length]!);
+    off += chunk.length;
+    const s = d.pushSpans(chunk);
+    for (let i = 0; i < s.count; i++) payloads.push((i === 0 && s.assembled ? s.assembled : s.chunk).slice(s.starts[i]!, s.ends[i]!));
+    if (s.fault) {
+      fault = s.fault.kind;
+      break;
+    }
+  }
+  return { payloads, fault, unchanged: Buffer.compare(Buffer.from(before), Buffer.from(stream.buffer, stream.byteOffset, stream.byteLength)) === 0 };
+}
+
+describe("batched validation of coalesced frames and zero-copy spans", () => {
+  const text = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
+  const mixed = [
+    { a: 1 },
+    { s: "héllo ✓ 𝄞 \ufeff in the middle" },
+    "x".repeat(300),
+    { t: "é".repeat(5000) },
+    [1, 2, 3],
+    { deep: { k: "v" } },
+  ];
+  const stream = concat(mixed.map((m) => encodeFrame(m)));
+
+  test("frames whole in one chunk and split across chunks give identical results (JSON, raw and spans)", () => {
+    const chunkings: number[][] = [[stream.length], [1], [3], [7, 1, 50], [64], [4096], [5, 5000, 2]];
+    for (const sizes of chunkings) {
+      const json = new FrameDecoder();
+      const raw = new FrameDecoder({ raw: true });
+      const msgs: unknown[] = [];
+      const payloads: Uint8Array[] = [];
+      for (let off = 0, k = 0; off < stream.length; k++) {
+        const chunk = stream.subarray(off, off + sizes[k % sizes.length]!);
+        off += chunk.length;
+        const a = json.push(chunk);
+        const b = raw.push(chunk);
+        expect(a.fault).toBeNull();
+        expect(b.fault).toBeNull();
+        msgs.push(...a.messages);
+        payloads.push(...b.messages.map((m) => Uint8Array.from(m as Uint8Array)));
+      }
+      expect(msgs).toEqual(mixed);
+      expect(payloads.map((p) => Array.from(p))).toEqual(mixed.map((m) => Array.from(text(m))));
+      const spans = viaSpans(stream, sizes);
+      expect(spans.fault).toBeNull();
+      expect(spans.payloads.map((p) => Array.from(p))).toEqual(mixed.map((m) => Array.from(text(m))));
+      expect(spans.unchanged).toBe(true);
+    }
+  });
+
+  test("the pushed chunk is byte-identical after every push, also when a fault stops a batch", () => {
+    const good = concat([encodeFrame({ a: 1 }), encodeFrame({ b: "✓" }), encodeFrame({ c: 3 })]);
+    const cases = [
+      good,
+      concat([good, frameOf(Uint8Array.of(0x22, 0xc0, 0xaf, 0x22)), encodeFrame({ d: 4 })]),
+      concat([good, frameOf(Uint8Array.of(0xef, 0xbb, 0xbf, 0x31)), encodeFrame({ d: 4 })]),
+      concat([good, Uint8Array.of(0xff, 0xff, 0xff, 0xff), encodeFrame({ d: 4 })]),
+      concat([good, encodeFrame({ partial: "y".repeat(100) }).subarray(0, 50)]),
+    ];
+    for (const bytes of cases) {
+      const before = Uint8Array.from(bytes);
+      new FrameDecoder().push(bytes);
+      expect(Array.from(bytes)).toEqual(Array.from(before));
+      new FrameDecoder({ raw: true }).pushSpans(bytes);
+      expect(Array.from(bytes)).toEqual(Array.from(before));
+    }
+  });
+
+  test("batching never lets a multi-byte sequence straddle two payloads", () => {
+    // Frame 1 ends with the first two bytes of "✓" (E2 9C 93); frame 2 starts with the last one.
+    // Concatenated, the payloads would be valid UTF-8; each alone is not.
+    const cut = concat([frameOf(Uint8Array.of(0x22, 0x61, 0xe2, 0x9c)), frameOf(Uint8Array.of(0x93, 0x22))]);
+    for (const bytes of [concat([encodeFrame({ ok: 0 }), cut]), shared(concat([encodeFrame({ ok: 0 }), cut]))]) {
+      const r = new FrameDecoder().push(bytes);
+      expect(r.messages).toEqual([{ ok: 0 }]);
+      expect(r.fault?.kind).toBe("bad_utf8");
+      const s = viaSpans(bytes, [bytes.length]);
+      expect(s.payloads.length).toBe(1);
+      expect(s.fault).toBe("bad_utf8");
+      expect(s.unchanged).toBe(true);
+    }
+    // A lone continuation byte opening frame 2 after a valid frame 1.
+    const lone = concat([encodeFrame({ ok: 0 }), encodeFrame({ ok: 1 }), frameOf(Uint8Array.of(0x80, 0x31))]);
+    const r = new FrameDecoder().push(lone);
+    expect(r.messages).toEqual([{ ok: 0 }, { ok: 1 }]);
+    expect(r.fault?.kind).toBe("bad_utf8");
+  });
+
+  test("seeded random frames: batched decoder (writable and SharedArrayBuffer chunks) agrees with a one-frame-at-a-time fatal TextDecoder", () => {
+    const r = rng(0xf4a3e5);
+    const alphabet = [0x20, 0x41, 0x7a, 0x22, 0xc3, 0xa9, 0xe2, 0x9c, 0x93, 0xf0, 0x9d, 0x84, 0x9e, 0x80, 0xbf, 0xc0, 0xed, 0xa0, 0xef, 0xbb, 0xff, 0xf4, 0x90];
+    let faults = 0;
+    let clean = 0;
+    for (let n = 0; n < 3000; n++) {
+      const frames: Uint8Array[] = [];
+      const count = 1 + Math.floor(r() * 12);
+      for (let f = 0; f < count; f++) {
+        const len = 1 + Math.floor(r() * (r() < 0.1 ? 400 : 12));
+        const body = new Uint8Array(len);
+        const dirty = r() < 0.15;
+        for (let i = 0; i < len; i++) body[i] = dirty ? alphabet[Math.floor(r() * alphabet.length)]! : 0x61 + Math.floor(r() * 26);
+        // Some clean frames carry valid multi-byte text.
+        frames.push(!dirty && r() < 0.3 ? new TextEncoder().encode(`é✓𝄞${"q".repeat(len)}`) : body);
+      }
+      const bytes = concat(frames.map(frameOf));
+      const want = reference(bytes);
+      if (want.fault) faults++;
+      else clean++;
+      for (const input of [bytes, shared(bytes)]) {
+        for (const sizes of [[input.length], [1 + Math.floor(r() * 40)], [1]]) {
+          const got = viaSpans(input, sizes);
+          expect(got.fault).toBe(want.fault);
+          expect(got.payloads.map((p) => Buffer.from(p).toString("hex"))).toEqual(want.payloads.map((p) => Buffer.from(p).toString("hex")));
+          expect(got.unchanged).toBe(true);
+        }
+      }
+    }
+    expect(faults).toBeGreaterThan(100);
+    expect(clean).toBeGreaterThan(100);
+  });
+
+  test("spans: a frame assembled across chunks is frame 0 and owns its buffer; the rest are ranges of the chunk", () => {
+    const a = encodeFrame({ a: "first" });
+    const b = encodeFrame({ b: 2 });
+    const c = encodeFrame({ c: 3 });
+    const d = new FrameDecoder({ raw: true });
+    expect(d.pushSpans(a.subarray(0, 6)).count).toBe(0);
+    const tail = concat([a.subarray(6), b, c]);
+    const s = d.pushSpans(tail);
+    expect(s.count).toBe(3);
+    expect(s.assembled).not.toBeNull();
+    expect(s.chunk).toBe(tail);
+    expect(new TextDecoder().decode(s.assembled!.subarray(s.starts[0]!, s.ends[0]!))).toBe('{"a":"first"}');
+    expect(new TextDecoder().decode(tail.subarray(s.starts[1]!, s.ends[1]!))).toBe('{"b":2}');
+    expect(new TextDecoder().decode(tail.subarray(s.starts[2]!, s.ends[2]!))).toBe('{"c":3}');
+    expect(s.assembled!.buffer).not.toBe(tail.buffer);
+  });
+
+  test("raw views: an assembled frame survives the caller reusing its chunk buffer; a whole-in-chunk frame aliases the chunk (documented)", () => {
+    const frame = encodeFrame({ v: "assembled" });
+    const reused = new Uint8Array(frame.length); // one read buffer the caller refills
+    const d = new FrameDecoder({ raw: true });
+    reused.set(frame.subarray(0, 9));
+    expect(d.push(reused.subarray(0, 9)).messages).toEqual([]);
+    reused.set(frame.subarray(9));
+    const [view] = d.push(reused.subarray(0, frame.length - 9)).messages as Uint8Array[];
+    reused.fill(0x7a); // the caller's next read lands in the same buffer
+    expect(new TextDecoder().decode(view)).toBe('{"v":"assembled"}');
+
+    const whole = encodeFrame({ v: "whole" });
+    const [alias] = new FrameDecoder({ raw: true }).push(whole).messages as Uint8Array[];
+    const kept = alias!.slice(); // what a caller that reuses buffers must do
+    whole.fill(0x7a, 4);
+    expect(new TextDecoder().decode(alias)).toBe("z".repeat(alias!.length));
+    expect(new TextDecoder().decode(kept)).toBe('{"v":"whole"}');
+    // The JSON mode returns values, which never alias the chunk.
+    const again = encodeFrame({ v: "json" });
+    const [value] = new FrameDecoder().push(again).messages;
+    again.fill(0x7a, 4);
+    expect(value).toEqual({ v: "json" });
+  });
+
+  test("the assembly deadline's midFrame flag and the length check before allocation hold on the batched path", () => {
+    const d = new FrameDecoder();
+    const next = encodeFrame({ n: 2 });
+    const r = d.push(concat([encodeFrame({ n: 1 }), next.subarray(0, 5)]));
+    expect(r.messages).toEqual([{ n: 1 }]);
+    expect(d.midFrame).toBe(true);
+    expect(d.push(next.subarray(5)).messages).toEqual([{ n: 2 }]);
+    expect(d.midFrame).toBe(false);
+    const over = new Uint8Array(4);
+    new DataView(over.buffer).setUint32(0, MAX_FRAME_BYTES + 1, false);
+    const original = Buffer.allocUnsafeSlow;
+    const sizes: number[] = [];
+    Buffer.allocUnsafeSlow = ((n: number) => {
+      sizes.push(n);
+      return original(n);
+    }) as typeof Buffer.allocUnsafeSlow;
+    try {
+      const f = new FrameDecoder().push(concat([encodeFrame({ n: 1 }), encodeFrame({ n: 2 }), over, new Uint8Array(100)]));
+      expect(f.messages).toEqual([{ n: 1 }, { n: 2 }]);
+      expect(f.fault?.kind).toBe("bad_length");
+      expect(sizes).toEqual([]);
+    } finally {
+      Buffer.allocUnsafeSlow = original;
+    }
   });
 });

@@ -99,6 +99,22 @@ describe("envelopes", () => {
     expect(r.code).toBe(2);
     expect(r.json<{ error: { code: string } }>().error.code).toBe("HUMANISH_LAB_OPTION_CONFLICT");
   });
+  test("the quick start `lab run default` is a dry run: it needs no engine (README quick start A)", async () => {
+    const r = await cli(["lab", "run", "default", "--cwd", tmp(), "--json"], { ...process.env, DOCKER_HOST: "unix:///nonexistent/humanish-test.sock" });
+    const j = r.json<{ ok: boolean; mode: string; error?: { code: string } }>();
+    expect(j.error).toBeUndefined();
+    expect(j.mode).toBe("dry-run");
+    expect(j.ok).toBe(true);
+    expect(r.code).toBe(0);
+  });
+  test("verify in human mode names the share-safety status (not an object)", async () => {
+    const cwd = tmp();
+    expect((await cli(["lab", "run", "default", "--dry-run", "--cwd", cwd, "--json"])).code).toBe(0);
+    const r = await cli(["verify", "--cwd", cwd]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).not.toContain("[object Object]");
+    expect(r.stdout).toContain("verified · share safety share_ready");
+  });
   test("an invalid --run-id is refused", async () => {
     const r = await cli(["lab", "run", "default", "--run-id", "../escape", "--cwd", tmp(), "--json"]);
     expect(r.code).toBe(2);

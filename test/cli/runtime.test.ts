@@ -11,10 +11,11 @@ describe("runtime and doctor (real engine)", () => {
   test("runtime status reports the engine and both images, read-only", async () => {
     await requireDocker();
     const r = await cli(["runtime", "status", "--json"]);
-    const j = r.json<{ schema: string; engine: { reachable: boolean; apiVersion: string }; images: { name: string; ref: string }[] }>();
+    const j = r.json<{ schema: string; engine: { reachable: boolean; apiVersion: string }; images: Record<string, { ref: string } | null> }>();
     expect(j.schema).toBe("humanish.runtime-result.v1");
     expect(j.engine.reachable).toBe(true);
-    expect(j.images.map((i) => i.name).sort()).toEqual(["guest", "sandbox"]);
+    expect(j.images.sandbox?.ref).toStartWith("humanish-sandbox:");
+    expect(j.images.guest?.ref).toStartWith("humanish-guest:");
   });
   test("an unreachable engine is a clear error with a next step", async () => {
     const r = await cli(["runtime", "status", "--json"], { ...process.env, DOCKER_HOST: "unix:///nonexistent/docker.sock" });

@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isDockerApiError } from "../../src/docker/index.ts";
-import { isControllerLive, controllerIdentity } from "../../src/runtime/controller.ts";
+import { isControllerLive, controllerIdentity } from "../../src/sandbox/controller.ts";
 import { ORPHAN_RELEASE_FILE, reconcileOrphans } from "../../src/runtime/reconcile.ts";
 import { containersOfTestRun, guestPrereqs, serveTodoMvc } from "./guest-support.ts";
 

@@ -5,7 +5,7 @@ import { HumanishError } from "../../errors.ts";
 import { listLabs, loadLab, selectLabBackend } from "../../lab/index.ts";
 import { runStudy, type StudyContext, type StudyResult } from "../../routes/index.ts";
 import { createProgressDisplay } from "../progress.ts";
-import type { CommandOutcome } from "../output.ts";
+import { failure, type CommandOutcome } from "../output.ts";
 import { strFlag, type CommandContext } from "./context.ts";
 
 /** `lab list`: always exit 0; labs that fail to parse are listed with their error. */
@@ -77,12 +77,20 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
     runId,
     mode,
     env: ctx.env,
+    secrets: ctx.secrets,
     signal: controller.signal,
     progress: display ? (e) => display.update(e) : () => {},
   };
   let result: StudyResult;
   try {
     result = await runStudy(study);
+  } catch (e) {
+    // Interrupted before the run existed (e.g. during preflight or an image build): still 130/143.
+    if (interrupted) {
+      const outcome = failure("humanish.lab-run-result.v1", e, { lab: loaded.config.id, interrupted });
+      return { ...outcome, exitCode: interrupted === "SIGINT" ? 130 : 143 };
+    }
+    throw e;
   } finally {
     display?.done();
     process.off("SIGINT", sigint);

@@ -21,7 +21,7 @@ export async function verifyCommand(ctx: CommandContext): Promise<CommandOutcome
   const v = await verifyRun(runDir);
   const failed = v.checks.filter((c) => !c.ok);
   const human = [
-    `${relative(ctx.cwd, runDir)}: ${v.ok ? "verified" : "NOT verified"} · share safety ${v.shareSafety}`,
+    `${relative(ctx.cwd, runDir)}: ${v.ok ? "verified" : "NOT verified"} · share safety ${v.shareSafety.status}${v.shareSafety.reasons.length ? ` (${v.shareSafety.reasons.map((r) => r.code).join(", ")})` : ""}`,
     ...v.checks.map((c) => `  ${c.ok ? "✓" : "✗"} ${c.name}${c.ok ? "" : `: ${c.message}`}`),
   ].join("\n");
   const result = {

@@ -5,91 +5,37 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { createDockerClient, resolveDockerSocket, type DockerClient } from "../../docker/index.ts";
+import { createDockerClient, resolveDockerSocket } from "../../docker/index.ts";
 import { HumanishError } from "../../errors.ts";
 import { loadLab, selectLabBackend } from "../../lab/index.ts";
-import { ensureGuestImage, guestImageStatus } from "../../runtime/guest-image.ts";
-import { ensureImage, imageStatus, loadImageArchive } from "../../runtime/images.ts";
-import { sandboxRecipe } from "../../runtime/recipes.ts";
+import { runtimeSetup as setupRuntime, runtimeStatus as readRuntimeStatus, type RuntimeResult } from "../../runtime/status.ts";
 import type { CommandOutcome } from "../output.ts";
 import { intFlag, strFlag, type CommandContext } from "./context.ts";
 
-interface EngineFacts {
-  reachable: boolean;
-  socket: string;
-  version?: string;
-  apiVersion?: string;
-  error?: { code: string; message: string };
-}
-
-interface ImageFacts {
-  name: "sandbox" | "guest";
-  ref: string;
-  present: boolean;
-  revision?: string;
-  imageId?: string;
-  sizeBytes?: number;
-  error?: { code: string; message: string };
-}
-
-async function engineFacts(docker: DockerClient): Promise<EngineFacts> {
-  try {
-    const v = await docker.version({ timeoutMs: 5000 });
-    return { reachable: true, socket: docker.socketPath, version: v.Version, apiVersion: v.ApiVersion };
-  } catch (e) {
-    const err = e instanceof HumanishError ? { code: e.code, message: e.message } : { code: "HUMANISH_DOCKER_UNAVAILABLE", message: String(e) };
-    return { reachable: false, socket: docker.socketPath, error: err };
+function renderRuntime(r: RuntimeResult): string {
+  const lines = [r.engine.reachable ? `engine: Docker ${r.engine.version} (API ${r.engine.apiVersion})` : "engine: unreachable"];
+  for (const [name, img] of Object.entries(r.images)) {
+    if (img) lines.push(`${name.padEnd(8)} ${img.present ? "present" : "missing"}  ${img.ref}${img.origin === "env" ? " (HUMANISH_LOCAL_RUNTIME_IMAGE)" : ""}`);
   }
-}
-
-async function imageFacts(docker: DockerClient, env: Record<string, string | undefined>): Promise<ImageFacts[]> {
-  const out: ImageFacts[] = [];
-  try {
-    const s = await imageStatus(docker, sandboxRecipe);
-    out.push({ name: "sandbox", ref: s.tag, present: s.present, revision: s.revision, ...(s.imageId ? { imageId: s.imageId } : {}), ...(s.sizeBytes !== undefined ? { sizeBytes: s.sizeBytes } : {}) });
-  } catch (e) {
-    out.push({ name: "sandbox", ref: "humanish-sandbox", present: false, error: errorFacts(e) });
-  }
-  try {
-    const g = await guestImageStatus(docker, env);
-    out.push({ name: "guest", ref: g.ref, present: g.present, ...(g.runtimeRevision ? { revision: g.runtimeRevision } : {}), ...(g.imageId ? { imageId: g.imageId } : {}), ...(g.sizeBytes !== undefined ? { sizeBytes: g.sizeBytes } : {}) });
-  } catch (e) {
-    out.push({ name: "guest", ref: "humanish-guest", present: false, error: errorFacts(e) });
-  }
-  return out;
-}
-
-function errorFacts(e: unknown): { code: string; message: string } {
-  return e instanceof HumanishError ? { code: e.code, message: e.message } : { code: "HUMANISH_UNEXPECTED", message: e instanceof Error ? e.message : String(e) };
-}
-
-function renderRuntime(engine: EngineFacts, images: ImageFacts[]): string {
-  const lines = [engine.reachable ? `engine: Docker ${engine.version} (API ${engine.apiVersion}) on ${engine.socket}` : `engine: unreachable on ${engine.socket} — ${engine.error?.message}`];
-  for (const i of images) lines.push(`${i.name.padEnd(8)} ${i.present ? "present" : "missing"}  ${i.ref}${i.error ? `  (${i.error.message})` : ""}`);
+  for (const a of r.actions ?? []) lines.push(`- ${a}`);
+  lines.push(r.message);
   return lines.join("\n");
 }
 
-/** `runtime status`: engine + images, read-only. ok = engine reachable and both images present. */
-export async function runtimeStatus(ctx: CommandContext): Promise<CommandOutcome> {
-  const docker = createDockerClient({ socketPath: resolveDockerSocket(ctx.env) });
-  const engine = await engineFacts(docker);
-  const images = engine.reachable ? await imageFacts(docker, ctx.env) : [];
-  const ok = engine.reachable && images.every((i) => i.present);
-  const error = !engine.reachable
-    ? { code: engine.error?.code ?? "HUMANISH_DOCKER_UNAVAILABLE", message: engine.error?.message ?? "Docker engine unreachable", next: "start dockerd, or set DOCKER_HOST=unix:///path/to/docker.sock" }
-    : !ok
-      ? { code: "HUMANISH_LOCAL_RUNTIME_MISSING", message: `missing image(s): ${images.filter((i) => !i.present).map((i) => i.name).join(", ")}`, next: "humanish runtime setup" }
-      : undefined;
-  return { result: { schema: ctx.spec.schema, ok, engine, images, ...(error ? { error } : {}) }, human: renderRuntime(engine, images) };
+function dockerFor(ctx: CommandContext) {
+  return createDockerClient({ socketPath: resolveDockerSocket(ctx.env) });
 }
 
-/** `runtime setup [--from-archive F --sha256 HEX --bytes N] [--only sandbox|guest]`. */
+/** `runtime status`: engine + images, read-only (src/runtime/status.ts). */
+export async function runtimeStatus(ctx: CommandContext): Promise<CommandOutcome> {
+  const r = await readRuntimeStatus(dockerFor(ctx), ctx.env);
+  return { result: { ...r, schema: ctx.spec.schema }, human: renderRuntime(r) };
+}
+
+/** `runtime setup [--from-archive F --sha256 HEX --bytes N]`: build or load, then status. */
 export async function runtimeSetup(ctx: CommandContext): Promise<CommandOutcome> {
-  const docker = createDockerClient({ socketPath: resolveDockerSocket(ctx.env) });
-  const log = (line: string) => {
-    if (!ctx.json) ctx.io.stderr(line + "\n");
-  };
   const archive = strFlag(ctx, "from-archive");
+  let fromArchive: { file: string; sha256: string; bytes: number } | undefined;
   if (archive !== undefined) {
     const sha256 = strFlag(ctx, "sha256");
     if (!sha256 || ctx.flags.bytes === undefined) {
@@ -97,38 +43,16 @@ export async function runtimeSetup(ctx: CommandContext): Promise<CommandOutcome>
         next: "humanish runtime setup --from-archive FILE --sha256 HEX --bytes N",
       });
     }
-    const bytes = intFlag(ctx, "bytes", 0);
-    const loaded = await loadImageArchive(docker, archive, { sha256: sha256.toLowerCase(), bytes });
-    return { result: { schema: ctx.spec.schema, ok: true, loaded }, human: `loaded ${loaded.loaded.join(", ")} (${loaded.bytes} bytes, sha256 ${loaded.sha256})` };
+    fromArchive = { file: archive, sha256: sha256.toLowerCase(), bytes: intFlag(ctx, "bytes", 0) };
   }
-  const only = strFlag(ctx, "only");
-  if (only !== undefined && only !== "sandbox" && only !== "guest") {
-    throw new HumanishError("HUMANISH_INVALID_OPTION", `--only must be sandbox or guest, got ${JSON.stringify(only)}`, { next: "humanish runtime setup --only sandbox" });
-  }
-  const engine = await engineFacts(docker);
-  if (!engine.reachable) {
-    throw new HumanishError(engine.error?.code ?? "HUMANISH_DOCKER_UNAVAILABLE", engine.error?.message ?? "Docker engine unreachable", { next: "start dockerd, or set DOCKER_HOST=unix:///path/to/docker.sock" });
-  }
-  const built: { name: string; ref: string; built: boolean }[] = [];
-  const onProgress = (m: { stream?: string; status?: string }) => {
-    const line = (m.stream ?? m.status ?? "").trim();
-    if (line.startsWith("Step ")) log(`  ${line}`);
-  };
-  if (only !== "guest") {
-    log(`sandbox image: ${sandboxRecipe.name}`);
-    const r = await ensureImage(docker, sandboxRecipe, { onProgress });
-    built.push({ name: "sandbox", ref: r.tag, built: r.built });
-  }
-  if (only !== "sandbox") {
-    log("guest image: humanish-guest");
-    const g = await ensureGuestImage(docker, { env: ctx.env, onProgress });
-    built.push({ name: "guest", ref: g.ref, built: g.built });
-  }
-  const images = await imageFacts(docker, ctx.env);
-  return {
-    result: { schema: ctx.spec.schema, ok: true, engine, images, built },
-    human: built.map((b) => `${b.name.padEnd(8)} ${b.built ? "built  " : "present"}  ${b.ref}`).join("\n"),
-  };
+  const r = await setupRuntime(dockerFor(ctx), {
+    env: ctx.env,
+    ...(fromArchive ? { fromArchive } : {}),
+    onProgress: (line) => {
+      if (!ctx.json && line.startsWith("Step ")) ctx.io.stderr(`  ${line}\n`);
+    },
+  });
+  return { result: { ...r, schema: ctx.spec.schema }, human: renderRuntime(r) };
 }
 
 interface DoctorCheck {
@@ -166,17 +90,13 @@ export async function doctorCommand(ctx: CommandContext): Promise<CommandOutcome
     }
   }
   const localDocker = route === undefined || target === "docker" || target === "local";
-  const docker = createDockerClient({ socketPath: resolveDockerSocket(ctx.env) });
-  const engine = await engineFacts(docker);
-  add("docker engine", engine.reachable, route !== undefined && localDocker, engine.reachable ? `Docker ${engine.version} (API ${engine.apiVersion}) on ${engine.socket}` : `${engine.error?.message ?? "unreachable"} — start dockerd or set DOCKER_HOST`);
-  if (engine.reachable) {
-    for (const img of await imageFacts(docker, ctx.env)) {
-      const needed = route !== undefined && localDocker && ((img.name === "sandbox" && route === "terminal") || (img.name === "guest" && route === "browser"));
-      add(`${img.name} image`, img.present, needed, img.present ? img.ref : `${img.ref} missing${img.error ? ` (${img.error.message})` : ""} — humanish runtime setup`);
-    }
-  } else {
-    add("sandbox image", false, false, "not checked: engine unreachable", false);
-    add("guest image", false, false, "not checked: engine unreachable", false);
+  const rt = await readRuntimeStatus(dockerFor(ctx), ctx.env);
+  add("docker engine", rt.engine.reachable, route !== undefined && localDocker, rt.engine.reachable ? `Docker ${rt.engine.version} (API ${rt.engine.apiVersion})` : `${rt.error?.message ?? "unreachable"} — start dockerd or set DOCKER_HOST`);
+  for (const name of ["sandbox", "guest"] as const) {
+    const img = rt.images[name];
+    const needed = route !== undefined && localDocker && ((name === "sandbox" && route === "terminal") || (name === "guest" && route === "browser"));
+    if (!rt.engine.reachable || !img) add(`${name} image`, false, needed, rt.engine.reachable ? `not checked: ${rt.error?.message ?? "status failed"}` : "not checked: engine unreachable", false);
+    else add(`${name} image`, img.present, needed, img.present ? img.ref : `${img.ref} missing — humanish runtime setup`);
   }
   const has = (n: string) => typeof ctx.env[n] === "string" && ctx.env[n] !== "";
   const codexKey = has("CODEX_API_KEY") || has("OPENAI_API_KEY");

@@ -9,6 +9,7 @@
  * `ui_action` trace, desktop geometry, cleanup proof) → verify. Dry run: a contract-only bundle
  * with no engine, browser or network.
  */
+import { PROJECT_LABEL } from "../../sandbox/controller.ts";
 import { runScriptedBrowser, evaluateCheck, type ScriptedBrowserOutcome } from "../../actors/scripted-browser/index.ts";
 import type { CleanupProof, CostLine, DesktopGeometry, LifecycleEvent, RunOutcome, RunParticipant, TaskResult, TraceItem, ActorTrace } from "../../bundle/index.ts";
 import { createRunWriter, deriveReview, stakeholderLine, summarizeCost, verifyRun, type RunWriter } from "../../bundle/index.ts";
@@ -19,7 +20,7 @@ import type { BrowserLabConfig, LabConfig, ScriptedBrowserActor, BrowserTask } f
 import { allocateDesktop, type LocalDesktop } from "../../runtime/desktop.ts";
 import { ensureGuestImage, type GuestImage } from "../../runtime/guest-image.ts";
 import { guestScreen } from "../../runtime/presets.ts";
-import { secretValuesFromEnv } from "../../secrets/index.ts";
+import { studySecrets } from "../../secrets/index.ts";
 import { releaseContainer } from "../../sandbox/release.ts";
 import type { ReleaseProof } from "../../sandbox/types.ts";
 import type { ProgressEvent, StudyContext, StudyResult } from "../types.ts";
@@ -89,7 +90,7 @@ function capsOf(lab: BrowserLabConfig) {
 
 async function runDryRun(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typeof planBrowserStudy>): Promise<StudyResult> {
   const { lab, actor } = plan;
-  const writer = createRunWriter({ cwd: ctx.cwd, runId: ctx.runId, secrets: secretValuesFromEnv(ctx.env), route: "browser", mode: "dry-run", lab: lab.id });
+  const writer = createRunWriter({ cwd: ctx.cwd, runId: ctx.runId, secrets: studySecrets(ctx), route: "browser", mode: "dry-run", lab: lab.id });
   const createdAt = new Date().toISOString();
   const devices = labDevices(lab);
   const lifecycle: LifecycleEvent[] = [];
@@ -169,7 +170,7 @@ function checkTasks(tasks: readonly BrowserTask[], s: Session): TaskResult[] {
 async function runLive(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typeof planBrowserStudy>, deps: BrowserStudyDeps): Promise<StudyResult> {
   const { lab, actor, appUrl } = plan;
   const docker = deps.docker ?? createDockerClient({ ...(ctx.env.DOCKER_HOST ? { socketPath: ctx.env.DOCKER_HOST.replace(/^unix:\/\//, "") } : {}) });
-  const secrets = secretValuesFromEnv(ctx.env);
+  const secrets = studySecrets(ctx);
   const writer: RunWriter = createRunWriter({ cwd: ctx.cwd, runId: ctx.runId, secrets, route: "browser", mode: "live", lab: lab.id });
   const redact = (s: string) => writer.redactor.text(s);
   const createdAt = new Date().toISOString();
@@ -219,7 +220,7 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typ
           width: s.screen.width,
           height: s.screen.height,
           lifetimeMs: Math.min(30 * 60_000, sessionMs + 5 * 60_000),
-          ...(deps.labels ? { labels: deps.labels } : {}),
+          labels: { ...(deps.labels ?? {}), [PROJECT_LABEL]: ctx.cwd },
           signal: ctx.signal,
           onCreated: async (id) => {
             s.containerId = id;

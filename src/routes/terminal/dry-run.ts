@@ -9,7 +9,7 @@ import type { LifecycleEvent, TaskResult } from "../../bundle/schemas.ts";
 import { verifyRun } from "../../bundle/verify.ts";
 import { createRunWriter } from "../../bundle/writer.ts";
 import type { TerminalLabConfig } from "../../lab/schema.ts";
-import { secretValuesFromEnv } from "../../secrets/index.ts";
+import { studySecrets } from "../../secrets/index.ts";
 import type { StudyContext, StudyResult } from "../types.ts";
 import { briefDigest, composeBrief, newNonce } from "./brief.ts";
 import type { TerminalPlan } from "./preflight.ts";
@@ -22,7 +22,7 @@ export async function runTerminalDryRun(ctx: StudyContext<TerminalLabConfig>, pl
   const lab = ctx.lab;
   const pid = TERMINAL_PARTICIPANT_ID;
   const descriptor: ActorDescriptor = plan.descriptor;
-  const writer = createRunWriter({ cwd: ctx.cwd, runId: ctx.runId, secrets: secretValuesFromEnv(ctx.env), route: "terminal", mode: "dry-run", lab: lab.id });
+  const writer = createRunWriter({ cwd: ctx.cwd, runId: ctx.runId, secrets: studySecrets(ctx), route: "terminal", mode: "dry-run", lab: lab.id });
   const createdAt = new Date().toISOString();
   ctx.progress({ participant: pid, phase: "write", detail: "dry run: contract only" });
   const product = lab.subject.product;

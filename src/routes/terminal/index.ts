@@ -13,6 +13,7 @@
  * A failure or an interruption after the run directory exists still leaves a bundle that says
  * what happened; a failure before it (preflight) throws a HumanishError and creates nothing.
  */
+import { PROJECT_LABEL } from "../../sandbox/controller.ts";
 import type { TerminalParticipantOutcome } from "../../actors/terminal/participant.ts";
 import { decodeText, tailText } from "../../actors/terminal/exec.ts";
 import { deriveReview, stakeholderLine, summarizeCost } from "../../bundle/derive.ts";
@@ -25,7 +26,7 @@ import { isTerminalLab } from "../../lab/routing.ts";
 import { TERMINAL_STUDY_DIR, type LabConfig, type TerminalLabConfig } from "../../lab/schema.ts";
 import { createDockerSandboxProvider, releaseContainer } from "../../sandbox/index.ts";
 import type { ReleaseProof, Sandbox, SandboxProvider } from "../../sandbox/types.ts";
-import { secretValuesFromEnv } from "../../secrets/index.ts";
+import { studySecrets } from "../../secrets/index.ts";
 import type { ProgressEvent, StudyContext, StudyResult } from "../types.ts";
 import { briefDigest, composeBrief, DEFAULT_PERSONA, newNonce } from "./brief.ts";
 import { runTerminalDryRun, TERMINAL_PARTICIPANT_ID } from "./dry-run.ts";
@@ -108,7 +109,7 @@ async function runLive(ctx: StudyContext<TerminalLabConfig>, plan: TerminalPlan,
   const lab = ctx.lab;
   const pid = TERMINAL_PARTICIPANT_ID;
   const actor = lab.actors[0];
-  const secrets = secretValuesFromEnv(ctx.env);
+  const secrets = studySecrets(ctx);
   if (plan.runtimeKey) secrets.push(plan.runtimeKey.value);
   const writer = createRunWriter({ cwd: ctx.cwd, runId: ctx.runId, secrets, route: "terminal", mode: "live", lab: lab.id });
   const redact = (s: string): string => writer.redactor.text(s);
@@ -174,7 +175,7 @@ async function runLive(ctx: StudyContext<TerminalLabConfig>, plan: TerminalPlan,
       image: engine.image,
       network: plan.network,
       workdir,
-      labels: { "humanish.lab": lab.id, "humanish.participant": pid },
+      labels: { "humanish.lab": lab.id, "humanish.participant": pid, [PROJECT_LABEL]: ctx.cwd },
       onCreated: async (id) => {
         createdId = id;
         await writer.appendNdjson(

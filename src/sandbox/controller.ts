@@ -2,13 +2,19 @@
  * Identity of the controlling humanish process, stamped on every guest container as the label
  * `humanish.controller=<host>:<pid>:<start ticks>`. A container whose controller is no longer
  * that exact process (pid gone, or reused by another process with a different start time) is an
- * orphan (see ./reconcile.ts). Linux /proc facts: field 22 of /proc/<pid>/stat is the start time.
+ * orphan (see src/runtime/reconcile.ts). Every sandbox and guest container carries it. Linux /proc facts: field 22 of /proc/<pid>/stat is the start time.
  */
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 
 /** Label key carrying the controller identity. */
 export const CONTROLLER_LABEL = "humanish.controller";
+
+/**
+ * Label key carrying the absolute project directory of the run, so whichever later command finds
+ * the orphan records the release in that run's own directory (not only when run from the same cwd).
+ */
+export const PROJECT_LABEL = "humanish.project";
 
 /** Start time (clock ticks since boot) of `pid`, or undefined when it does not exist. */
 export function processStartTicks(pid: number): string | undefined {
