@@ -23,9 +23,15 @@ export function artifactRootFor(runId: string): string {
   return `.humanish/runs/${runId}`;
 }
 
-/** True when `id` is a run id humanish would write (`^[a-z0-9][a-z0-9-]{0,127}$`, no `--`). */
+/** The one id reserved for the latest-run pointer (`verify --run latest`); never a run's id. */
+export const RESERVED_RUN_ID = "latest";
+
+/**
+ * True when `id` is a run id humanish would write (`^[a-z0-9][a-z0-9-]{0,127}$`, no `--`,
+ * not the reserved {@link RESERVED_RUN_ID}).
+ */
 export function isValidRunId(id: string): boolean {
-  return RUN_ID_PATTERN.test(id) && !id.includes("--");
+  return RUN_ID_PATTERN.test(id) && !id.includes("--") && id !== RESERVED_RUN_ID;
 }
 
 /**
@@ -41,6 +47,11 @@ export function isSafeRunSegment(id: string): boolean {
  * @throws HumanishError HUMANISH_INVALID_RUN_ID
  */
 export function assertRunId(id: string): void {
+  if (id === RESERVED_RUN_ID) {
+    throw new HumanishError("HUMANISH_INVALID_RUN_ID", `run id "${RESERVED_RUN_ID}" is reserved: it names the latest run (e.g. humanish verify --run latest)`, {
+      next: "pass --run-id with a value like my-study-1, or omit --run-id to get a generated one",
+    });
+  }
   if (!isValidRunId(id)) {
     throw new HumanishError(
       "HUMANISH_INVALID_RUN_ID",

@@ -331,6 +331,15 @@ export class DockerClient {
     return this.json<ContainerInspect>(await this.call("ContainerInspect", "GET", `/containers/${encodeURIComponent(id)}/json`, opts), "ContainerInspect");
   }
 
+  /**
+   * `POST /networks/{id}/disconnect` with `{Container, Force}`: detaches a container from a
+   * network (e.g. `bridge`). Throws `DockerApiError` (404 unknown network or container).
+   */
+  async networkDisconnect(network: string, container: string, opts: CallOptions & { force?: boolean } = {}): Promise<void> {
+    const { force, ...rest } = opts;
+    await this.call("NetworkDisconnect", "POST", `/networks/${encodeURIComponent(network)}/disconnect`, { ...rest, json: { Container: container, Force: force ?? false } });
+  }
+
   /** `POST /containers/{id}/kill` (default SIGKILL). Throws 409 when not running. */
   async containerKill(id: string, opts: CallOptions & { killSignal?: string } = {}): Promise<void> {
     const { killSignal, ...rest } = opts;

@@ -73,6 +73,8 @@ export interface ContainerInspect {
   State: { Status: string; Running: boolean; ExitCode: number; Pid: number; OOMKilled?: boolean; Error?: string };
   Config: { Image: string; Env: string[] | null; Labels: Record<string, string> | null; User: string; WorkingDir: string; Cmd: string[] | null };
   HostConfig: HostConfig;
+  /** Networks the container is attached to, by network name (empty when it has none). */
+  NetworkSettings?: { Networks?: Record<string, { NetworkID?: string; IPAddress?: string }> | null };
   [key: string]: unknown;
 }
 

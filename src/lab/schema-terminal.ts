@@ -130,7 +130,9 @@ export const TerminalSubjectSchema = strictObject({
  *   resolved once and the exact version recorded.
  * - `image`: Docker image for the sandbox (target docker only); absent → the humanish sandbox image.
  * - `network`: `none` | `bridge` (target docker only). `bridge` attaches the sandbox to Docker's
- *   default bridge for the whole study. It is only accepted when something in the lab needs it:
+ *   default bridge. A participant that calls a model (codex-exec) keeps it for the whole study;
+ *   for any other participant it is taken away after `product.install`, before the participant
+ *   starts (src/routes/terminal). It is only accepted when something in the lab needs it:
  *   `product.install` commands (package downloads) or a `codex-exec` participant (which must
  *   install the Codex CLI and reach the model API). Default: `bridge` for codex-exec, else `none`.
  */

@@ -284,6 +284,18 @@ class DockerSandbox implements Sandbox {
     }
   }
 
+  async detachNetwork(): Promise<void> {
+    const attached = async () => Object.keys((await this.docker.containerInspect(this.id)).NetworkSettings?.Networks ?? {});
+    try {
+      for (const name of await attached()) await this.docker.networkDisconnect(name, this.id, { force: true });
+      const left = await attached();
+      if (left.length === 0) return;
+      throw new Error(`still attached to ${left.join(", ")}`);
+    } catch (e) {
+      throw wrap(e, "HUMANISH_SANDBOX_NETWORK_DETACH_FAILED", `could not take the network away from sandbox ${this.id}`, "the study cannot go on with network it did not grant; check the engine and retry");
+    }
+  }
+
   async readFile(path: string, maxBytes = DEFAULT_READ_MAX_BYTES): Promise<Uint8Array> {
     splitPath(path, "readFile");
     const entry = await this.readEntry(path, maxBytes);

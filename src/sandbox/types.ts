@@ -81,6 +81,13 @@ export interface Sandbox {
   exec(opts: ExecOptions): Promise<ExecResult>;
   writeFile(path: string, data: Uint8Array | string, mode?: number): Promise<void>;
   readFile(path: string, maxBytes?: number): Promise<Uint8Array>;
+  /**
+   * Take every network away from the running sandbox (e.g. after `product.install` needed one),
+   * then confirm it has none. Providers that cannot do this leave it undefined; callers that
+   * rely on it must refuse to go on without it.
+   * @throws HumanishError `HUMANISH_SANDBOX_NETWORK_DETACH_FAILED` when detaching is unconfirmed.
+   */
+  detachNetwork?(): Promise<void>;
   /** Remove by exact id and confirm it is gone. Never throws; the proof says what happened. */
   release(): Promise<ReleaseProof>;
 }

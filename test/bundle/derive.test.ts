@@ -7,6 +7,7 @@ import {
   buildTerminalCostLedger,
   deriveReview,
   deriveVerdict,
+  assertRunId,
   isValidRunId,
   listRuns,
   newRunId,
@@ -103,6 +104,12 @@ describe("ids and paths", () => {
     expect(ids.size).toBe(50);
     for (const id of ids) expect(isValidRunId(id)).toBe(true);
     expect(newRunId("Weird Prefix!!", new Date("2026-11-30T03:04:05.678Z"))).toMatch(/^weird-prefix-2026-11-30t03-04-05-678z-[0-9a-f]{8}$/);
+  });
+
+  test("`latest` is reserved: it names the latest-run pointer, never a run (verify --run latest)", () => {
+    expect(isValidRunId("latest")).toBe(false);
+    expect(() => assertRunId("latest")).toThrow(/reserved/);
+    expect(isValidRunId("latest-1")).toBe(true);
   });
 
   test("safeRelPath", () => {

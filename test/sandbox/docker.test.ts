@@ -242,6 +242,16 @@ describe("Docker sandbox", () => {
     const b = await provider.create({ runId: RUN, image: IMAGE, network: "bridge" });
     extra.push(b);
     expect((await docker.containerInspect(b.id)).HostConfig.NetworkMode).toBe("bridge");
+    // A default route exists while attached; detachNetwork takes every network away, confirmed.
+    const routes = async () => dec.decode((await b.exec({ cmd: ["cat", "/proc/net/route"] })).stdout).trim().split("\n").length - 1;
+    expect(await routes()).toBeGreaterThan(0);
+    await b.detachNetwork!();
+    expect(Object.keys((await docker.containerInspect(b.id)).NetworkSettings?.Networks ?? {})).toEqual([]);
+    expect(await routes()).toBe(0);
+    const reach = await b.exec({ cmd: ["bash", "-c", "exec 3<>/dev/tcp/172.17.0.1/80"], timeoutMs: 10_000 });
+    expect(reach.exitCode).not.toBe(0);
+    // Idempotent: nothing left to detach.
+    await b.detachNetwork!();
   });
 
   test("cleanup proof: release removes by exact id, inspect → 404 = released; idempotent; nothing left", async () => {

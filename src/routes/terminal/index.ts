@@ -205,6 +205,17 @@ async function runLive(ctx: StudyContext<TerminalLabConfig>, plan: TerminalPlan,
       guard();
     }
     log.lifecycle("terminal-lab.product.prepared", `${install.length} install command(s) ran as root, unkeyed`);
+    if (plan.network === "bridge" && !plan.descriptor.capabilities.byoModel) {
+      // The network was granted for product.install; a participant that calls no model gets none
+      // (ARCHITECTURE.md invariant 2). Without a confirmed detach the study does not go on.
+      if (!sandbox.detachNetwork) {
+        throw new HumanishError("HUMANISH_SANDBOX_NETWORK_DETACH_FAILED", `the ${provider.provider} sandbox cannot take its network away before the participant`, {
+          next: "run this lab on the docker target",
+        });
+      }
+      await sandbox.detachNetwork();
+      log.lifecycle("terminal-lab.network.detached", "network taken away after product.install; the participant runs with none");
+    }
 
     await setPhase("participate", plan.descriptor.type);
     participantStarted = true;

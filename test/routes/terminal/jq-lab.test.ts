@@ -73,6 +73,9 @@ describe("jq-first-contact lab, live on Docker", () => {
     // The order of lifecycle proves the id was recorded before any provisioning step.
     const ev = ledgers.lifecycle.map((l: { event: string }) => l.event);
     expect(ev.indexOf("terminal-lab.sandbox.created")).toBeLessThan(ev.indexOf("terminal-lab.product.prepared"));
+    // The network was granted for install only: the scripted participant ran with none.
+    expect(ev.indexOf("terminal-lab.network.detached")).toBeGreaterThan(ev.indexOf("terminal-lab.product.prepared"));
+    expect(ev.indexOf("terminal-lab.network.detached")).toBeLessThan(ev.indexOf("terminal-lab.participant.started") === -1 ? Infinity : ev.indexOf("terminal-lab.participant.started"));
     const transcript = readFileSync(join(result.runDir, "terminal-transcript.txt"), "utf8");
     expect(transcript).toContain("Usage:"); // jq --help reached the participant
     expect(transcript).toContain("A-1001");
