@@ -97,6 +97,34 @@ async function readJson(req: Request): Promise<{ ok: true; value: unknown } | { 
   }
 }
 
+/** True for a loopback bind address (`127.0.0.0/8`, `::1`, `localhost`). */
+function isLoopbackHost(h: string): boolean {
+  const v = h.toLowerCase().replace(/^\[|\]$/g, "");
+  return v === "localhost" || v === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v);
+}
+
+/**
+ * Keeps web pages out (the environment runs commands): a request whose `Origin` is not this
+ * server's own origin (`http://<Host>`) gets 403 `FORBIDDEN_ORIGIN` — a cross-origin text/plain
+ * POST needs no CORS preflight, so a visited page could otherwise reset and step episodes; on a
+ * loopback bind, a `Host` that is not `127.0.0.1|localhost|[::1]:<port>` (DNS rebinding) gets
+ * 421. Clients that send no `Origin` (SDKs, curl) are unaffected. Returns undefined to proceed.
+ */
+function refuseForeignRequest(req: Request, bindHost: string, port: number): Response | undefined {
+  const hostHeader = (req.headers.get("host") ?? "").toLowerCase();
+  if (isLoopbackHost(bindHost)) {
+    const allowed = new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${bindHost.toLowerCase()}:${port}`]);
+    if (!allowed.has(hostHeader)) {
+      return httpError(421, "MISDIRECTED_REQUEST", `this server answers only its loopback origin (http://127.0.0.1:${port}); Host ${JSON.stringify(hostHeader.slice(0, 100))} is refused`);
+    }
+  }
+  const origin = req.headers.get("origin");
+  if (origin !== null && origin.toLowerCase() !== `http://${hostHeader}`) {
+    return httpError(403, "FORBIDDEN_ORIGIN", `requests from another origin (${JSON.stringify(origin.slice(0, 100))}) are refused; use the /web page of this server or a client that sends no Origin`);
+  }
+  return undefined;
+}
+
 /** Runs one validated action on a session. */
 function runAction(session: Session, action: Action, timeoutMs?: number): Promise<EnvResponse> {
   if (action.type === "list_tools") return session.run(async () => session.env.listTools());
@@ -210,6 +238,8 @@ export function startEnvServer(opts: EnvServerOptions): Promise<EnvServerHandle>
   async function handleHttp(req: Request, server: Server<WsData>): Promise<Response | undefined> {
     const url = new URL(req.url);
     const route = `${req.method} ${url.pathname}`;
+    const refused = refuseForeignRequest(req, host, server.port ?? 0);
+    if (refused) return refused;
     if (stopping) return httpError(503, "SHUTTING_DOWN", "the server is shutting down");
     switch (route) {
       case "GET /health":

@@ -14,9 +14,9 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import guestDockerfile from "../../runtime/guest/Dockerfile" with { type: "text" };
-import { isDockerApiError, tarPack, type DockerClient, type JsonMessage } from "../docker/index.ts";
+import { isDockerApiError, type DockerClient, type JsonMessage } from "../docker/index.ts";
 import { HumanishError } from "../errors.ts";
-import { imageStatus, recipeRevision, REVISION_LABEL, RECIPE_LABEL, type ImageRecipe } from "./images.ts";
+import { ensureImage, imageStatus, type ImageRecipe } from "./images.ts";
 
 /** Repository part of the guest image tag. */
 export const GUEST_IMAGE_NAME = "humanish-guest";
@@ -131,6 +131,7 @@ export function guestRecipe(binary: Uint8Array): ImageRecipe & { runtimeRevision
   return {
     name: GUEST_IMAGE_NAME,
     files: { Dockerfile: GUEST_DOCKERFILE, humanish: binary },
+    modes: { humanish: 0o555 },
     buildArgs: { HUMANISH_RUNTIME_REVISION: runtimeRevision },
     labels: { [RUNTIME_API_LABEL]: "1", [RUNTIME_REVISION_LABEL]: runtimeRevision },
     runtimeRevision,
@@ -216,27 +217,10 @@ export async function ensureGuestImage(docker: DockerClient, opts: EnsureGuestIm
   if (override) return inspectEnvGuestImage(docker, override);
   const bin = await resolveGuestBinary();
   const recipe = guestRecipe(bin.bytes);
-  const st = await imageStatus(docker, recipe);
-  if (st.present && st.imageId) return { ref: st.tag, imageId: st.imageId, runtimeRevision: recipe.runtimeRevision, origin: "recipe", built: false };
-  const context = tarPack([
-    { path: "Dockerfile", data: GUEST_DOCKERFILE, mode: 0o644 },
-    { path: "humanish", data: bin.bytes, mode: 0o555 },
-  ]);
-  try {
-    const res = await docker.imageBuild(context, {
-      tags: [st.tag],
-      labels: { ...recipe.labels, [REVISION_LABEL]: recipeRevision(recipe), [RECIPE_LABEL]: recipe.name },
-      buildArgs: recipe.buildArgs!,
-      timeoutMs: opts.timeoutMs ?? 20 * 60_000,
-      ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
-      ...(opts.signal ? { signal: opts.signal } : {}),
-    });
-    return { ref: st.tag, imageId: res.imageId, runtimeRevision: recipe.runtimeRevision, origin: "recipe", built: true };
-  } catch (e) {
-    if (e instanceof HumanishError && e.code === "HUMANISH_DOCKER_UNAVAILABLE") throw e;
-    throw new HumanishError("HUMANISH_IMAGE_BUILD_FAILED", `building the guest image ${st.tag} failed: ${e instanceof Error ? e.message : String(e)}`, {
-      next: "check that debian:bookworm-slim exists (`bash scripts/base-image.sh`) and that the build can reach deb.debian.org",
-      cause: e,
-    });
-  }
+  const r = await ensureImage(docker, recipe, {
+    timeoutMs: opts.timeoutMs ?? 20 * 60_000,
+    ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
+  });
+  return { ref: r.tag, imageId: r.imageId, runtimeRevision: recipe.runtimeRevision, origin: "recipe", built: r.built };
 }

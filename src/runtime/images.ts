@@ -32,6 +32,8 @@ export interface ImageRecipe {
   labels?: Record<string, string>;
   /** Build args (never secret: they are recorded in the image history). */
   buildArgs?: Record<string, string>;
+  /** File modes in the build context by path (default 0o644), e.g. `{ humanish: 0o555 }`. */
+  modes?: Record<string, number>;
 }
 
 /** Status of a recipe's image in the engine. */
@@ -83,6 +85,8 @@ export function recipeRevision(recipe: ImageRecipe): string {
   for (const path of Object.keys(recipe.files).sort()) {
     field(enc.encode(path));
     field(bytesOf(recipe.files[path]!));
+    // Only explicit modes enter the hash, so recipes without any keep their revision.
+    if (recipe.modes?.[path] !== undefined) field(enc.encode(`mode ${recipe.modes[path]!.toString(8)}`));
   }
   for (const [k, v] of Object.entries(recipe.labels ?? {}).sort(([a], [b]) => (a < b ? -1 : 1))) field(enc.encode(`label ${k}=${v}`));
   for (const [k, v] of Object.entries(recipe.buildArgs ?? {}).sort(([a], [b]) => (a < b ? -1 : 1))) field(enc.encode(`arg ${k}=${v}`));
@@ -100,7 +104,7 @@ export function recipeContext(recipe: ImageRecipe): Uint8Array {
   return tarPack(
     Object.keys(recipe.files)
       .sort()
-      .map((path) => ({ path, data: recipe.files[path]!, mode: 0o644 })),
+      .map((path) => ({ path, data: recipe.files[path]!, mode: recipe.modes?.[path] ?? 0o644 })),
   );
 }
 
