@@ -6,6 +6,7 @@
  * action and no `heldKeys` field (a peer sending them is refused as `invalid_request`).
  */
 import { z } from "zod";
+import { CUA_DISPOSITIONS, CUA_EXECUTOR_ERROR_CODES } from "./errors.ts";
 
 /** Largest frame payload in bytes (12 MiB, §1.2). */
 export const MAX_FRAME_BYTES = 12 * 1024 * 1024;
@@ -193,21 +194,8 @@ export const requestSchema = z
 export type BrowserControlRequest = z.infer<typeof requestSchema>;
 
 const errorSchema = z.strictObject({
-  code: z.enum([
-    "executor_closed",
-    "executor_not_ready",
-    "executor_busy",
-    "cancelled",
-    "invalid_request",
-    "invalid_response",
-    "protocol_mismatch",
-    "session_revoked",
-    "transport_failed",
-    "deadline_exceeded",
-    "action_rejected",
-    "execution_failed",
-  ]),
-  disposition: z.enum(["not_dispatched", "outcome_uncertain"]),
+  code: z.enum(CUA_EXECUTOR_ERROR_CODES),
+  disposition: z.enum(CUA_DISPOSITIONS),
 });
 
 const replyCommon = { ...common, type: z.literal("reply"), operation: z.enum(OPERATIONS), actionId: tokenSchema.optional() };

@@ -119,14 +119,22 @@ function isPngName(rel: string): boolean {
   return rel.toLowerCase().endsWith(".png");
 }
 
-/** Every string (keys included) inside a JSON value. */
-function jsonStrings(v: unknown, out: string[]): void {
-  if (typeof v === "string") out.push(v);
-  else if (Array.isArray(v)) for (const x of v) jsonStrings(x, out);
-  else if (v && typeof v === "object") {
-    for (const [k, x] of Object.entries(v)) {
-      out.push(k);
-      jsonStrings(x, out);
+/**
+ * Every string (keys included) inside a JSON value. Iterative, so a hostile nesting depth
+ * (JSON.parse accepts far deeper input than the call stack allows) cannot crash verify.
+ */
+function jsonStrings(root: unknown, out: string[]): void {
+  const stack: unknown[] = [root];
+  while (stack.length) {
+    const v = stack.pop();
+    if (typeof v === "string") out.push(v);
+    else if (Array.isArray(v)) for (let i = v.length - 1; i >= 0; i--) stack.push(v[i]);
+    else if (v && typeof v === "object") {
+      const entries = Object.entries(v);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        stack.push(entries[i]![1]);
+        stack.push(entries[i]![0]);
+      }
     }
   }
 }

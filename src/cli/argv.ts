@@ -12,7 +12,29 @@ export type Parsed =
   | { kind: "help"; topic?: CommandSpec; group?: string }
   | { kind: "orientation"; json: boolean }
   | { kind: "command"; spec: CommandSpec; args: Record<string, string>; flags: Record<string, string | boolean | undefined> }
-  | { kind: "usage-error"; message: string };
+  | {
+      kind: "usage-error";
+      message: string;
+      /** The command's result schema when the command is known, else `humanish.usage-result.v1`. */
+      schema: string;
+      /** The help command to read next. */
+      next: string;
+      /** `--json` was among the arguments: the error is printed as one JSON document. */
+      json: boolean;
+    };
+
+/** Result schema of a usage error whose command is unknown. */
+export const USAGE_RESULT_SCHEMA = "humanish.usage-result.v1";
+
+function usageError(argv: string[], message: string, spec?: CommandSpec): Parsed {
+  return {
+    kind: "usage-error",
+    message,
+    schema: spec?.schema ?? USAGE_RESULT_SCHEMA,
+    next: spec ? `humanish ${spec.path.join(" ")} --help` : "humanish --help",
+    json: argv.includes("--json"),
+  };
+}
 
 /** Parses argv (without the binary and script). Never throws. */
 export function parseArgv(argv: string[]): Parsed {
@@ -37,13 +59,13 @@ export function parseArgv(argv: string[]): Parsed {
       const subs = group.map((c) => c.path[1]!).filter(Boolean);
       if (sub === undefined) {
         if (argv.includes("--help") || argv.includes("-h")) return { kind: "help", group: first };
-        return { kind: "usage-error", message: `\`humanish ${first}\` needs a subcommand: ${subs.join(", ")}` };
+        return usageError(argv, `\`humanish ${first}\` needs a subcommand: ${subs.join(", ")}`);
       }
       const hint = nearest(sub, subs);
-      return { kind: "usage-error", message: `unknown command \`humanish ${first} ${sub}\`${hint ? `; did you mean \`humanish ${first} ${hint}\`?` : `; known: ${subs.join(", ")}`}` };
+      return usageError(argv, `unknown command \`humanish ${first} ${sub}\`${hint ? `; did you mean \`humanish ${first} ${hint}\`?` : `; known: ${subs.join(", ")}`}`);
     }
     const hint = nearest(first, commandWords());
-    return { kind: "usage-error", message: `unknown command \`${first}\`${hint ? `; did you mean \`${hint}\`?` : ""} (see \`humanish --help\`)` };
+    return usageError(argv, `unknown command \`${first}\`${hint ? `; did you mean \`${hint}\`?` : ""} (see \`humanish --help\`)`);
   }
   const rest = argv.slice(spec.path.length);
   if (rest.includes("--help") || rest.includes("-h")) return { kind: "help", topic: spec };
@@ -53,7 +75,7 @@ export function parseArgv(argv: string[]): Parsed {
   try {
     parsed = parseArgs({ args: rest, options, strict: true, allowPositionals: true });
   } catch (e) {
-    return { kind: "usage-error", message: explainParseError(e as Error, spec, rest) };
+    return usageError(argv, explainParseError(e as Error, spec, rest), spec);
   }
   const positionals = parsed.positionals;
   const args: Record<string, string> = {};
@@ -61,13 +83,13 @@ export function parseArgv(argv: string[]): Parsed {
     const p = spec.positionals[i]!;
     const v = positionals[i];
     if (v === undefined) {
-      if (p.required) return { kind: "usage-error", message: `\`humanish ${spec.path.join(" ")}\` needs <${p.name}> (see \`humanish ${spec.path.join(" ")} --help\`)` };
+      if (p.required) return usageError(argv, `\`humanish ${spec.path.join(" ")}\` needs <${p.name}> (see \`humanish ${spec.path.join(" ")} --help\`)`, spec);
       continue;
     }
     args[p.name] = v;
   }
   if (positionals.length > spec.positionals.length) {
-    return { kind: "usage-error", message: `unexpected argument \`${positionals[spec.positionals.length]}\` for \`humanish ${spec.path.join(" ")}\`` };
+    return usageError(argv, `unexpected argument \`${positionals[spec.positionals.length]}\` for \`humanish ${spec.path.join(" ")}\``, spec);
   }
   return { kind: "command", spec, args, flags: parsed.values as Record<string, string | boolean | undefined> };
 }
@@ -100,7 +122,12 @@ function explainParseError(e: Error, spec: CommandSpec, rest: string[]): string 
       (!hint && elsewhere.length ? ` (--${name} is an option of \`${elsewhere[0]}\`)` : "")
     );
   }
-  if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") return `${e.message.split("\n")[0]} (in \`${cmd}\`)`;
+  if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
+    const opt = /Option '(--[a-z0-9-]+)/.exec(e.message)?.[1];
+    const f = opt ? spec.flags[opt.slice(2)] : undefined;
+    if (opt && f?.type === "string") return `\`${opt}\` needs a value${f.value ? ` (${opt} ${f.value})` : ""} (in \`${cmd}\`)`;
+    return `${e.message.split("\n")[0]} (in \`${cmd}\`)`;
+  }
   return `${e.message.split("\n")[0]} (in \`${cmd}\`)`;
 }
 

@@ -6,6 +6,7 @@
 import { resolve } from "node:path";
 import { existsSync, statSync } from "node:fs";
 import { HumanishError } from "../errors.ts";
+import { redact } from "../bundle/index.ts";
 import { secretValuesFromEnv } from "../secrets/index.ts";
 import { BUILD_COMMIT, VERSION } from "../version.ts";
 import { helpText, parseArgv } from "./argv.ts";
@@ -30,7 +31,9 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
       } else io.stdout(helpText() + "\n");
       return 0;
     case "usage-error":
-      io.stderr(`humanish: ${parsed.message}\n`);
+      if (parsed.json) {
+        io.stdout(redact(JSON.stringify({ schema: parsed.schema, ok: false, error: { code: "HUMANISH_USAGE", message: parsed.message, next: parsed.next } }, null, 2), secretValuesFromEnv(io.env)) + "\n");
+      } else io.stderr(redact(`humanish: ${parsed.message}\n`, secretValuesFromEnv(io.env)));
       return 1;
     case "command":
       return runCommand(parsed.spec, parsed.args, parsed.flags, io);

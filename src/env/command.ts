@@ -96,8 +96,9 @@ async function buildBackend(opts: EnvServeCommandOptions, env: Record<string, st
 
 /**
  * Runs the server until SIGINT/SIGTERM (or `opts.signal`), then releases every owned sandbox
- * by exact id. Never throws: failures come back as `ok: false` with `error` and exit code 1;
- * exit code 1 too when any release was not confirmed.
+ * by exact id. Never throws: failures come back as `ok: false` with `error` and exit code 1 for
+ * a bad option (usage), 2 for anything else (port in use, missing image); exit code 2 too when
+ * any release was not confirmed.
  */
 export async function runEnvServeCommand(opts: EnvServeCommandOptions = {}): Promise<EnvServeCommandOutcome> {
   const env = opts.env ?? process.env;
@@ -118,7 +119,8 @@ export async function runEnvServeCommand(opts: EnvServeCommandOptions = {}): Pro
       stoppedBy: null,
       error,
       human: `env serve failed: ${error.message}`,
-      exitCode: 1,
+      // A bad option is a usage error (1); anything else (port in use, missing image) a domain failure (2).
+      exitCode: error.code === "HUMANISH_ENV_OPTIONS_INVALID" ? 1 : 2,
     };
   };
 
@@ -190,6 +192,6 @@ export async function runEnvServeCommand(opts: EnvServeCommandOptions = {}): Pro
     stoppedBy,
     ...(ok ? {} : { error: { code: "HUMANISH_ENV_RELEASE_UNCONFIRMED", message: `${summary.unconfirmed} sandbox release(s) were not confirmed`, next: "remove each listed id by its exact id" } }),
     human,
-    exitCode: ok ? 0 : 1,
+    exitCode: ok ? 0 : 2,
   };
 }

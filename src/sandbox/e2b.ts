@@ -262,7 +262,7 @@ export function createE2BSandboxProvider(opts: E2BSandboxProviderOptions): Sandb
       const apiKey = opts.apiKey;
       if (!apiKey) {
         throw new HumanishError("HUMANISH_E2B_KEY_MISSING", "E2B_API_KEY is not set: the e2b backend needs it to create a sandbox", {
-          next: "run `humanish keys set e2b` or export E2B_API_KEY, then reset again (or use --backend docker)",
+          next: "export E2B_API_KEY (or pass it with --env-file), then reset again (or use --backend docker)",
         });
       }
       const connectionOpts: Record<string, unknown> = {

@@ -182,6 +182,24 @@ describe("verifyRun: tampering fails closed", () => {
     expect(failed(v)).toContain("no unlisted files");
   });
 
+  test("deeply nested JSON (run.json or a listed artifact) fails closed with checks, never a crash", async () => {
+    const cwd = project();
+    const { w } = await writeLiveTerminal(cwd);
+    const deep = "[".repeat(200_000) + "]".repeat(200_000);
+    writeFileSync(join(w.runDir, "run.json"), deep);
+    const v = await verifyRun(w.runDir);
+    expect(v.ok).toBe(false);
+    expect(v.error).toBeUndefined();
+    expect(failed(v)).toContain("run schema");
+    // A listed .json artifact with the same nesting (listing updated) is scanned without recursion.
+    const { w: w2 } = await writeLiveTerminal(cwd, "live-2");
+    plant(w2.runDir, "actor.json", `{"a":${"[".repeat(200_000)}"x"${"]".repeat(200_000)}}`);
+    const v2 = await verifyRun(w2.runDir);
+    expect(v2.ok).toBe(false);
+    expect(failed(v2)).toContain("artifact schemas");
+    expect(failed(v2)).not.toContain("public-safety scan");
+  });
+
   test("an added file fails (top level, nested, leftover temp, hidden)", async () => {
     const cwd = project();
     const { w } = await writeLiveTerminal(cwd);

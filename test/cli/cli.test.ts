@@ -37,6 +37,29 @@ describe("argv", () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("<lab>");
   });
+  test("a usage error with --json still prints exactly one JSON document (exit 1)", async () => {
+    const cases: [string[], string][] = [
+      [["verfy", "--json"], "humanish.usage-result.v1"],
+      [["lab", "run", "--json"], "humanish.lab-run-result.v1"],
+      [["runs", "--bogus", "--json"], "humanish.runs-result.v1"],
+      [["lab", "rnu", "--json"], "humanish.usage-result.v1"],
+      [["verify", "--run", "--json"], "humanish.verify-result.v1"],
+    ];
+    for (const [argv, schema] of cases) {
+      const r = await cli(argv);
+      expect(r.code).toBe(1);
+      const j = r.json<{ schema: string; ok: boolean; error: { code: string; message: string; next?: string } }>();
+      expect(j).toMatchObject({ schema, ok: false, error: { code: "HUMANISH_USAGE" } });
+      expect(j.error.message.length).toBeGreaterThan(0);
+      expect(j.error.next).toBeDefined();
+      expect(r.stderr).toBe("");
+    }
+    expect((await cli(["verify", "--run", "--json"])).json<{ error: { message: string } }>().error.message).toContain("`--run` needs a value");
+    // Without --json, stdout stays empty and the message goes to stderr.
+    const human = await cli(["runs", "--bogus"]);
+    expect(human.stdout).toBe("");
+    expect(human.stderr).toContain("unknown option `--bogus`");
+  });
   test("a string flag without value is a usage error, not a crash", () => {
     expect(parseArgv(["verify", "--run"]).kind).toBe("usage-error");
   });

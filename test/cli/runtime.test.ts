@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { requireDocker } from "../support/prereq.ts";
@@ -52,4 +52,73 @@ describe("runtime and doctor (real engine)", () => {
     expect(noKey.code).toBe(2);
     expect(noKey.json<{ error: { code: string } }>().error.code).toBe("HUMANISH_DOCTOR_FAILED");
   });
+});
+
+describe("lab run --live interrupted (real engine)", () => {
+  test("SIGINT mid-participant: exit 130, the message names the bundle by its project path, no container left", async () => {
+    await requireDocker();
+    const { runCli } = await import("../../src/cli/run.ts");
+    const { containersOfRun, removeContainers } = await import("../routes/terminal/support.ts");
+    const dir = tmp();
+    const runId = `cli-sigint-${Date.now().toString(36)}`;
+    mkdirSync(join(dir, "humanish", "labs"), { recursive: true });
+    writeFileSync(
+      join(dir, "humanish", "labs", "hang.yaml"),
+      [
+        "schema: humanish.lab.v2",
+        "id: hang",
+        "title: a participant that hangs",
+        "subject:",
+        "  source: terminal-product",
+        "  product:",
+        "    name: sleep",
+        "    publicSurfaces: [https://www.gnu.org/software/coreutils/]",
+        "actors:",
+        "  - type: scripted-terminal",
+        "    steps:",
+        "      - run: sleep 600",
+        "execution:",
+        "  target: docker",
+        "scenario:",
+        "  mode: live",
+        "  caps: {maxUsd: 0, maxMinutes: 5}",
+        "",
+      ].join("\n"),
+    );
+    let stdout = "";
+    let stderr = "";
+    let sent = false;
+    const io = {
+      stdout: (t: string) => void (stdout += t),
+      stderr: (t: string) => {
+        stderr += t;
+        if (!sent && t.includes("step 1/1")) {
+          sent = true;
+          setTimeout(() => process.kill(process.pid, "SIGINT"), 300);
+        }
+      },
+      stderrIsTTY: false,
+      stdinIsTTY: false,
+      env: process.env,
+    };
+    try {
+      const code = await runCli(["lab", "run", "hang", "--live", "--run-id", runId, "--cwd", dir], io);
+      expect(sent).toBe(true);
+      expect(code).toBe(130);
+      expect(stderr).toContain(`the partial bundle is in .humanish/runs/${runId}`);
+      expect(stderr).not.toContain("REDACTED");
+      expect(stdout).toContain(`run:    .humanish/runs/${runId}`);
+      const errLines: string[] = [];
+      const code2 = await runCli(["verify", "--run", runId, "--cwd", dir], { ...io, stdout: () => undefined, stderr: (t: string) => void errLines.push(t) });
+      expect(code2).toBe(0);
+      expect(await containersOfRun(runId)).toEqual([]);
+      // The same run again in --json mode is refused (the id exists); read the first envelope instead.
+      const json = { out: "" };
+      const again = await runCli(["lab", "run", "hang", "--live", "--run-id", runId, "--cwd", dir, "--json"], { ...io, stdout: (t: string) => void (json.out += t) });
+      expect(again).toBe(2);
+      expect(JSON.parse(json.out).error.code).toBe("HUMANISH_RUN_ID_IN_USE");
+    } finally {
+      await removeContainers(await containersOfRun(runId));
+    }
+  }, 120_000);
 });

@@ -84,6 +84,22 @@ describe("humanish env serve (runEnvServeCommand)", () => {
     expect(img.error?.code).toBe("HUMANISH_SANDBOX_IMAGE_MISSING");
   });
 
+  test("a port already in use is a domain failure (exit 2), printed once", async () => {
+    const busy = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("busy") });
+    try {
+      const out = await runEnvServeCommand({ backend: "e2b", port: busy.port, env: {}, log: () => undefined });
+      expect(out).toMatchObject({ ok: false, exitCode: 2, error: { code: "HUMANISH_ENV_LISTEN_FAILED" } });
+      const { cli } = await import("../cli/support.ts");
+      const r = await cli(["env", "serve", "--backend", "e2b", "--port", String(busy.port)], { PATH: process.env.PATH });
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe("");
+      expect(r.stderr.match(/failed: cannot listen/g)).toHaveLength(1);
+      expect(r.stderr).toContain("code: HUMANISH_ENV_LISTEN_FAILED");
+    } finally {
+      busy.stop(true);
+    }
+  });
+
   test("e2b backend without E2B_API_KEY: reset answers done = true with a clear error", async () => {
     const ac = new AbortController();
     let url = "";

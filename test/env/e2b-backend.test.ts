@@ -7,7 +7,9 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { randomUUID } from "node:crypto";
+import { COMMANDS } from "../../src/cli/spec.ts";
 import { envBackendFromProvider } from "../../src/env/backends.ts";
+import type { HumanishError } from "../../src/errors.ts";
 import { startEnvServer } from "../../src/env/server.ts";
 import { createE2BSandboxProvider, releaseE2BSandbox, shellQuote } from "../../src/sandbox/e2b.ts";
 import { startFakeE2B, type FakeE2B } from "./fake-e2b.ts";
@@ -92,7 +94,16 @@ describe("e2b sandbox provider (real SDK, fake server)", () => {
 
   test("a missing key is a clear error before any call", async () => {
     const n = fake.calls.length;
-    await expect(createE2BSandboxProvider({ apiKey: undefined }).create({ runId: "r3", image: "base" })).rejects.toMatchObject({ code: "HUMANISH_E2B_KEY_MISSING" });
+    const missing = await createE2BSandboxProvider({ apiKey: undefined })
+      .create({ runId: "r3", image: "base" })
+      .then(() => undefined, (e: HumanishError) => e);
+    expect(missing).toMatchObject({ code: "HUMANISH_E2B_KEY_MISSING" });
+    // The next step names only commands that exist.
+    for (const m of (missing!.next ?? "").matchAll(/humanish ([a-z]+(?: [a-z]+)?)/g)) {
+      const words = m[1]!.split(" ");
+      expect({ next: missing!.next, known: COMMANDS.some((c) => c.path[0] === words[0] && (c.path.length === 1 || words.length === 1 || c.path[1] === words[1])) }).toEqual({ next: missing!.next, known: true });
+    }
+    expect(missing!.next).toContain("E2B_API_KEY");
     await expect(provider({ apiKey: "e2b_wrong" }).create({ runId: "r3", image: "base" })).rejects.toMatchObject({ code: "HUMANISH_SANDBOX_CREATE_FAILED" });
     expect(fake.calls.length).toBe(n + 1);
   });

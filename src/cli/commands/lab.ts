@@ -100,7 +100,7 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
   const schema = route === "terminal" ? "humanish.terminal-lab-result.v1" : "humanish.browser-lab-result.v1";
   const envelope = { schema, ...result, ok: result.ok && !why, lab: loaded.config.id, labRef: loaded.ref, ...(why ? { interrupted: why } : {}) };
   if (why && !envelope.error) {
-    envelope.error = { code: "HUMANISH_INTERRUPTED", message: `the run was interrupted by ${why}; cleanup ran and the partial bundle is in ${result.runDir}`, next: `humanish verify --run ${result.runId}` };
+    envelope.error = { code: "HUMANISH_INTERRUPTED", message: `the run was interrupted by ${why}; cleanup ran and the partial bundle is in ${relative(ctx.cwd, result.runDir) || result.runDir}`, next: `humanish verify --run ${result.runId}` };
   }
   return { result: envelope, human: renderStudy(ctx, envelope), exitCode: why ? (why === "SIGINT" ? 130 : 143) : envelope.ok ? 0 : 2 };
 }

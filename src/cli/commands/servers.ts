@@ -34,7 +34,8 @@ export async function envServeCommand(ctx: CommandContext): Promise<CommandOutco
     env: ctx.env,
     log: (line: string) => ctx.io.stderr(line + "\n"),
   });
-  return { result: { ...outcome, schema: ctx.spec.schema }, human: outcome.human, exitCode: outcome.exitCode };
+  // A server that never listened has nothing to summarise: the failure lines alone say what happened.
+  return { result: { ...outcome, schema: ctx.spec.schema }, human: outcome.url === null ? undefined : outcome.human, exitCode: outcome.exitCode };
 }
 
 /** `guest serve` (inside the guest container): browser control over a Unix socket. */
