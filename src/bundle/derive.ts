@@ -79,7 +79,9 @@ export function deriveVerdict(mode: Mode, outcome: RunOutcome, participants: rea
 /** `2/3 reached the goal; tasks: add-todo 3/3 · clear-completed 2/3` (tasks part omitted when none). */
 export function stakeholderLine(review: Pick<Review, "participants" | "tasks">): string {
   const p = review.participants;
-  const head = `${p.reachedGoal}/${p.total} reached the goal`;
+  // A harness failure is never a finding about the product: say so beside the denominator.
+  const harness = p.harnessFailed > 0 ? ` (${p.harnessFailed} harness failure${p.harnessFailed === 1 ? "" : "s"}: not a finding)` : "";
+  const head = `${p.reachedGoal}/${p.total} reached the goal${harness}`;
   if (review.tasks.tasks.length === 0) return head;
   return `${head}; tasks: ${review.tasks.tasks.map((t) => `${t.id} ${t.completed}/${t.sessions}`).join(" · ")}`;
 }
@@ -101,7 +103,10 @@ export function deriveReview(args: {
   }
   if (args.outcome.state === "failed") gaps.push(`run failed: ${args.outcome.error?.code ?? "unknown error"}`);
   if (args.outcome.state === "interrupted") gaps.push(`run interrupted${args.outcome.interrupted ? ` by ${args.outcome.interrupted}` : ""}`);
-  const summary = args.mode === "dry-run" ? `contract only; ${stakeholderLine({ participants, tasks })}` : stakeholderLine({ participants, tasks });
+  const summary =
+    args.mode === "dry-run"
+      ? `contract only, nothing ran: ${participants.total} participant(s) planned${tasks.tasks.length ? `; tasks: ${tasks.tasks.map((t) => t.id).join(" · ")}` : ""}`
+      : stakeholderLine({ participants, tasks });
   return { schema: "humanish.review.v1", verdict, summary, gaps, participants, tasks };
 }
 

@@ -62,6 +62,8 @@ describe("review derivation", () => {
     expect(r.summary).toBe("2/3 reached the goal; tasks: add-todo 3/3 · clear-completed 2/3");
     expect(r.verdict).toBe("fail");
     expect(stakeholderLine({ participants: r.participants, tasks: { sessions: 3, tasks: [] } })).toBe("2/3 reached the goal");
+    // A harness failure is named beside the denominator, never counted as a finding silently.
+    expect(stakeholderLine({ participants: { ...r.participants, harnessFailed: 1 }, tasks: { sessions: 3, tasks: [] } })).toBe("2/3 reached the goal (1 harness failure: not a finding)");
   });
 });
 

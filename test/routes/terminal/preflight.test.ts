@@ -44,7 +44,7 @@ describe("dry run", () => {
       expect(r.verify).toEqual({ ok: true, shareSafety: "share_ready" });
       expect(r.reward).toBeNull();
       expect(r.tasks.every((t) => t.status === "not_run")).toBe(true);
-      expect(r.verdict.startsWith("contract only; 0/1 reached the goal; tasks: pretty-print 0/1")).toBe(true);
+      expect(r.verdict.startsWith("contract only, nothing ran: 1 participant(s) planned; tasks: pretty-print · ")).toBe(true);
       expect((await verifyRun(r.runDir)).ok).toBe(true);
       const run = JSON.parse(readFileSync(join(r.runDir, "run.json"), "utf8"));
       expect(run.review.verdict).toBe("contract_proof_only");
