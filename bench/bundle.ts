@@ -9,6 +9,8 @@
  *    (re-admission is required; its decode dominates). Prints ms (best of N) and the ratios.
  * B. Redaction of 1 MiB of transcript-like text with 2 provisioned secrets vs one literal
  *    `String.prototype.replaceAll` of a single value over the same text. Prints MiB/s and ratio.
+ * B2. Redaction of one 1 MiB whitespace-free token in text that also holds a `%` vs the same
+ *    text without the `%` (the percent-escape pass must stay linear). Prints ms and ratio.
  * C. `writeArtifact` (redact + atomic temp/fsync/rename) of a 256 KiB text vs `Bun.write` of the
  *    same bytes (no fsync). Prints ms and ratio.
  */
@@ -149,6 +151,17 @@ try {
   }, 10);
   const mib = text.length / 1048576;
   console.log(`B redact 1 MiB: single replaceAll ${(mib / (base / 1000)).toFixed(0)} MiB/s · redactor ${(mib / (red / 1000)).toFixed(0)} MiB/s · ratio ${(red / base).toFixed(1)}×`);
+  // B2. one 1 MiB token (a blob without whitespace) in text that also holds a `%`: the
+  // percent-escape pass must stay linear (it once rescanned the token from every offset).
+  const blob = `progress 100% ${"Zm9v".repeat(256 * 1024)}`;
+  const blobPlain = blob.replace("%", " ");
+  const noPct = await best(() => {
+    r.text(blobPlain);
+  }, 5);
+  const withPct = await best(() => {
+    r.text(blob);
+  }, 5);
+  console.log(`B2 redact a 1 MiB token: without a % ${noPct.toFixed(1)} ms · with a % elsewhere ${withPct.toFixed(1)} ms · ratio ${(withPct / noPct).toFixed(2)}×`);
 
   // C. atomic artifact write vs Bun.write.
   const body = transcript.slice(0, 256 * 1024);

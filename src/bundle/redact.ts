@@ -101,8 +101,14 @@ const SHAPES: readonly Shape[] = [
   },
 ];
 
-/** A whitespace/quote-delimited token containing at least one `%XX` escape. */
-const PCT_TOKEN = /[^\s"'`<>]*%[0-9A-Fa-f]{2}[^\s"'`<>]*/g;
+/**
+ * A whitespace/quote-delimited token. Tokens are matched whole and only those holding a `%XX`
+ * escape are decoded: one linear pass. (A single regex "token containing %XX" restarts at every
+ * position of a long token without one — quadratic, minutes for a 500 KB blob.)
+ */
+const TOKEN = /[^\s"'`<>]+/g;
+/** A `%XX` escape. */
+const PCT_ESCAPE = /%[0-9A-Fa-f]{2}/;
 
 /**
  * Decode every run of `%XX` escapes on its own (UTF-8 when valid, else byte-wise latin1), so one
@@ -116,6 +122,15 @@ export function percentDecodeRuns(s: string): string {
       return m.replace(/%([0-9A-Fa-f]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
     }
   });
+}
+
+/**
+ * JSON text with every raw DEL (U+007F) written as the escape `\u007f`. `JSON.stringify`
+ * escapes the other control characters but not DEL, and bundle text must be free of control
+ * bytes (`verifyRun`'s text rule); outside strings JSON has no DEL, so the value is unchanged.
+ */
+export function escapeDelInJson(json: string): string {
+  return json.includes("\u007f") ? json.replace(/\u007f/g, "\\u007f") : json;
 }
 
 /** Names of the secret/path shapes, in application order (for documentation and tests). */
@@ -218,7 +233,8 @@ export function createRedactor(secrets: readonly (string | undefined | null)[], 
     // A percent-encoded token (a URL a participant typed) that decodes to a secret value or a
     // secret/local-path shape is replaced whole — the verifier decodes these too.
     if (out.includes("%")) {
-      out = out.replace(PCT_TOKEN, (tok) => {
+      out = out.replace(TOKEN, (tok) => {
+        if (!tok.includes("%") || !PCT_ESCAPE.test(tok)) return tok;
         const dec = percentDecodeRuns(tok);
         if (dec === tok) return tok;
         literal && (literal.lastIndex = 0);
@@ -282,7 +298,7 @@ export function createRedactor(secrets: readonly (string | undefined | null)[], 
     tail: (s, maxChars = DEFAULT_TAIL_CHARS) => tail(text(s), maxChars),
     bytes,
     json: (value) => {
-      const once = JSON.stringify(deep(value), null, 2);
+      const once = escapeDelInJson(JSON.stringify(deep(value), null, 2));
       const twice = text(once);
       // The second pass only ever shortens matches inside strings; if it ever broke the JSON,
       // the string-level pass alone (already complete) is the safe answer.

@@ -23,7 +23,7 @@ import { HumanishError } from "../errors.ts";
 import { deriveReview, summarizeCost } from "./derive.ts";
 import { artifactRootFor, assertRunId, DERIVED_FILES, ORPHAN_RELEASE_FILE, RUN_FILE, runDirFor, runsDir, safeRelPath } from "./paths.ts";
 import { admitPngBytes } from "./png.ts";
-import { createRedactor, type Redactor } from "./redact.ts";
+import { createRedactor, escapeDelInJson, type Redactor } from "./redact.ts";
 import {
   ActorTraceSchema,
   type ArtifactEntry,
@@ -424,7 +424,7 @@ function makeWriter(st: WriterState): RunWriter {
             });
           }
         }
-        const line = st.redactor.text(JSON.stringify(redacted));
+        const line = escapeDelInJson(st.redactor.text(JSON.stringify(redacted)));
         if (line.includes("\n")) throw new HumanishError("HUMANISH_INVALID_ARTIFACT", `${rel}: record serialised with a raw newline`, { next: "report this as a bug" });
         const bytes = new TextEncoder().encode(`${line}\n`);
         if (st.redactor.containsSecret(line)) {
@@ -549,7 +549,7 @@ function makeWriter(st: WriterState): RunWriter {
             next: "fix the named field of the finalize input",
           });
         }
-        const text = `${JSON.stringify(checked.data, null, 2)}\n`;
+        const text = `${escapeDelInJson(JSON.stringify(checked.data, null, 2))}\n`;
         await atomicWrite(join(st.runDir, RUN_FILE), new TextEncoder().encode(text), `${artifactRootFor(st.runId)}/run.json`);
         if (!st.reopened && !finalizedOnce) {
           finalizedOnce = true;

@@ -148,6 +148,17 @@ describe("redact: percent-encoded tokens", () => {
     // harmless escapes stay
     expect(r.text("GET /?q=hello%20world 100%zz")).toBe("GET /?q=hello%20world 100%zz");
   });
+
+  test("a long token without an escape next to a `%` elsewhere is scanned once (no quadratic rescans)", () => {
+    // A participant printing a 1 MiB base64-like blob in text that also holds a `%` (a report's
+    // CSS `100%`, a progress bar) must not stall the writer: each token is looked at once.
+    const r = createRedactor(["my/secret:value"]);
+    const blob = "a".repeat(1 << 20);
+    const text = `width: 100%; ${blob} GET /?t=my%2Fsecret%3Avalue done`;
+    expect(r.text(text)).toBe(`width: 100%; ${blob} GET ${REDACTED_SECRET} done`);
+    const tokenWithEscape = `${"b".repeat(1 << 20)}=my%2Fsecret%3Avalue`;
+    expect(r.text(`x ${tokenWithEscape} y`)).toBe(`x ${REDACTED_SECRET} y`);
+  });
 });
 
 describe("truncation comes last", () => {

@@ -4,7 +4,7 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { isHumanishError } from "../../src/errors.ts";
 import { createRunWriter, reopenRunWriter, RunBundleSchema, RunStatusSchema, verifyRun, LatestRunSchema } from "../../src/bundle/index.ts";
-import { CANARY, makePng, tempProject, terminalLedgers, writeDryRunTerminal, writeLiveBrowser, writeLiveTerminal } from "./helpers.ts";
+import { CANARY, makePng, tempProject, terminalLedgers, terminalTrace, writeDryRunTerminal, writeLiveBrowser, writeLiveTerminal } from "./helpers.ts";
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -90,6 +90,24 @@ describe("run writer", () => {
     const w = createRunWriter({ cwd, runId: "same-id", secrets: [], heartbeatMs: 0 });
     w.close();
     await expectCode(() => createRunWriter({ cwd, runId: "same-id", secrets: [], heartbeatMs: 0 }), "HUMANISH_RUN_ID_IN_USE");
+  });
+
+  test("a DEL byte in participant output is escaped in JSON artifacts, so the writer's own bundle verifies", async () => {
+    const cwd = project();
+    await writeLiveTerminal(cwd);
+    const r = await reopenRunWriter({ cwd, runId: "live-1", secrets: [] });
+    const base = terminalTrace();
+    const items = base.items.map((i) => (i.kind === "command" ? { ...i, command: { ...i.command!, outputTail: "random bytes \u007f\u0080 end" } } : i));
+    await r.writeJson("actor.json", { ...base, items }, { kind: "actor-trace" });
+    await r.appendNdjson("terminal-events.ndjson", { at: "2026-11-30T00:00:00.000Z", stream: "stdout", chunk: "del \u007f here" }, { kind: "terminal-events" });
+    await r.finalize();
+    r.close();
+    const runDir = join(cwd, ".humanish", "runs", "live-1");
+    for (const f of ["actor.json", "terminal-events.ndjson", "run.json"]) expect({ f, del: readFileSync(join(runDir, f)).includes(0x7f) }).toEqual({ f, del: false });
+    expect(JSON.parse(readFileSync(join(runDir, "actor.json"), "utf8")).items[0].command.outputTail).toBe("random bytes \u007f\u0080 end");
+    const v = await verifyRun(runDir);
+    expect(v.checks.filter((c) => !c.ok)).toEqual([]);
+    expect(v.ok).toBe(true);
   });
 
   test("invalid run ids are refused", async () => {

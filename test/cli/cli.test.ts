@@ -138,6 +138,23 @@ describe("envelopes", () => {
     expect(r.stdout).not.toContain("[object Object]");
     expect(r.stdout).toContain("verified · share safety share_ready");
   });
+  test("verify of a run that is still running says so instead of 're-run the lab'", async () => {
+    const { createRunWriter } = await import("../../src/bundle/index.ts");
+    const cwd = tmp();
+    const w = createRunWriter({ cwd, runId: "still-running", secrets: [], route: "terminal", mode: "live", lab: "x", heartbeatMs: 0 });
+    try {
+      await w.writeStatus({ phase: "participate", detail: "p1 step 1" });
+      const r = await cli(["verify", "--run", "still-running", "--cwd", cwd, "--json"]);
+      expect(r.code).toBe(2);
+      const j = r.json<{ ok: boolean; error: { code: string; message: string; next: string } }>();
+      expect(j.ok).toBe(false);
+      expect(j.error.code).toBe("HUMANISH_RUN_IN_PROGRESS");
+      expect(j.error.message).toContain("still running");
+      expect(j.error.next).toContain("humanish verify --run still-running");
+    } finally {
+      w.close();
+    }
+  });
   test("an invalid --run-id is refused", async () => {
     const r = await cli(["lab", "run", "default", "--run-id", "../escape", "--cwd", tmp(), "--json"]);
     expect(r.code).toBe(2);

@@ -1,6 +1,6 @@
 /** `humanish runs | verify | report | serve` — the run library. */
-import { relative } from "node:path";
-import { listRuns, resolveRunDir, verifyRun } from "../../bundle/index.ts";
+import { basename, relative } from "node:path";
+import { listRuns, resolveRunDir, summarizeRunDir, verifyRun } from "../../bundle/index.ts";
 import type { CommandOutcome } from "../output.ts";
 import { intFlag, strFlag, type CommandContext } from "./context.ts";
 
@@ -24,14 +24,21 @@ export async function verifyCommand(ctx: CommandContext): Promise<CommandOutcome
     `${relative(ctx.cwd, runDir)}: ${v.ok ? "verified" : "NOT verified"} · share safety ${v.shareSafety.status}${v.shareSafety.reasons.length ? ` (${v.shareSafety.reasons.map((r) => r.code).join(", ")})` : ""}`,
     ...v.checks.map((c) => `  ${c.ok ? "✓" : "✗"} ${c.name}${c.ok ? "" : `: ${c.message}`}`),
   ].join("\n");
+  // A run whose controller is still alive has not sealed its bundle yet: say so, not "re-run".
+  const running = !v.ok && (await summarizeRunDir(ctx.cwd, basename(runDir)))?.liveness === "running";
+  const error = running
+    ? {
+        code: "HUMANISH_RUN_IN_PROGRESS",
+        message: `run ${basename(runDir)} is still running; its bundle is sealed (and verifiable) only when the run ends`,
+        next: `wait until \`humanish runs\` shows it finished, then: humanish verify --run ${basename(runDir)}`,
+      }
+    : { code: "HUMANISH_INVALID_RUN_BUNDLE", message: `${failed.length} check(s) failed: ${failed.map((c) => c.name).join(", ")}`, next: "treat this run as failed; re-run the lab" };
   const result = {
     ...v,
     schema: "humanish.verify-result.v1",
     ok: v.ok,
     runDir,
-    ...(v.ok
-      ? {}
-      : { error: { code: "HUMANISH_INVALID_RUN_BUNDLE", message: `${failed.length} check(s) failed: ${failed.map((c) => c.name).join(", ")}`, next: "treat this run as failed; re-run the lab" } }),
+    ...(v.ok ? {} : { error }),
   };
   return { result, human };
 }
