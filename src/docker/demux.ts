@@ -91,12 +91,52 @@ export function concatBytes(chunks: readonly Uint8Array[]): Uint8Array {
 export interface DemuxedOutput {
   stdout: Uint8Array;
   stderr: Uint8Array;
+  /** Bytes dropped from the FRONT of each buffered stream to respect `maxBufferedBytes` (callbacks saw them). */
+  stdoutDroppedBytes?: number;
+  stderrDroppedBytes?: number;
 }
 
 /** Callbacks that receive output as it arrives. */
 export interface DemuxCallbacks {
   onStdout?: (chunk: Uint8Array) => void;
   onStderr?: (chunk: Uint8Array) => void;
+  /**
+   * Keep at most this many bytes of each stream in the returned buffers: the TAIL is kept and
+   * the dropped count reported, so a participant printing gigabytes cannot exhaust memory.
+   * Default {@link DEFAULT_MAX_BUFFERED_BYTES}. Callbacks always see every byte.
+   */
+  maxBufferedBytes?: number;
+}
+
+/** Default bound of a buffered exec stream: 16 MiB each for stdout and stderr. */
+export const DEFAULT_MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
+
+/** The last `max` bytes of a stream, and how many came before them. */
+class TailBuffer {
+  private chunks: Uint8Array[] = [];
+  private size = 0;
+  dropped = 0;
+  constructor(private readonly max: number) {}
+  push(chunk: Uint8Array): void {
+    this.chunks.push(chunk);
+    this.size += chunk.length;
+    while (this.size > this.max && this.chunks.length > 0) {
+      const first = this.chunks[0]!;
+      const excess = this.size - this.max;
+      if (first.length <= excess) {
+        this.chunks.shift();
+        this.size -= first.length;
+        this.dropped += first.length;
+      } else {
+        this.chunks[0] = first.subarray(excess);
+        this.size -= excess;
+        this.dropped += excess;
+      }
+    }
+  }
+  bytes(): Uint8Array {
+    return concatBytes(this.chunks);
+  }
 }
 
 /**
@@ -105,8 +145,8 @@ export interface DemuxCallbacks {
  * malformed frame (after cancelling the body).
  */
 export async function demuxBody(body: ReadableStream<Uint8Array>, cb: DemuxCallbacks = {}): Promise<DemuxedOutput> {
-  const out: Uint8Array[] = [];
-  const err: Uint8Array[] = [];
+  const out = new TailBuffer(cb.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES);
+  const err = new TailBuffer(cb.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES);
   const decoder = new MultiplexedStreamDecoder((stream, chunk) => {
     // Copy: the callback may keep the chunk and the reader may hand us views of one buffer.
     const own = chunk.slice();
@@ -132,16 +172,16 @@ export async function demuxBody(body: ReadableStream<Uint8Array>, cb: DemuxCallb
   } finally {
     reader.releaseLock();
   }
-  return { stdout: concatBytes(out), stderr: concatBytes(err) };
+  return { stdout: out.bytes(), stderr: err.bytes(), stdoutDroppedBytes: out.dropped, stderrDroppedBytes: err.dropped };
 }
 
 /** Reads a raw (TTY, not multiplexed) body to its end, forwarding it as stdout. */
 export async function rawBody(body: ReadableStream<Uint8Array>, cb: DemuxCallbacks = {}): Promise<DemuxedOutput> {
-  const out: Uint8Array[] = [];
+  const out = new TailBuffer(cb.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES);
   for await (const chunk of body) {
     const own = chunk.slice();
     out.push(own);
     cb.onStdout?.(own);
   }
-  return { stdout: concatBytes(out), stderr: new Uint8Array(0) };
+  return { stdout: out.bytes(), stderr: new Uint8Array(0), stdoutDroppedBytes: out.dropped, stderrDroppedBytes: 0 };
 }

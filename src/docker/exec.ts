@@ -15,6 +15,9 @@ export interface RunExecResult {
   exitCode: number;
   stdout: Uint8Array;
   stderr: Uint8Array;
+  /** Bytes dropped from the front of the buffered output (see `maxBufferedBytes`). */
+  stdoutDroppedBytes: number;
+  stderrDroppedBytes: number;
 }
 
 /** Options of `runExec`. */
@@ -38,10 +41,11 @@ export async function runExec(docker: DockerClient, containerId: string, body: E
   const out = await docker.execStart(execId, {
     ...(opts.onStdout ? { onStdout: opts.onStdout } : {}),
     ...(opts.onStderr ? { onStderr: opts.onStderr } : {}),
+    ...(opts.maxBufferedBytes !== undefined ? { maxBufferedBytes: opts.maxBufferedBytes } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),
   });
   const exitCode = await waitExitCode(docker, execId, opts.exitCodeWaitMs ?? 5000, opts.signal);
-  return { execId, exitCode, stdout: out.stdout, stderr: out.stderr };
+  return { execId, exitCode, stdout: out.stdout, stderr: out.stderr, stdoutDroppedBytes: out.stdoutDroppedBytes ?? 0, stderrDroppedBytes: out.stderrDroppedBytes ?? 0 };
 }
 
 /**

@@ -29,7 +29,7 @@ export {
   DOCKER_STREAM_INVALID,
   DOCKER_PROGRESS_ERROR,
 } from "./errors.ts";
-export { MultiplexedStreamDecoder, demuxBody, rawBody, concatBytes, type OutputStream, type ChunkSink, type DemuxedOutput, type DemuxCallbacks } from "./demux.ts";
+export { MultiplexedStreamDecoder, demuxBody, rawBody, concatBytes, DEFAULT_MAX_BUFFERED_BYTES, type OutputStream, type ChunkSink, type DemuxedOutput, type DemuxCallbacks } from "./demux.ts";
 export { JsonObjectSplitter, readProgress, type JsonMessage, type ProgressResult } from "./json-stream.ts";
 export { tarPack, tarUnpack, type TarEntry, type TarEntryInput } from "./tar.ts";
 export { runExec, waitExitCode, type RunExecResult, type RunExecOptions } from "./exec.ts";

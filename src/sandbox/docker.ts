@@ -162,6 +162,7 @@ class DockerSandbox implements Sandbox {
       {
         ...(opts.onStdout ? { onStdout: opts.onStdout } : {}),
         ...(opts.onStderr ? { onStderr: opts.onStderr } : {}),
+        ...(opts.maxBufferedBytes !== undefined ? { maxBufferedBytes: opts.maxBufferedBytes } : {}),
         signal: readAbort.signal,
         // The process may close its output and keep running: wait for its exit until the deadline kills it.
         exitCodeWaitMs: Number.POSITIVE_INFINITY,
@@ -195,6 +196,8 @@ class DockerSandbox implements Sandbox {
         exitCode: killedBy !== undefined ? 137 : result.exitCode,
         stdout: result.stdout,
         stderr: result.stderr,
+        stdoutDroppedBytes: result.stdoutDroppedBytes,
+        stderrDroppedBytes: result.stderrDroppedBytes,
         timedOut: killedBy === "timeout",
         durationMs: performance.now() - started,
       };

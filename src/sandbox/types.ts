@@ -46,6 +46,11 @@ export interface ExecOptions {
   onStderr?: (chunk: Uint8Array) => void;
   /** Abort: kills the process like a timeout. */
   signal?: AbortSignal;
+  /**
+   * Bound of each buffered stream in the result, bytes (default 16 MiB): beyond it the result
+   * keeps the tail and counts what it dropped. Streaming callbacks still see every byte.
+   */
+  maxBufferedBytes?: number;
 }
 
 /** The result of one command. Exit code 137 = killed (SIGKILL). */
@@ -56,6 +61,9 @@ export interface ExecResult {
   timedOut: boolean;
   /** Wall time in ms from exec create to exit code read. */
   durationMs: number;
+  /** Bytes dropped from the front of `stdout` / `stderr` to respect `maxBufferedBytes` (0 when none). */
+  stdoutDroppedBytes?: number;
+  stderrDroppedBytes?: number;
 }
 
 /** How a release ended (ARCHITECTURE.md invariant 7). */

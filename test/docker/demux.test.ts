@@ -152,3 +152,29 @@ describe("demultiplexer rules", () => {
     }
   });
 });
+
+describe("bounded buffering (a participant printing gigabytes cannot exhaust memory)", () => {
+  const bodyOf = (parts: Uint8Array[]) =>
+    new ReadableStream<Uint8Array>({
+      start(c) {
+        for (const p of parts) c.enqueue(p);
+        c.close();
+      },
+    });
+  test("keeps the tail of each stream, counts the dropped bytes; callbacks see every byte", async () => {
+    const enc = new TextEncoder();
+    const parts = [frame(1, enc.encode("aaaaaaaaaa")), frame(2, enc.encode("EE")), frame(1, enc.encode("bbbbb")), frame(1, enc.encode("12345")), frame(2, enc.encode("RR"))];
+    let seen = 0;
+    const out = await demuxBody(bodyOf(parts), { maxBufferedBytes: 8, onStdout: (c) => void (seen += c.length), onStderr: (c) => void (seen += c.length) });
+    expect(new TextDecoder().decode(out.stdout)).toBe("bbb12345");
+    expect(out.stdoutDroppedBytes).toBe(12);
+    expect(new TextDecoder().decode(out.stderr)).toBe("EERR");
+    expect(out.stderrDroppedBytes).toBe(0);
+    expect(seen).toBe(24);
+  });
+  test("under the bound nothing is dropped", async () => {
+    const out = await demuxBody(bodyOf([frame(1, new Uint8Array([1, 2, 3]))]), { maxBufferedBytes: 3 });
+    expect(Array.from(out.stdout)).toEqual([1, 2, 3]);
+    expect(out.stdoutDroppedBytes).toBe(0);
+  });
+});

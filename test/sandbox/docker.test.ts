@@ -113,6 +113,20 @@ describe("Docker sandbox", () => {
     expect(dec.decode(ps.stdout)).not.toContain("sleep 300");
   });
 
+  test("a flood of output keeps only the bounded tail in the result; the stream callback sees it all", async () => {
+    let streamed = 0;
+    const r = await sb.exec({
+      cmd: ["bash", "-c", "head -c 41943040 /dev/zero | tr '\\0' a; echo; echo END"],
+      maxBufferedBytes: 1024 * 1024,
+      onStdout: (c) => void (streamed += c.length),
+    });
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout.length).toBe(1024 * 1024);
+    expect(r.stdoutDroppedBytes).toBe(41943040 + 5 - 1024 * 1024);
+    expect(dec.decode(r.stdout.subarray(r.stdout.length - 6))).toBe("a\nEND\n");
+    expect(streamed).toBe(41943040 + 5);
+  });
+
   test("regression: a parent shell never runs on after its child was killed at the deadline", async () => {
     // Killing `sleep` before its parent `bash` let bash print "never"; the tree is frozen first now.
     for (let i = 0; i < 3; i++) {
