@@ -48,5 +48,8 @@ export function loadEnvFile(file: string, cwd: string): Record<string, string> {
     const q = value[0];
     if ((q === '"' || q === "'" || q === "`") && value.indexOf(q, 1) === -1) openQuote = q;
   });
+  if (openQuote) {
+    throw new HumanishError("HUMANISH_ENV_FILE_INVALID", `env file ${file} has a quoted value that is never closed (${openQuote})`, { next: `close the ${openQuote} quote in ${file}` });
+  }
   return parseEnv(text) as Record<string, string>;
 }

@@ -110,6 +110,7 @@ export const COMMANDS: CommandSpec[] = [
       image: { type: "string", value: "IMAGE", help: "sandbox image (default the humanish sandbox image)" },
       network: { type: "string", value: "none|bridge", help: "sandbox network (default none)" },
       ...envFile,
+      json: { type: "boolean", help: "after shutdown, print one JSON document with the url and every release outcome" },
     },
     schema: "humanish.env-serve-result.v1",
   },

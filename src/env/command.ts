@@ -192,6 +192,7 @@ export async function runEnvServeCommand(opts: EnvServeCommandOptions = {}): Pro
     stoppedBy,
     ...(ok ? {} : { error: { code: "HUMANISH_ENV_RELEASE_UNCONFIRMED", message: `${summary.unconfirmed} sandbox release(s) were not confirmed`, next: "remove each listed id by its exact id" } }),
     human,
-    exitCode: ok ? 0 : 2,
+    // Like every humanish command: 130/143 after SIGINT/SIGTERM once cleanup has run; 2 when a release is unconfirmed.
+    exitCode: !ok ? 2 : stoppedBy === "SIGINT" ? 130 : stoppedBy === "SIGTERM" ? 143 : 0,
   };
 }

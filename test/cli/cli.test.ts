@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgv } from "../../src/cli/argv.ts";
@@ -105,6 +105,12 @@ describe("envelopes", () => {
     const err = b.json<{ error: { code: string; message: string } }>().error;
     expect(err.code).toBe("HUMANISH_ENV_FILE_INVALID");
     expect(err.message).toContain("bad.env:2");
+    writeFileSync(join(cwd, "open.env"), 'A="never closed\nB=2\n');
+    const c = await cli(["doctor", "--cwd", cwd, "--env-file", "open.env", "--json"]);
+    expect(c.json<{ error: { code: string; message: string } }>().error).toMatchObject({ code: "HUMANISH_ENV_FILE_INVALID" });
+    writeFileSync(join(cwd, "multi.env"), 'A="two\nlines"\nB=2\n');
+    const d = await cli(["doctor", "--cwd", cwd, "--env-file", "multi.env", "--json"]);
+    expect(d.json<{ error?: { code: string } }>().error?.code).not.toBe("HUMANISH_ENV_FILE_INVALID");
   });
   test("lab list shows the embedded default lab", async () => {
     const r = await cli(["lab", "list", "--cwd", tmp(), "--json"]);
@@ -123,12 +129,17 @@ describe("envelopes", () => {
     expect(r.json<{ error: { code: string } }>().error.code).toBe("HUMANISH_LAB_OPTION_CONFLICT");
   });
   test("the quick start `lab run default` is a dry run: it needs no engine (README quick start A)", async () => {
-    const r = await cli(["lab", "run", "default", "--cwd", tmp(), "--json"], { ...process.env, DOCKER_HOST: "unix:///nonexistent/humanish-test.sock" });
-    const j = r.json<{ ok: boolean; mode: string; error?: { code: string } }>();
+    const cwd = tmp();
+    const r = await cli(["lab", "run", "default", "--cwd", cwd, "--json"], { ...process.env, DOCKER_HOST: "unix:///nonexistent/humanish-test.sock" });
+    const j = r.json<{ ok: boolean; mode: string; runDir: string; error?: { code: string } }>();
     expect(j.error).toBeUndefined();
     expect(j.mode).toBe("dry-run");
     expect(j.ok).toBe(true);
     expect(r.code).toBe(0);
+    // Scripts get a usable project-relative run dir (an absolute local path would be redacted).
+    expect(j.runDir).toMatch(/^\.humanish\/runs\/jq-first-contact-/);
+    expect(existsSync(join(cwd, j.runDir, "run.json"))).toBe(true);
+    expect(existsSync(join(cwd, j.runDir, "report", "index.html"))).toBe(true);
   });
   test("verify in human mode names the share-safety status (not an object)", async () => {
     const cwd = tmp();

@@ -54,8 +54,8 @@ describe("humanish env serve (runEnvServeCommand)", () => {
         const code = await proc.exited;
         const stderr = await rest();
         const outcome = JSON.parse((await new Response(proc.stdout).text()).trim());
-        expect(code).toBe(0);
-        expect(outcome).toMatchObject({ ok: true, stoppedBy: sig, released: 2, unconfirmed: 0 });
+        expect(code).toBe(sig === "SIGINT" ? 130 : 143);
+        expect(outcome).toMatchObject({ ok: true, stoppedBy: sig, released: 2, unconfirmed: 0, exitCode: sig === "SIGINT" ? 130 : 143 });
         expect(outcome.releases.map((p: any) => p.id).sort()).toEqual([...ids].sort());
         for (const id of ids) expect(outcome.human).toContain(`${id}: released`);
         for (const id of ids) expect(await inspectStatus(id)).toBe(404);

@@ -98,7 +98,9 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
   }
   const why = result.interrupted ?? interrupted;
   const schema = route === "terminal" ? "humanish.terminal-lab-result.v1" : "humanish.browser-lab-result.v1";
-  const envelope = { schema, ...result, ok: result.ok && !why, lab: loaded.config.id, labRef: loaded.ref, ...(why ? { interrupted: why } : {}) };
+  // Project-relative, so scripts can use it (an absolute local path is redacted from stdout).
+  const runDir = relative(ctx.cwd, result.runDir) || result.runDir;
+  const envelope = { schema, ...result, runDir, ok: result.ok && !why, lab: loaded.config.id, labRef: loaded.ref, ...(why ? { interrupted: why } : {}) };
   if (why && !envelope.error) {
     envelope.error = { code: "HUMANISH_INTERRUPTED", message: `the run was interrupted by ${why}; cleanup ran and the partial bundle is in ${relative(ctx.cwd, result.runDir) || result.runDir}`, next: `humanish verify --run ${result.runId}` };
   }

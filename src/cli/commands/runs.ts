@@ -37,7 +37,7 @@ export async function verifyCommand(ctx: CommandContext): Promise<CommandOutcome
     ...v,
     schema: "humanish.verify-result.v1",
     ok: v.ok,
-    runDir,
+    runDir: relative(ctx.cwd, runDir),
     ...(v.ok ? {} : { error }),
   };
   return { result, human };
@@ -49,7 +49,7 @@ export async function reportCommand(ctx: CommandContext): Promise<CommandOutcome
   const { writeReport } = await import("../../report/index.ts");
   const { path } = await writeReport(runDir);
   if (ctx.flags.open) openInBrowser(path);
-  return { result: { schema: ctx.spec.schema, ok: true, runDir, path }, human: `report: ${relative(ctx.cwd, path)}` };
+  return { result: { schema: ctx.spec.schema, ok: true, runDir: relative(ctx.cwd, runDir), path: relative(ctx.cwd, path) }, human: `report: ${relative(ctx.cwd, path)}` };
 }
 
 /** `serve [--port P] [--host 127.0.0.1]`: the run library on loopback until SIGINT/SIGTERM. */
