@@ -19,8 +19,9 @@ import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PNG } from "pngjs";
-import { createRedactor, createRunWriter, digestText, verifyRun } from "../src/bundle/index.ts";
+import { createRedactor, createRunWriter, verifyRun } from "../src/bundle/index.ts";
 import { admitPng } from "../src/png/index.ts";
+import { browserParticipant, scriptedTrace } from "../test/support/bundles.ts";
 
 async function best(run: () => Promise<void> | void, reps: number): Promise<number> {
   await run();
@@ -70,25 +71,16 @@ try {
   await w.appendNdjson("sandbox-receipts.ndjson", { at: T0, provider: "docker", id: "d".repeat(64), kind: "desktop" }, { kind: "sandbox-receipts" });
   await w.writeJson(
     "actor.json",
-    {
-      schema: "humanish.actor-trace.v1",
-      participantId: "p1",
-      actorType: "scripted-browser",
-      provider: "humanish",
-      protocol: "scripted-steps",
-      lane: "scripted-browser",
-      persona: { id: "scripted", traitsApplied: [], promptDigest: digestText("x") },
+    scriptedTrace("browser", {
+      prompt: "x",
       redaction: { status: "passed", screenshots: "raw", notes: "" },
       startedAt: T0,
       completedAt: T1,
       durationMs: 60_000,
-      status: "passed",
-      completionReason: "goal_satisfied",
       reason: "ok",
-      ids: {},
       counts: { actions: 40 },
       items: shots.map((p, i) => ({ id: `screenshot-${i}`, kind: "screenshot", lifecycle: "completed", title: p, screenshotRef: { path: p, redaction: "none" } })),
-    },
+    }),
     { kind: "actor-trace" },
   );
   await w.finalize({
@@ -99,18 +91,7 @@ try {
     completedAt: T1,
     lab: { id: "bench", source: { ref: "embedded:bench", sha256: "a".repeat(64) } },
     subject: { source: "app-url", appUrl: "http://127.0.0.1:8080/", provenance: "undeclared" },
-    participants: [
-      {
-        id: "p1",
-        actorType: "scripted-browser",
-        status: "passed",
-        completionReason: "goal_satisfied",
-        reason: "ok",
-        trace: "actor.json",
-        durationMs: 60_000,
-        desktopGeometry: { preset: "desktop", screen: { requested: { width: 720, height: 475 } }, warnings: [] },
-      },
-    ],
+    participants: [browserParticipant(60_000, { width: 720, height: 475 })],
     cleanup: [{ id: "d".repeat(64), provider: "docker", kind: "desktop", outcome: "released", reason: "inspect-404", at: T1 }],
   });
   const html = `<!doctype html>${b64s.map((b, i) => `<img alt="${i}" src="data:image/png;base64,${b.match(/.{1,16}/g)!.join("\n")}">`).join("\n")}`;

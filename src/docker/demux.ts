@@ -9,6 +9,7 @@
  * forwarded as raw bytes as they arrive — never decoded per frame, since a UTF-8 sequence can be split
  * across frames (the handed case `cases/docker/logs-multiplexed-body.bin`).
  */
+import { concatBytes } from "../bytes/concat.ts";
 import { dockerStreamInvalid } from "./errors.ts";
 
 /** Which output a demultiplexed chunk belongs to. */
@@ -74,18 +75,8 @@ export class MultiplexedStreamDecoder {
   }
 }
 
-/** Concatenates byte chunks into one array. */
-export function concatBytes(chunks: readonly Uint8Array[]): Uint8Array {
-  let n = 0;
-  for (const c of chunks) n += c.length;
-  const out = new Uint8Array(n);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
-}
+/** Concatenates byte chunks into one array (the shared {@link concatBytes} of src/bytes, re-exported for the Docker API). */
+export { concatBytes };
 
 /** Collected output of a demultiplexed body. */
 export interface DemuxedOutput {

@@ -7,7 +7,7 @@
  * then the data padded to 512 bytes; the archive ends with two zero blocks.
  */
 import { HumanishError } from "../errors.ts";
-import { concatBytes } from "./demux.ts";
+import { concatBytes } from "../bytes/concat.ts";
 
 const BLOCK = 512;
 const enc = new TextEncoder();

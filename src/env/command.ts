@@ -13,19 +13,17 @@ import type { ReleaseProof } from "../sandbox/types.ts";
 import { secretValuesFromEnv } from "../secrets/index.ts";
 import { envBackendFromProvider } from "./backends.ts";
 import type { EnvBackend } from "./environment.ts";
-import { ENV_DEFAULTS, startEnvServer, type EnvServerHandle } from "./server.ts";
+import { ENV_DEFAULTS, startEnvServer, type EnvServerHandle, type EnvServerOptions } from "./server.ts";
 
-/** Options as the CLI parsed them (numbers already validated as whole numbers). */
-export interface EnvServeCommandOptions {
+/**
+ * Options as the CLI parsed them (numbers already validated as whole numbers). `host`, `port`
+ * and the timeouts mean what they mean in {@link EnvServerOptions} (same defaults).
+ */
+export interface EnvServeCommandOptions extends Pick<EnvServerOptions, "host" | "port" | "sessionTimeoutMs" | "sandboxTimeoutMs" | "commandTimeoutMs"> {
   /** `docker` (default) or `e2b`. */
   backend?: string;
-  host?: string;
-  port?: number;
-  /** Default: `MAX_CONCURRENT_ENVS` from `env`, else 4. */
+  /** Environments with a live sandbox at once. Default: `MAX_CONCURRENT_ENVS` from `env`, else 4. */
   maxConcurrent?: number;
-  sessionTimeoutMs?: number;
-  sandboxTimeoutMs?: number;
-  commandTimeoutMs?: number;
   /** Docker image (default: the humanish sandbox image, built when absent) or E2B template id. */
   image?: string;
   /** `none` (default) or `bridge`. */

@@ -35,3 +35,4 @@ export {
 export { taskGoalsBrief } from "./brief.ts";
 export { EMBEDDED_LABS, EMBEDDED_ALIASES, findEmbeddedLab, type EmbeddedLab } from "./embedded.ts";
 export * from "./schema.ts";
+export { EMBEDDED_APP_NAMES, EMBEDDED_ROOT_PREFIX, embeddedRootName, isEmbeddedAppName, type EmbeddedAppName } from "./embedded-apps.ts";

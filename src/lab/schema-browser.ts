@@ -6,20 +6,21 @@
 import { z } from "zod";
 import {
   isContainedRelativePath,
-  LAB_SCHEMA_ID,
-  labId,
+  labHeadFields,
+  labTailFields,
   loopbackUrlProblem,
+  modelActorFields,
   NO_MODEL,
   NOT_ON_BROWSER,
-  PoliciesSchema,
   posInt,
   reasoningEffort,
   REFERENCE_ONLY,
-  ScenarioSchema,
+  subjectReferenceOnly,
   taskId,
   toList,
   topForeign,
 } from "./schema-common.ts";
+import { EMBEDDED_APP_NAMES, EMBEDDED_ROOT_PREFIX, embeddedRootName, isEmbeddedAppName } from "./embedded-apps.ts";
 import { nonBlank, strictObject } from "./strict.ts";
 
 /** Screen geometry of a participant's desktop, in CSS pixels, and its device pixel ratio. */
@@ -198,10 +199,7 @@ export const ScriptedBrowserActorSchema = strictObject({
 export const ComputerUseActorSchema = strictObject({
   type: z.literal("openai-computer-use"),
   count: browserCount,
-  persona: nonBlank().optional(),
-  mission: nonBlank().optional(),
-  model: nonBlank().optional(),
-  reasoningEffort: reasoningEffort.optional(),
+  ...modelActorFields,
   tasks: browserTasks,
 }, { steps: "only acts on a scripted-browser participant (a computer-use model decides its own actions)" });
 
@@ -213,7 +211,9 @@ export const BrowserActorSchema = z.discriminatedUnion("type", [ScriptedBrowserA
  * one of:
  * - `static: {root}` — humanish serves the directory `root` (relative to the project directory,
  *   `--cwd`; no absolute paths, no `..`) over HTTP on 127.0.0.1 at appUrl's port; `/` maps to
- *   `root/index.html`.
+ *   `root/index.html`. `root: "embedded:<app>"` instead serves an app compiled into humanish
+ *   (closed list {@link EMBEDDED_APP_NAMES}, e.g. `embedded:todomvc-vanillajs`), from memory;
+ *   an unknown name is refused here.
  * - `command: <shell command>` — started on the host in the project directory with env `PORT`
  *   (appUrl's port); it must listen on 127.0.0.1:PORT. humanish waits until a GET of appUrl
  *   answers (any status below 500) within `readyTimeoutMs` (default 30000) and stops the
@@ -222,7 +222,16 @@ export const BrowserActorSchema = z.discriminatedUnion("type", [ScriptedBrowserA
  */
 export const ServeSchema = strictObject({
   static: strictObject({
-    root: z.string().refine(isContainedRelativePath, { message: "must be a relative directory inside the project (no absolute path, no `..`)" }),
+    root: z.string().superRefine((root, ctx) => {
+      const name = embeddedRootName(root);
+      if (name !== undefined) {
+        if (!isEmbeddedAppName(name)) {
+          ctx.addIssue({ code: "custom", message: `names no embedded app: \`${name}\` is unknown; embedded apps are ${EMBEDDED_APP_NAMES.map((n) => `\`${EMBEDDED_ROOT_PREFIX}${n}\``).join(", ")}` });
+        }
+        return;
+      }
+      if (!isContainedRelativePath(root)) ctx.addIssue({ code: "custom", message: "must be a relative directory inside the project (no absolute path, no `..`) or `embedded:<app>`" });
+    }),
   }).optional(),
   command: nonBlank("a non-empty shell command").optional(),
   readyTimeoutMs: posInt.max(600_000).optional(),
@@ -242,8 +251,7 @@ export const BrowserSubjectSchema = strictObject({
   serve: ServeSchema.optional(),
 }, {
   product: NOT_ON_BROWSER,
-  topology: REFERENCE_ONLY, exposure: REFERENCE_ONLY, publicTarget: REFERENCE_ONLY, repos: REFERENCE_ONLY,
-  clone: REFERENCE_ONLY, localTree: REFERENCE_ONLY, env: REFERENCE_ONLY, envValues: REFERENCE_ONLY, state: REFERENCE_ONLY,
+  ...subjectReferenceOnly,
 });
 
 /**
@@ -264,15 +272,11 @@ export const BrowserExecutionSchema = strictObject({
 
 /** A whole browser lab as parsed (steps still raw; `parseLab` normalises them). */
 export const BrowserLabSchema = strictObject({
-  schema: z.literal(LAB_SCHEMA_ID, { message: `must be exactly ${LAB_SCHEMA_ID}` }),
-  id: labId,
-  title: nonBlank().optional(),
-  description: nonBlank().optional(),
+  ...labHeadFields,
   subject: BrowserSubjectSchema,
   actors: z.array(BrowserActorSchema),
   execution: BrowserExecutionSchema.default(() => ({ target: "local" }) as const),
-  scenario: ScenarioSchema.default(() => ({ mode: "dry-run" }) as const),
-  policies: PoliciesSchema.default(() => ({ allowPrivateRepoAccess: false, allowProviderCredentials: false, allowPaymentCredentials: false, allowGitHubMutation: false }) as const),
+  ...labTailFields,
 }, topForeign);
 
 /** A browser task (check conditions normalised to lists). */

@@ -4,7 +4,7 @@
  * value checks (http URLs, loopback appUrl, contained relative paths).
  */
 import { z } from "zod";
-import { strictObject, type ForeignKeys } from "./strict.ts";
+import { nonBlank, strictObject, type ForeignKeys } from "./strict.ts";
 
 /** The only accepted value of the top-level `schema` key. */
 export const LAB_SCHEMA_ID = "humanish.lab.v2";
@@ -71,6 +71,45 @@ export const PoliciesSchema = strictObject({
 
 /** `actors[0].reasoningEffort` values (reference §1.4). */
 export const reasoningEffort = z.enum(["none", "minimal", "low", "medium", "high", "xhigh", "max"]);
+
+/**
+ * The brief and model fields of a model-driven actor on either route (`codex-exec`,
+ * `openai-computer-use`; reference §1.4), spread between its `count` and `tasks`.
+ */
+export const modelActorFields = {
+  persona: nonBlank().optional(),
+  /** The participant brief (author text). */
+  mission: nonBlank().optional(),
+  /** The model the actor runs; absent = the route's default, recorded as such. */
+  model: nonBlank().optional(),
+  reasoningEffort: reasoningEffort.optional(),
+};
+
+/**
+ * The keys every lab starts with (reference §1.2), spread first into each route's lab schema:
+ * `schema` (exactly {@link LAB_SCHEMA_ID}), `id`, optional `title` and `description`.
+ */
+export const labHeadFields = {
+  schema: z.literal(LAB_SCHEMA_ID, { message: `must be exactly ${LAB_SCHEMA_ID}` }),
+  id: labId,
+  title: nonBlank().optional(),
+  description: nonBlank().optional(),
+};
+
+/**
+ * The keys every lab ends with, spread last into each route's lab schema: `scenario` (absent =
+ * dry run, invariant 3) and `policies` (absent = all four denied; reference §1.6, §1.7).
+ */
+export const labTailFields = {
+  scenario: ScenarioSchema.default(() => ({ mode: "dry-run" }) as const),
+  policies: PoliciesSchema.default(() => ({ allowPrivateRepoAccess: false, allowProviderCredentials: false, allowPaymentCredentials: false, allowGitHubMutation: false }) as const),
+};
+
+/** `subject` keys of the reference humanish that neither route supports, each refused with {@link REFERENCE_ONLY}. */
+export const subjectReferenceOnly: ForeignKeys = {
+  topology: REFERENCE_ONLY, exposure: REFERENCE_ONLY, publicTarget: REFERENCE_ONLY, repos: REFERENCE_ONLY,
+  clone: REFERENCE_ONLY, localTree: REFERENCE_ONLY, env: REFERENCE_ONLY, envValues: REFERENCE_ONLY, state: REFERENCE_ONLY,
+};
 
 /** Reasons shown when a key that acts only on the other route (or only with a model) appears. */
 export const NOT_ON_TERMINAL = "only acts on the browser route (subject.source app-url)";

@@ -8,15 +8,15 @@ import {
   exitCode,
   isHttpUrl,
   LAB_ID_PATTERN,
-  LAB_SCHEMA_ID,
-  labId,
+  labHeadFields,
+  labTailFields,
+  modelActorFields,
   NO_MODEL,
   NOT_ON_TERMINAL,
-  PoliciesSchema,
   posInt,
   reasoningEffort,
   REFERENCE_ONLY,
-  ScenarioSchema,
+  subjectReferenceOnly,
   taskId,
   topForeign,
 } from "./schema-common.ts";
@@ -77,16 +77,14 @@ export const ScriptedTerminalActorSchema = strictObject({
   steps: z.array(TerminalStepSchema).min(1, { message: "must list at least one step" }),
 }, { model: NO_MODEL, reasoningEffort: NO_MODEL });
 
-/** `codex-exec`: the OpenAI Codex CLI run with `codex exec --json` inside the sandbox. */
+/**
+ * `codex-exec`: the OpenAI Codex CLI run with `codex exec --json` inside the sandbox. `mission`
+ * is recorded in plaintext (public-safe author text); `model` is passed as `--model`.
+ */
 export const CodexExecActorSchema = strictObject({
   type: z.literal("codex-exec"),
   count: z.literal(1).optional(),
-  persona: nonBlank().optional(),
-  /** The participant brief (recorded in plaintext: public-safe author text). */
-  mission: nonBlank().optional(),
-  /** Model passed as `--model`; absent = the route's default, recorded as such. */
-  model: nonBlank().optional(),
-  reasoningEffort: reasoningEffort.optional(),
+  ...modelActorFields,
   tasks: terminalTasks,
 }, { steps: "only acts on a scripted-terminal participant (codex-exec decides its own commands)" });
 
@@ -114,8 +112,7 @@ export const TerminalSubjectSchema = strictObject({
 }, {
   appUrl: NOT_ON_TERMINAL,
   serve: NOT_ON_TERMINAL,
-  topology: REFERENCE_ONLY, exposure: REFERENCE_ONLY, publicTarget: REFERENCE_ONLY, repos: REFERENCE_ONLY,
-  clone: REFERENCE_ONLY, localTree: REFERENCE_ONLY, env: REFERENCE_ONLY, envValues: REFERENCE_ONLY, state: REFERENCE_ONLY,
+  ...subjectReferenceOnly,
 });
 
 /**
@@ -159,15 +156,11 @@ export const TerminalExecutionSchema = strictObject({
 
 /** A whole terminal lab as parsed (before route-level normalisation). */
 export const TerminalLabSchema = strictObject({
-  schema: z.literal(LAB_SCHEMA_ID, { message: `must be exactly ${LAB_SCHEMA_ID}` }),
-  id: labId,
-  title: nonBlank().optional(),
-  description: nonBlank().optional(),
+  ...labHeadFields,
   subject: TerminalSubjectSchema,
   actors: z.array(TerminalActorSchema),
   execution: TerminalExecutionSchema.default(() => ({ target: "docker", terminal: { transport: "exec-stream", stdin: "disabled" } }) as const),
-  scenario: ScenarioSchema.default(() => ({ mode: "dry-run" }) as const),
-  policies: PoliciesSchema.default(() => ({ allowPrivateRepoAccess: false, allowProviderCredentials: false, allowPaymentCredentials: false, allowGitHubMutation: false }) as const),
+  ...labTailFields,
 }, topForeign);
 
 /** A terminal task (hidden check normalised: `expectExit` filled, default 0). */

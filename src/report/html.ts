@@ -270,13 +270,7 @@ export function renderReportHtml(model: ReportModel): string {
     .join("");
   const evidenceTitle = m.route === "browser" ? "Screenshots" : m.route === "terminal" ? "Terminal transcript" : "Evidence";
   return [
-    `<!doctype html>`,
-    `<html lang="en"><head><meta charset="utf-8">`,
-    `<meta http-equiv="Content-Security-Policy" content="${e(REPORT_CSP)}">`,
-    `<meta name="referrer" content="no-referrer">`,
-    `<meta name="viewport" content="width=device-width, initial-scale=1">`,
-    `<title>${e(`humanish report · ${title}`)}</title>`,
-    `<style>${STYLE}</style></head><body><main>`,
+    ...documentHead(`humanish report · ${title}`),
     `<header><h1>${e(title)}</h1><div class="meta">${meta}</div></header>`,
     `<section id="verdict" class="verdict"><div class="word ${cls(m.verdict)}">${e(m.verdict)}</div>`,
     `<div class="line" id="verdict-line">${e(m.verdictLine)}</div>`,
@@ -295,6 +289,23 @@ export function renderReportHtml(model: ReportModel): string {
     `</main></body></html>`,
     ``,
   ].join("\n");
+}
+
+/**
+ * The opening lines of every page humanish renders (a report, the library index): doctype, the
+ * {@link REPORT_CSP} policy, no referrer, the viewport, `<title>` (escaped `title`), the inline
+ * style, and the open `<body><main>`. The caller closes with `</main></body></html>`.
+ */
+function documentHead(title: string): string[] {
+  return [
+    `<!doctype html>`,
+    `<html lang="en"><head><meta charset="utf-8">`,
+    `<meta http-equiv="Content-Security-Policy" content="${e(REPORT_CSP)}">`,
+    `<meta name="referrer" content="no-referrer">`,
+    `<meta name="viewport" content="width=device-width, initial-scale=1">`,
+    `<title>${e(title)}</title>`,
+    `<style>${STYLE}</style></head><body><main>`,
+  ];
 }
 
 /**
@@ -321,13 +332,7 @@ export function renderLibraryIndexHtml(runs: readonly RunSummary[], generatedAt:
     ? `<table id="runs"><thead><tr><th>run</th><th>lab</th><th>route</th><th>mode</th><th>state</th><th>verdict</th><th>reached</th><th>tasks</th><th>cost</th><th>duration</th><th>started</th></tr></thead><tbody>${rows}</tbody></table>`
     : `<p class="empty">No runs yet. Run a study: <code>humanish lab run &lt;lab&gt;</code></p>`;
   return [
-    `<!doctype html>`,
-    `<html lang="en"><head><meta charset="utf-8">`,
-    `<meta http-equiv="Content-Security-Policy" content="${e(REPORT_CSP)}">`,
-    `<meta name="referrer" content="no-referrer">`,
-    `<meta name="viewport" content="width=device-width, initial-scale=1">`,
-    `<title>humanish run library</title>`,
-    `<style>${STYLE}</style></head><body><main>`,
+    ...documentHead("humanish run library"),
     `<header><h1>Run library</h1><div class="meta"><span>${runs.length} run${runs.length === 1 ? "" : "s"}, newest first</span><span>read-only</span></div></header>`,
     table,
     `<footer>Served by humanish on 127.0.0.1 at ${e(generatedAt)}.</footer>`,

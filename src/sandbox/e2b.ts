@@ -15,6 +15,7 @@
  *   whatever `E2B_DEBUG` says.
  */
 import { CommandExitError, NotFoundError, Sandbox as E2BSandbox, type CommandHandle } from "e2b";
+import { concatBytes } from "../bytes/concat.ts";
 import { HumanishError } from "../errors.ts";
 import type { ExecOptions, ExecResult, ReleaseProof, Sandbox, SandboxCreateOptions, SandboxProvider } from "./types.ts";
 
@@ -74,17 +75,6 @@ async function withDeadline<T>(p: Promise<T>, ms: number): Promise<Settled<T>> {
   } finally {
     clearTimeout(timer);
   }
-}
-
-function concat(chunks: Uint8Array[]): Uint8Array {
-  const total = chunks.reduce((n, c) => n + c.length, 0);
-  const out = new Uint8Array(total);
-  let off = 0;
-  for (const c of chunks) {
-    out.set(c, off);
-    off += c.length;
-  }
-  return out;
 }
 
 function message(e: unknown): string {
@@ -163,11 +153,11 @@ class E2BSandboxHandle implements Sandbox {
       }
       const durationMs = performance.now() - started;
       if (killedBy) {
-        return { exitCode: 137, stdout: concat(out), stderr: concat(err), timedOut: true, durationMs };
+        return { exitCode: 137, stdout: concatBytes(out), stderr: concatBytes(err), timedOut: true, durationMs };
       }
-      if (first.ok) return { exitCode: first.exitCode, stdout: concat(out), stderr: concat(err), timedOut: false, durationMs };
+      if (first.ok) return { exitCode: first.exitCode, stdout: concatBytes(out), stderr: concatBytes(err), timedOut: false, durationMs };
       if (first.e instanceof CommandExitError) {
-        return { exitCode: first.e.exitCode, stdout: concat(out), stderr: concat(err), timedOut: false, durationMs };
+        return { exitCode: first.e.exitCode, stdout: concatBytes(out), stderr: concatBytes(err), timedOut: false, durationMs };
       }
       throw new HumanishError("HUMANISH_SANDBOX_EXEC_FAILED", `exec in E2B sandbox ${this.id} failed: ${message(first.e)}`, {
         next: "check that the sandbox is still running (it may have reached its timeout); reset for a new one",

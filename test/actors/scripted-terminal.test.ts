@@ -4,7 +4,7 @@ import { createScriptedTerminal } from "../../src/actors/scripted-terminal/index
 import type { RunContext } from "../../src/actors/terminal/participant.ts";
 import { TERMINAL_STUDY_DIR } from "../../src/lab/schema.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
-import { memoryRecorder, testSandbox } from "./support.ts";
+import { type MemoryRecorder, runContext, testSandbox } from "./support.ts";
 
 let sandbox: Sandbox;
 
@@ -16,21 +16,14 @@ afterAll(async () => {
   expect((await sandbox?.release())?.outcome).toBe("released");
 });
 
-function ctx(over: Partial<RunContext> = {}): RunContext & { recorder: ReturnType<typeof memoryRecorder> } {
-  const recorder = memoryRecorder();
-  return {
-    sandbox,
-    user: "user",
-    workdir: TERMINAL_STUDY_DIR,
-    recorder,
-    signal: new AbortController().signal,
-    networkEnv: {},
+function ctx(over: Partial<RunContext> = {}): RunContext & { recorder: MemoryRecorder } {
+  return runContext(sandbox, {
     brief: "unused by the scripted participant",
     nonce: "000000000000",
     deadlines: { firstOutputMs: 20_000, deadlineAt: Date.now() + 60_000 },
     redact: (s) => s.replaceAll("hunter2-secret", "[REDACTED_SECRET]"),
     ...over,
-  } as RunContext & { recorder: ReturnType<typeof memoryRecorder> };
+  });
 }
 
 describe("scripted-terminal", () => {

@@ -3,7 +3,7 @@
  * recorder that keeps everything it is told.
  */
 import { randomBytes } from "node:crypto";
-import type { RecordedCommand, TerminalRecorder } from "../../src/actors/terminal/participant.ts";
+import type { RecordedCommand, RunContext, TerminalRecorder } from "../../src/actors/terminal/participant.ts";
 import { createDockerClient } from "../../src/docker/index.ts";
 import { TERMINAL_STUDY_DIR } from "../../src/lab/schema.ts";
 import { ensureImage } from "../../src/runtime/images.ts";
@@ -40,4 +40,27 @@ export function memoryRecorder(): TerminalRecorder & { lifecycles: [string, stri
     output: (stream, chunk) => out.push({ stream, text: new TextDecoder().decode(chunk) }),
     progress: (d) => progressed.push(d),
   };
+}
+
+/** The recorder {@link memoryRecorder} makes. */
+export type MemoryRecorder = ReturnType<typeof memoryRecorder>;
+
+/**
+ * A participant's {@link RunContext} in `sandbox` as the terminal route builds it: user `user`
+ * in the study dir, a fresh {@link memoryRecorder}, an abort signal that never fires, no network
+ * env; the caller gives the brief, nonce, deadlines and redactor, and may replace any field.
+ */
+export function runContext(
+  sandbox: Sandbox,
+  fields: Pick<RunContext, "brief" | "nonce" | "deadlines" | "redact"> & Partial<RunContext>,
+): RunContext & { recorder: MemoryRecorder } {
+  return {
+    sandbox,
+    user: "user",
+    workdir: TERMINAL_STUDY_DIR,
+    recorder: memoryRecorder(),
+    signal: new AbortController().signal,
+    networkEnv: {},
+    ...fields,
+  } as RunContext & { recorder: MemoryRecorder };
 }

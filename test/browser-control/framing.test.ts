@@ -2,7 +2,26 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { encodeFrame, FrameDecoder, isCuaExecutorError, MAX_FRAME_BYTES } from "../../src/browser-control/index.ts";
-import { concat, rng } from "./support.ts";
+import { rng } from "../support/rng.ts";
+import { concat } from "./support.ts";
+
+/**
+ * Runs `check` while every `Buffer.allocUnsafeSlow` call is recorded: `sizes` (bytes) grows as
+ * the decoder allocates payload buffers. The real allocator is restored afterwards, always.
+ */
+function watchingAllocations(check: (sizes: readonly number[]) => void): void {
+  const original = Buffer.allocUnsafeSlow;
+  const sizes: number[] = [];
+  Buffer.allocUnsafeSlow = ((n: number) => {
+    sizes.push(n);
+    return original(n);
+  }) as typeof Buffer.allocUnsafeSlow;
+  try {
+    check(sizes);
+  } finally {
+    Buffer.allocUnsafeSlow = original;
+  }
+}
 
 const CASES = join(import.meta.dir, "../../../shared/cases/frames");
 
@@ -170,13 +189,7 @@ describe("FrameDecoder", () => {
   });
 
   test("the payload buffer is allocated once, after the length check, at exactly the declared size", () => {
-    const original = Buffer.allocUnsafeSlow;
-    const sizes: number[] = [];
-    Buffer.allocUnsafeSlow = ((n: number) => {
-      sizes.push(n);
-      return original(n);
-    }) as typeof Buffer.allocUnsafeSlow;
-    try {
+    watchingAllocations((sizes) => {
       const over = new Uint8Array(4);
       new DataView(over.buffer).setUint32(0, MAX_FRAME_BYTES + 1, false);
       expect(new FrameDecoder().push(over).fault?.kind).toBe("bad_length");
@@ -185,9 +198,7 @@ describe("FrameDecoder", () => {
       const d = new FrameDecoder();
       for (let i = 0; i < frame.length; i += 7) d.push(frame.subarray(i, i + 7));
       expect(sizes).toEqual([frame.length - 4]);
-    } finally {
-      Buffer.allocUnsafeSlow = original;
-    }
+    });
   });
 
   test("a valid frame before a bad one in the same chunk is still delivered", () => {
@@ -420,19 +431,11 @@ describe("batched validation of coalesced frames and zero-copy spans", () => {
     expect(d.midFrame).toBe(false);
     const over = new Uint8Array(4);
     new DataView(over.buffer).setUint32(0, MAX_FRAME_BYTES + 1, false);
-    const original = Buffer.allocUnsafeSlow;
-    const sizes: number[] = [];
-    Buffer.allocUnsafeSlow = ((n: number) => {
-      sizes.push(n);
-      return original(n);
-    }) as typeof Buffer.allocUnsafeSlow;
-    try {
+    watchingAllocations((sizes) => {
       const f = new FrameDecoder().push(concat([encodeFrame({ n: 1 }), encodeFrame({ n: 2 }), over, new Uint8Array(100)]));
       expect(f.messages).toEqual([{ n: 1 }, { n: 2 }]);
       expect(f.fault?.kind).toBe("bad_length");
       expect(sizes).toEqual([]);
-    } finally {
-      Buffer.allocUnsafeSlow = original;
-    }
+    });
   });
 });

@@ -15,7 +15,8 @@ import {
   replySchema,
   requestSchema,
 } from "../../src/browser-control/index.ts";
-import { concat, IDENTITY, makePng, rng, sleep, streamPair } from "./support.ts";
+import { rng } from "../support/rng.ts";
+import { concat, IDENTITY, makePng, sleep, streamPair } from "./support.ts";
 
 /** Yield to the event loop once (lets stream events and microtasks run). */
 const tick = () => new Promise<void>((r) => setImmediate(r));

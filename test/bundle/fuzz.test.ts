@@ -6,25 +6,15 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createRedactor, findSensitive, RunBundleSchema, verifyRun } from "../../src/bundle/index.ts";
+import { rng } from "../support/rng.ts";
 import { tempProject, writeLiveBrowser, writeLiveTerminal } from "./helpers.ts";
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const NOISE = "abcXYZ019 _-./:=\"'\\\n\t{}[]()<>@%+~é中/tmp/home/Users/sk-ghp_AKIAeyJ";
 const SECRET_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_";
 
 describe("redaction properties", () => {
   test("no provisioned value survives, whatever surrounds it (2,000 seeded cases)", () => {
-    const rnd = mulberry32(0xb0d1e5);
+    const rnd = rng(0xb0d1e5);
     for (let i = 0; i < 2000; i++) {
       const pick = (s: string) => s[Math.floor(rnd() * s.length)]!;
       const len = 4 + Math.floor(rnd() * 36);
@@ -45,7 +35,7 @@ describe("redaction properties", () => {
   });
 
   test("redaction is idempotent and leaves no detectable shape (2,000 seeded cases)", () => {
-    const rnd = mulberry32(42);
+    const rnd = rng(42);
     const pieces = [
       "sk-proj-" + "A".repeat(25),
       "/tmp/x/y",
@@ -79,7 +69,7 @@ describe("verify: any single-bit change in any listed artifact fails", () => {
   test("150 seeded bit flips across terminal and browser bundles", async () => {
     await writeLiveTerminal(p.cwd, "fz-t");
     await writeLiveBrowser(p.cwd, "fz-b");
-    const rnd = mulberry32(7);
+    const rnd = rng(7);
     for (let i = 0; i < 150; i++) {
       const dir = join(p.cwd, ".humanish/runs", rnd() < 0.5 ? "fz-t" : "fz-b");
       const arts = RunBundleSchema.parse(JSON.parse(readFileSync(join(dir, "run.json"), "utf8"))).artifacts;

@@ -3,14 +3,11 @@
  * bundle (ledgers, events, transcript, trace, receipts, cleanup) and a live browser bundle
  * (screenshots encoded with pngjs, report). Everything goes through the real writer.
  */
-import { mkdtempSync, realpathSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { afterEach, expect } from "bun:test";
 import { PNG } from "pngjs";
 import {
   type ActorTrace,
   buildNoSpendProof,
-  buildTerminalCostLedger,
   createRunWriter,
   digestText,
   type RunBundleInput,
@@ -19,6 +16,8 @@ import {
   type TerminalLedgers,
   unmeasuredLine,
 } from "../../src/bundle/index.ts";
+import { type HumanishError, isHumanishError } from "../../src/errors.ts";
+import { browserParticipant, labBlock as sharedLabBlock, noSpendTerminalCost, scriptedTrace, tempProject as sharedTempProject } from "../support/bundles.ts";
 
 /** A canary secret with no recognisable secret shape: only the literal scrub can catch it. */
 export const CANARY = "canary-7f3a9c2e-Zq41x";
@@ -28,8 +27,38 @@ const T1 = "2026-11-30T02:01:00.000Z";
 
 /** A fresh temp project dir (realpath) and its cleanup. */
 export function tempProject(): { cwd: string; cleanup: () => void } {
-  const cwd = realpathSync(mkdtempSync(join(tmpdir(), "humanish-bundle-")));
-  return { cwd, cleanup: () => rmSync(cwd, { recursive: true, force: true }) };
+  return sharedTempProject("humanish-bundle-");
+}
+
+/**
+ * For a test file's top level: registers an `afterEach` that removes every project made since the
+ * last test, and returns the maker of fresh temp projects (each call: a new project's path).
+ */
+export function projectPerTest(): () => string {
+  const cleanups: (() => void)[] = [];
+  afterEach(() => {
+    while (cleanups.length) cleanups.pop()!();
+  });
+  return () => {
+    const p = tempProject();
+    cleanups.push(p.cleanup);
+    return p.cwd;
+  };
+}
+
+/**
+ * Awaits `p` (or calls and awaits it) and expects it to throw a HumanishError with `code`;
+ * returns that error. Fails the test when it resolves or throws anything else.
+ */
+export async function expectCode(p: Promise<unknown> | (() => unknown), code: string): Promise<HumanishError> {
+  try {
+    if (typeof p === "function") await p();
+    else await p;
+  } catch (e) {
+    expect(isHumanishError(e, code)).toBe(true);
+    return e as HumanishError;
+  }
+  throw new Error(`expected ${code}`);
 }
 
 /** A small RGB PNG of the given size, encoded by pngjs. */
@@ -42,7 +71,7 @@ export function makePng(width = 4, height = 3, seed = 1): Uint8Array {
 }
 
 function labBlock(id: string) {
-  return { id, title: `Lab ${id}`, source: { ref: `humanish/labs/${id}.yaml`, sha256: "a".repeat(64) } };
+  return sharedLabBlock(id, `Lab ${id}`, "a".repeat(64));
 }
 
 /** Write a dry-run (contract-only) terminal bundle. */
@@ -70,22 +99,11 @@ export async function writeDryRunTerminal(cwd: string, runId = "dry-1"): Promise
 
 /** The trace of a live terminal participant. */
 export function terminalTrace(overrides: Partial<ActorTrace> = {}): ActorTrace {
-  return {
-    schema: "humanish.actor-trace.v1",
-    participantId: "p1",
-    actorType: "scripted-terminal",
-    provider: "humanish",
-    protocol: "scripted-steps",
-    lane: "terminal",
-    persona: { id: "autonomous-terminal-agent", traitsApplied: [], promptDigest: digestText("prompt") },
-    redaction: { status: "passed", screenshots: "n/a", notes: "scrubbed" },
+  return scriptedTrace("terminal", {
+    prompt: "prompt",
     startedAt: T0,
     completedAt: T1,
     durationMs: 60_000,
-    status: "passed",
-    completionReason: "goal_satisfied",
-    reason: "all steps ran",
-    ids: {},
     counts: { commands: 2, actions: 2, messages: 0, terminalEvents: 2 },
     items: [
       {
@@ -99,17 +117,12 @@ export function terminalTrace(overrides: Partial<ActorTrace> = {}): ActorTrace {
       { id: "usage-001", kind: "usage", lifecycle: "completed", title: "turn 1", usage: { input: 10, output: 5, total: 15 } },
     ],
     ...overrides,
-  };
+  });
 }
 
 /** Ledgers for a live terminal run with the given cleanup proofs. */
 export function terminalLedgers(cleanup: TerminalLedgers["cleanup"], maxUsd: number | null = 0): TerminalLedgers {
-  const cost = buildTerminalCostLedger({
-    product: { kind: "product", usd: 0, basis: "no-spend-signal", ratesAsOf: "2026-11-01", source: "lab declares no paid product", reason: null },
-    media: unmeasuredLine("media", "no media meter"),
-    payment: { kind: "payment", usd: 0, basis: "no-spend-signal", ratesAsOf: "2026-11-01", source: "no payment surface", reason: null },
-    provider: unmeasuredLine("provider", "no_token_usage"),
-  });
+  const cost = noSpendTerminalCost();
   return {
     schema: "humanish.terminal-ledgers.v1",
     lifecycle: [
@@ -162,28 +175,16 @@ export async function writeLiveTerminal(cwd: string, runId = "live-1", opts: { s
 
 /** Browser participant trace with ui_action and screenshot items. */
 export function browserTrace(shots: string[]): ActorTrace {
-  return {
-    schema: "humanish.actor-trace.v1",
-    participantId: "p1",
-    actorType: "scripted-browser",
-    provider: "humanish",
-    protocol: "scripted-steps",
-    lane: "scripted-browser",
-    persona: { id: "scripted", traitsApplied: [], promptDigest: digestText("steps") },
-    redaction: { status: "passed", screenshots: "raw", notes: "raw frames" },
+  return scriptedTrace("browser", {
     startedAt: T0,
     completedAt: T1,
     durationMs: 60_000,
-    status: "passed",
-    completionReason: "goal_satisfied",
-    reason: "all steps ran",
-    ids: {},
     counts: { actions: 1, screenshots: shots.length },
     items: [
       { id: "ui_action-001", kind: "ui_action", lifecycle: "completed", title: "click", action: { type: "click", x: 10, y: 20 }, coord: { x: 10, y: 20 } },
       ...shots.map((p, i) => ({ id: `screenshot-${String(i + 1).padStart(3, "0")}`, kind: "screenshot" as const, lifecycle: "completed" as const, title: p, screenshotRef: { path: p, redaction: "none" as const } })),
     ],
-  };
+  });
 }
 
 /** Write a complete live browser bundle with two screenshots and a report. */
@@ -203,18 +204,7 @@ export async function writeLiveBrowser(cwd: string, runId = "browser-1"): Promis
     completedAt: T1,
     lab: labBlock("todomvc-first-run"),
     subject: { source: "app-url", appUrl: "http://127.0.0.1:8080/", provenance: "undeclared" },
-    participants: [
-      {
-        id: "p1",
-        actorType: "scripted-browser",
-        status: "passed",
-        completionReason: "goal_satisfied",
-        reason: "ok",
-        trace: "actor.json",
-        durationMs: 60_000,
-        desktopGeometry: { preset: "desktop", screen: { requested: { width: 1440, height: 950 } }, warnings: [] },
-      },
-    ],
+    participants: [browserParticipant(60_000)],
     tasks: [{ id: "add-todo", goal: "add", participantId: "p1", status: "passed", passed: true }],
     cleanup: [{ id, provider: "docker", kind: "desktop", outcome: "released", reason: "inspect-404", at: T1 }],
   };

@@ -1,19 +1,10 @@
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { isHumanishError } from "../../src/errors.ts";
 import { createRunWriter, listRuns, livenessOf, resolveRunDir, RunStatusSchema } from "../../src/bundle/index.ts";
-import { tempProject, writeDryRunTerminal, writeLiveBrowser, writeLiveTerminal } from "./helpers.ts";
+import { expectCode, projectPerTest, writeDryRunTerminal, writeLiveBrowser, writeLiveTerminal } from "./helpers.ts";
 
-const cleanups: (() => void)[] = [];
-afterEach(() => {
-  while (cleanups.length) cleanups.pop()!();
-});
-function project() {
-  const p = tempProject();
-  cleanups.push(p.cleanup);
-  return p.cwd;
-}
+const project = projectPerTest();
 
 async function deadPid(): Promise<number> {
   const p = Bun.spawn(["true"]);
@@ -24,16 +15,6 @@ async function deadPid(): Promise<number> {
 function setStatus(dir: string, patch: Record<string, unknown>) {
   const s = JSON.parse(readFileSync(join(dir, "status.json"), "utf8"));
   writeFileSync(join(dir, "status.json"), JSON.stringify({ ...s, ...patch }));
-}
-
-async function rejects(p: Promise<unknown>, code: string) {
-  try {
-    await p;
-  } catch (e) {
-    expect(isHumanishError(e, code)).toBe(true);
-    return e as Error & { next?: string };
-  }
-  throw new Error(`expected ${code}`);
 }
 
 describe("listRuns", () => {
@@ -132,14 +113,14 @@ describe("resolveRunDir", () => {
 
   test("unknown ids, traversal, no runs and symlinked runs are refused with a next step", async () => {
     const cwd = project();
-    const e = await rejects(resolveRunDir(cwd, "latest"), "HUMANISH_RUN_NOT_FOUND");
+    const e = await expectCode(resolveRunDir(cwd, "latest"), "HUMANISH_RUN_NOT_FOUND");
     expect(e.next).toContain("humanish lab run");
     await writeLiveTerminal(cwd, "real");
-    const e2 = await rejects(resolveRunDir(cwd, "missing"), "HUMANISH_RUN_NOT_FOUND");
+    const e2 = await expectCode(resolveRunDir(cwd, "missing"), "HUMANISH_RUN_NOT_FOUND");
     expect(e2.next).toContain("humanish runs");
-    await rejects(resolveRunDir(cwd, "../real"), "HUMANISH_RUN_NOT_FOUND");
-    await rejects(resolveRunDir(cwd, ".."), "HUMANISH_RUN_NOT_FOUND");
+    await expectCode(resolveRunDir(cwd, "../real"), "HUMANISH_RUN_NOT_FOUND");
+    await expectCode(resolveRunDir(cwd, ".."), "HUMANISH_RUN_NOT_FOUND");
     symlinkSync(join(cwd, ".humanish/runs/real"), join(cwd, ".humanish/runs/alias"));
-    await rejects(resolveRunDir(cwd, "alias"), "HUMANISH_INVALID_RUN_BUNDLE");
+    await expectCode(resolveRunDir(cwd, "alias"), "HUMANISH_INVALID_RUN_BUNDLE");
   });
 });

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createHash } from "node:crypto";
@@ -12,17 +12,9 @@ import {
   type RunBundle,
   type VerifyResult,
 } from "../../src/bundle/index.ts";
-import { makePng, tempProject, terminalLedgers, terminalTrace, writeDryRunTerminal, writeLiveBrowser, writeLiveTerminal } from "./helpers.ts";
+import { makePng, projectPerTest, terminalLedgers, terminalTrace, writeDryRunTerminal, writeLiveBrowser, writeLiveTerminal } from "./helpers.ts";
 
-const cleanups: (() => void)[] = [];
-afterEach(() => {
-  while (cleanups.length) cleanups.pop()!();
-});
-function project() {
-  const p = tempProject();
-  cleanups.push(p.cleanup);
-  return p.cwd;
-}
+const project = projectPerTest();
 
 function failed(v: VerifyResult): string[] {
   return v.checks.filter((c) => !c.ok).map((c) => c.name);

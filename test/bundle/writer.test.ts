@@ -1,20 +1,12 @@
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { isHumanishError } from "../../src/errors.ts";
 import { createRunWriter, reopenRunWriter, RunBundleSchema, RunStatusSchema, verifyRun, LatestRunSchema } from "../../src/bundle/index.ts";
-import { CANARY, makePng, tempProject, terminalLedgers, terminalTrace, writeDryRunTerminal, writeLiveBrowser, writeLiveTerminal } from "./helpers.ts";
+import { CANARY, expectCode, makePng, projectPerTest, terminalLedgers, terminalTrace, writeDryRunTerminal, writeLiveBrowser, writeLiveTerminal } from "./helpers.ts";
 
-const cleanups: (() => void)[] = [];
-afterEach(() => {
-  while (cleanups.length) cleanups.pop()!();
-});
-function project() {
-  const p = tempProject();
-  cleanups.push(p.cleanup);
-  return p.cwd;
-}
+const project = projectPerTest();
 
 function allFiles(dir: string, prefix = ""): string[] {
   const out: string[] = [];
@@ -24,17 +16,6 @@ function allFiles(dir: string, prefix = ""): string[] {
     else out.push(rel);
   }
   return out;
-}
-
-async function expectCode(p: Promise<unknown> | (() => unknown), code: string) {
-  try {
-    if (typeof p === "function") await p();
-    else await p;
-  } catch (e) {
-    expect(isHumanishError(e, code)).toBe(true);
-    return;
-  }
-  throw new Error(`expected ${code}`);
 }
 
 describe("canary secret", () => {

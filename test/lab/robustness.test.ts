@@ -10,19 +10,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseLab } from "../../src/lab/index.ts";
+import { rng } from "../support/rng.ts";
 import { COMMITTED_LABS, labText } from "./fixtures.ts";
-
-/** Mulberry32: a small deterministic PRNG so failures reproduce. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const PIECES = [":", " ", "\n", "-", "[", "]", "{", "}", "&a", "*a", "<<: *a", "!!binary ", "%YAML 1.1\n", "---\n", "\t", "'", '"', "#", "|", ">", "?", "~", "null", "1.10", "true", "\u0000", "\uFEFF", "é", "\u2028"];
 

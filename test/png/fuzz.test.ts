@@ -7,7 +7,8 @@ import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join as joinPath } from "node:path";
 import { admitPng, PNG_REJECTION_CODES } from "../../src/png/index.ts";
-import { makePng, rng } from "../browser-control/support.ts";
+import { makePng } from "../browser-control/support.ts";
+import { rng } from "../support/rng.ts";
 import { chunk, fixCrcs, idat, join, png, scanlines } from "./support.ts";
 
 const SUITE = joinPath(import.meta.dir, "../../../shared/fixtures/pngsuite");

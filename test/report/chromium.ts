@@ -72,3 +72,20 @@ export async function renderInChromium(htmlPath: string, opts: { width?: number;
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/**
+ * Visible text of a DOM dumped by {@link renderInChromium}: `<style>` blocks and tags dropped
+ * (each tag becomes a space), the entities `&lt; &gt; &quot; &#39; &amp;` decoded, white space
+ * runs folded to one space.
+ */
+export function textOf(dom: string): string {
+  return dom
+    .replace(/<style[\s\S]*?<\/style>/g, "")
+    .replace(/<[^>]+>/g, " ")
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&amp;/g, "&")
+    .replace(/\s+/g, " ");
+}

@@ -3,20 +3,9 @@
  * writer (so `verifyRun` judges them like any run): a live terminal run whose participant
  * printed hostile markup, a dry run, and a live browser run with two screenshots.
  */
-import { chmodSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { PNG } from "pngjs";
-import {
-  buildNoSpendProof,
-  buildTerminalCostLedger,
-  createRunWriter,
-  digestText,
-  summarizeCost,
-  unmeasuredLine,
-  type ActorTrace,
-  type RunBundleInput,
-} from "../../src/bundle/index.ts";
+import { buildNoSpendProof, createRunWriter, digestText, summarizeCost, unmeasuredLine, type RunBundleInput } from "../../src/bundle/index.ts";
+import { browserParticipant, labBlock, noSpendTerminalCost, scriptedTrace, tempProject as sharedTempProject } from "../support/bundles.ts";
 
 /** What a hostile participant printed: it must render as text, never as markup. */
 export const HOSTILE = `<script>document.title="PWNED"</script></pre><h1 id="injected">x</h1>"><img src=x onerror="document.title='PWNED2'">`;
@@ -27,9 +16,7 @@ const T2 = "2026-11-30T02:00:09.000Z";
 
 /** A fresh project directory (real path) readable by other users (Chromium runs as nobody). */
 export function tempProject(prefix = "humanish-report-"): { cwd: string; cleanup: () => void } {
-  const cwd = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
-  chmodSync(cwd, 0o755);
-  return { cwd, cleanup: () => rmSync(cwd, { recursive: true, force: true }) };
+  return sharedTempProject(prefix, 0o755);
 }
 
 /** A `width`×`height` RGB PNG with a coloured band per `seed`, encoded by pngjs. */
@@ -49,7 +36,7 @@ export function makePng(width: number, height: number, seed: number): Uint8Array
 }
 
 function lab(id: string, title: string) {
-  return { id, title, source: { ref: `humanish/labs/${id}.yaml`, sha256: "b".repeat(64) } };
+  return labBlock(id, title, "b".repeat(64));
 }
 
 /** A live terminal run: two commands, a hostile transcript, two tasks (one failed), cleanup released. */
@@ -60,36 +47,19 @@ export async function writeTerminalRun(cwd: string, runId = "terminal-run-1"): P
   const transcript = `$ jq --help\nUsage:\tjq [OPTIONS] FILTER [FILES...]\n$ echo hostile\n${HOSTILE}\n\u001b[31mred text\u001b[0m\n`;
   await w.appendNdjson("terminal-events.ndjson", { at: T1, stream: "stdout", chunk: transcript }, { kind: "terminal-events" });
   await w.writeArtifact("terminal-transcript.txt", transcript, { kind: "terminal-transcript" });
-  const trace: ActorTrace = {
-    schema: "humanish.actor-trace.v1",
-    participantId: "p1",
-    actorType: "scripted-terminal",
-    provider: "humanish",
-    protocol: "scripted-steps",
-    lane: "terminal",
-    persona: { id: "autonomous-terminal-agent", traitsApplied: [], promptDigest: digestText("steps") },
-    redaction: { status: "passed", screenshots: "n/a", notes: "scrubbed" },
+  const trace = scriptedTrace("terminal", {
     startedAt: T0,
     completedAt: T2,
     durationMs: 9000,
-    status: "passed",
-    completionReason: "goal_satisfied",
-    reason: "all steps ran",
-    ids: {},
     counts: { commands: 2, actions: 2, messages: 0, terminalEvents: 1 },
     items: [
       { id: "command-001", kind: "command", lifecycle: "completed", title: "step 1", at: T1, command: { text: "jq --help", exitCode: 0, outputTail: "Usage:\tjq [OPTIONS] FILTER" } },
       { id: "command-002", kind: "command", lifecycle: "completed", title: "step 2", at: T2, command: { text: "echo hostile", exitCode: 3, outputTail: HOSTILE } },
     ],
-  };
+  });
   await w.writeJson("actor.json", trace, { kind: "actor-trace" });
   const cleanup = [{ id: container, provider: "docker" as const, outcome: "released" as const, reason: "container removed; inspect answered 404", at: T2 }];
-  const cost = buildTerminalCostLedger({
-    product: { kind: "product", usd: 0, basis: "no-spend-signal", ratesAsOf: "2026-11-01", source: "lab declares no paid product", reason: null },
-    media: unmeasuredLine("media", "no media meter"),
-    payment: { kind: "payment", usd: 0, basis: "no-spend-signal", ratesAsOf: "2026-11-01", source: "no payment surface", reason: null },
-    provider: unmeasuredLine("provider", "no_token_usage"),
-  });
+  const cost = noSpendTerminalCost();
   await w.writeJson(
     "terminal-ledgers.json",
     {
@@ -169,22 +139,10 @@ export async function writeBrowserRun(cwd: string, runId = "browser-run-1"): Pro
   const shots = ["screenshots/p1/turn-01.png", "screenshots/p1/turn-02.png"];
   await w.writeArtifact(shots[0]!, makePng(320, 200, 1), { kind: "screenshot" });
   await w.writeArtifact(shots[1]!, makePng(320, 200, 2), { kind: "screenshot" });
-  const trace: ActorTrace = {
-    schema: "humanish.actor-trace.v1",
-    participantId: "p1",
-    actorType: "scripted-browser",
-    provider: "humanish",
-    protocol: "scripted-steps",
-    lane: "scripted-browser",
-    persona: { id: "scripted", traitsApplied: [], promptDigest: digestText("steps") },
-    redaction: { status: "passed", screenshots: "raw", notes: "raw frames" },
+  const trace = scriptedTrace("browser", {
     startedAt: T0,
     completedAt: T2,
     durationMs: 9000,
-    status: "passed",
-    completionReason: "goal_satisfied",
-    reason: "all steps ran",
-    ids: {},
     counts: { actions: 2, screenshots: 2 },
     items: [
       { id: "ui_action-001", kind: "ui_action", lifecycle: "completed", title: "open /", at: T0, action: { type: "open", path: "/" } },
@@ -192,7 +150,7 @@ export async function writeBrowserRun(cwd: string, runId = "browser-run-1"): Pro
       { id: "ui_action-002", kind: "ui_action", lifecycle: "completed", title: "type", at: T1, action: { type: "type", text: "buy milk" } },
       { id: "screenshot-002", kind: "screenshot", lifecycle: "completed", title: "after typing", at: T2, screenshotRef: { path: shots[1]!, redaction: "none" } },
     ],
-  };
+  });
   await w.writeJson("actor.json", trace, { kind: "actor-trace" });
   await w.finalize({
     route: "browser",
@@ -202,18 +160,7 @@ export async function writeBrowserRun(cwd: string, runId = "browser-run-1"): Pro
     completedAt: T2,
     lab: lab("todomvc-first-run", "TodoMVC first run"),
     subject: { source: "app-url", appUrl: "http://127.0.0.1:8080/", provenance: "undeclared" },
-    participants: [
-      {
-        id: "p1",
-        actorType: "scripted-browser",
-        status: "passed",
-        completionReason: "goal_satisfied",
-        reason: "ok",
-        trace: "actor.json",
-        durationMs: 9000,
-        desktopGeometry: { preset: "desktop", screen: { requested: { width: 1440, height: 950 } }, warnings: [] },
-      },
-    ],
+    participants: [browserParticipant(9000)],
     tasks: [{ id: "add-todo", goal: "Add a todo", participantId: "p1", status: "passed", passed: true }],
     cleanup: [{ id: desktop, provider: "docker", kind: "desktop", outcome: "released", reason: "inspect-404", at: T2 }],
   });

@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { RunBundleSchema } from "../../src/bundle/index.ts";
 import { dockerSocketPath, requireDocker } from "../support/prereq.ts";
-import { renderInChromium } from "./chromium.ts";
+import { renderInChromium, textOf } from "./chromium.ts";
 import { tempProject } from "./fixtures.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
@@ -52,17 +52,6 @@ async function cli(args: string[]): Promise<Record<string, unknown>> {
   } catch {
     throw new Error(`humanish ${args.join(" ")} printed no JSON (exit ${code}):\n${out}\n${err}`);
   }
-}
-
-function textOf(dom: string): string {
-  return dom
-    .replace(/<style[\s\S]*?<\/style>/g, "")
-    .replace(/<[^>]+>/g, " ")
-    .replace(/&lt;/g, "<")
-    .replace(/&gt;/g, ">")
-    .replace(/&quot;/g, '"')
-    .replace(/&amp;/g, "&")
-    .replace(/\s+/g, " ");
 }
 
 describe("reports of real runs", () => {

@@ -6,24 +6,11 @@ import { PNG } from "pngjs";
 import { RunBundleSchema, verifyRun } from "../../src/bundle/index.ts";
 import { isHumanishError } from "../../src/errors.ts";
 import { REPORT_CSP, escapeHtml, loadReportModel, renderReportHtml, writeReport, type ReportModel } from "../../src/report/index.ts";
-import { renderInChromium } from "./chromium.ts";
+import { renderInChromium, textOf } from "./chromium.ts";
 import { HOSTILE, tempProject, writeBrowserRun, writeDryRun, writeTerminalRun } from "./fixtures.ts";
 
 const project = tempProject();
 afterAll(() => project.cleanup());
-
-/** Visible text of a dumped DOM: tags dropped, entities decoded. */
-function textOf(dom: string): string {
-  return dom
-    .replace(/<style[\s\S]*?<\/style>/g, "")
-    .replace(/<[^>]+>/g, " ")
-    .replace(/&lt;/g, "<")
-    .replace(/&gt;/g, ">")
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&amp;/g, "&")
-    .replace(/\s+/g, " ");
-}
 
 function runJson(runDir: string) {
   return RunBundleSchema.parse(JSON.parse(readFileSync(join(runDir, "run.json"), "utf8")));

@@ -9,21 +9,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createDockerClient, tarUnpack, type DockerClient } from "../../src/docker/index.ts";
-import { HumanishError } from "../../src/errors.ts";
 import { REVISION_LABEL, ensureImage, imageStatus, loadImageArchive, recipeContext, recipeRevision, recipeTag, type ImageRecipe } from "../../src/runtime/images.ts";
 import { SANDBOX_IMAGE_NAME, sandboxRecipe } from "../../src/runtime/recipes.ts";
 import { startFakeEngine } from "../docker/fake-engine.ts";
+import { rejection } from "../docker/helpers.ts";
 import { requireDocker, requireImage } from "../support/prereq.ts";
-
-async function rejection(p: Promise<unknown>): Promise<HumanishError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof HumanishError) return e;
-    throw e;
-  }
-  throw new Error("expected a rejection");
-}
 
 const nonce = `${process.pid}-${Date.now()}`;
 const tiny: ImageRecipe = {

@@ -10,6 +10,7 @@ import { HumanishError } from "../../src/errors.ts";
 import { recipeTag } from "../../src/runtime/images.ts";
 import { sandboxRecipe } from "../../src/runtime/recipes.ts";
 import { createDockerSandboxProvider, findRunContainers, type Sandbox, type SandboxProvider } from "../../src/sandbox/index.ts";
+import { rejection } from "../docker/helpers.ts";
 import { requireImage } from "../support/prereq.ts";
 
 const IMAGE = recipeTag(sandboxRecipe);
@@ -21,16 +22,6 @@ let provider: SandboxProvider;
 let sb: Sandbox;
 let stateAtOnCreated = "";
 const extra: Sandbox[] = [];
-
-async function rejection(p: Promise<unknown>): Promise<HumanishError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof HumanishError) return e;
-    throw e;
-  }
-  throw new Error("expected a rejection");
-}
 
 beforeAll(async () => {
   await requireImage(IMAGE);

@@ -14,7 +14,7 @@
 import { HumanishError } from "../../errors.ts";
 import type { Sandbox } from "../../sandbox/types.ts";
 import { findActor } from "../registry.ts";
-import { decodeText, runParticipantCommand, tailText } from "../terminal/exec.ts";
+import { decodeText, runRecordedParticipantCommand, tailText } from "../terminal/exec.ts";
 import type { PrepareContext, RunContext, TerminalParticipant, TerminalParticipantOutcome } from "../terminal/participant.ts";
 import type { ActorDescriptor, ActorItem, ActorRuntime } from "../types.ts";
 import {
@@ -195,26 +195,8 @@ async function runCodex(spec: CodexExecSpec, rt: ActorRuntime, ctx: RunContext):
   ctx.recorder.lifecycle("terminal-lab.exec.started", `codex exec (stdin disabled), codex-cli ${rt.observedVersion}`);
   ctx.recorder.progress("codex exec started");
   const stream = new CodexEventStream(ctx.redact, (d) => ctx.recorder.progress(d));
-  let terminalEvents = 0;
-  const r = await runParticipantCommand({
-    sandbox: ctx.sandbox,
-    cmd: command.argv,
-    env: command.env,
-    user: ctx.user,
-    cwd: ctx.workdir,
-    firstOutputMs: ctx.deadlines.firstOutputMs,
-    deadlineAt: ctx.deadlines.deadlineAt,
-    signal: ctx.signal,
-    onStdout: (c) => {
-      terminalEvents++;
-      stream.push(c);
-      ctx.recorder.output("stdout", c);
-    },
-    onStderr: (c) => {
-      terminalEvents++;
-      ctx.recorder.output("stderr", c);
-    },
-  });
+  const r = await runRecordedParticipantCommand(ctx, command.argv, command.env, (c) => stream.push(c));
+  const terminalEvents = r.terminalEvents;
   if (terminalEvents === 0) {
     // A sandbox that only returned buffered output: fold and record it now.
     if (r.stdout.byteLength > 0) {

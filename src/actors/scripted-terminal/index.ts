@@ -6,7 +6,7 @@
  * (default 0) ends the participant with `failed / step_failed`; later steps do not run.
  */
 import { findActor } from "../registry.ts";
-import { decodeText, runParticipantCommand, tailText } from "../terminal/exec.ts";
+import { decodeText, runRecordedParticipantCommand, tailText } from "../terminal/exec.ts";
 import type { RunContext, TerminalParticipant, TerminalParticipantOutcome } from "../terminal/participant.ts";
 import type { ActorDescriptor, ActorItem } from "../types.ts";
 
@@ -61,24 +61,8 @@ async function runSteps(steps: readonly ScriptedTerminalStep[], ctx: RunContext)
     ctx.recorder.progress(`step ${n}/${steps.length}: ${step.run}`);
     ctx.recorder.lifecycle("terminal-lab.participant.step.started", `step ${n}/${steps.length}`);
     const at = new Date().toISOString();
-    const r = await runParticipantCommand({
-      sandbox: ctx.sandbox,
-      cmd: ["bash", "-lc", step.run],
-      env: { HOME: `/home/${ctx.user}` },
-      user: ctx.user,
-      cwd: ctx.workdir,
-      firstOutputMs: ctx.deadlines.firstOutputMs,
-      deadlineAt: ctx.deadlines.deadlineAt,
-      signal: ctx.signal,
-      onStdout: (c) => {
-        terminalEvents++;
-        ctx.recorder.output("stdout", c);
-      },
-      onStderr: (c) => {
-        terminalEvents++;
-        ctx.recorder.output("stderr", c);
-      },
-    });
+    const r = await runRecordedParticipantCommand(ctx, ["bash", "-lc", step.run], { HOME: `/home/${ctx.user}` });
+    terminalEvents += r.terminalEvents;
     if (!r.started) {
       return finish("timed_out", "timed_out", `the ${r.deadline} deadline passed before step ${n} started`, r.deadline);
     }

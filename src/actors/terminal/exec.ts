@@ -10,8 +10,10 @@
  * The result says which deadline fired.
  */
 import { tail } from "../../bundle/redact.ts";
+import { concatBytes } from "../../bytes/concat.ts";
 import type { Sandbox } from "../../sandbox/types.ts";
 import type { DeadlineKind } from "../types.ts";
+import type { RunContext } from "./participant.ts";
 
 /** Options of {@link runParticipantCommand}. Units: ms. */
 export interface ParticipantCommandOptions {
@@ -50,24 +52,48 @@ export interface ParticipantCommandResult {
 const SANDBOX_BACKSTOP_SLACK_S = 3;
 
 /**
+ * {@link runParticipantCommand} for the participant of `ctx`: its sandbox, user, workdir,
+ * first-output and wall-clock deadlines ({@link RunContext.deadlines}) and abort signal, with
+ * `cmd` and `env`. Every output chunk is recorded to `ctx.recorder` as it arrives (stdout chunks
+ * first go to `onStdout`). Returns the command's result and `terminalEvents`, the number of
+ * chunks recorded (0 when the sandbox only returned buffered output).
+ */
+export async function runRecordedParticipantCommand(
+  ctx: RunContext,
+  cmd: string[],
+  env: Record<string, string>,
+  onStdout?: (chunk: Uint8Array) => void,
+): Promise<ParticipantCommandResult & { terminalEvents: number }> {
+  let terminalEvents = 0;
+  const r = await runParticipantCommand({
+    sandbox: ctx.sandbox,
+    cmd,
+    env,
+    user: ctx.user,
+    cwd: ctx.workdir,
+    firstOutputMs: ctx.deadlines.firstOutputMs,
+    deadlineAt: ctx.deadlines.deadlineAt,
+    signal: ctx.signal,
+    onStdout: (c) => {
+      terminalEvents++;
+      onStdout?.(c);
+      ctx.recorder.output("stdout", c);
+    },
+    onStderr: (c) => {
+      terminalEvents++;
+      ctx.recorder.output("stderr", c);
+    },
+  });
+  return { ...r, terminalEvents };
+}
+
+/**
  * The argv actually executed: `timeout -s KILL <s> bash -c 'exec 0</dev/null; exec "$@"' humanish-participant <cmd…>`.
  * `$@` keeps the participant's argv byte-exact (no re-quoting).
  */
 export function wrapParticipantArgv(cmd: string[], remainingMs: number): string[] {
   const seconds = Math.max(1, Math.ceil(remainingMs / 1000) + SANDBOX_BACKSTOP_SLACK_S);
   return ["timeout", "-s", "KILL", `${seconds}s`, "bash", "-c", 'exec 0</dev/null; exec "$@"', "humanish-participant", ...cmd];
-}
-
-function concat(chunks: Uint8Array[]): Uint8Array {
-  let n = 0;
-  for (const c of chunks) n += c.byteLength;
-  const out = new Uint8Array(n);
-  let o = 0;
-  for (const c of chunks) {
-    out.set(c, o);
-    o += c.byteLength;
-  }
-  return out;
 }
 
 /**
@@ -136,15 +162,15 @@ export async function runParticipantCommand(opts: ParticipantCommandOptions): Pr
     const deadline: DeadlineKind | null = fired ?? (res.ok && res.r.timedOut ? "max-minutes" : null);
     if (!res.ok) {
       if (deadline === null) throw res.e;
-      return { exitCode: 137, stdout: concat(out), stderr: concat(err), durationMs: now() - start, deadline, started: true, argv };
+      return { exitCode: 137, stdout: concatBytes(out), stderr: concatBytes(err), durationMs: now() - start, deadline, started: true, argv };
     }
     // Exit code 137 from the in-sandbox `timeout -s KILL` backstop is the wall-clock deadline too.
     const backstop = deadline === null && res.r.exitCode === 137 && now() >= opts.deadlineAt ? "max-minutes" : deadline;
     return {
       exitCode: res.r.exitCode,
       // Prefer what streamed (identical when callbacks fired); fall back to the buffered result.
-      stdout: out.length > 0 ? concat(out) : res.r.stdout,
-      stderr: err.length > 0 ? concat(err) : res.r.stderr,
+      stdout: out.length > 0 ? concatBytes(out) : res.r.stdout,
+      stderr: err.length > 0 ? concatBytes(err) : res.r.stderr,
       durationMs: now() - start,
       deadline: backstop,
       started: true,

@@ -102,13 +102,14 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
   const runDir = relative(ctx.cwd, result.runDir) || result.runDir;
   const envelope = { schema, ...result, runDir, ok: result.ok && !why, lab: loaded.config.id, labRef: loaded.ref, ...(why ? { interrupted: why } : {}) };
   if (why && !envelope.error) {
-    envelope.error = { code: "HUMANISH_INTERRUPTED", message: `the run was interrupted by ${why}; cleanup ran and the partial bundle is in ${relative(ctx.cwd, result.runDir) || result.runDir}`, next: `humanish verify --run ${result.runId}` };
+    envelope.error = { code: "HUMANISH_INTERRUPTED", message: `the run was interrupted by ${why}; cleanup ran and the partial bundle is in ${runDir}`, next: `humanish verify --run ${result.runId}` };
   }
-  return { result: envelope, human: renderStudy(ctx, envelope), exitCode: why ? (why === "SIGINT" ? 130 : 143) : envelope.ok ? 0 : 2 };
+  return { result: envelope, human: renderStudy(envelope), exitCode: why ? (why === "SIGINT" ? 130 : 143) : envelope.ok ? 0 : 2 };
 }
 
-function renderStudy(ctx: CommandContext, r: StudyResult & { lab: string }): string {
-  const dir = relative(ctx.cwd, r.runDir) || r.runDir;
+/** Human summary; `r.runDir` is already project-relative. */
+function renderStudy(r: StudyResult & { lab: string }): string {
+  const dir = r.runDir;
   const lines = [`${r.lab} · ${r.route} · ${r.mode}`, r.verdict];
   for (const p of r.participants) lines.push(`participant ${p.id}: ${p.status} (${p.completionReason})`);
   lines.push(`run:    ${dir}`);

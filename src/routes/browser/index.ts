@@ -15,6 +15,7 @@ import type { CleanupProof, CostLine, DesktopGeometry, LifecycleEvent, RunOutcom
 import { createRunWriter, deriveReview, stakeholderLine, summarizeCost, verifyRun, type RunWriter } from "../../bundle/index.ts";
 import { createDockerClient, type DockerClient } from "../../docker/index.ts";
 import { HumanishError, isHumanishError } from "../../errors.ts";
+import { embeddedRootName } from "../../lab/embedded-apps.ts";
 import { labDevices } from "../../lab/routing.ts";
 import type { BrowserLabConfig, LabConfig, ScriptedBrowserActor, BrowserTask } from "../../lab/schema.ts";
 import { allocateDesktop, type LocalDesktop } from "../../runtime/desktop.ts";
@@ -96,7 +97,7 @@ async function runDryRun(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<t
   const lifecycle: LifecycleEvent[] = [];
   const add = (event: string, message: string) => lifecycle.push({ at: new Date().toISOString(), event, message: writer.redactor.text(message) });
   add("browser-lab.run.created", `dry run ${ctx.runId}: lab ${lab.id}, actor scripted-browser, target local; nothing is started, served or spent`);
-  add("browser-lab.subject.declared", `app ${plan.appUrl.origin} (loopback); serve ${lab.subject.serve?.static ? "static" : lab.subject.serve?.command ? "command" : "external"}`);
+  add("browser-lab.subject.declared", `app ${plan.appUrl.origin} (loopback); serve ${lab.subject.serve?.static ? `static ${embeddedRootName(lab.subject.serve.static.root) !== undefined ? lab.subject.serve.static.root : "(project directory)"}` : lab.subject.serve?.command ? "command" : "external"}`);
   add("browser-lab.devices.declared", devices.map((d) => `${d.name} ${d.preset.width}x${d.preset.height}`).join(", "));
   add("browser-lab.contract.ready", `${actor.steps.length} step(s), ${(actor.tasks ?? []).length} task(s) with hidden checks; a live run needs --live (or scenario.mode: live)`);
   const participants: RunParticipant[] = devices.map((d, i) => ({
@@ -201,6 +202,11 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typ
     await writer.writeStatus({ phase: "provision", detail: "serving the app" });
     app = await startApp({ appUrl: appUrl.href, ...(lab.subject.serve ? { serve: lab.subject.serve } : {}), cwd: ctx.cwd, env: ctx.env, signal: ctx.signal });
     log("browser-lab.subject.served", `app ${appUrl.origin} answers (${app.kind}); reachable from the guest only through its forwarded socket`);
+    if (app.embedded) {
+      const e = app.embedded;
+      log("browser-lab.subject.embedded", `embedded app ${e.name} from ${e.package} ${e.dir}: ${e.files.length} file(s), ${e.bytes} bytes, sha256 ${e.sha256} (listed in served-app.json)`);
+      await writer.writeJson("served-app.json", { schema: "humanish.served-app.v1", source: "embedded", ...e }, { kind: "data" });
+    }
     progress({ participant: "p1", phase: "preflight", detail: "guest image" });
     image = await ensureGuestImage(docker, { env: ctx.env, signal: ctx.signal, onProgress: (m) => typeof m.stream === "string" && m.stream.trim() && progress({ participant: "p1", phase: "preflight", detail: `building guest image: ${m.stream.trim().slice(0, 120)}` }) });
     log("browser-lab.runtime.ready", `guest image ${image.ref} (${image.origin}${image.built ? ", built by this run" : ""}), runtime revision ${image.runtimeRevision}`);

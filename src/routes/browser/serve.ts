@@ -8,18 +8,39 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { realpathSync, statSync } from "node:fs";
 import { isAbsolute, join, normalize, relative, resolve, sep } from "node:path";
 import { HumanishError } from "../../errors.ts";
+import { embeddedRootName } from "../../lab/embedded-apps.ts";
+import { loadEmbeddedApp, type EmbeddedApp } from "./embedded-app.ts";
 
 /** A running (or pre-existing) app. */
 export interface AppServer {
   /** `static`, `command` or `external` (already listening). */
   kind: "static" | "command" | "external";
   port: number;
+  /**
+   * Provenance of an embedded app (`static.root: "embedded:<name>"`): its name, npm package,
+   * directory in the package, SHA-256 over its files and each file's path/size/SHA-256. Absent
+   * for a project directory, a command or an external app.
+   */
+  embedded?: EmbeddedAppProvenance;
   /** Stop what this module started (nothing for `external`). */
   close(): Promise<void>;
 }
 
+/** What was served for an embedded app, for the run bundle. */
+export interface EmbeddedAppProvenance {
+  name: string;
+  package: string;
+  dir: string;
+  /** Lowercase hex SHA-256 over the app's `sha256sum`-style file listing. */
+  sha256: string;
+  /** Total bytes served. */
+  bytes: number;
+  files: { path: string; bytes: number; sha256: string }[];
+}
+
 /** The lab's `subject.serve` block (as normalised by the lab schema). */
 export interface ServeDecl {
+  /** `root`: a directory relative to the project, or `embedded:<name>` (an app compiled into humanish). */
   static?: { root: string };
   command?: string;
   readyTimeoutMs?: number;
@@ -54,7 +75,7 @@ export function serveStatic(rootDir: string, port: number): AppServer {
     if (!statSync(root).isDirectory()) throw new Error("not a directory");
   } catch (e) {
     throw new HumanishError("HUMANISH_BROWSER_SERVE_FAILED", `subject.serve.static.root ${rootDir} is not a directory (${(e as Error).message})`, {
-      next: "point subject.serve.static.root at the app's directory (relative to the project)",
+      next: "point subject.serve.static.root at the app's directory (relative to the project), or use an embedded app such as embedded:todomvc-vanillajs",
     });
   }
   const resolveFile = (pathname: string): string | undefined => {
@@ -103,7 +124,60 @@ export function serveStatic(rootDir: string, port: number): AppServer {
 }
 
 /**
- * Start the app for a study: `serve.static` (root relative to `cwd`), `serve.command` (shell in
+ * Serve an embedded app from memory on 127.0.0.1:`port`: `/` → `index.html`; otherwise only an
+ * exact (percent-decoded) path of one of its files answers, so nothing outside the app can be
+ * reached; 404 otherwise. GET/HEAD only.
+ * @throws HumanishError `HUMANISH_BROWSER_SERVE_FAILED` when the port is taken.
+ */
+export function serveEmbedded(app: EmbeddedApp, port: number): AppServer {
+  const byPath = new Map(app.files.map((f) => [f.path, f]));
+  const lookup = (pathname: string) => {
+    let rel: string;
+    try {
+      rel = decodeURIComponent(pathname);
+    } catch {
+      return undefined;
+    }
+    if (rel === "/" || rel === "") rel = "/index.html";
+    return rel.startsWith("/") ? byPath.get(rel.slice(1)) : undefined;
+  };
+  let server: ReturnType<typeof Bun.serve>;
+  try {
+    server = Bun.serve({
+      hostname: "127.0.0.1",
+      port,
+      fetch(req) {
+        if (req.method !== "GET" && req.method !== "HEAD") return new Response("method not allowed", { status: 405 });
+        const f = lookup(new URL(req.url, "http://127.0.0.1").pathname);
+        if (!f) return new Response("not found", { status: 404 });
+        return new Response(f.bytes, { headers: { "content-type": f.contentType, "cache-control": "no-store" } });
+      },
+    });
+  } catch (e) {
+    throw new HumanishError("HUMANISH_BROWSER_SERVE_FAILED", `cannot serve embedded app ${app.name} on 127.0.0.1:${port} (${(e as Error).message})`, {
+      next: `free port ${port} or change subject.appUrl's port`,
+    });
+  }
+  return {
+    kind: "static",
+    port,
+    embedded: {
+      name: app.name,
+      package: app.package,
+      dir: app.dir,
+      sha256: app.sha256,
+      bytes: app.bytes,
+      files: app.files.map((f) => ({ path: f.path, bytes: f.bytes.byteLength, sha256: f.sha256 })),
+    },
+    close: async () => {
+      server.stop(true);
+    },
+  };
+}
+
+/**
+ * Start the app for a study: `serve.static` (root relative to `cwd`, or `embedded:<name>` served
+ * from memory — see {@link serveEmbedded}), `serve.command` (shell in
  * `cwd` with `PORT`, its own process group, ready when a GET of appUrl answers < 500), or nothing
  * (the app must already answer).
  * @throws HumanishError `HUMANISH_BROWSER_SERVE_FAILED`, `HUMANISH_BROWSER_APP_UNREACHABLE`.
@@ -112,7 +186,8 @@ export async function startApp(opts: { appUrl: string; serve?: ServeDecl; cwd: s
   const url = new URL(opts.appUrl);
   const port = Number(url.port);
   if (opts.serve?.static) {
-    const app = serveStatic(resolve(opts.cwd, opts.serve.static.root), port);
+    const name = embeddedRootName(opts.serve.static.root);
+    const app = name !== undefined ? serveEmbedded(await loadEmbeddedApp(name), port) : serveStatic(resolve(opts.cwd, opts.serve.static.root), port);
     if (!(await appAnswers(opts.appUrl))) {
       await app.close();
       throw appUnreachable(opts.appUrl, "the static server did not answer");

@@ -7,11 +7,11 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createCodexExec } from "../../../src/actors/codex-exec/index.ts";
-import type { RunContext, TerminalParticipant } from "../../../src/actors/terminal/participant.ts";
+import type { TerminalParticipant } from "../../../src/actors/terminal/participant.ts";
 import { isHumanishError } from "../../../src/errors.ts";
 import { TERMINAL_STUDY_DIR } from "../../../src/lab/schema.ts";
 import type { ExecOptions, ExecResult, Sandbox } from "../../../src/sandbox/types.ts";
-import { memoryRecorder, testSandbox } from "../support.ts";
+import { memoryRecorder, runContext, testSandbox } from "../support.ts";
 
 const KEY = "canary-key-5e1f0a9b3c7d2e46";
 const NONCE = "0123456789ab";
@@ -92,22 +92,15 @@ afterAll(async () => {
 async function runMode(mode: string, firstOutputMs = 20_000) {
   const w = await sandbox.exec({ cmd: ["bash", "-c", `echo ${mode} > /tmp/fake-codex-mode`], user: "root" });
   expect(w.exitCode).toBe(0);
-  const recorder = memoryRecorder();
-  const ctx: RunContext = {
-    sandbox,
-    user: "user",
-    workdir: TERMINAL_STUDY_DIR,
-    recorder,
-    signal: new AbortController().signal,
-    networkEnv: {},
+  const ctx = runContext(sandbox, {
     brief: `You are a participant.\nHUMANISH_ACTOR_NONCE=${NONCE}`,
     nonce: NONCE,
     deadlines: { firstOutputMs, deadlineAt: Date.now() + 60_000 },
     runtimeKey: { sourceName: "CODEX_API_KEY", value: KEY },
     redact: (s) => s.replaceAll(KEY, "[REDACTED_SECRET]"),
-  };
+  });
   const outcome = await participant.run(ctx);
-  return { outcome, recorder };
+  return { outcome, recorder: ctx.recorder };
 }
 
 describe("codex-exec participant (stand-in binary)", () => {
@@ -165,18 +158,7 @@ describe("codex-exec participant (stand-in binary)", () => {
   test("run() refuses without a runtime key (never reaches the sandbox)", async () => {
     const before = seen.length;
     try {
-      await participant.run({
-        sandbox,
-        user: "user",
-        workdir: TERMINAL_STUDY_DIR,
-        recorder: memoryRecorder(),
-        signal: new AbortController().signal,
-        networkEnv: {},
-        brief: "b",
-        nonce: NONCE,
-        deadlines: { firstOutputMs: 1000, deadlineAt: Date.now() + 1000 },
-        redact: (s) => s,
-      });
+      await participant.run(runContext(sandbox, { brief: "b", nonce: NONCE, deadlines: { firstOutputMs: 1000, deadlineAt: Date.now() + 1000 }, redact: (s) => s }));
       throw new Error("expected a refusal");
     } catch (e) {
       expect(isHumanishError(e, "HUMANISH_TERMINAL_LAB_RUNTIME_AUTH_MISSING")).toBe(true);

@@ -1,7 +1,8 @@
 /**
  * The committed lab `labs/todomvc-first-run.yaml` end to end against a real Docker engine and
- * real Chromium: 3/3 tasks, `verify` passes, the screenshots are admitted frames of the app, no
- * container is left; a corrupted screenshot then fails `verify`. Plus the 2-participant preset
+ * real Chromium, run from an empty project directory (the embedded lab serving its embedded
+ * TodoMVC, with the app's provenance recorded): 3/3 tasks, `verify` passes, the screenshots are
+ * admitted frames of the app, no container is left; a corrupted screenshot then fails `verify`. Plus the 2-participant preset
  * split (desktop + mobile) and the dry run.
  */
 import { afterAll, describe, expect, test } from "bun:test";
@@ -11,17 +12,24 @@ import { join } from "node:path";
 import { verifyRun } from "../../../src/bundle/index.ts";
 import { loadLab, parseLab, type LabConfig } from "../../../src/lab/index.ts";
 import { admitPng } from "../../../src/png/index.ts";
+import { loadEmbeddedApp } from "../../../src/routes/browser/embedded-app.ts";
 import { runBrowserStudy } from "../../../src/routes/browser/index.ts";
 import type { StudyContext } from "../../../src/routes/types.ts";
 import { containersOfTestRun, freePort, guestPrereqs, ROOT, TEST_LABEL } from "../../runtime/guest-support.ts";
 
+// A project with the npm package (for labs with a project-relative static root) and an EMPTY
+// project (the committed todomvc lab serves its embedded copy of the app, as the binary does).
 const cwd = mkdtempSync(join(tmpdir(), "humanish-browser-route-"));
 symlinkSync(join(ROOT, "node_modules"), join(cwd, "node_modules"));
-afterAll(() => rmSync(cwd, { recursive: true, force: true }));
+const emptyCwd = mkdtempSync(join(tmpdir(), "humanish-browser-empty-"));
+afterAll(() => {
+  rmSync(cwd, { recursive: true, force: true });
+  rmSync(emptyCwd, { recursive: true, force: true });
+});
 
-function ctxFor(lab: LabConfig, runId: string, mode: "live" | "dry-run" = "live"): StudyContext<LabConfig> {
+function ctxFor(lab: LabConfig, runId: string, mode: "live" | "dry-run" = "live", dir = cwd): StudyContext<LabConfig> {
   return {
-    cwd,
+    cwd: dir,
     lab,
     labSource: { ref: "labs/test.yaml", sha256: "0".repeat(64) },
     labWarnings: [],
@@ -34,12 +42,14 @@ function ctxFor(lab: LabConfig, runId: string, mode: "live" | "dry-run" = "live"
 }
 
 describe("browser route", () => {
-  test("labs/todomvc-first-run.yaml: 3/3 tasks, verify passes, screenshots show the app, nothing left", async () => {
+  test("todomvc-first-run from an empty project (embedded lab, embedded app): 3/3 tasks, verify passes, screenshots show the app, nothing left", async () => {
     const { docker, testRun } = await guestPrereqs();
-    const loaded = await loadLab(join(ROOT, "labs/todomvc-first-run.yaml"), ROOT);
+    expect(readdirSync(emptyCwd)).toEqual([]);
+    const loaded = await loadLab("todomvc-first-run", emptyCwd);
+    expect(loaded.ref).toBe("embedded:todomvc-first-run");
     const runId = `todomvc-${testRun}`;
     const created: string[] = [];
-    const res = await runBrowserStudy({ ...ctxFor(loaded.config, runId), labSource: { ref: loaded.ref, sha256: loaded.sha256 } }, { docker, labels: { [TEST_LABEL]: testRun }, onDesktopCreated: (_p, id) => created.push(id) });
+    const res = await runBrowserStudy({ ...ctxFor(loaded.config, runId, "live", emptyCwd), labSource: { ref: loaded.ref, sha256: loaded.sha256 } }, { docker, labels: { [TEST_LABEL]: testRun }, onDesktopCreated: (_p, id) => created.push(id) });
     expect(res.error).toBeUndefined();
     expect(res.ok).toBe(true);
     expect(res.verdict).toBe("1/1 reached the goal; tasks: add-two-todos 1/1 · complete-one 1/1 · clear-completed 1/1");
@@ -50,6 +60,14 @@ describe("browser route", () => {
 
     const run = JSON.parse(readFileSync(join(res.runDir, "run.json"), "utf8"));
     expect(run.cleanup).toEqual([expect.objectContaining({ id: created[0], kind: "desktop", outcome: "released" })]);
+    // Provenance of the served app: name, package and the SHA-256 over its files, in the lifecycle and served-app.json.
+    const app = await loadEmbeddedApp("todomvc-vanillajs");
+    const served = JSON.parse(readFileSync(join(res.runDir, "served-app.json"), "utf8"));
+    expect(served).toMatchObject({ schema: "humanish.served-app.v1", source: "embedded", name: "todomvc-vanillajs", package: "todomvc@0.1.1", dir: "examples/vanillajs", sha256: app.sha256, bytes: app.bytes });
+    expect(served.files).toEqual(app.files.map((f) => ({ path: f.path, bytes: f.bytes.byteLength, sha256: f.sha256 })));
+    const ev = run.lifecycle.find((e: { event: string }) => e.event === "browser-lab.subject.embedded");
+    expect(ev?.message).toContain(`embedded app todomvc-vanillajs from todomvc@0.1.1`);
+    expect(ev?.message).toContain(app.sha256);
     expect(run.participants[0].desktopGeometry).toMatchObject({ preset: "desktop", screen: { requested: { width: 1440, height: 950 }, verified: { width: 1440, height: 950 } } });
     const trace = JSON.parse(readFileSync(join(res.runDir, "actors/p1.json"), "utf8"));
     expect(trace.lane).toBe("scripted-browser");
