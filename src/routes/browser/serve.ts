@@ -64,6 +64,28 @@ export async function appAnswers(url: string, timeoutMs = 2_000): Promise<boolea
 }
 
 /**
+ * A read-only HTTP server on 127.0.0.1:`port`: GET/HEAD only (else 405); `respond(pathname)`
+ * answers or returns undefined for 404.
+ * @throws HumanishError `HUMANISH_BROWSER_SERVE_FAILED` naming `what` when the port is taken.
+ */
+function serveReadOnly(port: number, what: string, respond: (pathname: string) => Response | undefined): ReturnType<typeof Bun.serve> {
+  try {
+    return Bun.serve({
+      hostname: "127.0.0.1",
+      port,
+      fetch(req) {
+        if (req.method !== "GET" && req.method !== "HEAD") return new Response("method not allowed", { status: 405 });
+        return respond(new URL(req.url, "http://127.0.0.1").pathname) ?? new Response("not found", { status: 404 });
+      },
+    });
+  } catch (e) {
+    throw new HumanishError("HUMANISH_BROWSER_SERVE_FAILED", `cannot serve ${what} on 127.0.0.1:${port} (${(e as Error).message})`, {
+      next: `free port ${port} or change subject.appUrl's port`,
+    });
+  }
+}
+
+/**
  * Serve a directory on 127.0.0.1:`port`: `/` → `index.html`, other paths → files inside `root`
  * only (symlinks resolved and contained), 404 otherwise. GET/HEAD only.
  * @throws HumanishError `HUMANISH_BROWSER_SERVE_FAILED` when `root` is not a directory or the port is taken.
@@ -97,23 +119,10 @@ export function serveStatic(rootDir: string, port: number): AppServer {
       return undefined;
     }
   };
-  let server: ReturnType<typeof Bun.serve>;
-  try {
-    server = Bun.serve({
-      hostname: "127.0.0.1",
-      port,
-      fetch(req) {
-        if (req.method !== "GET" && req.method !== "HEAD") return new Response("method not allowed", { status: 405 });
-        const file = resolveFile(new URL(req.url, "http://127.0.0.1").pathname);
-        if (!file) return new Response("not found", { status: 404 });
-        return new Response(Bun.file(file), { headers: { "cache-control": "no-store" } });
-      },
-    });
-  } catch (e) {
-    throw new HumanishError("HUMANISH_BROWSER_SERVE_FAILED", `cannot serve ${rootDir} on 127.0.0.1:${port} (${(e as Error).message})`, {
-      next: `free port ${port} or change subject.appUrl's port`,
-    });
-  }
+  const server = serveReadOnly(port, rootDir, (pathname) => {
+    const file = resolveFile(pathname);
+    return file ? new Response(Bun.file(file), { headers: { "cache-control": "no-store" } }) : undefined;
+  });
   return {
     kind: "static",
     port,
@@ -141,23 +150,10 @@ export function serveEmbedded(app: EmbeddedApp, port: number): AppServer {
     if (rel === "/" || rel === "") rel = "/index.html";
     return rel.startsWith("/") ? byPath.get(rel.slice(1)) : undefined;
   };
-  let server: ReturnType<typeof Bun.serve>;
-  try {
-    server = Bun.serve({
-      hostname: "127.0.0.1",
-      port,
-      fetch(req) {
-        if (req.method !== "GET" && req.method !== "HEAD") return new Response("method not allowed", { status: 405 });
-        const f = lookup(new URL(req.url, "http://127.0.0.1").pathname);
-        if (!f) return new Response("not found", { status: 404 });
-        return new Response(f.bytes, { headers: { "content-type": f.contentType, "cache-control": "no-store" } });
-      },
-    });
-  } catch (e) {
-    throw new HumanishError("HUMANISH_BROWSER_SERVE_FAILED", `cannot serve embedded app ${app.name} on 127.0.0.1:${port} (${(e as Error).message})`, {
-      next: `free port ${port} or change subject.appUrl's port`,
-    });
-  }
+  const server = serveReadOnly(port, `embedded app ${app.name}`, (pathname) => {
+    const f = lookup(pathname);
+    return f ? new Response(f.bytes, { headers: { "content-type": f.contentType, "cache-control": "no-store" } }) : undefined;
+  });
   return {
     kind: "static",
     port,

@@ -12,38 +12,13 @@ import { EMBEDDED_APP_NAMES } from "../../../src/lab/index.ts";
 import { EMBEDDED_APP_SOURCES, loadEmbeddedApp } from "../../../src/routes/browser/embedded-app.ts";
 import { serveEmbedded, startApp } from "../../../src/routes/browser/serve.ts";
 import { freePort, TODOMVC_ROOT } from "../../runtime/guest-support.ts";
+import { rawGet } from "./support.ts";
 
 const empty = mkdtempSync(join(tmpdir(), "humanish-embedded-app-"));
 afterAll(() => rmSync(empty, { recursive: true, force: true }));
 
 const sha = (b: Uint8Array | string) => createHash("sha256").update(b).digest("hex");
 
-/** Raw HTTP/1.1 GET of `target` exactly as written (no client-side path normalisation). */
-async function rawGet(port: number, target: string): Promise<number> {
-  const chunks: Buffer[] = [];
-  await new Promise<void>((resolve, reject) => {
-    Bun.connect({
-      hostname: "127.0.0.1",
-      port,
-      socket: {
-        open(s) {
-          s.write(`GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
-        },
-        data(_s, d) {
-          chunks.push(Buffer.from(d));
-        },
-        close() {
-          resolve();
-        },
-        error(_s, e) {
-          reject(e);
-        },
-      },
-    }).catch(reject);
-  });
-  const head = Buffer.concat(chunks).toString("latin1");
-  return Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0);
-}
 
 describe("embedded app todomvc-vanillajs", () => {
   test("every listed app has sources; the files are the npm package's, byte for byte, with a listing hash", async () => {
