@@ -2,7 +2,7 @@
 import { relative } from "node:path";
 import { assertRunId, newRunId } from "../../bundle/index.ts";
 import { HumanishError } from "../../errors.ts";
-import { listLabs, loadLab, selectLabBackend } from "../../lab/index.ts";
+import { listLabs, loadLab, resolveLabMode, selectLabBackend } from "../../lab/index.ts";
 import { runStudy, type StudyContext, type StudyResult } from "../../routes/index.ts";
 import { createProgressDisplay } from "../progress.ts";
 import { failure, type CommandOutcome } from "../output.ts";
@@ -44,8 +44,7 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
   }
   const loaded = await loadLab(ctx.args.lab!, ctx.cwd);
   const route = selectLabBackend(loaded.config);
-  const labMode = loaded.config.scenario?.mode === "live" ? "live" : "dry-run";
-  const mode: "dry-run" | "live" = ctx.flags.live ? "live" : ctx.flags["dry-run"] ? "dry-run" : labMode;
+  const mode = resolveLabMode(loaded.config, ctx.flags.live ? "live" : ctx.flags["dry-run"] ? "dry-run" : undefined);
   const requested = strFlag(ctx, "run-id");
   if (requested !== undefined) assertRunId(requested);
   const runId = requested ?? newRunId(loaded.config.id);
@@ -57,9 +56,11 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
     signals++;
     if (!interrupted) {
       interrupted = sig;
-      if (!ctx.json) ctx.io.stderr(`\nhumanish: ${sig} — stopping the participant, then cleaning up (press again to force quit without cleanup)\n`);
+      if (!ctx.json) ctx.io.stderr(`\nhumanish: ${sig} — stopping the participant, then releasing its sandbox and writing the bundle\n`);
       controller.abort(sig);
-    } else if (signals >= 3) {
+    } else if (signals === 2) {
+      if (!ctx.json) ctx.io.stderr("humanish: cleanup is running; one more signal quits without waiting (the next humanish command then releases what is left)\n");
+    } else {
       process.exit(sig === "SIGINT" ? 130 : 143);
     }
   };
