@@ -70,7 +70,7 @@ export async function runTerminalDryRun(ctx: StudyContext<TerminalLabConfig>, pl
   });
   ctx.progress({ participant: pid, phase: "verify" });
   const verify = await verifyRun(writer.runDir);
-  ctx.progress({ participant: pid, phase: "done", detail: verify.ok ? "verified" : "verify failed", tasksPassed: 0, tasksTotal: tasks.length });
+  ctx.progress({ participant: pid, phase: "done", detail: verify.ok ? `contract verified; ${tasks.length} task(s) not run (dry run)` : "verify failed" });
   return {
     ok: verify.ok,
     runId: ctx.runId,
