@@ -3,7 +3,8 @@
  * `BrowserExecutor` on one Xvfb display with Chromium.
  *
  * - observe: `xwd -root` (whole screen, browser chrome included) → PNG (pngjs) → `admitPng`
- *   → the header must equal the executor geometry → stateSignature + page facts.
+ *   → the header must equal the executor geometry → stateSignature + page facts (url, title,
+ *   text, scrollY of the owner's page; omitted while any other tab is open).
  * - execute: validate the whole action and plan every native command first; then, immediately
  *   before each input, check the authority signal; dispatch through xdotool with the closed key
  *   table; text goes only through CDP `Input.insertText` into a focused editable element of the
@@ -173,11 +174,15 @@ export function createGuestExecutor(opts: GuestExecutorOptions): GuestExecutor {
     enter();
     try {
       if (signal.aborted) throw cuaError("session_revoked", "not_dispatched", "aborted before capture");
-      // Page facts are read over CDP while the frame is captured and encoded.
-      const factsP = page.facts().then(
-        (f) => f,
-        () => undefined, // page mid-navigation or blocked by a dialog: the frame alone is the observation
-      );
+      // Page facts are read over CDP while the frame is captured and encoded. They describe the
+      // owner's page only, so while another tab is open (it may be the one on screen) the frame
+      // alone is the observation: text the participant cannot see never reaches a check.
+      const factsP = page.sole
+        ? page.facts().then(
+            (f) => f,
+            () => undefined, // page mid-navigation or blocked by a dialog: the frame alone is the observation
+          )
+        : Promise.resolve(undefined);
       const dump = await captureXwd(native);
       const frame = decodeXwd(dump.stdout, { width, height });
       const png = encodePng(frame);
@@ -185,7 +190,8 @@ export function createGuestExecutor(opts: GuestExecutorOptions): GuestExecutor {
       if (!verdict.ok) throw cuaError("invalid_response", "not_dispatched", `capture failed PNG admission (${verdict.code})`);
       if (verdict.width !== width || verdict.height !== height) throw cuaError("invalid_response", "not_dispatched", "capture size differs from the geometry");
       const stateSignature = perceptualSignature(frame);
-      const facts = await factsP;
+      const read = await factsP;
+      const facts = read && page.sole ? read : undefined;
       if (signal.aborted) throw cuaError("session_revoked", "not_dispatched", "aborted during capture");
       return { png, stateSignature, ...(facts ? { url: facts.url, title: facts.title, text: facts.text, scrollY: facts.scrollY } : {}) };
     } catch (e) {

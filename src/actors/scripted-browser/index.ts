@@ -69,6 +69,23 @@ export interface ScriptedBrowserOutcome {
 
 class StepFailed extends Error {}
 
+/**
+ * The URL an `open <path>` step navigates to, as the browser will show it: `origin + path`
+ * parsed by the WHATWG URL parser (dot segments such as `/a/../b` resolved, non-ASCII
+ * percent-encoded, so the address-bar text is printable ASCII and the settle check compares
+ * like with like). `undefined` when the result would leave `origin` (the path is appended to
+ * the origin, never resolved against it, so `/\\host` stays a path on `origin`).
+ */
+export function openTarget(origin: string, path: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(`${origin}${path}`);
+  } catch {
+    return undefined;
+  }
+  return url.origin === new URL(origin).origin ? url.href : undefined;
+}
+
 function describeStep(step: BrowserStep): string {
   switch (step.kind) {
     case "open":
@@ -141,7 +158,8 @@ export async function runScriptedBrowser(opts: ScriptedBrowserOptions): Promise<
     const title = describeStep(step);
     switch (step.kind) {
       case "open": {
-        const target = `${opts.origin}${step.path}`;
+        const target = openTarget(opts.origin, step.path);
+        if (target === undefined) throw new StepFailed(`step ${index + 1} (${title}): ${step.path} does not resolve to a URL on ${opts.origin}`);
         await act({ kind: "keypress", keys: ["ctrl", "l"] }, `${title}: focus the address bar`);
         await act({ kind: "type", text: target }, `${title}: type the URL`);
         await act({ kind: "keypress", keys: ["Enter"] }, `${title}: go`);
@@ -149,7 +167,10 @@ export async function runScriptedBrowser(opts: ScriptedBrowserOptions): Promise<
         for (;;) {
           const o = await observe();
           if (o.url === target || (o.url !== undefined && o.url.startsWith(target) && step.path === "/")) break;
-          if (Date.now() > deadline) throw new StepFailed(`step ${index + 1} (${title}): the page did not reach ${step.path}`);
+          if (Date.now() > deadline) {
+            const where = o.url === undefined ? "the page reported no URL (a JavaScript dialog may be blocking it, or it is still loading)" : `the page is at ${safeUrlPath(o.url)}`;
+            throw new StepFailed(`step ${index + 1} (${title}): the page did not reach ${step.path} within ${OPEN_SETTLE_MS} ms; ${where}`);
+          }
           await Bun.sleep(WAIT_FOR_TEXT_POLL_MS);
         }
         return;
@@ -207,7 +228,7 @@ export async function runScriptedBrowser(opts: ScriptedBrowserOptions): Promise<
       } else if (isCuaExecutorError(e) && e.errorCode === "action_rejected" && e.disposition === "not_dispatched") {
         status = "incomplete";
         completionReason = "step_failed";
-        reason = `step ${i + 1} (${describeStep(step)}) was refused by the desktop before any input`;
+        reason = `step ${i + 1} (${describeStep(step)}) was refused by the desktop before any input: ${e.message.slice(0, 200)}`;
       } else if (opts.signal?.aborted) {
         status = "incomplete";
         completionReason = "interrupted";
@@ -222,31 +243,56 @@ export async function runScriptedBrowser(opts: ScriptedBrowserOptions): Promise<
       break;
     }
   }
-  if (status === "passed") {
-    // The final frame is evidence and a last observation for the hidden checks.
+  if (status === "passed" || completionReason === "step_failed") {
+    // The final frame is evidence (after a failed step: what the participant was looking at)
+    // and a last observation for the hidden checks.
     try {
       const o = await observe();
       screenshots.push({ name: `${String(screenshots.length + 1).padStart(2, "0")}-final`, png: o.png, at: new Date().toISOString() });
     } catch (e) {
+      // After a failed step the frame is best effort: the step's failure stays the outcome.
+      if (status !== "passed") return finish();
       status = "failed";
       completionReason = "harness_error";
       reason = "the final observation failed";
       harnessError = { code: isCuaExecutorError(e) ? e.code : "HUMANISH_BROWSER_PARTICIPANT_FAILED", message: reason };
     }
   }
-  const completed = Date.now();
-  return {
-    status,
-    completionReason,
-    reason,
-    startedAt,
-    completedAt: new Date(completed).toISOString(),
-    durationMs: completed - started,
-    items,
-    observations,
-    screenshots,
-    ...(harnessError ? { harnessError } : {}),
-  };
+  return finish();
+
+  function finish(): ScriptedBrowserOutcome {
+    const completed = Date.now();
+    return {
+      status,
+      completionReason,
+      reason,
+      startedAt,
+      completedAt: new Date(completed).toISOString(),
+      durationMs: completed - started,
+      items,
+      observations,
+      screenshots,
+      ...(harnessError ? { harnessError } : {}),
+    };
+  }
+}
+
+function onOrigin(url: string | undefined, origin: string): boolean {
+  if (url === undefined) return false;
+  try {
+    return new URL(url).origin === origin;
+  } catch {
+    return false;
+  }
+}
+
+/** The path of `url` for messages; never its query, fragment or credentials. */
+function safeUrlPath(url: string): string {
+  try {
+    return new URL(url).pathname;
+  } catch {
+    return "an unparseable URL";
+  }
 }
 
 /** A browser task's hidden check (normalised lists), as in the lab schema. */
@@ -259,10 +305,13 @@ export interface BrowserCheck {
 
 /**
  * Evaluate a hidden check over the observations: passes when ONE observation satisfies ALL
- * present conditions. Returns the index of the first satisfying observation, or -1.
+ * present conditions. With `origin` (e.g. `http://127.0.0.1:41731`), only observations whose URL
+ * is on that origin count: text of a `file:`/`chrome:` page or another site the participant
+ * reached is not the app's. Returns the index of the first satisfying observation, or -1.
  */
-export function evaluateCheck(check: BrowserCheck, observations: readonly ObservationRecord[]): number {
+export function evaluateCheck(check: BrowserCheck, observations: readonly ObservationRecord[], origin?: string): number {
   return observations.findIndex((o) => {
+    if (origin !== undefined && !onOrigin(o.url, origin)) return false;
     if (check.textIncludes && !(o.text !== undefined && check.textIncludes.every((t) => o.text!.includes(t)))) return false;
     if (check.textExcludes && !(o.text !== undefined && check.textExcludes.every((t) => !o.text!.includes(t)))) return false;
     if (check.urlIncludes !== undefined && !(o.url !== undefined && o.url.includes(check.urlIncludes))) return false;

@@ -157,14 +157,14 @@ interface Session {
   startMs?: number;
 }
 
-function checkTasks(tasks: readonly BrowserTask[], s: Session): TaskResult[] {
+function checkTasks(tasks: readonly BrowserTask[], s: Session, origin: string): TaskResult[] {
   const obs = s.outcome?.observations ?? [];
   return tasks.map((t) => {
     if (!s.outcome || obs.length === 0) return { id: t.id, goal: t.goal, participantId: s.participantId, status: "not_run" as const, passed: false, detail: "no observation was made" };
-    const hit = evaluateCheck(t.check, obs);
+    const hit = evaluateCheck(t.check, obs, origin);
     return hit >= 0
       ? { id: t.id, goal: t.goal, participantId: s.participantId, status: "passed" as const, passed: true, detail: `observation ${hit + 1} of ${obs.length} satisfies the check` }
-      : { id: t.id, goal: t.goal, participantId: s.participantId, status: "failed" as const, passed: false, detail: `none of ${obs.length} observation(s) satisfies the check` };
+      : { id: t.id, goal: t.goal, participantId: s.participantId, status: "failed" as const, passed: false, detail: `none of ${obs.length} observation(s) of ${origin} satisfies the check` };
   });
 }
 
@@ -256,7 +256,7 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typ
         const tasks = actor.tasks ?? [];
         if (tasks.length) {
           progress({ participant: pid, phase: "check", detail: `${tasks.length} hidden check(s)` });
-          s.tasks = checkTasks(tasks, s);
+          s.tasks = checkTasks(tasks, s, appUrl.origin);
           progress({ participant: pid, phase: "check", tasksPassed: s.tasks.filter((t) => t.passed).length, tasksTotal: tasks.length });
         }
       } finally {
@@ -310,6 +310,11 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typ
       ...(s.desktop ? { browserWindow: { width: s.screen.width, height: s.screen.height, source: "chromium --window-size" } } : {}),
       warnings: s.screen.floored ? [`screen width floored from ${s.declared.width} to ${s.screen.width} px (Chromium's minimum window width)`] : [],
     };
+    // The participant's status folds in the hidden checks (all steps ran but a check failed →
+    // incomplete); its trace records the same status, which `verify` cross-checks.
+    const allPassed = tasks.length > 0 && tasks.every((t) => t.passed);
+    const status: RunParticipant["status"] = !o ? "failed" : o.status === "passed" ? (tasks.length === 0 || allPassed ? "passed" : "incomplete") : o.status;
+    const completionReason: RunParticipant["completionReason"] = !o ? (interrupted ? "interrupted" : "harness_error") : o.status === "passed" ? (status === "passed" ? "goal_satisfied" : "turn_completed") : o.completionReason;
     let tracePath: string | null = null;
     if (o) {
       const items: TraceItem[] = [];
@@ -348,8 +353,8 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typ
         startedAt: o.startedAt,
         completedAt: o.completedAt,
         durationMs: o.durationMs,
-        status: o.status,
-        completionReason: o.completionReason,
+        status,
+        completionReason,
         reason: redact(o.reason),
         ids: { sessionId: s.desktop?.identity.generation ?? "none" },
         counts,
@@ -363,9 +368,6 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typ
         tracePath = null;
       }
     }
-    const allPassed = tasks.length > 0 && tasks.every((t) => t.passed);
-    const status: RunParticipant["status"] = !o ? "failed" : o.status === "passed" ? (tasks.length === 0 || allPassed ? "passed" : "incomplete") : o.status;
-    const completionReason: RunParticipant["completionReason"] = !o ? (interrupted ? "interrupted" : "harness_error") : o.status === "passed" ? (status === "passed" ? "goal_satisfied" : "turn_completed") : o.completionReason;
     participants.push({
       id: pid,
       actorType: "scripted-browser",

@@ -46,10 +46,8 @@ export interface ServeDecl {
   readyTimeoutMs?: number;
 }
 
-function appUnreachable(url: string, detail: string): HumanishError {
-  return new HumanishError("HUMANISH_BROWSER_APP_UNREACHABLE", `the app at ${url} did not answer (${detail})`, {
-    next: "start the app on that loopback port, or declare subject.serve in the lab",
-  });
+function appUnreachable(url: string, detail: string, next = "start the app on that loopback port, or declare subject.serve in the lab"): HumanishError {
+  return new HumanishError("HUMANISH_BROWSER_APP_UNREACHABLE", `the app at ${url} did not answer (${detail})`, { next });
 }
 
 /** True when a GET of `url` answers with a status below 500 within `timeoutMs`. */
@@ -191,6 +189,12 @@ export async function startApp(opts: { appUrl: string; serve?: ServeDecl; cwd: s
     return app;
   }
   if (opts.serve?.command) {
+    // Something already answering would be studied instead of the command's app.
+    if (await appAnswers(opts.appUrl)) {
+      throw new HumanishError("HUMANISH_BROWSER_SERVE_FAILED", `cannot start serve.command: something already answers at ${opts.appUrl}, so the study would not reach the command's app`, {
+        next: `stop whatever listens on 127.0.0.1:${port}, or change subject.appUrl's port`,
+      });
+    }
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(opts.env ?? process.env)) if (v !== undefined) env[k] = v;
     env.PORT = String(port);
@@ -211,11 +215,13 @@ export async function startApp(opts: { appUrl: string; serve?: ServeDecl; cwd: s
         }
       }
     };
-    const deadline = Date.now() + (opts.serve.readyTimeoutMs ?? 30_000);
+    const readyMs = opts.serve.readyTimeoutMs ?? 30_000;
+    const deadline = Date.now() + readyMs;
     while (!(await appAnswers(opts.appUrl, 1_000))) {
       if (child.exitCode !== null || Date.now() > deadline || opts.signal?.aborted) {
         await stop();
-        throw appUnreachable(opts.appUrl, child.exitCode !== null ? `serve.command exited with ${child.exitCode}` : "not ready within readyTimeoutMs");
+        const detail = child.exitCode !== null ? `serve.command exited with ${child.exitCode}` : opts.signal?.aborted ? "interrupted while waiting for serve.command" : `serve.command was not ready within readyTimeoutMs (${readyMs} ms)`;
+        throw appUnreachable(opts.appUrl, detail, `make serve.command listen on 127.0.0.1:$PORT (PORT=${port}) and answer a GET of ${opts.appUrl} below 500, or raise readyTimeoutMs`);
       }
       await Bun.sleep(200);
     }
