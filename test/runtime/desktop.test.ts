@@ -142,6 +142,28 @@ describe("browser control into a real guest", () => {
     await run({ kind: "keypress", keys: ["Escape"] });
     await run({ kind: "click", x: 100, y: 700 });
   }, 60_000);
+
+  test("only the app origin: file:// typed into the address bar is blocked by policy", async () => {
+    const policy = await exec(["cat", "/etc/chromium/policies/managed/humanish.json"]);
+    expect(JSON.parse(policy.out)).toMatchObject({ URLBlocklist: ["*"], URLAllowlist: ["http://127.0.0.1", "http://localhost"] });
+    for (const target of ["file:///etc/passwd", "file:///home/humanish/"]) {
+      await run({ kind: "keypress", keys: ["ctrl", "l"] });
+      await run({ kind: "type", text: target });
+      await run({ kind: "keypress", keys: ["Enter"] });
+      await run({ kind: "wait", ms: 800 });
+      const o = await observe();
+      expect(o.text ?? "").not.toContain("root:x:0");
+      expect(o.text ?? "").not.toContain("Index of");
+      expect(o.url ?? "").not.toStartWith(target.slice(0, 7));
+    }
+    // Back to the app, which is still allowed.
+    await run({ kind: "keypress", keys: ["ctrl", "l"] });
+    await run({ kind: "type", text: `http://127.0.0.1:${app.port}/` });
+    await run({ kind: "keypress", keys: ["Enter"] });
+    await run({ kind: "wait", ms: 500 });
+    expect((await observe()).url).toBe(`http://127.0.0.1:${app.port}/`);
+    await run({ kind: "click", x: 100, y: 700 });
+  }, 60_000);
 });
 
 describe("refusals: typed errors, no input dispatched, channel stays usable", () => {
