@@ -148,6 +148,10 @@ describe("envelopes", () => {
     expect(r.code).toBe(0);
     expect(r.stdout).not.toContain("[object Object]");
     expect(r.stdout).toContain("verified · share safety share_ready");
+    // The run library line carries lab, route, mode, liveness, verdict, cost and duration.
+    const runs = await cli(["runs", "--cwd", cwd]);
+    expect(runs.code).toBe(0);
+    expect(runs.stdout).toMatch(/jq-first-contact · terminal · dry-run · finished .*cost (unmeasured|\$[0-9.]+) · (\d|duration unknown)/);
   });
   test("verify of a run that is still running says so instead of 're-run the lab'", async () => {
     const { createRunWriter } = await import("../../src/bundle/index.ts");

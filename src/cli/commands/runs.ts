@@ -1,5 +1,6 @@
 /** `humanish runs | verify | report | serve` — the run library. */
 import { basename, relative } from "node:path";
+import { formatDuration } from "../../report/html.ts";
 import { listRuns, resolveRunDir, summarizeRunDir, verifyRun } from "../../bundle/index.ts";
 import type { CommandOutcome } from "../output.ts";
 import { intFlag, strFlag, type CommandContext } from "./context.ts";
@@ -9,7 +10,7 @@ export async function runsCommand(ctx: CommandContext): Promise<CommandOutcome> 
   const runs = await listRuns(ctx.cwd);
   const human = runs.length
     ? runs
-        .map((r) => `${r.runId}  ${r.lab ?? "?"} · ${r.route ?? "?"} · ${r.mode ?? "?"} · ${r.liveness}  ${r.line ?? r.verdict ?? ""}  cost ${r.costLabel}`)
+        .map((r) => `${r.runId}  ${r.lab ?? "?"} · ${r.route ?? "?"} · ${r.mode ?? "?"} · ${r.liveness}  ${r.line ?? r.verdict ?? ""}  cost ${r.costLabel} · ${r.durationMs === null ? "duration unknown" : formatDuration(r.durationMs)}`)
         .join("\n")
     : "no runs yet: humanish lab run default";
   return { result: { schema: ctx.spec.schema, ok: true, cwd: ctx.cwd, runs }, human };
