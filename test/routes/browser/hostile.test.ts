@@ -21,13 +21,13 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { evaluateCheck, openTarget } from "../../../src/actors/scripted-browser/index.ts";
-import { parseLab, type LabConfig } from "../../../src/lab/index.ts";
+import type { LabConfig } from "../../../src/lab/index.ts";
 import { admitPng } from "../../../src/png/index.ts";
 import { runBrowserStudy } from "../../../src/routes/browser/index.ts";
 import { startApp } from "../../../src/routes/browser/serve.ts";
 import { HumanishError } from "../../../src/errors.ts";
-import type { StudyContext } from "../../../src/routes/types.ts";
 import { containersOfTestRun, freePort, guestPrereqs, TEST_LABEL } from "../../runtime/guest-support.ts";
+import { scriptedBrowserLab, studyContext } from "./support.ts";
 
 const cwd = mkdtempSync(join(tmpdir(), "humanish-browser-hostile-"));
 mkdirSync(join(cwd, "site/sub"), { recursive: true });
@@ -40,38 +40,8 @@ writeFileSync(
 writeFileSync(join(cwd, "site/sub/page.html"), "<!doctype html><html><body><h1>Sub page</h1></body></html>");
 afterAll(() => rmSync(cwd, { recursive: true, force: true }));
 
-function ctxFor(lab: LabConfig, runId: string): StudyContext<LabConfig> {
-  return {
-    cwd,
-    lab,
-    labSource: { ref: "labs/test.yaml", sha256: "0".repeat(64) },
-    labWarnings: [],
-    runId,
-    mode: "live",
-    env: { PATH: process.env.PATH },
-    signal: new AbortController().signal,
-    progress: () => undefined,
-  };
-}
-
-function lab(port: number, id: string, body: string): LabConfig {
-  const parsed = parseLab(`schema: humanish.lab.v2
-id: ${id}
-subject:
-  source: app-url
-  appUrl: http://127.0.0.1:${port}/
-  serve:
-    static:
-      root: site
-actors:
-  - type: scripted-browser
-${body}
-scenario:
-  mode: live
-`);
-  if (!parsed.ok) throw new Error(parsed.error.message);
-  return parsed.config;
-}
+const ctxFor = (config: LabConfig, runId: string) => studyContext(config, runId, cwd);
+const lab = (port: number, id: string, body: string) => scriptedBrowserLab({ port, id, root: "site", actorBody: body });
 
 describe("openTarget", () => {
   test("resolves dot segments and percent-encodes, and never leaves the origin", () => {

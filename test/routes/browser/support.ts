@@ -1,4 +1,45 @@
 /** Helpers shared by the browser-route tests. */
+import { parseLab, type LabConfig } from "../../../src/lab/index.ts";
+import type { StudyContext } from "../../../src/routes/types.ts";
+
+/** A StudyContext for calling `runBrowserStudy` directly (no CLI), in project `cwd`. */
+export function studyContext(lab: LabConfig, runId: string, cwd: string, mode: "live" | "dry-run" = "live"): StudyContext<LabConfig> {
+  return {
+    cwd,
+    lab,
+    labSource: { ref: "labs/test.yaml", sha256: "0".repeat(64) },
+    labWarnings: [],
+    runId,
+    mode,
+    env: { PATH: process.env.PATH },
+    signal: new AbortController().signal,
+    progress: () => undefined,
+  };
+}
+
+/**
+ * A live scripted-browser lab on `http://127.0.0.1:<port>/` serving static `root`; `actorBody`
+ * is the YAML of the actor's remaining keys (indented 4 spaces), e.g. tasks and steps.
+ * @throws Error with the loader's message when the YAML does not parse.
+ */
+export function scriptedBrowserLab(opts: { port: number; id: string; root: string; actorBody: string }): LabConfig {
+  const parsed = parseLab(`schema: humanish.lab.v2
+id: ${opts.id}
+subject:
+  source: app-url
+  appUrl: http://127.0.0.1:${opts.port}/
+  serve:
+    static:
+      root: ${opts.root}
+actors:
+  - type: scripted-browser
+${opts.actorBody}
+scenario:
+  mode: live
+`);
+  if (!parsed.ok) throw new Error(parsed.error.message);
+  return parsed.config;
+}
 
 /** Raw HTTP/1.1 GET of `target` exactly as written (no client-side path normalisation). */
 export async function rawGet(port: number, target: string): Promise<number> {

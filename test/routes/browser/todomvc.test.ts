@@ -14,8 +14,8 @@ import { loadLab, parseLab, type LabConfig } from "../../../src/lab/index.ts";
 import { admitPng } from "../../../src/png/index.ts";
 import { loadEmbeddedApp } from "../../../src/routes/browser/embedded-app.ts";
 import { runBrowserStudy } from "../../../src/routes/browser/index.ts";
-import type { StudyContext } from "../../../src/routes/types.ts";
 import { containersOfTestRun, freePort, guestPrereqs, ROOT, TEST_LABEL } from "../../runtime/guest-support.ts";
+import { scriptedBrowserLab, studyContext } from "./support.ts";
 
 // A project with the npm package (for labs with a project-relative static root) and an EMPTY
 // project (the committed todomvc lab serves its embedded copy of the app, as the binary does).
@@ -27,19 +27,8 @@ afterAll(() => {
   rmSync(emptyCwd, { recursive: true, force: true });
 });
 
-function ctxFor(lab: LabConfig, runId: string, mode: "live" | "dry-run" = "live", dir = cwd): StudyContext<LabConfig> {
-  return {
-    cwd: dir,
-    lab,
-    labSource: { ref: "labs/test.yaml", sha256: "0".repeat(64) },
-    labWarnings: [],
-    runId,
-    mode,
-    env: { PATH: process.env.PATH },
-    signal: new AbortController().signal,
-    progress: () => undefined,
-  };
-}
+const ctxFor = (config: LabConfig, runId: string, mode: "live" | "dry-run" = "live", dir = cwd) => studyContext(config, runId, dir, mode);
+const TODOMVC_STATIC = "node_modules/todomvc/examples/vanillajs";
 
 describe("browser route", () => {
   test("todomvc-first-run from an empty project (embedded lab, embedded app): 3/3 tasks, verify passes, screenshots show the app, nothing left", async () => {
@@ -91,17 +80,7 @@ describe("browser route", () => {
   test("count 2 runs desktop + mobile, each on its own guest, with the floored mobile geometry recorded", async () => {
     const { docker, testRun } = await guestPrereqs();
     const port = freePort();
-    const parsed = parseLab(`schema: humanish.lab.v2
-id: two-devices
-subject:
-  source: app-url
-  appUrl: http://127.0.0.1:${port}/
-  serve:
-    static:
-      root: node_modules/todomvc/examples/vanillajs
-actors:
-  - type: scripted-browser
-    count: 2
+    const config = scriptedBrowserLab({ port, id: "two-devices", root: TODOMVC_STATIC, actorBody: `    count: 2
     tasks:
       - id: add-todo
         goal: Add a todo.
@@ -116,13 +95,9 @@ actors:
       - type: Buy milk
       - press: Enter
       - waitForText: 1 item left
-      - screenshot: added
-scenario:
-  mode: live
-`);
-    if (!parsed.ok) throw new Error(parsed.error.message);
+      - screenshot: added` });
     const created: string[] = [];
-    const res = await runBrowserStudy(ctxFor(parsed.config, `two-${testRun}`), { docker, labels: { [TEST_LABEL]: testRun }, onDesktopCreated: (_p, id) => created.push(id) });
+    const res = await runBrowserStudy(ctxFor(config, `two-${testRun}`), { docker, labels: { [TEST_LABEL]: testRun }, onDesktopCreated: (_p, id) => created.push(id) });
     expect(res.error).toBeUndefined();
     expect(res.verdict).toBe("2/2 reached the goal; tasks: add-todo 2/2 · on-root 2/2");
     expect(res.participants.map((p) => p.id)).toEqual(["p1", "p2"]);
@@ -138,25 +113,11 @@ scenario:
   test("SIGINT mid-study: the participant stops, the desktop is released, the bundle says interrupted and verifies", async () => {
     const { docker, testRun } = await guestPrereqs();
     const port = freePort();
-    const parsed = parseLab(`schema: humanish.lab.v2
-id: interrupt-probe
-subject:
-  source: app-url
-  appUrl: http://127.0.0.1:${port}/
-  serve:
-    static:
-      root: node_modules/todomvc/examples/vanillajs
-actors:
-  - type: scripted-browser
-    steps:
+    const config = scriptedBrowserLab({ port, id: "interrupt-probe", root: TODOMVC_STATIC, actorBody: `    steps:
       - waitForText: Double-click to edit a todo
-      - wait: {ms: 30000}
-scenario:
-  mode: live
-`);
-    if (!parsed.ok) throw new Error(parsed.error.message);
+      - wait: {ms: 30000}` });
     const ac = new AbortController();
-    const ctx = { ...ctxFor(parsed.config, `int-${testRun}`), signal: ac.signal, progress: (e: { phase: string; detail?: string }) => {
+    const ctx = { ...ctxFor(config, `int-${testRun}`), signal: ac.signal, progress: (e: { phase: string; detail?: string }) => {
       if (e.phase === "participate" && e.detail?.startsWith("step 2/")) setTimeout(() => ac.abort("SIGINT"), 500);
     } };
     const started = Date.now();
