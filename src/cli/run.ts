@@ -78,10 +78,10 @@ function resolveCwd(dir: string): string {
  * is not an error here: commands that need one say so themselves.
  */
 async function reconcileBeforeCommand(ctx: CommandContext): Promise<void> {
-  const socket = ctx.env.DOCKER_HOST?.startsWith("unix://") ? ctx.env.DOCKER_HOST.slice(7) : ctx.env.DOCKER_HOST ? undefined : "/var/run/docker.sock";
-  if (!socket || !existsSync(socket)) return;
   try {
-    const [{ createDockerClient }, { reconcileOrphans }] = await Promise.all([import("../docker/index.ts"), import("../runtime/reconcile.ts")]);
+    const [{ createDockerClient, resolveDockerSocket }, { reconcileOrphans }] = await Promise.all([import("../docker/index.ts"), import("../runtime/reconcile.ts")]);
+    const socket = resolveDockerSocket(ctx.env);
+    if (!existsSync(socket)) return;
     const released = await reconcileOrphans(createDockerClient({ socketPath: socket, timeoutMs: 5000 }), ctx.cwd);
     if (!ctx.json) {
       for (const r of released) {

@@ -5,12 +5,11 @@
  * install or start (CI must go red, not quietly green). `.ci/run` installs and starts them.
  */
 import { existsSync } from "node:fs";
+import { resolveDockerSocket } from "../../src/docker/index.ts";
 
-/** The Docker socket path from `DOCKER_HOST=unix://…` or the default `/var/run/docker.sock`. */
+/** The Docker socket path, resolved exactly as humanish does (`DOCKER_HOST=unix://…` or the default). */
 export function dockerSocketPath(): string {
-  const host = process.env.DOCKER_HOST;
-  if (host && host.startsWith("unix://")) return host.slice("unix://".length);
-  return "/var/run/docker.sock";
+  return resolveDockerSocket(process.env);
 }
 
 /** Throws unless a Docker engine answers `/_ping` on the socket. Returns the socket path. */
