@@ -18,8 +18,8 @@
  * findings → `blocked` (`PUBLIC_SAFETY_FINDINGS`); otherwise raw screenshots (`RAW_SCREENSHOTS`)
  * or non-text non-screenshot files (`UNSCANNED_ARTIFACT`) → `local_only`; else `share_ready`.
  */
+import { sha256Hex } from "../bytes/sha256.ts";
 import { findActor } from "../actors/registry.ts";
-import { createHash } from "node:crypto";
 import { lstat, readdir, readFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import type { z } from "zod";
@@ -58,10 +58,6 @@ interface FileEntry {
   kind: "file" | "dir" | "symlink" | "other";
   size: number;
   nlink: number;
-}
-
-function sha256(bytes: Uint8Array): string {
-  return createHash("sha256").update(bytes).digest("hex");
 }
 
 function zodMsg(err: z.ZodError): string {
@@ -416,7 +412,7 @@ export async function verifyRun(runDir: string): Promise<VerifyResult> {
           continue;
         }
         if (bytes.byteLength !== a.bytes) problems.push(`${a.path}: ${bytes.byteLength} bytes, listed ${a.bytes}`);
-        else if (sha256(bytes) !== a.sha256) problems.push(`${a.path}: SHA-256 differs from the listed digest`);
+        else if (sha256Hex(bytes) !== a.sha256) problems.push(`${a.path}: SHA-256 differs from the listed digest`);
       }
     add("artifacts intact", problems, b ? `${b.artifacts.length} listed artifact(s) present with matching size and SHA-256` : "");
   }
@@ -546,7 +542,7 @@ export async function verifyRun(runDir: string): Promise<VerifyResult> {
     // Identical bytes are admitted once (a report inlines the same frames it lists).
     const admitted = new Map<string, Awaited<ReturnType<typeof admitPngBytes>>>();
     const admitOnce = async (bytes: Uint8Array) => {
-      const key = sha256(bytes);
+      const key = sha256Hex(bytes);
       let r = admitted.get(key);
       if (!r) {
         r = await admitPngBytes(bytes);

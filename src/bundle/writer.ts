@@ -15,7 +15,8 @@
  *   await w.finalize();                                                   // …re-finalize re-lists everything
  * `reopenRunWriter` opens a finalized run to add artifacts (e.g. `humanish report --run ID`).
  */
-import { createHash, randomBytes } from "node:crypto";
+import { sha256Hex } from "../bytes/sha256.ts";
+import { randomBytes } from "node:crypto";
 import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
 import { lstat, mkdir, open, readFile, rename, rm } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, sep } from "node:path";
@@ -133,10 +134,6 @@ export const NDJSON_SCHEMAS: Partial<Record<ArtifactKind, z.ZodType>> = {
   "terminal-events": TerminalEventSchema,
   "sandbox-receipts": SandboxReceiptSchema,
 };
-
-function sha256(bytes: Uint8Array): string {
-  return createHash("sha256").update(bytes).digest("hex");
-}
 
 function describeZod(err: z.ZodError): string {
   return err.issues
@@ -402,7 +399,7 @@ function makeWriter(st: WriterState): RunWriter {
         const bytes = await prepareBytes(rel, data, opts.kind);
         await atomicWrite(abs, bytes, `${artifactRootFor(st.runId)}/${rel}`);
         st.tracked.set(rel, opts.kind);
-        return { path: rel, kind: opts.kind, bytes: bytes.byteLength, sha256: sha256(bytes) };
+        return { path: rel, kind: opts.kind, bytes: bytes.byteLength, sha256: sha256Hex(bytes) };
       });
     },
 
@@ -459,7 +456,7 @@ function makeWriter(st: WriterState): RunWriter {
         }
         // Re-check what other code wrote: screenshots admitted, text free of secrets and shapes.
         const prepared = await prepareBytes(rel, bytes, opts.kind);
-        if (prepared.byteLength !== bytes.byteLength || sha256(prepared) !== sha256(bytes)) await atomicWrite(abs, prepared, `${artifactRootFor(st.runId)}/${rel}`);
+        if (prepared.byteLength !== bytes.byteLength || sha256Hex(prepared) !== sha256Hex(bytes)) await atomicWrite(abs, prepared, `${artifactRootFor(st.runId)}/${rel}`);
         st.tracked.set(rel, opts.kind);
       });
     },
@@ -500,7 +497,7 @@ function makeWriter(st: WriterState): RunWriter {
               next: "do not modify the run directory while a run is being written",
             });
           }
-          artifacts.push({ path: rel, kind, bytes: bytes.byteLength, sha256: sha256(bytes) });
+          artifacts.push({ path: rel, kind, bytes: bytes.byteLength, sha256: sha256Hex(bytes) });
         }
         const review =
           inp.review ??

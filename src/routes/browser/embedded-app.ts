@@ -16,7 +16,7 @@ import todoModelJs from "../../../node_modules/todomvc/examples/vanillajs/js/mod
 import todoStoreJs from "../../../node_modules/todomvc/examples/vanillajs/js/store.js" with { type: "file" };
 import todoTemplateJs from "../../../node_modules/todomvc/examples/vanillajs/js/template.js" with { type: "file" };
 import todoViewJs from "../../../node_modules/todomvc/examples/vanillajs/js/view.js" with { type: "file" };
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../../bytes/sha256.ts";
 import { HumanishError } from "../../errors.ts";
 import { EMBEDDED_APP_NAMES, EMBEDDED_ROOT_PREFIX, isEmbeddedAppName, type EmbeddedAppName } from "../../lab/embedded-apps.ts";
 
@@ -81,10 +81,6 @@ export interface EmbeddedApp {
   sha256: string;
   /** Total bytes of all files. */
   bytes: number;
-}
-
-function sha256Hex(data: Uint8Array | string): string {
-  return createHash("sha256").update(data).digest("hex");
 }
 
 /**
