@@ -36,13 +36,15 @@ export function splitRunDir(runDir: string): { cwd: string; runId: string } {
 
 /**
  * Renders and lists the report of the sealed run at `runDir` (absolute). The report shows the
- * verify result of the evidence as it was before the report was added.
+ * verify result of the evidence as it was before the report was added (`opts.verified` when the
+ * caller verified the sealed bundle just now, else computed here).
  * @throws HumanishError HUMANISH_RUN_NOT_FOUND / HUMANISH_INVALID_RUN_BUNDLE (unreadable or
  *   refused run directory), HUMANISH_INVALID_RUN_ID, or the bundle writer's codes.
  */
-export async function writeReport(runDir: string, opts: { now?: () => Date } = {}): Promise<WriteReportResult> {
+export async function writeReport(runDir: string, opts: { now?: () => Date; verified?: VerifyResult } = {}): Promise<WriteReportResult> {
   const { cwd, runId } = splitRunDir(runDir);
-  const before = await verifyRun(runDir);
+  // A caller that just verified the sealed bundle (a route) passes its result instead of a second pass.
+  const before = opts.verified ?? (await verifyRun(runDir));
   const model = await loadReportModel(runDir, { verify: before, ...(opts.now ? { now: opts.now } : {}) });
   const html = renderReportHtml(model);
   const writer = await reopenRunWriter({ cwd, runId, secrets: [] });

@@ -20,9 +20,11 @@ export async function runStudy(ctx: StudyContext<LabConfig>): Promise<StudyResul
     route === "terminal"
       ? await (await import("./terminal/index.ts")).runTerminalStudy(ctx as never)
       : await (await import("./browser/index.ts")).runBrowserStudy(ctx as never);
+  const verified = result.verification;
+  delete result.verification;
   try {
     const { writeReport } = await import("../report/index.ts");
-    const report = await writeReport(result.runDir);
+    const report = await writeReport(result.runDir, verified ? { verified } : {});
     result.verify = { ok: report.verify.ok, shareSafety: report.verify.shareSafety.status };
     if (!report.verify.ok && result.ok) {
       result.ok = false;

@@ -3,6 +3,7 @@
  * the route's `run…Study(ctx)`; the route owns allocate → provision → participate → check →
  * teardown → write bundle → verify (ARCHITECTURE.md "Data flow"), and returns the result.
  */
+import type { VerifyResult } from "../bundle/index.ts";
 
 /** One progress update for the live stderr display (human mode only). */
 export interface ProgressEvent {
@@ -69,6 +70,11 @@ export interface StudyResult {
   reward: number | null;
   /** `humanish.verify-result.v1` of the written bundle. */
   verify: { ok: boolean; shareSafety: string };
+  /**
+   * The route's full verify result of the sealed bundle, handed to the report step so it is not
+   * verified twice; `runStudy` (src/routes/index.ts) removes it before the result is printed.
+   */
+  verification?: VerifyResult;
   warnings: { code: string; message: string }[];
   /** Set when the study failed as a harness (never for a participant giving up). */
   error?: { code: string; message: string; next?: string };

@@ -138,6 +138,7 @@ async function runDryRun(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<t
     tasks: tasks.map((t) => ({ id: t.id, goal: t.goal, passed: false, status: t.status, ...(t.detail ? { detail: t.detail } : {}) })),
     reward: tasks.length ? 0 : null,
     verify: { ok: verify.ok, shareSafety: verify.shareSafety.status },
+    verification: verify,
     warnings: ctx.labWarnings.map((w) => ({ code: w.code, message: w.message })),
     ...(verify.ok ? {} : { error: { code: "HUMANISH_VERIFY_FAILED", message: verify.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.message}`).join("; "), next: `humanish verify --run ${ctx.runId}` } }),
   };
@@ -437,6 +438,7 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typ
     tasks: allTasks.map((t) => ({ id: t.id, goal: t.goal, passed: t.passed, status: t.status, ...(t.detail ? { detail: t.detail } : {}) })),
     reward: allTasks.length ? passed / allTasks.length : null,
     verify: { ok: verify.ok, shareSafety: verify.shareSafety.status },
+    verification: verify,
     warnings: ctx.labWarnings.map((w) => ({ code: w.code, message: w.message })),
     ...(error ? { error } : {}),
     ...(interrupted ? { interrupted } : {}),

@@ -82,6 +82,7 @@ export async function runTerminalDryRun(ctx: StudyContext<TerminalLabConfig>, pl
     tasks: tasks.map((t) => ({ id: t.id, goal: t.goal, passed: false, status: "not_run", ...(t.detail ? { detail: t.detail } : {}) })),
     reward: null,
     verify: { ok: verify.ok, shareSafety: verify.shareSafety.status },
+    verification: verify,
     warnings: ctx.labWarnings.map((w) => ({ code: w.code, message: w.message })),
     ...(verify.ok ? {} : { error: { code: "HUMANISH_VERIFY_FAILED", message: verify.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.message}`).join("; ") } }),
   };
