@@ -79,7 +79,13 @@ try {
       durationMs: 60_000,
       reason: "ok",
       counts: { actions: 40 },
-      items: shots.map((p, i) => ({ id: `screenshot-${i}`, kind: "screenshot", lifecycle: "completed", title: p, screenshotRef: { path: p, redaction: "none" } })),
+      items: shots.map((p, i) => ({
+        id: `screenshot-${i}`,
+        kind: "screenshot",
+        lifecycle: "completed",
+        title: p,
+        screenshotRef: { path: p, redaction: "none" },
+      })),
     }),
     { kind: "actor-trace" },
   );
@@ -105,7 +111,10 @@ try {
 
   // A. verify vs read + sha256 floor.
   const floor = await best(() => {
-    for (const f of files) createHash("sha256").update(readFileSync(join(w.runDir, f))).digest("hex");
+    for (const f of files)
+      createHash("sha256")
+        .update(readFileSync(join(w.runDir, f)))
+        .digest("hex");
   }, 5);
   const floorPng = await best(() => {
     for (const f of files) {
@@ -131,7 +140,9 @@ try {
     r.text(text);
   }, 10);
   const mib = text.length / 1048576;
-  console.log(`B redact 1 MiB: single replaceAll ${(mib / (base / 1000)).toFixed(0)} MiB/s · redactor ${(mib / (red / 1000)).toFixed(0)} MiB/s · ratio ${(red / base).toFixed(1)}×`);
+  console.log(
+    `B redact 1 MiB: single replaceAll ${(mib / (base / 1000)).toFixed(0)} MiB/s · redactor ${(mib / (red / 1000)).toFixed(0)} MiB/s · ratio ${(red / base).toFixed(1)}×`,
+  );
   // B2. one 1 MiB token (a blob without whitespace) in text that also holds a `%`: the
   // percent-escape pass must stay linear (it once rescanned the token from every offset).
   const blob = `progress 100% ${"Zm9v".repeat(256 * 1024)}`;
@@ -142,7 +153,9 @@ try {
   const withPct = await best(() => {
     r.text(blob);
   }, 5);
-  console.log(`B2 redact a 1 MiB token: without a % ${noPct.toFixed(1)} ms · with a % elsewhere ${withPct.toFixed(1)} ms · ratio ${(withPct / noPct).toFixed(2)}×`);
+  console.log(
+    `B2 redact a 1 MiB token: without a % ${noPct.toFixed(1)} ms · with a % elsewhere ${withPct.toFixed(1)} ms · ratio ${(withPct / noPct).toFixed(2)}×`,
+  );
 
   // C. atomic artifact write vs Bun.write.
   const body = transcript.slice(0, 256 * 1024);
@@ -153,7 +166,9 @@ try {
   const atomic = await best(async () => {
     await w.writeArtifact(`log-${n++}.txt`, body, { kind: "log" });
   }, 10);
-  console.log(`C write 256 KiB: Bun.write ${plain.toFixed(2)} ms · writeArtifact (redact+fsync+rename) ${atomic.toFixed(2)} ms · ratio ${(atomic / plain).toFixed(1)}×`);
+  console.log(
+    `C write 256 KiB: Bun.write ${plain.toFixed(2)} ms · writeArtifact (redact+fsync+rename) ${atomic.toFixed(2)} ms · ratio ${(atomic / plain).toFixed(1)}×`,
+  );
   w.close();
 } finally {
   rmSync(cwd, { recursive: true, force: true });

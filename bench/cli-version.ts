@@ -18,7 +18,11 @@ if (!existsSync("dist/humanish")) {
 const dir = mkdtempSync(join(tmpdir(), "humanish-bench-"));
 writeFileSync(join(dir, "empty.ts"), "process.stdout.write('x\\n');\n");
 const empty = join(dir, "empty");
-if (Bun.spawnSync([process.execPath, "build", "--compile", "--bytecode", join(dir, "empty.ts"), "--outfile", empty], { stdout: "ignore", stderr: "inherit" }).exitCode !== 0) process.exit(1);
+if (
+  Bun.spawnSync([process.execPath, "build", "--compile", "--bytecode", join(dir, "empty.ts"), "--outfile", empty], { stdout: "ignore", stderr: "inherit" })
+    .exitCode !== 0
+)
+  process.exit(1);
 
 function time(argv: string[]): number[] {
   const out: number[] = [];

@@ -49,7 +49,9 @@ async function engine(method: string, path: string, body?: unknown): Promise<Res
 
 /** One raw Engine API exec: create, start (no upgrade, multiplexed body drained), inspect. */
 async function rawExec(containerId: string): Promise<void> {
-  const created = (await (await engine("POST", `/containers/${containerId}/exec`, { Cmd: ["bash", "-c", COMMAND], AttachStdout: true, AttachStderr: true, WorkingDir: "/home/user" })).json()) as { Id: string };
+  const created = (await (
+    await engine("POST", `/containers/${containerId}/exec`, { Cmd: ["bash", "-c", COMMAND], AttachStdout: true, AttachStderr: true, WorkingDir: "/home/user" })
+  ).json()) as { Id: string };
   await (await engine("POST", `/exec/${created.Id}/start`, { Detach: false, Tty: false })).arrayBuffer();
   for (;;) {
     const info = (await (await engine("GET", `/exec/${created.Id}/json`)).json()) as { Running: boolean; ExitCode: number | null };
@@ -113,7 +115,10 @@ try {
   console.log(`goal ≤ 1.30× — HTTP ${(pct(http, 50) / pct(raw, 50)).toFixed(2)}×, WebSocket ${(pct(wsT, 50) / pct(raw, 50)).toFixed(2)}× (p50)`);
   await wsRequest({ type: "step", data: { type: "call_tool", tool_name: "terminal", arguments: { final_answer: "x" } } });
   ws.close();
-  await fetch(`${server.url}/step`, { method: "POST", body: JSON.stringify({ action: { type: "call_tool", tool_name: "terminal", arguments: { final_answer: "x" } } }) });
+  await fetch(`${server.url}/step`, {
+    method: "POST",
+    body: JSON.stringify({ action: { type: "call_tool", tool_name: "terminal", arguments: { final_answer: "x" } } }),
+  });
 
   // Episodes per minute at capacity.
   const until = Date.now() + SECONDS * 1000;

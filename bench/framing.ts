@@ -105,14 +105,16 @@ function report(name: string, stream: Buffer, chunks: Buffer[], reps: number): v
     ],
     reps,
   ) as [number, number, number, number, number];
-  const mibs = (ms: number) => ((bytes / (1024 * 1024)) / (ms / 1000)).toFixed(0);
+  const mibs = (ms: number) => (bytes / (1024 * 1024) / (ms / 1000)).toFixed(0);
   const ratio = (ms: number) => `ratio ${(baseline / ms).toFixed(2)}× of baseline`;
   console.log(`${name}`);
   console.log(`  baseline Buffer.copy          : ${baseline.toFixed(3)} ms  ${mibs(baseline)} MiB/s`);
   console.log(`  decoder pushSpans (framing)   : ${spans.toFixed(3)} ms  ${mibs(spans)} MiB/s  ${ratio(spans)}  [goal ≥ 0.5×]`);
   console.log(`  decoder push raw (view/frame) : ${raw.toFixed(3)} ms  ${mibs(raw)} MiB/s  ${ratio(raw)}`);
   console.log(`  decoder push (JSON.parse)     : ${parsed.toFixed(3)} ms  ${mibs(parsed)} MiB/s  ${ratio(parsed)}`);
-  console.log(`  JSON.parse alone (2nd base)   : ${parseAlone.toFixed(3)} ms  ${mibs(parseAlone)} MiB/s  = ${(parseAlone / baseline).toFixed(2)}× the copy time`);
+  console.log(
+    `  JSON.parse alone (2nd base)   : ${parseAlone.toFixed(3)} ms  ${mibs(parseAlone)} MiB/s  = ${(parseAlone / baseline).toFixed(2)}× the copy time`,
+  );
   console.log(
     `  JSON decoder vs copy + JSON.parse alone: ratio ${((baseline + parseAlone) / parsed).toFixed(2)}×; ` +
       `overhead beyond JSON.parse alone ${(parsed - parseAlone).toFixed(3)} ms (${((parsed - parseAlone) / baseline).toFixed(2)}× the copy time)`,
@@ -131,7 +133,16 @@ report("A: 1 MiB frames in 64-byte chunks", streamA, chunksA, 15);
 
 // Case B: 1,000 small frames coalesced in one chunk.
 const small = Array.from({ length: 1000 }, (_, i) =>
-  encodeFrame({ version: 1, type: "request", identity: { generation: "g", challenge: "c", runtimeRevision: "r" }, seq: i + 1, requestId: `request-${i + 1}`, operation: "EXECUTE", actionId: `action-${i + 1}`, action: { kind: "click", x: i, y: i / 2 } }),
+  encodeFrame({
+    version: 1,
+    type: "request",
+    identity: { generation: "g", challenge: "c", runtimeRevision: "r" },
+    seq: i + 1,
+    requestId: `request-${i + 1}`,
+    operation: "EXECUTE",
+    actionId: `action-${i + 1}`,
+    action: { kind: "click", x: i, y: i / 2 },
+  }),
 );
 const streamB = Buffer.concat(small);
 console.log(`\n1,000 frames, ${streamB.length} bytes in one chunk`);
@@ -154,5 +165,7 @@ report("B: 1,000 coalesced small frames", streamB, [streamB], 1000);
       o = v.byteOffset - streamB.byteOffset + v.byteLength;
     }
   }, 200);
-  console.log(`  context: one Buffer.copy per frame ${perFrame.toFixed(3)} ms (pushSpans / that: ${(perFrame / raw).toFixed(2)}×); creating one subarray view per frame alone ${views.toFixed(3)} ms`);
+  console.log(
+    `  context: one Buffer.copy per frame ${perFrame.toFixed(3)} ms (pushSpans / that: ${(perFrame / raw).toFixed(2)}×); creating one subarray view per frame alone ${views.toFixed(3)} ms`,
+  );
 }

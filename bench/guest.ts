@@ -12,12 +12,13 @@
  *    `humanish guest bench-capture`. Ratio = observe / bare capture (mean ms).
  * Needs a Docker engine and the guest image (built on first use, cached by revision).
  */
+
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { createDockerClient, runExec } from "../src/docker/index.ts";
+import { serveStatic } from "../src/routes/browser/serve.ts";
 import { allocateDesktop } from "../src/runtime/desktop.ts";
 import { ensureGuestImage } from "../src/runtime/guest-image.ts";
-import { serveStatic } from "../src/routes/browser/serve.ts";
-import { resolve } from "node:path";
 
 const { values } = parseArgs({ args: Bun.argv.slice(2), options: { runs: { type: "string" }, observes: { type: "string" } } });
 const runs = Number(values.runs ?? 3);
@@ -41,7 +42,18 @@ let obsBytes = 0;
 try {
   for (let r = 0; r < runs; r++) {
     const t0 = performance.now();
-    const d = await allocateDesktop({ docker, image, runId: "bench-guest", participantId: "p1", appPort: port, initialPath: "/", width: W, height: H, labels: { "humanish.bench": "guest" }, onCreated: () => undefined });
+    const d = await allocateDesktop({
+      docker,
+      image,
+      runId: "bench-guest",
+      participantId: "p1",
+      appPort: port,
+      initialPath: "/",
+      width: W,
+      height: H,
+      labels: { "humanish.bench": "guest" },
+      onCreated: () => undefined,
+    });
     try {
       hello.push(d.startMs);
       const o = await d.executor.observe();
@@ -75,10 +87,16 @@ try {
 }
 
 console.log(`guest image ${image.ref} (${image.runtimeRevision.slice(0, 22)}…), screen ${W}x${H}`);
-console.log(`A. cold start, create → first admitted observation: best ${Math.min(...cold).toFixed(0)} ms, mean ${mean(cold).toFixed(0)} ms over ${runs} run(s) (create → HELLO: mean ${mean(hello).toFixed(0)} ms)`);
+console.log(
+  `A. cold start, create → first admitted observation: best ${Math.min(...cold).toFixed(0)} ms, mean ${mean(cold).toFixed(0)} ms over ${runs} run(s) (create → HELLO: mean ${mean(hello).toFixed(0)} ms)`,
+);
 if (bare) {
   const m = mean(obsMs);
-  console.log(`B. observe round trip over browser control: mean ${m.toFixed(1)} ms, best ${Math.min(...obsMs).toFixed(1)} ms (${observes}×, full frame incl. chrome, ${(obsBytes / 1024).toFixed(0)} KiB PNG)`);
-  console.log(`   bare CDP Page.captureScreenshot in the same container: mean ${bare.meanMs.toFixed(1)} ms, best ${bare.minMs.toFixed(1)} ms (${(bare.bytes / 1024).toFixed(0)} KiB PNG)`);
+  console.log(
+    `B. observe round trip over browser control: mean ${m.toFixed(1)} ms, best ${Math.min(...obsMs).toFixed(1)} ms (${observes}×, full frame incl. chrome, ${(obsBytes / 1024).toFixed(0)} KiB PNG)`,
+  );
+  console.log(
+    `   bare CDP Page.captureScreenshot in the same container: mean ${bare.meanMs.toFixed(1)} ms, best ${bare.minMs.toFixed(1)} ms (${(bare.bytes / 1024).toFixed(0)} KiB PNG)`,
+  );
   console.log(`   ratio observe / bare capture: ${(m / bare.meanMs).toFixed(2)}×`);
 }

@@ -14,7 +14,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createDeflate, crc32 } from "node:zlib";
+import { crc32, createDeflate } from "node:zlib";
 import { PNG } from "pngjs";
 import { admitPng } from "../src/png/index.ts";
 
@@ -40,7 +40,12 @@ async function bomb(width: number, height: number): Promise<Buffer> {
   ihdr.writeUInt32BE(width, 0);
   ihdr.writeUInt32BE(height, 4);
   ihdr.set([8, 6, 0, 0, 0], 8);
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", ihdr), chunk("IDAT", Buffer.concat(parts)), chunk("IEND", new Uint8Array(0))]);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk("IHDR", ihdr),
+    chunk("IDAT", Buffer.concat(parts)),
+    chunk("IEND", new Uint8Array(0)),
+  ]);
 }
 
 /** Peak resident set (VmHWM, KiB) of this process; unlike ru_maxrss it is not inherited over fork/exec. */
@@ -122,11 +127,19 @@ async function main(): Promise<void> {
   wallC.sort((x, y) => x - y);
   const med = (s: number[]) => s[Math.floor(s.length / 2)]!;
   const n = wallA.length;
-  console.log(`  pngjs PNG.sync.read alone      : CPU ${(cpuA / 1000 / n).toFixed(2)} ms/image; wall min ${wallA[0]!.toFixed(2)} ms, median ${med(wallA).toFixed(2)} ms`);
-  console.log(`  admitPng (all checks + pngjs)  : CPU ${(cpuB / 1000 / n).toFixed(2)} ms/image; wall min ${wallB[0]!.toFixed(2)} ms, median ${med(wallB).toFixed(2)} ms`);
-  console.log(`  pngjs, checkCRC: false (context): CPU ${(cpuC / 1000 / n).toFixed(2)} ms/image; wall min ${wallC[0]!.toFixed(2)} ms, median ${med(wallC).toFixed(2)} ms`);
+  console.log(
+    `  pngjs PNG.sync.read alone      : CPU ${(cpuA / 1000 / n).toFixed(2)} ms/image; wall min ${wallA[0]!.toFixed(2)} ms, median ${med(wallA).toFixed(2)} ms`,
+  );
+  console.log(
+    `  admitPng (all checks + pngjs)  : CPU ${(cpuB / 1000 / n).toFixed(2)} ms/image; wall min ${wallB[0]!.toFixed(2)} ms, median ${med(wallB).toFixed(2)} ms`,
+  );
+  console.log(
+    `  pngjs, checkCRC: false (context): CPU ${(cpuC / 1000 / n).toFixed(2)} ms/image; wall min ${wallC[0]!.toFixed(2)} ms, median ${med(wallC).toFixed(2)} ms`,
+  );
   console.log(`  ratio admitPng / pngjs         : CPU ${(cpuB / cpuA).toFixed(2)}×, wall median ${(med(wallB) / med(wallA)).toFixed(2)}× (goal ≤ 1.25×)`);
-  console.log(`  ratio admitPng / pngjs no-CRC  : CPU ${(cpuB / cpuC).toFixed(2)}×, wall median ${(med(wallB) / med(wallC)).toFixed(2)}× (stricter context: pngjs skipping its CRC pass)`);
+  console.log(
+    `  ratio admitPng / pngjs no-CRC  : CPU ${(cpuB / cpuC).toFixed(2)}×, wall median ${(med(wallB) / med(wallC)).toFixed(2)}× (stricter context: pngjs skipping its CRC pass)`,
+  );
 
   const dir = mkdtempSync(join(tmpdir(), "humanish-png-bench-"));
   try {
@@ -137,7 +150,10 @@ async function main(): Promise<void> {
       return JSON.parse(out.trim()) as { verdict: string; beforeKiB: number; maxRSSKiB: number };
     };
     const mib = (kib: number) => (kib / 1024).toFixed(1);
-    for (const [w, h] of [[1280, 800], [4096, 3906]] as const) {
+    for (const [w, h] of [
+      [1280, 800],
+      [4096, 3906],
+    ] as const) {
       const file = join(dir, `bomb-${w}x${h}.png`);
       const bytes = await bomb(w, h);
       writeFileSync(file, bytes);
@@ -145,7 +161,9 @@ async function main(): Promise<void> {
       const ours = await run("admitPng", file);
       const theirs = await run("pngjs", file);
       const bound = (h * (1 + w * 4)) / 1048576;
-      console.log(`\nbomb: ${(bytes.length / 1048576).toFixed(2)} MiB file inflating to 1 GiB, declared ${w}×${h} RGBA (exact image data ${bound.toFixed(1)} MiB)`);
+      console.log(
+        `\nbomb: ${(bytes.length / 1048576).toFixed(2)} MiB file inflating to 1 GiB, declared ${w}×${h} RGBA (exact image data ${bound.toFixed(1)} MiB)`,
+      );
       console.log(`  idle child (read file only): peak RSS ${mib(idle.maxRSSKiB)} MiB`);
       console.log(`  admitPng   → ${ours.verdict}; peak RSS ${mib(ours.maxRSSKiB)} MiB (+${mib(ours.maxRSSKiB - idle.maxRSSKiB)} MiB over idle)`);
       console.log(`  pngjs alone → ${theirs.verdict}; peak RSS ${mib(theirs.maxRSSKiB)} MiB (+${mib(theirs.maxRSSKiB - idle.maxRSSKiB)} MiB over idle)`);

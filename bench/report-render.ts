@@ -5,7 +5,7 @@
  * Prints the median ms of each and their ratio. Run: `bun bench/report-render.ts`.
  */
 import { PNG } from "pngjs";
-import { renderReportHtml, type ReportModel } from "../src/report/index.ts";
+import { type ReportModel, renderReportHtml } from "../src/report/index.ts";
 
 function png(width: number, height: number, seed: number): Uint8Array {
   const p = new PNG({ width, height });
@@ -18,7 +18,7 @@ function png(width: number, height: number, seed: number): Uint8Array {
   return new Uint8Array(PNG.sync.write(p, { colorType: 2 }));
 }
 
-const line = "$ jq '.[] | select(.status == \"open\") | .id' orders.json <tag> & \"quoted\"\n";
+const line = '$ jq \'.[] | select(.status == "open") | .id\' orders.json <tag> & "quoted"\n';
 const model: ReportModel = {
   runId: "bench-run",
   labId: "bench",
@@ -31,7 +31,13 @@ const model: ReportModel = {
   gaps: [],
   participants: [{ id: "p1", status: "passed", completionReason: "goal_satisfied" }],
   tasks: Array.from({ length: 10 }, (_, i) => ({ id: `t${i}`, goal: `goal ${i}`, passed: i % 2, total: 1, status: i % 2 ? "passed" : "failed" })),
-  timeline: Array.from({ length: 2000 }, (_, i) => ({ at: new Date(i * 1000).toISOString(), kind: "command", title: `step ${i} <x>`, detail: line.repeat(3), exitCode: 0 })),
+  timeline: Array.from({ length: 2000 }, (_, i) => ({
+    at: new Date(i * 1000).toISOString(),
+    kind: "command",
+    title: `step ${i} <x>`,
+    detail: line.repeat(3),
+    exitCode: 0,
+  })),
   transcript: line.repeat(Math.ceil((512 * 1024) / line.length)),
   screenshots: Array.from({ length: 20 }, (_, i) => ({ path: `screenshots/${i}.png`, caption: `turn ${i}`, png: png(1440, 950, i), width: 1440, height: 950 })),
   cost: [{ label: "provider", usd: null }],

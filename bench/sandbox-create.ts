@@ -30,6 +30,7 @@ async function ours(): Promise<{ firstOutputMs: number; releaseMs: number }> {
   const sb = await provider.create({ runId, image });
   let first = 0;
   let releaseMs = 0;
+  let proof: Awaited<ReturnType<typeof sb.release>>;
   try {
     await sb.exec({
       cmd: ["echo", "ready"],
@@ -39,10 +40,11 @@ async function ours(): Promise<{ firstOutputMs: number; releaseMs: number }> {
     });
   } finally {
     const r0 = performance.now();
-    const proof = await sb.release();
-    if (proof.outcome !== "released") throw new Error(`bench sandbox ${sb.id} not released: ${proof.reason}`);
+    proof = await sb.release();
     releaseMs = performance.now() - r0;
   }
+  // Checked after the finally so a release failure never masks an exec error.
+  if (proof.outcome !== "released") throw new Error(`bench sandbox ${sb.id} not released: ${proof.reason}`);
   if (first === 0) throw new Error("no output from the first exec");
   return { firstOutputMs: first, releaseMs };
 }
@@ -84,7 +86,9 @@ for (let i = 0; i < rounds; i++) {
     a.push(o.firstOutputMs);
     rel.push(o.releaseMs);
   }
-  console.log(`round ${i + 1}: sandbox create→first output ${a[i]!.toFixed(0)} ms (release ${rel[i]!.toFixed(0)} ms) · docker run --rm true ${b[i]!.toFixed(0)} ms`);
+  console.log(
+    `round ${i + 1}: sandbox create→first output ${a[i]!.toFixed(0)} ms (release ${rel[i]!.toFixed(0)} ms) · docker run --rm true ${b[i]!.toFixed(0)} ms`,
+  );
 }
 const ma = median(a);
 const mb = median(b);

@@ -104,7 +104,7 @@ export function actorServesLane(type: string, lane: ActorLane): boolean {
  */
 export function resolveActor(type: string, lane: ActorLane): ActorDescriptor {
   const d = findActor(type);
-  if (d && d.capabilities.lanes.includes(lane)) return d;
+  if (d?.capabilities.lanes.includes(lane)) return d;
   const fits = DESCRIPTORS.filter((x) => x.capabilities.lanes.includes(lane)).map((x) => x.type);
   const code = lane === "terminal" ? "HUMANISH_TERMINAL_LAB_ACTOR_UNSUPPORTED" : "HUMANISH_ACTOR_UNSUPPORTED";
   const why = d ? `serves the ${d.capabilities.lanes.join("/")} lane, not ${lane}` : "is not a registered actor";

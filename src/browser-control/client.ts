@@ -1,19 +1,19 @@
 /**
  * Host side of browser control (reference subsystems.md §1.1, §1.5, §1.9–§1.11).
  */
-import { cuaError, CuaExecutorError, isCuaExecutorError, type CuaExecutorErrorCode } from "./errors.ts";
+import { type CuaExecutorError, type CuaExecutorErrorCode, cuaError, isCuaExecutorError } from "./errors.ts";
 import type { BrowserControlExecutor } from "./executor.ts";
 import { decodeObservation } from "./observation.ts";
 import {
-  cuaActionSchema,
-  identitySchema,
-  replySchema,
-  sameIdentity,
   type BrowserControlIdentity,
   type BrowserControlOperation,
   type BrowserControlReply,
   type CuaAction,
   type CuaObservation,
+  cuaActionSchema,
+  identitySchema,
+  replySchema,
+  sameIdentity,
 } from "./schemas.ts";
 import type { BrowserControlTransport } from "./transport.ts";
 
@@ -72,11 +72,16 @@ interface Pending {
  */
 export function createBrowserControlClient(opts: BrowserControlClientOptions): BrowserControlClient {
   const idParse = identitySchema.safeParse(opts.identity);
-  if (!idParse.success) throw cuaError("invalid_request", "not_dispatched", "createBrowserControlClient: identity must be {generation, challenge, runtimeRevision} tokens");
+  if (!idParse.success)
+    throw cuaError("invalid_request", "not_dispatched", "createBrowserControlClient: identity must be {generation, challenge, runtimeRevision} tokens");
   const identity = idParse.data;
   const timeoutMs = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   if (!Number.isInteger(timeoutMs) || timeoutMs < MIN_REQUEST_TIMEOUT_MS || timeoutMs > MAX_REQUEST_TIMEOUT_MS)
-    throw cuaError("invalid_request", "not_dispatched", `createBrowserControlClient: requestTimeoutMs must be an integer in ${MIN_REQUEST_TIMEOUT_MS}…${MAX_REQUEST_TIMEOUT_MS}`);
+    throw cuaError(
+      "invalid_request",
+      "not_dispatched",
+      `createBrowserControlClient: requestTimeoutMs must be an integer in ${MIN_REQUEST_TIMEOUT_MS}…${MAX_REQUEST_TIMEOUT_MS}`,
+    );
   const transport = opts.transport;
 
   let seq = 0;
@@ -90,13 +95,17 @@ export function createBrowserControlClient(opts: BrowserControlClientOptions): B
     if (closedCode === null) closedCode = code;
     const p = pending;
     pending = null;
-    if (p) p.reject(failure ?? cuaError(code, p.possiblyWritten ? "outcome_uncertain" : "not_dispatched", `browser control closed (${code}) during ${p.operation} request-${p.seq}`));
+    if (p)
+      p.reject(
+        failure ??
+          cuaError(code, p.possiblyWritten ? "outcome_uncertain" : "not_dispatched", `browser control closed (${code}) during ${p.operation} request-${p.seq}`),
+      );
     transport.close(code);
   };
 
   const settle = () => {
     const p = pending;
-    if (!p || !p.writeDone || p.reply === undefined) return;
+    if (!p?.writeDone || p.reply === undefined) return;
     pending = null;
     p.resolve(p.reply);
   };
@@ -107,7 +116,13 @@ export function createBrowserControlClient(opts: BrowserControlClientOptions): B
     const parsed = replySchema.safeParse(raw);
     if (!parsed.success) return shutdown("invalid_response");
     const r = parsed.data;
-    if (!sameIdentity(r.identity, identity) || r.seq !== p.seq || r.requestId !== `request-${p.seq}` || r.operation !== p.operation || r.actionId !== p.actionId)
+    if (
+      !sameIdentity(r.identity, identity) ||
+      r.seq !== p.seq ||
+      r.requestId !== `request-${p.seq}` ||
+      r.operation !== p.operation ||
+      r.actionId !== p.actionId
+    )
       return shutdown("protocol_mismatch");
     p.reply = r;
     settle();
@@ -202,9 +217,11 @@ export function createBrowserControlClient(opts: BrowserControlClientOptions): B
       if (!r.ok) throw failFromReply(r);
       helloDone = true;
     });
-    helloPromise.catch(() => undefined).finally(() => {
-      if (!helloDone) helloPromise = null;
-    });
+    helloPromise
+      .catch(() => undefined)
+      .finally(() => {
+        if (!helloDone) helloPromise = null;
+      });
     return helloPromise;
   };
 

@@ -1,10 +1,10 @@
 /**
  * Guest side of browser control (reference subsystems.md §1.1, §1.5, §1.8–§1.11).
  */
-import { cuaError, isCuaExecutorError, type CuaDisposition, type CuaExecutorErrorCode } from "./errors.ts";
+import { type CuaDisposition, type CuaExecutorErrorCode, cuaError, isCuaExecutorError } from "./errors.ts";
 import type { BrowserExecutor } from "./executor.ts";
 import { encodeObservation } from "./observation.ts";
-import { identitySchema, OPERATIONS, requestSchema, sameIdentity, type BrowserControlIdentity, type BrowserControlOperation } from "./schemas.ts";
+import { type BrowserControlIdentity, type BrowserControlOperation, identitySchema, OPERATIONS, requestSchema, sameIdentity } from "./schemas.ts";
 import type { BrowserControlTransport } from "./transport.ts";
 
 /** Dispatcher per-request deadline: 35 s, including writing the reply (§1.9). */
@@ -50,13 +50,16 @@ export interface BrowserControlDispatcher {
  */
 export function attachBrowserControlDispatcher(opts: BrowserControlDispatcherOptions): BrowserControlDispatcher {
   const idParse = identitySchema.safeParse(opts.identity);
-  if (!idParse.success) throw cuaError("invalid_request", "not_dispatched", "attachBrowserControlDispatcher: identity must be {generation, challenge, runtimeRevision} tokens");
+  if (!idParse.success)
+    throw cuaError("invalid_request", "not_dispatched", "attachBrowserControlDispatcher: identity must be {generation, challenge, runtimeRevision} tokens");
   const identity = idParse.data;
   const { transport, executor, isAuthorized, authoritySignal } = opts;
   if (typeof executor?.observe !== "function" || typeof executor?.execute !== "function")
     throw cuaError("invalid_request", "not_dispatched", "attachBrowserControlDispatcher: executor must have observe() and execute()");
-  if (typeof isAuthorized !== "function") throw cuaError("invalid_request", "not_dispatched", "attachBrowserControlDispatcher: isAuthorized must be a function");
-  if (!(authoritySignal instanceof AbortSignal)) throw cuaError("invalid_request", "not_dispatched", "attachBrowserControlDispatcher: authoritySignal (an AbortSignal) is mandatory");
+  if (typeof isAuthorized !== "function")
+    throw cuaError("invalid_request", "not_dispatched", "attachBrowserControlDispatcher: isAuthorized must be a function");
+  if (!(authoritySignal instanceof AbortSignal))
+    throw cuaError("invalid_request", "not_dispatched", "attachBrowserControlDispatcher: authoritySignal (an AbortSignal) is mandatory");
   const deadlineMs = opts.requestDeadlineMs ?? DISPATCHER_DEADLINE_MS;
   if (!Number.isInteger(deadlineMs) || deadlineMs < 1 || deadlineMs > DISPATCHER_DEADLINE_MS)
     throw cuaError("invalid_request", "not_dispatched", `attachBrowserControlDispatcher: requestDeadlineMs must be an integer in 1…${DISPATCHER_DEADLINE_MS}`);

@@ -14,8 +14,8 @@
  * {@link FrameDecoder.pushSpans} for how the frame boundaries are kept exact).
  */
 import { isAscii, isUtf8 } from "node:buffer";
-import { MAX_FRAME_BYTES } from "./schemas.ts";
 import { cuaError } from "./errors.ts";
+import { MAX_FRAME_BYTES } from "./schemas.ts";
 
 /** Why a byte stream stopped being decodable. */
 export type FrameFaultKind = "bad_length" | "bad_utf8" | "bom" | "bad_json";

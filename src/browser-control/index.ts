@@ -50,72 +50,81 @@
  * `encodeFrame(message)` → bytes; `new FrameDecoder().push(chunk)` → `{messages, fault}`
  * (or `pushSpans(chunk)` → reused `FrameSpans` byte ranges, no object per frame).
  */
+
 export {
-  CUA_EXECUTOR_ERROR_CODES,
-  CUA_DISPOSITIONS,
-  CuaExecutorError,
-  cuaError,
-  isCuaExecutorError,
-  isCuaExecutorErrorCode,
-  isCuaDisposition,
-  humanishCodeFor,
-  type CuaExecutorErrorCode,
-  type CuaDisposition,
-} from "./errors.ts";
-export {
-  cuaActionSchema,
-  identitySchema,
-  tokenSchema,
-  coordinateSchema,
-  wireObservationSchema,
-  requestSchema,
-  replySchema,
-  sameIdentity,
-  utf8ByteLength,
-  CUA_ACTION_KINDS,
-  OPERATIONS,
-  MAX_FRAME_BYTES,
-  MAX_COORDINATE,
-  MAX_TYPE_TEXT,
-  MAX_OBSERVATION_TEXT,
-  MAX_KEYS,
-  MAX_KEY_NAME,
-  MAX_DRAG_POINTS,
-  MAX_WAIT_MS,
-  MAX_PNG_BYTES,
-  MAX_PNG_BASE64,
-  type CuaAction,
-  type CuaActionKind,
-  type CuaObservation,
-  type WireObservation,
-  type BrowserControlIdentity,
-  type BrowserControlOperation,
-  type BrowserControlRequest,
-  type BrowserControlReply,
-  type BrowserControlMessage,
-} from "./schemas.ts";
-export type { BrowserExecutor, BrowserControlExecutor } from "./executor.ts";
-export { encodeFrame, FrameDecoder, type FrameDecoderOptions, type FrameDecodeResult, type FrameFault, type FrameFaultKind, type FrameSpans } from "./framing.ts";
-export {
-  BrowserControlTransport,
-  createSocketTransport,
-  connectUnixSocketTransport,
-  FRAME_ASSEMBLY_MS,
-  type BrowserControlTransportOptions,
-  type TransportHandlers,
-} from "./transport.ts";
-export { encodeObservation, decodeObservation } from "./observation.ts";
-export {
-  createBrowserControlClient,
-  DEFAULT_REQUEST_TIMEOUT_MS,
-  MIN_REQUEST_TIMEOUT_MS,
-  MAX_REQUEST_TIMEOUT_MS,
   type BrowserControlClient,
   type BrowserControlClientOptions,
+  createBrowserControlClient,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  MAX_REQUEST_TIMEOUT_MS,
+  MIN_REQUEST_TIMEOUT_MS,
 } from "./client.ts";
 export {
   attachBrowserControlDispatcher,
-  DISPATCHER_DEADLINE_MS,
   type BrowserControlDispatcher,
   type BrowserControlDispatcherOptions,
+  DISPATCHER_DEADLINE_MS,
 } from "./dispatcher.ts";
+export {
+  CUA_DISPOSITIONS,
+  CUA_EXECUTOR_ERROR_CODES,
+  type CuaDisposition,
+  CuaExecutorError,
+  type CuaExecutorErrorCode,
+  cuaError,
+  humanishCodeFor,
+  isCuaDisposition,
+  isCuaExecutorError,
+  isCuaExecutorErrorCode,
+} from "./errors.ts";
+export type { BrowserControlExecutor, BrowserExecutor } from "./executor.ts";
+export {
+  encodeFrame,
+  type FrameDecodeResult,
+  FrameDecoder,
+  type FrameDecoderOptions,
+  type FrameFault,
+  type FrameFaultKind,
+  type FrameSpans,
+} from "./framing.ts";
+export { decodeObservation, encodeObservation } from "./observation.ts";
+export {
+  type BrowserControlIdentity,
+  type BrowserControlMessage,
+  type BrowserControlOperation,
+  type BrowserControlReply,
+  type BrowserControlRequest,
+  CUA_ACTION_KINDS,
+  type CuaAction,
+  type CuaActionKind,
+  type CuaObservation,
+  coordinateSchema,
+  cuaActionSchema,
+  identitySchema,
+  MAX_COORDINATE,
+  MAX_DRAG_POINTS,
+  MAX_FRAME_BYTES,
+  MAX_KEY_NAME,
+  MAX_KEYS,
+  MAX_OBSERVATION_TEXT,
+  MAX_PNG_BASE64,
+  MAX_PNG_BYTES,
+  MAX_TYPE_TEXT,
+  MAX_WAIT_MS,
+  OPERATIONS,
+  replySchema,
+  requestSchema,
+  sameIdentity,
+  tokenSchema,
+  utf8ByteLength,
+  type WireObservation,
+  wireObservationSchema,
+} from "./schemas.ts";
+export {
+  BrowserControlTransport,
+  type BrowserControlTransportOptions,
+  connectUnixSocketTransport,
+  createSocketTransport,
+  FRAME_ASSEMBLY_MS,
+  type TransportHandlers,
+} from "./transport.ts";

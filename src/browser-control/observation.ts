@@ -3,8 +3,8 @@
  * (`WireObservation`, canonical base64) — reference subsystems.md §1.7 and §2.
  */
 import { admitPng } from "../png/index.ts";
-import { cuaError, type CuaDisposition } from "./errors.ts";
-import { wireObservationSchema, type CuaObservation, type WireObservation } from "./schemas.ts";
+import { type CuaDisposition, cuaError } from "./errors.ts";
+import { type CuaObservation, type WireObservation, wireObservationSchema } from "./schemas.ts";
 
 const OBSERVATION_KEYS: ReadonlySet<string> = new Set(["png", "stateSignature", "url", "title", "text", "scrollY"]);
 
@@ -17,7 +17,8 @@ const OBSERVATION_KEYS: ReadonlySet<string> = new Set(["png", "stateSignature", 
 export function encodeObservation(obs: CuaObservation, disposition: CuaDisposition = "not_dispatched"): WireObservation {
   if (typeof obs !== "object" || obs === null) throw cuaError("invalid_response", disposition, "observation: executor returned a non-object");
   for (const key of Object.keys(obs))
-    if (!OBSERVATION_KEYS.has(key)) throw cuaError("invalid_response", disposition, `observation: field ${JSON.stringify(key.slice(0, 64))} has no schema in protocol version 1`);
+    if (!OBSERVATION_KEYS.has(key))
+      throw cuaError("invalid_response", disposition, `observation: field ${JSON.stringify(key.slice(0, 64))} has no schema in protocol version 1`);
   if (!(obs.png instanceof Uint8Array)) throw cuaError("invalid_response", disposition, "observation.png: must be a Uint8Array of PNG bytes");
   const admission = admitPng(obs.png);
   if (!admission.ok) throw cuaError("invalid_response", disposition, `observation.png: ${admission.code}: ${admission.detail}`);
@@ -38,7 +39,8 @@ export function encodeObservation(obs: CuaObservation, disposition: CuaDispositi
  */
 export function decodeObservation(wire: unknown): CuaObservation {
   const parsed = wireObservationSchema.safeParse(wire);
-  if (!parsed.success) throw cuaError("invalid_response", "outcome_uncertain", `observation: field ${parsed.error.issues[0]?.path.join(".") ?? "?"} is invalid`);
+  if (!parsed.success)
+    throw cuaError("invalid_response", "outcome_uncertain", `observation: field ${parsed.error.issues[0]?.path.join(".") ?? "?"} is invalid`);
   const w = parsed.data;
   const bytes = Buffer.from(w.png, "base64");
   if (bytes.toString("base64") !== w.png) throw cuaError("invalid_response", "outcome_uncertain", "observation.png: base64 is not canonical");

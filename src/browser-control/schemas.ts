@@ -45,7 +45,11 @@ export function utf8ByteLength(s: string): number {
 }
 
 /** Identity token: 1–128 chars of `[A-Za-z0-9._-]` (§1.3). */
-export const tokenSchema = z.string().min(1).max(128).regex(/^[A-Za-z0-9._-]+$/);
+export const tokenSchema = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[A-Za-z0-9._-]+$/);
 
 /** `BrowserControlIdentity` (§1.3): a consistency check, not authentication. */
 export const identitySchema = z.strictObject({
@@ -112,17 +116,7 @@ export type CuaAction = z.infer<typeof cuaActionSchema>;
 /** The action kinds of version 1. */
 export type CuaActionKind = CuaAction["kind"];
 /** All nine action kinds, in reference order. */
-export const CUA_ACTION_KINDS: readonly CuaActionKind[] = [
-  "click",
-  "double_click",
-  "move",
-  "scroll",
-  "type",
-  "keypress",
-  "drag",
-  "wait",
-  "screenshot",
-];
+export const CUA_ACTION_KINDS: readonly CuaActionKind[] = ["click", "double_click", "move", "scroll", "type", "keypress", "drag", "wait", "screenshot"];
 
 /**
  * Observation as it travels on the wire (§1.7): `png` is base64 of the PNG bytes. The base64

@@ -7,7 +7,7 @@
  */
 import { createConnection, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
-import { cuaError, type CuaExecutorErrorCode } from "./errors.ts";
+import { type CuaExecutorErrorCode, cuaError } from "./errors.ts";
 import { encodeFrame, FrameDecoder } from "./framing.ts";
 
 /** Frame assembly deadline: 35 s from the first header byte, non-renewing (§1.9). */

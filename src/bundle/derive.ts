@@ -117,7 +117,10 @@ export function deriveReview(args: {
 export function summarizeCost(lines: readonly CostLine[], note = ""): RunCostSummary {
   const known = lines.filter((l) => l.usd !== null);
   const total = known.length === 0 ? null : round6(known.reduce((a, l) => a + (l.usd ?? 0), 0));
-  const dates = known.map((l) => l.ratesAsOf).filter((d): d is string => typeof d === "string").sort();
+  const dates = known
+    .map((l) => l.ratesAsOf)
+    .filter((d): d is string => typeof d === "string")
+    .sort();
   const unmeasured = lines.length - known.length;
   return {
     schema: "humanish.run-cost-summary.v1",
@@ -125,7 +128,9 @@ export function summarizeCost(lines: readonly CostLine[], note = ""): RunCostSum
     estimatedTotalUsd: total,
     ratesAsOf: dates[0] ?? null,
     lines: [...lines],
-    note: note || (lines.length === 0 ? "no cost lines recorded" : unmeasured > 0 ? `${unmeasured} of ${lines.length} cost lines unmeasured` : "all cost lines measured"),
+    note:
+      note ||
+      (lines.length === 0 ? "no cost lines recorded" : unmeasured > 0 ? `${unmeasured} of ${lines.length} cost lines unmeasured` : "all cost lines measured"),
   };
 }
 

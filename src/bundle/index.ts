@@ -15,41 +15,13 @@
  * Cost: build lines with `summarizeCost`, `unmeasuredLine`, `buildTerminalCostLedger`,
  * `buildNoSpendProof` so the numbers match what `verifyRun` recomputes.
  */
-export * from "./schemas.ts";
-export {
-  createRedactor,
-  digestText,
-  findSensitive,
-  MIN_SECRET_LENGTH,
-  DEFAULT_TAIL_CHARS,
-  redact,
-  REDACTED_LOCAL_PATH,
-  REDACTED_RUNTIME_PATH,
-  REDACTED_SECRET,
-  SHAPE_NAMES,
-  tail,
-  TARGET_CWD,
-  type Redactor,
-  type RedactorOptions,
-  type SensitiveFinding,
-} from "./redact.ts";
-export {
-  artifactRootFor,
-  assertRunId,
-  isSafeRunSegment,
-  isValidRunId,
-  newRunId,
-  runDirFor,
-  runsDir,
-  safeRelPath,
-  DERIVED_FILES,
-  ORPHAN_RELEASE_FILE,
-} from "./paths.ts";
+
 export {
   buildNoSpendProof,
   buildTerminalCostLedger,
   deriveReview,
   deriveVerdict,
+  type RunSummaryFacts,
   round6,
   stakeholderLine,
   summarizeBundle,
@@ -57,18 +29,47 @@ export {
   tallyParticipants,
   taskFunnel,
   unmeasuredLine,
-  type RunSummaryFacts,
 } from "./derive.ts";
+export {
+  artifactRootFor,
+  assertRunId,
+  DERIVED_FILES,
+  isSafeRunSegment,
+  isValidRunId,
+  newRunId,
+  ORPHAN_RELEASE_FILE,
+  runDirFor,
+  runsDir,
+  safeRelPath,
+} from "./paths.ts";
+export { admitPngBytes, type PngAdmission } from "./png.ts";
+export {
+  createRedactor,
+  DEFAULT_TAIL_CHARS,
+  digestText,
+  findSensitive,
+  MIN_SECRET_LENGTH,
+  REDACTED_LOCAL_PATH,
+  REDACTED_RUNTIME_PATH,
+  REDACTED_SECRET,
+  type Redactor,
+  type RedactorOptions,
+  redact,
+  type SensitiveFinding,
+  SHAPE_NAMES,
+  TARGET_CWD,
+  tail,
+} from "./redact.ts";
+export { isPidAlive, listRuns, livenessOf, type RunLiveness, type RunSummary, resolveRunDir, summarizeRunDir } from "./runs.ts";
+export * from "./schemas.ts";
+export { DEADLINE_GRACE_MS, VERIFY_LIMITS, verifyRun } from "./verify.ts";
 export {
   createRunWriter,
   labRefFor,
-  recordOrphanRelease,
-  reopenRunWriter,
   type RunWriter,
   type RunWriterOptions,
+  recordOrphanRelease,
+  reopenRunWriter,
   type StatusUpdate,
   type WriteArtifactOptions,
 } from "./writer.ts";
-export { verifyRun, VERIFY_LIMITS, DEADLINE_GRACE_MS } from "./verify.ts";
-export { listRuns, resolveRunDir, summarizeRunDir, isPidAlive, livenessOf, type RunLiveness, type RunSummary } from "./runs.ts";
-export { admitPngBytes, type PngAdmission } from "./png.ts";

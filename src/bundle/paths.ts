@@ -67,7 +67,12 @@ export function assertRunId(id: string): void {
  */
 export function newRunId(prefix: string = "run", now: Date = new Date()): string {
   const stamp = now.toISOString().replace(/[:.]/g, "-").toLowerCase();
-  const safePrefix = prefix.toLowerCase().replace(/[^a-z0-9-]+/g, "-").replace(/-+/g, "-").replace(/^-|-$/g, "") || "run";
+  const safePrefix =
+    prefix
+      .toLowerCase()
+      .replace(/[^a-z0-9-]+/g, "-")
+      .replace(/-+/g, "-")
+      .replace(/^-|-$/g, "") || "run";
   const id = `${safePrefix}-${stamp}-${randomBytes(4).toString("hex")}`;
   return id.slice(0, 128);
 }

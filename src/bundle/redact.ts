@@ -201,9 +201,7 @@ export interface Redactor {
 export function createRedactor(secrets: readonly (string | undefined | null)[], opts: RedactorOptions = {}): Redactor {
   // A value and its trimmed form (an env-file line may carry a stray newline or spaces).
   const raw = secrets.filter((s): s is string => typeof s === "string");
-  const values = [...new Set([...raw, ...raw.map((s) => s.trim())].filter((s) => s.length >= MIN_SECRET_LENGTH))].sort(
-    (a, b) => b.length - a.length,
-  );
+  const values = [...new Set([...raw, ...raw.map((s) => s.trim())].filter((s) => s.length >= MIN_SECRET_LENGTH))].sort((a, b) => b.length - a.length);
   // JSON-escaped forms too: a secret with quotes/backslashes/controls appears escaped in JSON text.
   const forms = new Set<string>();
   for (const v of values) {
@@ -237,7 +235,7 @@ export function createRedactor(secrets: readonly (string | undefined | null)[], 
         if (!tok.includes("%") || !PCT_ESCAPE.test(tok)) return tok;
         const dec = percentDecodeRuns(tok);
         if (dec === tok) return tok;
-        literal && (literal.lastIndex = 0);
+        if (literal) literal.lastIndex = 0;
         const hasSecret = literal ? literal.test(dec) : false;
         return hasSecret || findSensitive(dec, 1).length > 0 ? REDACTED_SECRET : tok;
       });

@@ -4,6 +4,8 @@
  * Liveness: `finished` once the bundle is sealed; `running` while `status.json` says running and
  * its recorded pid is alive; `interrupted` otherwise (the process died before finalizing).
  */
+
+import type { Stats } from "node:fs";
 import { lstat, readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { HumanishError } from "../errors.ts";
@@ -75,7 +77,7 @@ function costLabel(usd: number | null): string {
 /** Summarise one run directory (never throws for bad content; bad content = less known). */
 export async function summarizeRunDir(cwd: string, runId: string): Promise<RunSummary | null> {
   const dir = join(runsDir(cwd), runId);
-  let st;
+  let st: Stats;
   try {
     st = await lstat(dir);
   } catch {
@@ -84,10 +86,10 @@ export async function summarizeRunDir(cwd: string, runId: string): Promise<RunSu
   if (!st.isDirectory() || st.isSymbolicLink()) return null;
   const bundleRaw = await readJson(join(dir, RUN_FILE));
   const b = bundleRaw === undefined ? null : RunBundleSchema.safeParse(bundleRaw);
-  const bundle = b && b.success && b.data.runId === runId ? b.data : null;
+  const bundle = b?.success && b.data.runId === runId ? b.data : null;
   const statusRaw = await readJson(join(dir, "status.json"));
   const s = statusRaw === undefined ? null : RunStatusSchema.safeParse(statusRaw);
-  const status = s && s.success && s.data.runId === runId ? s.data : null;
+  const status = s?.success && s.data.runId === runId ? s.data : null;
   const liveness = livenessOf(status, bundle !== null);
   const base = {
     runId,
@@ -192,7 +194,7 @@ export async function resolveRunDir(cwd: string, idOrLatest: string = "latest"):
   if (idOrLatest === "latest") {
     const raw = await readJson(join(runsDir(cwd), "latest.json"));
     const p = raw === undefined ? null : LatestRunSchema.safeParse(raw);
-    if (p && p.success && p.data.path === artifactRootFor(p.data.runId) && (await summarizeRunDir(cwd, p.data.runId))) {
+    if (p?.success && p.data.path === artifactRootFor(p.data.runId) && (await summarizeRunDir(cwd, p.data.runId))) {
       id = p.data.runId;
     } else {
       const runs = await listRuns(cwd);
@@ -205,10 +207,12 @@ export async function resolveRunDir(cwd: string, idOrLatest: string = "latest"):
     }
   }
   if (!isSafeRunSegment(id)) {
-    throw new HumanishError("HUMANISH_RUN_NOT_FOUND", `run ${JSON.stringify(id.slice(0, 140))} is not a valid run id`, { next: "list runs with: humanish runs" });
+    throw new HumanishError("HUMANISH_RUN_NOT_FOUND", `run ${JSON.stringify(id.slice(0, 140))} is not a valid run id`, {
+      next: "list runs with: humanish runs",
+    });
   }
   const dir = join(runsDir(cwd), id);
-  let st;
+  let st: Stats;
   try {
     st = await lstat(dir);
   } catch {

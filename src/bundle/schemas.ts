@@ -158,19 +158,7 @@ export type TokenUsage = z.infer<typeof TokenUsageSchema>;
 /** One item of an actor trace. `id` is `<kind>-<NNN>`. */
 export const TraceItemSchema = z.strictObject({
   id: z.string().min(1),
-  kind: z.enum([
-    "message",
-    "reasoning",
-    "tool_call",
-    "command",
-    "file_change",
-    "approval",
-    "screenshot",
-    "ui_action",
-    "plan",
-    "notice",
-    "usage",
-  ]),
+  kind: z.enum(["message", "reasoning", "tool_call", "command", "file_change", "approval", "screenshot", "ui_action", "plan", "notice", "usage"]),
   lifecycle: z.enum(["started", "completed"]),
   status: z.string().min(1).optional(),
   title: z.string(),
@@ -600,12 +588,7 @@ export type LatestRun = z.infer<typeof LatestRunSchema>;
 /* ------------------------------------------------------------------------------------------ */
 
 /** Share-safety reason codes. */
-export const ShareReasonCodeSchema = z.enum([
-  "VERIFY_FAILED",
-  "PUBLIC_SAFETY_FINDINGS",
-  "RAW_SCREENSHOTS",
-  "UNSCANNED_ARTIFACT",
-]);
+export const ShareReasonCodeSchema = z.enum(["VERIFY_FAILED", "PUBLIC_SAFETY_FINDINGS", "RAW_SCREENSHOTS", "UNSCANNED_ARTIFACT"]);
 
 /** `humanish.verify-result.v1`. `ok` = every check ok. */
 export const VerifyResultSchema = z.strictObject({

@@ -18,11 +18,13 @@
  * findings → `blocked` (`PUBLIC_SAFETY_FINDINGS`); otherwise raw screenshots (`RAW_SCREENSHOTS`)
  * or non-text non-screenshot files (`UNSCANNED_ARTIFACT`) → `local_only`; else `share_ready`.
  */
-import { sha256Hex } from "../bytes/sha256.ts";
-import { findActor } from "../actors/registry.ts";
+
+import type { Stats } from "node:fs";
 import { lstat, readdir, readFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import type { z } from "zod";
+import { findActor } from "../actors/registry.ts";
+import { sha256Hex } from "../bytes/sha256.ts";
 import { buildNoSpendProof, deriveVerdict, round6, tallyParticipants, taskFunnel } from "./derive.ts";
 import { artifactRootFor, DERIVED_FILES, isSafeRunSegment, ORPHAN_RELEASE_FILE, RUN_FILE, safeRelPath } from "./paths.ts";
 import { admitPngBytes } from "./png.ts";
@@ -235,11 +237,19 @@ function parseNdjson<T>(text: string, schema: z.ZodType<T>): { records: T[]; err
   return { records, error: null };
 }
 
-function finish(run: string, checks: VerifyCheck[], extra: { scanFindings: number; raw: boolean; unscanned: string[]; warnings: string[]; error?: VerifyResult["error"] }): VerifyResult {
+function finish(
+  run: string,
+  checks: VerifyCheck[],
+  extra: { scanFindings: number; raw: boolean; unscanned: string[]; warnings: string[]; error?: VerifyResult["error"] },
+): VerifyResult {
   const ok = checks.length > 0 && checks.every((c) => c.ok) && !extra.error;
   const reasons: VerifyResult["shareSafety"]["reasons"] = [];
   const failed = checks.filter((c) => !c.ok);
-  if (!ok) reasons.push({ code: "VERIFY_FAILED", message: failed.length ? `failed: ${failed.map((c) => c.name).join(", ")}` : extra.error?.message ?? "nothing verified" });
+  if (!ok)
+    reasons.push({
+      code: "VERIFY_FAILED",
+      message: failed.length ? `failed: ${failed.map((c) => c.name).join(", ")}` : (extra.error?.message ?? "nothing verified"),
+    });
   if (extra.scanFindings > 0) reasons.push({ code: "PUBLIC_SAFETY_FINDINGS", message: `${extra.scanFindings} secret or local-path finding(s)` });
   if (extra.raw) reasons.push({ code: "RAW_SCREENSHOTS", message: "screenshots are raw frames of the participant's screen" });
   if (extra.unscanned.length) reasons.push({ code: "UNSCANNED_ARTIFACT", message: `non-text files not scanned: ${extra.unscanned.slice(0, 10).join(", ")}` });
@@ -267,7 +277,7 @@ function finish(run: string, checks: VerifyCheck[], extra: { scanFindings: numbe
 export async function verifyRun(runDir: string): Promise<VerifyResult> {
   const run = basename(runDir);
   const none = { scanFindings: 0, raw: false, unscanned: [] as string[], warnings: [] as string[] };
-  let rootStat;
+  let rootStat: Stats;
   try {
     rootStat = await lstat(runDir);
   } catch {
@@ -282,7 +292,11 @@ export async function verifyRun(runDir: string): Promise<VerifyResult> {
 
   const checks: VerifyCheck[] = [];
   const add = (name: string, problems: string[], okMessage: string) => {
-    checks.push({ name, ok: problems.length === 0, message: problems.length ? problems.slice(0, 12).join("; ") + (problems.length > 12 ? ` (+${problems.length - 12} more)` : "") : okMessage });
+    checks.push({
+      name,
+      ok: problems.length === 0,
+      message: problems.length ? problems.slice(0, 12).join("; ") + (problems.length > 12 ? ` (+${problems.length - 12} more)` : "") : okMessage,
+    });
   };
   const warnings: string[] = [];
 
@@ -324,7 +338,7 @@ export async function verifyRun(runDir: string): Promise<VerifyResult> {
 
   // 1–3: run.json.
   let bundle: RunBundle | null = null;
-  let rawBundle: unknown = undefined;
+  let rawBundle: unknown;
   const runBytes = files.get(RUN_FILE);
   if (!runBytes) {
     add("run.json exists", ["run.json is missing"], "");
@@ -337,7 +351,11 @@ export async function verifyRun(runDir: string): Promise<VerifyResult> {
     }
   }
   const schemaId = rawBundle && typeof rawBundle === "object" ? (rawBundle as { schema?: unknown }).schema : undefined;
-  add("run schema", schemaId === "humanish.run-bundle.v1" ? [] : [`schema is ${JSON.stringify(schemaId ?? null)}, expected humanish.run-bundle.v1`], "humanish.run-bundle.v1");
+  add(
+    "run schema",
+    schemaId === "humanish.run-bundle.v1" ? [] : [`schema is ${JSON.stringify(schemaId ?? null)}, expected humanish.run-bundle.v1`],
+    "humanish.run-bundle.v1",
+  );
   {
     const problems: string[] = [];
     if (rawBundle !== undefined) {
@@ -353,7 +371,8 @@ export async function verifyRun(runDir: string): Promise<VerifyResult> {
       if (dur < 0) problems.push("completedAt is before createdAt");
       else if (dur !== b.durationMs) problems.push(`durationMs ${b.durationMs} != completedAt - createdAt (${dur})`);
       const ref = b.lab.source.ref;
-      if (ref.startsWith("/") || ref.split("/").includes("..")) problems.push(`lab.source.ref ${JSON.stringify(ref)} must be embedded:<id> or a project-relative path`);
+      if (ref.startsWith("/") || ref.split("/").includes(".."))
+        problems.push(`lab.source.ref ${JSON.stringify(ref)} must be embedded:<id> or a project-relative path`);
       const ids = new Set<string>();
       for (const p of b.participants) {
         if (ids.has(p.id)) problems.push(`participant id ${p.id} is duplicated`);
@@ -369,7 +388,8 @@ export async function verifyRun(runDir: string): Promise<VerifyResult> {
       if (JSON.stringify(tally) !== JSON.stringify(b.review.participants)) problems.push("review.participants does not match the participants' statuses");
       const funnel = taskFunnel(b.tasks, b.participants.length);
       if (JSON.stringify(funnel) !== JSON.stringify(b.review.tasks)) problems.push("review.tasks does not match the task results");
-      if (b.mode === "dry-run" && b.review.verdict !== "contract_proof_only") problems.push(`dry run verdict must be contract_proof_only, got ${b.review.verdict}`);
+      if (b.mode === "dry-run" && b.review.verdict !== "contract_proof_only")
+        problems.push(`dry run verdict must be contract_proof_only, got ${b.review.verdict}`);
       if (b.mode === "live" && b.review.verdict === "contract_proof_only") problems.push("live run claims verdict contract_proof_only");
       if (b.outcome.state === "completed" && b.outcome.error) problems.push("outcome completed but carries an error");
       if (b.outcome.state === "failed" && !b.outcome.error) problems.push("outcome failed without an error code");
@@ -577,9 +597,11 @@ export async function verifyRun(runDir: string): Promise<VerifyResult> {
         }
       }
       if (t.redaction.screenshots === "raw") raw = true;
-      if (shotPaths.size > 0 && t.redaction.screenshots === "n/a" && t.items.some((i) => i.screenshotRef)) problems.push(`${path}: references screenshots but declares screenshots n/a`);
+      if (shotPaths.size > 0 && t.redaction.screenshots === "n/a" && t.items.some((i) => i.screenshotRef))
+        problems.push(`${path}: references screenshots but declares screenshots n/a`);
     }
-    if (shotPaths.size > 0) raw = raw || traces.size === 0 || [...traces.values()].some((t) => t.redaction.screenshots !== "blurred" && t.redaction.screenshots !== "ocr_scrubbed");
+    if (shotPaths.size > 0)
+      raw = raw || traces.size === 0 || [...traces.values()].some((t) => t.redaction.screenshots !== "blurred" && t.redaction.screenshots !== "ocr_scrubbed");
     for (const [rel, bytes] of files) {
       if (rel === RUN_FILE || shotPaths.has(rel)) continue;
       if (decodeText(bytes) === null) unscanned.push(rel);
@@ -608,10 +630,14 @@ export async function verifyRun(runDir: string): Promise<VerifyResult> {
           if (L.cost.fullyMeasured !== vals.every((v) => v !== null)) problems.push("cost fullyMeasured contradicts its lines");
           const expect = buildNoSpendProof(L.cost, L.noSpendProof.maxUsd);
           const p = L.noSpendProof;
-          for (const c of p.knownZeroLines) if (L.cost.lines[c].usd === null) problems.push(`no-spend proof lists ${c} as known zero but the ledger marks it unmeasured`);
-          if (JSON.stringify([...p.knownZeroLines].sort()) !== JSON.stringify([...expect.knownZeroLines].sort())) problems.push("no-spend proof knownZeroLines contradict the ledger");
-          if (JSON.stringify([...p.knownNonZeroLines].sort()) !== JSON.stringify([...expect.knownNonZeroLines].sort())) problems.push("no-spend proof knownNonZeroLines contradict the ledger");
-          if (JSON.stringify([...p.unmeasuredLines].sort()) !== JSON.stringify([...expect.unmeasuredLines].sort())) problems.push("no-spend proof unmeasuredLines contradict the ledger");
+          for (const c of p.knownZeroLines)
+            if (L.cost.lines[c].usd === null) problems.push(`no-spend proof lists ${c} as known zero but the ledger marks it unmeasured`);
+          if (JSON.stringify([...p.knownZeroLines].sort()) !== JSON.stringify([...expect.knownZeroLines].sort()))
+            problems.push("no-spend proof knownZeroLines contradict the ledger");
+          if (JSON.stringify([...p.knownNonZeroLines].sort()) !== JSON.stringify([...expect.knownNonZeroLines].sort()))
+            problems.push("no-spend proof knownNonZeroLines contradict the ledger");
+          if (JSON.stringify([...p.unmeasuredLines].sort()) !== JSON.stringify([...expect.unmeasuredLines].sort()))
+            problems.push("no-spend proof unmeasuredLines contradict the ledger");
           if (p.knownTotalUsd !== L.cost.knownTotalUsd) problems.push("no-spend proof knownTotalUsd differs from the ledger");
           if (p.satisfied && p.knownNonZeroLines.length > 0) problems.push("no-spend proof satisfied with known non-zero lines");
           if (p.satisfied !== expect.satisfied) problems.push("no-spend proof satisfied contradicts the ledger");
@@ -656,7 +682,8 @@ export async function verifyRun(runDir: string): Promise<VerifyResult> {
             problems.push(`participant ${p.id}: trace ${p.trace} missing or invalid`);
             continue;
           }
-          if (t.lane !== "scripted-browser" && t.lane !== "computer-use") problems.push(`participant ${p.id}: trace lane ${t.lane}, expected scripted-browser or computer-use`);
+          if (t.lane !== "scripted-browser" && t.lane !== "computer-use")
+            problems.push(`participant ${p.id}: trace lane ${t.lane}, expected scripted-browser or computer-use`);
           if (!p.desktopGeometry) problems.push(`participant ${p.id}: no desktop geometry recorded`);
           if (p.status === "passed" && !t.items.some((i) => i.screenshotRef)) problems.push(`participant ${p.id} passed without a single screenshot`);
         }
@@ -709,7 +736,8 @@ export async function verifyRun(runDir: string): Promise<VerifyResult> {
         if (c.maxMinutes === null || c.maxMinutes <= 0) problems.push("live terminal run without a positive caps.maxMinutes");
       }
       if (c.maxUsd !== null) {
-        if (b.cost.estimatedTotalUsd !== null && b.cost.estimatedTotalUsd > c.maxUsd) problems.push(`estimated cost ${b.cost.estimatedTotalUsd} USD exceeds maxUsd ${c.maxUsd}`);
+        if (b.cost.estimatedTotalUsd !== null && b.cost.estimatedTotalUsd > c.maxUsd)
+          problems.push(`estimated cost ${b.cost.estimatedTotalUsd} USD exceeds maxUsd ${c.maxUsd}`);
         const L: TerminalLedgers | null = ledgers;
         if (L && L.cost.knownTotalUsd > c.maxUsd) problems.push(`known terminal spend ${L.cost.knownTotalUsd} USD exceeds maxUsd ${c.maxUsd}`);
       }
@@ -719,11 +747,18 @@ export async function verifyRun(runDir: string): Promise<VerifyResult> {
       if (c.maxJobs !== null && billable > c.maxJobs) problems.push(`${billable} billable participant job(s) exceed maxJobs ${c.maxJobs}`);
       if (c.maxMinutes !== null && c.maxMinutes > 0) {
         const limit = c.maxMinutes * 60_000 + DEADLINE_GRACE_MS;
-        for (const p of b.participants) if (p.durationMs !== undefined && p.durationMs > limit) problems.push(`participant ${p.id} ran ${p.durationMs} ms, over maxMinutes ${c.maxMinutes} (+${DEADLINE_GRACE_MS} ms grace)`);
-        for (const t of traces.values()) if (t.durationMs > limit) problems.push(`trace of ${t.participantId} ran ${t.durationMs} ms, over maxMinutes ${c.maxMinutes}`);
+        for (const p of b.participants)
+          if (p.durationMs !== undefined && p.durationMs > limit)
+            problems.push(`participant ${p.id} ran ${p.durationMs} ms, over maxMinutes ${c.maxMinutes} (+${DEADLINE_GRACE_MS} ms grace)`);
+        for (const t of traces.values())
+          if (t.durationMs > limit) problems.push(`trace of ${t.participantId} ran ${t.durationMs} ms, over maxMinutes ${c.maxMinutes}`);
       }
     }
-    add("caps respected", problems, b ? `caps maxUsd=${b.caps.maxUsd ?? "none"} maxJobs=${b.caps.maxJobs ?? "none"} maxMinutes=${b.caps.maxMinutes ?? "none"} respected` : "");
+    add(
+      "caps respected",
+      problems,
+      b ? `caps maxUsd=${b.caps.maxUsd ?? "none"} maxJobs=${b.caps.maxJobs ?? "none"} maxMinutes=${b.caps.maxMinutes ?? "none"} respected` : "",
+    );
   }
 
   // 14: cost labeling.
@@ -747,8 +782,12 @@ export async function verifyRun(runDir: string): Promise<VerifyResult> {
       }
       const known = b.cost.lines.filter((l) => l.usd !== null);
       const expectTotal = known.length ? round6(known.reduce((a, l) => a + (l.usd ?? 0), 0)) : null;
-      if (expectTotal !== b.cost.estimatedTotalUsd) problems.push(`cost.estimatedTotalUsd ${b.cost.estimatedTotalUsd} != rounded sum of known lines ${expectTotal}`);
-      const dates = known.map((l) => l.ratesAsOf).filter((d): d is string => !!d).sort();
+      if (expectTotal !== b.cost.estimatedTotalUsd)
+        problems.push(`cost.estimatedTotalUsd ${b.cost.estimatedTotalUsd} != rounded sum of known lines ${expectTotal}`);
+      const dates = known
+        .map((l) => l.ratesAsOf)
+        .filter((d): d is string => !!d)
+        .sort();
       if ((dates[0] ?? null) !== b.cost.ratesAsOf) problems.push(`cost.ratesAsOf ${b.cost.ratesAsOf} != oldest contributing date ${dates[0] ?? null}`);
     }
     add("cost labeling", problems, "every cost line is dated and sourced, or null with a reason");

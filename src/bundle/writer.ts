@@ -15,11 +15,13 @@
  *   await w.finalize();                                                   // …re-finalize re-lists everything
  * `reopenRunWriter` opens a finalized run to add artifacts (e.g. `humanish report --run ID`).
  */
-import { sha256Hex } from "../bytes/sha256.ts";
+
 import { randomBytes } from "node:crypto";
-import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, type Stats, writeSync } from "node:fs";
 import { lstat, mkdir, open, readFile, rename, rm } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, sep } from "node:path";
+import type { z } from "zod";
+import { sha256Hex } from "../bytes/sha256.ts";
 import { HumanishError } from "../errors.ts";
 import { deriveReview, summarizeCost } from "./derive.ts";
 import { artifactRootFor, assertRunId, DERIVED_FILES, ORPHAN_RELEASE_FILE, RUN_FILE, runDirFor, runsDir, safeRelPath } from "./paths.ts";
@@ -28,13 +30,13 @@ import { createRedactor, escapeDelInJson, type Redactor } from "./redact.ts";
 import {
   ActorTraceSchema,
   type ArtifactEntry,
+  type ArtifactKind,
   type CleanupProof,
   CleanupProofSchema,
-  type OrphanRelease,
-  OrphanReleaseSchema,
-  type ArtifactKind,
   LatestRunSchema,
   type Mode,
+  type OrphanRelease,
+  OrphanReleaseSchema,
   type Route,
   type RunBundle,
   type RunBundleInput,
@@ -46,7 +48,6 @@ import {
   TerminalEventSchema,
   TerminalLedgersSchema,
 } from "./schemas.ts";
-import type { z } from "zod";
 
 /** Options of {@link createRunWriter}. */
 export interface RunWriterOptions {
@@ -191,7 +192,7 @@ export function labRefFor(ref: string, cwd: string): string {
 function ensureRunsDir(cwd: string): string {
   const dirs = [join(cwd, ".humanish"), runsDir(cwd)];
   for (const d of dirs) {
-    let st;
+    let st: Stats;
     try {
       st = lstatSync(d);
     } catch {
@@ -199,10 +200,14 @@ function ensureRunsDir(cwd: string): string {
         mkdirSync(d, { mode: 0o700 });
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== "EEXIST") {
-          throw new HumanishError("HUMANISH_BUNDLE_WRITE_FAILED", `could not create ${relative(cwd, d)} in the project directory: ${(e as NodeJS.ErrnoException).code ?? "error"}`, {
-            next: "check that --cwd is a writable project directory",
-            cause: e,
-          });
+          throw new HumanishError(
+            "HUMANISH_BUNDLE_WRITE_FAILED",
+            `could not create ${relative(cwd, d)} in the project directory: ${(e as NodeJS.ErrnoException).code ?? "error"}`,
+            {
+              next: "check that --cwd is a writable project directory",
+              cause: e,
+            },
+          );
         }
       }
       st = lstatSync(d);
@@ -245,9 +250,13 @@ function makeWriter(st: WriterState): RunWriter {
   const contained = async (relPath: string): Promise<{ rel: string; abs: string }> => {
     const rel = safeRelPath(relPath);
     if (rel === null || RESERVED.has(rel) || rel.split("/").some((s) => s.startsWith(".tmp-"))) {
-      throw new HumanishError("HUMANISH_UNSAFE_ARTIFACT_PATH", `artifact path ${JSON.stringify(relPath)} is not a safe relative path inside the run directory`, {
-        next: "use a relative path like actor.json or screenshots/001.png (no .., no absolute paths, not run.json/status.json)",
-      });
+      throw new HumanishError(
+        "HUMANISH_UNSAFE_ARTIFACT_PATH",
+        `artifact path ${JSON.stringify(relPath)} is not a safe relative path inside the run directory`,
+        {
+          next: "use a relative path like actor.json or screenshots/001.png (no .., no absolute paths, not run.json/status.json)",
+        },
+      );
     }
     if (st.redactor.text(rel) !== rel) {
       throw new HumanishError("HUMANISH_UNSAFE_ARTIFACT_PATH", "artifact path contains a secret value or a secret/local-path shape", {
@@ -259,7 +268,7 @@ function makeWriter(st: WriterState): RunWriter {
     let cur = st.runDir;
     for (const seg of parts.slice(0, -1)) {
       cur = join(cur, seg);
-      let s;
+      let s: Stats;
       try {
         s = await lstat(cur);
       } catch {
@@ -267,10 +276,14 @@ function makeWriter(st: WriterState): RunWriter {
           await mkdir(cur, { mode: 0o700 });
         } catch (e) {
           if ((e as NodeJS.ErrnoException).code !== "EEXIST") {
-            throw new HumanishError("HUMANISH_BUNDLE_WRITE_FAILED", `could not create ${artifactRootFor(st.runId)}/${parts.slice(0, parts.indexOf(seg) + 1).join("/")}: ${(e as NodeJS.ErrnoException).code ?? "error"}`, {
-              next: "check free disk space and permissions of the .humanish directory",
-              cause: e,
-            });
+            throw new HumanishError(
+              "HUMANISH_BUNDLE_WRITE_FAILED",
+              `could not create ${artifactRootFor(st.runId)}/${parts.slice(0, parts.indexOf(seg) + 1).join("/")}: ${(e as NodeJS.ErrnoException).code ?? "error"}`,
+              {
+                next: "check free disk space and permissions of the .humanish directory",
+                cause: e,
+              },
+            );
           }
         }
         s = await lstat(cur);
@@ -357,14 +370,14 @@ function makeWriter(st: WriterState): RunWriter {
       state: update.state ?? prev?.state ?? "running",
       phase: update.phase,
       ...(update.detail !== undefined ? { detail: update.detail } : {}),
-      ...(update.route ?? prev?.route ? { route: update.route ?? prev?.route } : {}),
-      ...(update.mode ?? prev?.mode ? { mode: update.mode ?? prev?.mode } : {}),
-      ...(update.lab ?? prev?.lab ? { lab: update.lab ?? prev?.lab } : {}),
+      ...((update.route ?? prev?.route) ? { route: update.route ?? prev?.route } : {}),
+      ...((update.mode ?? prev?.mode) ? { mode: update.mode ?? prev?.mode } : {}),
+      ...((update.lab ?? prev?.lab) ? { lab: update.lab ?? prev?.lab } : {}),
       pid: prev?.pid ?? process.pid,
       startedAt: prev?.startedAt ?? now,
       updatedAt: now,
       ...((update.state ?? prev?.state) === "finished" ? { completedAt: prev?.completedAt ?? now } : {}),
-      ...(update.outcome ?? prev?.outcome ? { outcome: update.outcome ?? prev?.outcome } : {}),
+      ...((update.outcome ?? prev?.outcome) ? { outcome: update.outcome ?? prev?.outcome } : {}),
     };
     const checked = RunStatusSchema.parse(st.redactor.value(next));
     st.status = checked;
@@ -374,7 +387,7 @@ function makeWriter(st: WriterState): RunWriter {
   const startHeartbeat = () => {
     if (timer || closed || st.heartbeatMs <= 0 || st.reopened) return;
     timer = setInterval(() => {
-      if (!st.status || st.status.state !== "running") return;
+      if (st.status?.state !== "running") return;
       const s = st.status;
       void serial(() => writeStatusNow({ phase: s.phase, ...(s.detail !== undefined ? { detail: s.detail } : {}) })).catch(() => undefined);
     }, st.heartbeatMs);
@@ -422,10 +435,13 @@ function makeWriter(st: WriterState): RunWriter {
           }
         }
         const line = escapeDelInJson(st.redactor.text(JSON.stringify(redacted)));
-        if (line.includes("\n")) throw new HumanishError("HUMANISH_INVALID_ARTIFACT", `${rel}: record serialised with a raw newline`, { next: "report this as a bug" });
+        if (line.includes("\n"))
+          throw new HumanishError("HUMANISH_INVALID_ARTIFACT", `${rel}: record serialised with a raw newline`, { next: "report this as a bug" });
         const bytes = new TextEncoder().encode(`${line}\n`);
         if (st.redactor.containsSecret(line)) {
-          throw new HumanishError("HUMANISH_REDACTION_FAILED", `${rel}: a secret value survived redaction; nothing was appended`, { next: "report this as a bug" });
+          throw new HumanishError("HUMANISH_REDACTION_FAILED", `${rel}: a secret value survived redaction; nothing was appended`, {
+            next: "report this as a bug",
+          });
         }
         try {
           const fh = await open(abs, "a", 0o600);
@@ -452,11 +468,14 @@ function makeWriter(st: WriterState): RunWriter {
         try {
           bytes = new Uint8Array(await readFile(abs));
         } catch {
-          throw new HumanishError("HUMANISH_INVALID_ARTIFACT", `cannot add ${rel}: no such file in the run directory`, { next: "write it with writeArtifact instead" });
+          throw new HumanishError("HUMANISH_INVALID_ARTIFACT", `cannot add ${rel}: no such file in the run directory`, {
+            next: "write it with writeArtifact instead",
+          });
         }
         // Re-check what other code wrote: screenshots admitted, text free of secrets and shapes.
         const prepared = await prepareBytes(rel, bytes, opts.kind);
-        if (prepared.byteLength !== bytes.byteLength || sha256Hex(prepared) !== sha256Hex(bytes)) await atomicWrite(abs, prepared, `${artifactRootFor(st.runId)}/${rel}`);
+        if (prepared.byteLength !== bytes.byteLength || sha256Hex(prepared) !== sha256Hex(bytes))
+          await atomicWrite(abs, prepared, `${artifactRootFor(st.runId)}/${rel}`);
         st.tracked.set(rel, opts.kind);
       });
     },
@@ -493,15 +512,17 @@ function makeWriter(st: WriterState): RunWriter {
           try {
             bytes = new Uint8Array(await readFile(join(st.runDir, rel)));
           } catch (e) {
-            throw new HumanishError("HUMANISH_BUNDLE_WRITE_FAILED", `artifact ${rel} vanished before finalize: ${(e as NodeJS.ErrnoException).code ?? "error"}`, {
-              next: "do not modify the run directory while a run is being written",
-            });
+            throw new HumanishError(
+              "HUMANISH_BUNDLE_WRITE_FAILED",
+              `artifact ${rel} vanished before finalize: ${(e as NodeJS.ErrnoException).code ?? "error"}`,
+              {
+                next: "do not modify the run directory while a run is being written",
+              },
+            );
           }
           artifacts.push({ path: rel, kind, bytes: bytes.byteLength, sha256: sha256Hex(bytes) });
         }
-        const review =
-          inp.review ??
-          deriveReview({ mode: inp.mode, outcome: inp.outcome, participants: inp.participants, tasks: inp.tasks });
+        const review = inp.review ?? deriveReview({ mode: inp.mode, outcome: inp.outcome, participants: inp.participants, tasks: inp.tasks });
         const bundle: RunBundle = {
           schema: "humanish.run-bundle.v1",
           runId: st.runId,
@@ -538,13 +559,19 @@ function makeWriter(st: WriterState): RunWriter {
         const redactedContent = st.redactor.value(content);
         const contentText = JSON.stringify(redactedContent);
         if (st.redactor.containsSecret(contentText)) {
-          throw new HumanishError("HUMANISH_REDACTION_FAILED", "run.json: a secret value survived redaction; nothing was written", { next: "report this as a bug" });
+          throw new HumanishError("HUMANISH_REDACTION_FAILED", "run.json: a secret value survived redaction; nothing was written", {
+            next: "report this as a bug",
+          });
         }
         const checked = RunBundleSchema.safeParse({ ...redactedContent, artifacts: manifest });
         if (!checked.success) {
-          throw new HumanishError("HUMANISH_INVALID_RUN_BUNDLE", `run.json for ${st.runId} does not match humanish.run-bundle.v1: ${describeZod(checked.error)}`, {
-            next: "fix the named field of the finalize input",
-          });
+          throw new HumanishError(
+            "HUMANISH_INVALID_RUN_BUNDLE",
+            `run.json for ${st.runId} does not match humanish.run-bundle.v1: ${describeZod(checked.error)}`,
+            {
+              next: "fix the named field of the finalize input",
+            },
+          );
         }
         const text = `${escapeDelInJson(JSON.stringify(checked.data, null, 2))}\n`;
         await atomicWrite(join(st.runDir, RUN_FILE), new TextEncoder().encode(text), `${artifactRootFor(st.runId)}/run.json`);
@@ -570,7 +597,11 @@ function makeWriter(st: WriterState): RunWriter {
             path: artifactRootFor(st.runId),
             updatedAt: st.now().toISOString(),
           });
-          await atomicWrite(join(runsDir(st.cwd), "latest.json"), new TextEncoder().encode(`${JSON.stringify(latest, null, 2)}\n`), ".humanish/runs/latest.json");
+          await atomicWrite(
+            join(runsDir(st.cwd), "latest.json"),
+            new TextEncoder().encode(`${JSON.stringify(latest, null, 2)}\n`),
+            ".humanish/runs/latest.json",
+          );
         }
         return checked.data;
       });
@@ -600,10 +631,14 @@ export function createRunWriter(opts: RunWriterOptions): RunWriter {
         next: "choose another --run-id, or omit it to get a fresh one",
       });
     }
-    throw new HumanishError("HUMANISH_BUNDLE_WRITE_FAILED", `could not create the run directory .humanish/runs/${opts.runId}: ${(e as NodeJS.ErrnoException).code ?? "error"}`, {
-      next: "check that --cwd is a writable project directory",
-      cause: e,
-    });
+    throw new HumanishError(
+      "HUMANISH_BUNDLE_WRITE_FAILED",
+      `could not create the run directory .humanish/runs/${opts.runId}: ${(e as NodeJS.ErrnoException).code ?? "error"}`,
+      {
+        next: "check that --cwd is a writable project directory",
+        cause: e,
+      },
+    );
   }
   const now = opts.now ?? (() => new Date());
   const redactor = createRedactor(opts.secrets, { cwd: opts.cwd });
@@ -625,10 +660,14 @@ export function createRunWriter(opts: RunWriterOptions): RunWriter {
   try {
     atomicWriteSync(join(runDir, "status.json"), new TextEncoder().encode(redactor.json(status)));
   } catch (e) {
-    throw new HumanishError("HUMANISH_BUNDLE_WRITE_FAILED", `could not write .humanish/runs/${opts.runId}/status.json: ${(e as NodeJS.ErrnoException).code ?? "error"}`, {
-      next: "check free disk space and permissions of the .humanish directory",
-      cause: e,
-    });
+    throw new HumanishError(
+      "HUMANISH_BUNDLE_WRITE_FAILED",
+      `could not write .humanish/runs/${opts.runId}/status.json: ${(e as NodeJS.ErrnoException).code ?? "error"}`,
+      {
+        next: "check free disk space and permissions of the .humanish directory",
+        cause: e,
+      },
+    );
   }
   const w = makeWriter({
     cwd: opts.cwd,
@@ -651,7 +690,12 @@ export function createRunWriter(opts: RunWriterOptions): RunWriter {
  * and never touches status.json.
  * @throws HUMANISH_RUN_NOT_FOUND when the run has no run.json; HUMANISH_INVALID_RUN_BUNDLE when it does not parse
  */
-export async function reopenRunWriter(opts: { cwd: string; runId: string; secrets: readonly (string | undefined | null)[]; now?: () => Date }): Promise<RunWriter> {
+export async function reopenRunWriter(opts: {
+  cwd: string;
+  runId: string;
+  secrets: readonly (string | undefined | null)[];
+  now?: () => Date;
+}): Promise<RunWriter> {
   assertRunId(opts.runId);
   const runDir = runDirFor(opts.cwd, opts.runId);
   let raw: string;
@@ -741,10 +785,14 @@ export function recordOrphanRelease(cwd: string, runId: string, proof: CleanupPr
   try {
     atomicWriteSync(file, new TextEncoder().encode(redactor.json(doc)));
   } catch (e) {
-    throw new HumanishError("HUMANISH_BUNDLE_WRITE_FAILED", `could not write ${artifactRootFor(runId)}/${ORPHAN_RELEASE_FILE}: ${(e as NodeJS.ErrnoException).code ?? "error"}`, {
-      next: "check free disk space and permissions of the .humanish directory",
-      cause: e,
-    });
+    throw new HumanishError(
+      "HUMANISH_BUNDLE_WRITE_FAILED",
+      `could not write ${artifactRootFor(runId)}/${ORPHAN_RELEASE_FILE}: ${(e as NodeJS.ErrnoException).code ?? "error"}`,
+      {
+        next: "check free disk space and permissions of the .humanish directory",
+        cause: e,
+      },
+    );
   }
   return `${artifactRootFor(runId)}/${ORPHAN_RELEASE_FILE}`;
 }

@@ -4,7 +4,7 @@
  */
 import { parseArgs } from "node:util";
 import { nearest } from "../text/nearest.ts";
-import { COMMANDS, commandWords, type CommandSpec } from "./spec.ts";
+import { COMMANDS, type CommandSpec, commandWords } from "./spec.ts";
 
 /** A parsed invocation. */
 export type Parsed =
@@ -62,7 +62,10 @@ export function parseArgv(argv: string[]): Parsed {
         return usageError(argv, `\`humanish ${first}\` needs a subcommand: ${subs.join(", ")}`);
       }
       const hint = nearest(sub, subs);
-      return usageError(argv, `unknown command \`humanish ${first} ${sub}\`${hint ? `; did you mean \`humanish ${first} ${hint}\`?` : `; known: ${subs.join(", ")}`}`);
+      return usageError(
+        argv,
+        `unknown command \`humanish ${first} ${sub}\`${hint ? `; did you mean \`humanish ${first} ${hint}\`?` : `; known: ${subs.join(", ")}`}`,
+      );
     }
     const hint = nearest(first, commandWords());
     return usageError(argv, `unknown command \`${first}\`${hint ? `; did you mean \`${hint}\`?` : ""} (see \`humanish --help\`)`);
@@ -135,12 +138,12 @@ function explainParseError(e: Error, spec: CommandSpec, rest: string[]): string 
 export function helpText(topic?: CommandSpec, group?: string): string {
   if (topic) {
     const pos = topic.positionals.map((p) => (p.required ? `<${p.name}>` : `[${p.name}]`)).join(" ");
-    const lines = [`humanish ${topic.path.join(" ")}${pos ? " " + pos : ""}`, "", `  ${topic.summary}`, ""];
+    const lines = [`humanish ${topic.path.join(" ")}${pos ? ` ${pos}` : ""}`, "", `  ${topic.summary}`, ""];
     const flags = Object.entries(topic.flags);
     if (flags.length) {
       lines.push("options:");
       const width = Math.max(...flags.map(([n, f]) => n.length + (f.value ? f.value.length + 1 : 0))) + 4;
-      for (const [n, f] of flags) lines.push(`  ${`--${n}${f.value ? " " + f.value : ""}`.padEnd(width)} ${f.help}`);
+      for (const [n, f] of flags) lines.push(`  ${`--${n}${f.value ? ` ${f.value}` : ""}`.padEnd(width)} ${f.help}`);
     }
     return lines.join("\n");
   }

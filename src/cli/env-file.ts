@@ -29,10 +29,13 @@ export function loadEnvFile(file: string, cwd: string): Record<string, string> {
     });
   }
   if (size > MAX_ENV_FILE_BYTES) {
-    throw new HumanishError("HUMANISH_ENV_FILE_INVALID", `env file ${file} is ${size} bytes; the limit is ${MAX_ENV_FILE_BYTES}`, { next: "keep only KEY=value lines in the env file" });
+    throw new HumanishError("HUMANISH_ENV_FILE_INVALID", `env file ${file} is ${size} bytes; the limit is ${MAX_ENV_FILE_BYTES}`, {
+      next: "keep only KEY=value lines in the env file",
+    });
   }
   const text = readFileSync(path, "utf8");
-  if (text.includes("\0")) throw new HumanishError("HUMANISH_ENV_FILE_INVALID", `env file ${file} contains NUL bytes`, { next: "keep only KEY=value lines in the env file" });
+  if (text.includes("\0"))
+    throw new HumanishError("HUMANISH_ENV_FILE_INVALID", `env file ${file} contains NUL bytes`, { next: "keep only KEY=value lines in the env file" });
   let openQuote: string | null = null;
   text.split(/\r?\n/).forEach((line, i) => {
     if (openQuote) {
@@ -49,7 +52,9 @@ export function loadEnvFile(file: string, cwd: string): Record<string, string> {
     if ((q === '"' || q === "'" || q === "`") && value.indexOf(q, 1) === -1) openQuote = q;
   });
   if (openQuote) {
-    throw new HumanishError("HUMANISH_ENV_FILE_INVALID", `env file ${file} has a quoted value that is never closed (${openQuote})`, { next: `close the ${openQuote} quote in ${file}` });
+    throw new HumanishError("HUMANISH_ENV_FILE_INVALID", `env file ${file} has a quoted value that is never closed (${openQuote})`, {
+      next: `close the ${openQuote} quote in ${file}`,
+    });
   }
   return parseEnv(text) as Record<string, string>;
 }

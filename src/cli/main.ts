@@ -8,11 +8,12 @@ if (argv.length >= 1 && (argv[0] === "--version" || argv[0] === "-v") && argv.ev
   const { VERSION, BUILD_COMMIT } = await import("../version.ts");
   process.stdout.write(
     argv.includes("--json")
-      ? JSON.stringify({ schema: "humanish.version-result.v1", ok: true, version: VERSION, commit: BUILD_COMMIT }, null, 2) + "\n"
+      ? `${JSON.stringify({ schema: "humanish.version-result.v1", ok: true, version: VERSION, commit: BUILD_COMMIT }, null, 2)}\n`
       : `humanish ${VERSION} (${BUILD_COMMIT})\n`,
   );
 } else {
   const [{ processIO }, { runCli }] = await Promise.all([import("./output.ts"), import("./run.ts")]);
   process.exitCode = await runCli(argv, processIO());
 }
+
 export {};

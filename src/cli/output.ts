@@ -53,7 +53,11 @@ export function failure(schema: string, e: unknown, extra: Record<string, unknow
   const err =
     e instanceof HumanishError
       ? e.toJSON()
-      : { code: "HUMANISH_UNEXPECTED", message: e instanceof Error ? e.message : String(e), next: "re-run with the same arguments; if it repeats, report it with the run directory" };
+      : {
+          code: "HUMANISH_UNEXPECTED",
+          message: e instanceof Error ? e.message : String(e),
+          next: "re-run with the same arguments; if it repeats, report it with the run directory",
+        };
   return { result: { schema, ok: false, ...extra, error: err } };
 }
 
@@ -66,13 +70,13 @@ export function emit(io: CliIO, command: string, outcome: CommandOutcome, json: 
   const { result } = outcome;
   if (outcome.printed) return outcome.exitCode ?? (result.ok ? 0 : 2);
   if (json) {
-    io.stdout(redact(JSON.stringify(result, null, 2), secrets) + "\n");
+    io.stdout(`${redact(JSON.stringify(result, null, 2), secrets)}\n`);
   } else {
-    if (outcome.human) io.stdout(redact(outcome.human, secrets) + "\n");
+    if (outcome.human) io.stdout(`${redact(outcome.human, secrets)}\n`);
     if (!result.ok && result.error) {
       const lines = [`humanish ${command} failed: ${result.error.message}`, `code: ${result.error.code}`];
       if (result.error.next) lines.push(`next: ${result.error.next}`);
-      io.stderr(redact(lines.join("\n"), secrets) + "\n");
+      io.stderr(`${redact(lines.join("\n"), secrets)}\n`);
     }
   }
   return outcome.exitCode ?? (result.ok ? 0 : 2);

@@ -73,7 +73,7 @@ function clip(text: string, width: number): string {
   const chars = Array.from(text);
   if (chars.length <= width) return text;
   if (width <= 1) return chars.slice(0, Math.max(0, width)).join("");
-  return chars.slice(0, width - 1).join("") + "…";
+  return `${chars.slice(0, width - 1).join("")}…`;
 }
 
 /**
@@ -88,8 +88,7 @@ export function createProgressDisplay(opts: ProgressDisplayOptions): ProgressDis
   let timer: ReturnType<typeof setInterval> | undefined;
 
   const lineOf = (p: ParticipantState, width: number): string => {
-    const tasks =
-      p.tasksTotal !== undefined && p.tasksTotal > 0 ? `tasks ${p.tasksPassed ?? 0}/${p.tasksTotal}` : "";
+    const tasks = p.tasksTotal !== undefined && p.tasksTotal > 0 ? `tasks ${p.tasksPassed ?? 0}/${p.tasksTotal}` : "";
     const parts = [p.participant, p.phase, formatElapsed(now() - p.startedAt)];
     if (tasks) parts.push(tasks);
     const head = parts.join("  ");

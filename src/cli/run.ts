@@ -3,36 +3,52 @@
  * Exit codes (issue 2 §2): 0 ok; 2 a domain failure (`ok: false`); 1 a usage error;
  * 130/143 after SIGINT/SIGTERM, only once cleanup has run.
  */
-import { resolve } from "node:path";
+
 import { existsSync, statSync } from "node:fs";
-import { HumanishError } from "../errors.ts";
+import { resolve } from "node:path";
 import { redact } from "../bundle/index.ts";
+import { HumanishError } from "../errors.ts";
 import { secretValuesFromEnv } from "../secrets/index.ts";
 import { BUILD_COMMIT, VERSION } from "../version.ts";
 import { helpText, parseArgv } from "./argv.ts";
+import { type CommandContext, HANDLERS } from "./commands/index.ts";
 import { loadEnvFile } from "./env-file.ts";
-import { emit, failure, type CliIO, type CommandOutcome } from "./output.ts";
+import { type CliIO, type CommandOutcome, emit, failure } from "./output.ts";
 import type { CommandSpec } from "./spec.ts";
-import { HANDLERS, type CommandContext } from "./commands/index.ts";
 
 /** Runs one invocation and returns the process exit code. Never throws. */
 export async function runCli(argv: string[], io: CliIO): Promise<number> {
   const parsed = parseArgv(argv);
   switch (parsed.kind) {
     case "version":
-      io.stdout(parsed.json ? JSON.stringify({ schema: "humanish.version-result.v1", ok: true, version: VERSION, commit: BUILD_COMMIT }, null, 2) + "\n" : `humanish ${VERSION} (${BUILD_COMMIT})\n`);
+      io.stdout(
+        parsed.json
+          ? `${JSON.stringify({ schema: "humanish.version-result.v1", ok: true, version: VERSION, commit: BUILD_COMMIT }, null, 2)}\n`
+          : `humanish ${VERSION} (${BUILD_COMMIT})\n`,
+      );
       return 0;
     case "help":
-      io.stdout(helpText(parsed.topic, parsed.group) + "\n");
+      io.stdout(`${helpText(parsed.topic, parsed.group)}\n`);
       return 0;
     case "orientation":
       if (parsed.json) {
-        io.stdout(JSON.stringify({ schema: "humanish.orientation.v1", ok: true, version: VERSION, next: ["humanish lab list", "humanish lab run default", "humanish init"] }, null, 2) + "\n");
-      } else io.stdout(helpText() + "\n");
+        io.stdout(
+          `${JSON.stringify(
+            { schema: "humanish.orientation.v1", ok: true, version: VERSION, next: ["humanish lab list", "humanish lab run default", "humanish init"] },
+            null,
+            2,
+          )}\n`,
+        );
+      } else io.stdout(`${helpText()}\n`);
       return 0;
     case "usage-error":
       if (parsed.json) {
-        io.stdout(redact(JSON.stringify({ schema: parsed.schema, ok: false, error: { code: "HUMANISH_USAGE", message: parsed.message, next: parsed.next } }, null, 2), secretValuesFromEnv(io.env)) + "\n");
+        io.stdout(
+          `${redact(
+            JSON.stringify({ schema: parsed.schema, ok: false, error: { code: "HUMANISH_USAGE", message: parsed.message, next: parsed.next } }, null, 2),
+            secretValuesFromEnv(io.env),
+          )}\n`,
+        );
       } else io.stderr(redact(`humanish: ${parsed.message}\n`, secretValuesFromEnv(io.env)));
       return 1;
     case "command":
@@ -79,13 +95,18 @@ function resolveCwd(dir: string): string {
  */
 async function reconcileBeforeCommand(ctx: CommandContext): Promise<void> {
   try {
-    const [{ createDockerClient, resolveDockerSocket }, { reconcileOrphans }] = await Promise.all([import("../docker/index.ts"), import("../runtime/reconcile.ts")]);
+    const [{ createDockerClient, resolveDockerSocket }, { reconcileOrphans }] = await Promise.all([
+      import("../docker/index.ts"),
+      import("../runtime/reconcile.ts"),
+    ]);
     const socket = resolveDockerSocket(ctx.env);
     if (!existsSync(socket)) return;
     const released = await reconcileOrphans(createDockerClient({ socketPath: socket, timeoutMs: 5000 }), ctx.cwd);
     if (!ctx.json) {
       for (const r of released) {
-        ctx.io.stderr(`humanish: orphaned container ${r.proof.id.slice(0, 12)} of run ${r.runId ?? "?"} (its controller is gone): ${r.proof.outcome}${r.recordedIn ? `, recorded in ${r.recordedIn}` : ""}\n`);
+        ctx.io.stderr(
+          `humanish: orphaned container ${r.proof.id.slice(0, 12)} of run ${r.runId ?? "?"} (its controller is gone): ${r.proof.outcome}${r.recordedIn ? `, recorded in ${r.recordedIn}` : ""}\n`,
+        );
       }
     }
   } catch (e) {

@@ -34,8 +34,20 @@ const run: Record<string, FlagSpec> = { run: { type: "string", value: "ID", help
 
 /** Every command humanish knows. */
 export const COMMANDS: CommandSpec[] = [
-  { path: ["lab", "list"], summary: "list the labs of this project and the embedded ones", positionals: [], flags: { ...cwd, ...json }, schema: "humanish.lab-list-result.v1" },
-  { path: ["lab", "inspect"], summary: "validate a lab and show its resolved config and warnings", positionals: [{ name: "lab", required: true }], flags: { ...cwd, ...json }, schema: "humanish.lab-inspect-result.v1" },
+  {
+    path: ["lab", "list"],
+    summary: "list the labs of this project and the embedded ones",
+    positionals: [],
+    flags: { ...cwd, ...json },
+    schema: "humanish.lab-list-result.v1",
+  },
+  {
+    path: ["lab", "inspect"],
+    summary: "validate a lab and show its resolved config and warnings",
+    positionals: [{ name: "lab", required: true }],
+    flags: { ...cwd, ...json },
+    schema: "humanish.lab-inspect-result.v1",
+  },
   {
     path: ["lab", "run"],
     summary: "run a study on a lab and write a verified run bundle",
@@ -51,13 +63,30 @@ export const COMMANDS: CommandSpec[] = [
     schema: "humanish.lab-run-result.v1",
   },
   { path: ["runs"], summary: "list runs, newest first", positionals: [], flags: { ...cwd, ...json }, schema: "humanish.runs-result.v1" },
-  { path: ["verify"], summary: "verify a run bundle fail-closed (exit 0 iff ok)", positionals: [], flags: { ...run, ...cwd, ...json }, schema: "humanish.verify-result.v1" },
-  { path: ["report"], summary: "write the run's self-contained HTML report", positionals: [], flags: { ...run, open: { type: "boolean", help: "open the report in a browser" }, ...cwd, ...json }, schema: "humanish.report-result.v1" },
+  {
+    path: ["verify"],
+    summary: "verify a run bundle fail-closed (exit 0 iff ok)",
+    positionals: [],
+    flags: { ...run, ...cwd, ...json },
+    schema: "humanish.verify-result.v1",
+  },
+  {
+    path: ["report"],
+    summary: "write the run's self-contained HTML report",
+    positionals: [],
+    flags: { ...run, open: { type: "boolean", help: "open the report in a browser" }, ...cwd, ...json },
+    schema: "humanish.report-result.v1",
+  },
   {
     path: ["serve"],
     summary: "serve the run library (every run's report) on 127.0.0.1",
     positionals: [],
-    flags: { port: { type: "string", value: "PORT", help: "port (default 0 = any free port)" }, host: { type: "string", value: "HOST", help: "bind address; only loopback is allowed (default 127.0.0.1)" }, ...cwd, ...json },
+    flags: {
+      port: { type: "string", value: "PORT", help: "port (default 0 = any free port)" },
+      host: { type: "string", value: "HOST", help: "bind address; only loopback is allowed (default 127.0.0.1)" },
+      ...cwd,
+      ...json,
+    },
     schema: "humanish.serve-result.v1",
   },
   {
@@ -67,7 +96,13 @@ export const COMMANDS: CommandSpec[] = [
     flags: { lab: { type: "string", value: "LAB", help: "also validate this lab and its route's prerequisites" }, ...envFile, ...cwd, ...json },
     schema: "humanish.doctor-result.v1",
   },
-  { path: ["runtime", "status"], summary: "show the local runtime: engine and images (never builds or downloads)", positionals: [], flags: { ...json }, schema: "humanish.runtime-result.v1" },
+  {
+    path: ["runtime", "status"],
+    summary: "show the local runtime: engine and images (never builds or downloads)",
+    positionals: [],
+    flags: { ...json },
+    schema: "humanish.runtime-result.v1",
+  },
   {
     path: ["runtime", "setup"],
     summary: "build the local images from their recipes, or load one from a verified archive",

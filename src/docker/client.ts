@@ -9,19 +9,10 @@
  * `HUMANISH_DOCKER_PROGRESS_ERROR` (an `errorDetail` line in a build/load stream).
  */
 import { HumanishError } from "../errors.ts";
-import { demuxBody, rawBody, type DemuxCallbacks, type DemuxedOutput } from "./demux.ts";
+import { type DemuxCallbacks, type DemuxedOutput, demuxBody, rawBody } from "./demux.ts";
 import { DockerApiError, dockerStreamInvalid, dockerTimeout, dockerUnavailable } from "./errors.ts";
-import { progressFailed, readProgress, type JsonMessage } from "./json-stream.ts";
-import type {
-  ContainerCreateBody,
-  ContainerInspect,
-  ContainerSummary,
-  EngineVersion,
-  ExecCreateBody,
-  ExecInspect,
-  ImageInspect,
-  PathStat,
-} from "./types.ts";
+import { type JsonMessage, progressFailed, readProgress } from "./json-stream.ts";
+import type { ContainerCreateBody, ContainerInspect, ContainerSummary, EngineVersion, ExecCreateBody, ExecInspect, ImageInspect, PathStat } from "./types.ts";
 
 /** Default socket when `DOCKER_HOST` is unset. */
 export const DEFAULT_DOCKER_SOCKET = "/var/run/docker.sock";
@@ -38,9 +29,13 @@ export function resolveDockerSocket(env: Record<string, string | undefined> = pr
   const host = env.DOCKER_HOST;
   if (host === undefined || host === "") return DEFAULT_DOCKER_SOCKET;
   if (host.startsWith("unix://") && host.length > "unix://".length) return host.slice("unix://".length);
-  throw new HumanishError("HUMANISH_DOCKER_UNAVAILABLE", `DOCKER_HOST=${host} is not a unix:// socket; humanish talks to a local engine over its Unix socket only`, {
-    next: "set DOCKER_HOST=unix:///var/run/docker.sock (or unset it) / start dockerd locally",
-  });
+  throw new HumanishError(
+    "HUMANISH_DOCKER_UNAVAILABLE",
+    `DOCKER_HOST=${host} is not a unix:// socket; humanish talks to a local engine over its Unix socket only`,
+    {
+      next: "set DOCKER_HOST=unix:///var/run/docker.sock (or unset it) / start dockerd locally",
+    },
+  );
 }
 
 /** Options of `createDockerClient` / `new DockerClient`. */
@@ -317,7 +312,10 @@ export class DockerClient {
   }
 
   /** `POST /containers/{id}/wait` — resolves when the container reaches `condition` (default `not-running`). No deadline unless given. */
-  async containerWait(id: string, opts: CallOptions & { condition?: "not-running" | "next-exit" | "removed" } = {}): Promise<{ StatusCode: number; Error?: { Message: string } | null }> {
+  async containerWait(
+    id: string,
+    opts: CallOptions & { condition?: "not-running" | "next-exit" | "removed" } = {},
+  ): Promise<{ StatusCode: number; Error?: { Message: string } | null }> {
     const res = await this.call("ContainerWait", "POST", `/containers/${encodeURIComponent(id)}/wait`, {
       ...opts,
       timeoutMs: opts.timeoutMs ?? 0,
@@ -337,7 +335,10 @@ export class DockerClient {
    */
   async networkDisconnect(network: string, container: string, opts: CallOptions & { force?: boolean } = {}): Promise<void> {
     const { force, ...rest } = opts;
-    await this.call("NetworkDisconnect", "POST", `/networks/${encodeURIComponent(network)}/disconnect`, { ...rest, json: { Container: container, Force: force ?? false } });
+    await this.call("NetworkDisconnect", "POST", `/networks/${encodeURIComponent(network)}/disconnect`, {
+      ...rest,
+      json: { Container: container, Force: force ?? false },
+    });
   }
 
   /** `POST /containers/{id}/kill` (default SIGKILL). Throws 409 when not running. */
@@ -365,7 +366,7 @@ export class DockerClient {
    * run); removal is always by exact id. `labels` entries are `key` or `key=value`.
    */
   async containerList(opts: CallOptions & { all?: boolean; labels?: string[] } = {}): Promise<ContainerSummary[]> {
-    const filters = opts.labels && opts.labels.length ? JSON.stringify({ label: opts.labels }) : undefined;
+    const filters = opts.labels?.length ? JSON.stringify({ label: opts.labels }) : undefined;
     const res = await this.call("ContainerList", "GET", "/containers/json", { ...opts, query: { all: opts.all === false ? undefined : 1, filters } });
     return this.json(res, "ContainerList");
   }
@@ -426,7 +427,12 @@ export class DockerClient {
    * `copyUIDGID` makes the engine own the files by the container's user. Throws `DockerApiError`
    * 404 when `path` does not exist.
    */
-  async putArchive(id: string, path: string, tar: DockerRequestBody, opts: CallOptions & { copyUIDGID?: boolean; noOverwriteDirNonDir?: boolean } = {}): Promise<void> {
+  async putArchive(
+    id: string,
+    path: string,
+    tar: DockerRequestBody,
+    opts: CallOptions & { copyUIDGID?: boolean; noOverwriteDirNonDir?: boolean } = {},
+  ): Promise<void> {
     await this.call("PutContainerArchive", "PUT", `/containers/${encodeURIComponent(id)}/archive`, {
       ...opts,
       body: tar,

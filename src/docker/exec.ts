@@ -45,7 +45,14 @@ export async function runExec(docker: DockerClient, containerId: string, body: E
     ...(opts.signal ? { signal: opts.signal } : {}),
   });
   const exitCode = await waitExitCode(docker, execId, opts.exitCodeWaitMs ?? 5000, opts.signal);
-  return { execId, exitCode, stdout: out.stdout, stderr: out.stderr, stdoutDroppedBytes: out.stdoutDroppedBytes ?? 0, stderrDroppedBytes: out.stderrDroppedBytes ?? 0 };
+  return {
+    execId,
+    exitCode,
+    stdout: out.stdout,
+    stderr: out.stderr,
+    stdoutDroppedBytes: out.stdoutDroppedBytes ?? 0,
+    stderrDroppedBytes: out.stderrDroppedBytes ?? 0,
+  };
 }
 
 /**
@@ -61,13 +68,19 @@ export async function waitExitCode(docker: DockerClient, execId: string, waitMs:
     const info = await docker.execInspect(execId, signal ? { signal } : {});
     if (!info.Running && typeof info.ExitCode === "number") return info.ExitCode;
     if (signal?.aborted) {
-      throw new HumanishError("HUMANISH_DOCKER_ABORTED", `waiting for the exit code of exec ${execId} was aborted`, { next: "nothing to do if the abort was intended" });
+      throw new HumanishError("HUMANISH_DOCKER_ABORTED", `waiting for the exit code of exec ${execId} was aborted`, {
+        next: "nothing to do if the abort was intended",
+      });
     }
     if (Date.now() >= deadline) {
-      throw new HumanishError("HUMANISH_DOCKER_EXEC_EXIT_UNKNOWN", `Exec ${execId} output drained but the engine reported no exit code within ${waitMs} ms (the process may have closed its output and kept running)`, {
-        next: "check the container's processes with `docker top`; give the command a timeout",
-        details: { execId, running: info.Running },
-      });
+      throw new HumanishError(
+        "HUMANISH_DOCKER_EXEC_EXIT_UNKNOWN",
+        `Exec ${execId} output drained but the engine reported no exit code within ${waitMs} ms (the process may have closed its output and kept running)`,
+        {
+          next: "check the container's processes with `docker top`; give the command a timeout",
+          details: { execId, running: info.Running },
+        },
+      );
     }
     await Bun.sleep(pause);
     pause = Math.min(200, pause * 2);

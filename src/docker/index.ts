@@ -5,32 +5,42 @@
  * Usage: `const docker = createDockerClient(); await docker.ping();`
  */
 export {
-  DockerClient,
-  createDockerClient,
-  resolveDockerSocket,
-  DEFAULT_DOCKER_SOCKET,
-  DOCKER_API_VERSION,
-  DEFAULT_REQUEST_TIMEOUT_MS,
-  type DockerClientOptions,
   type CallOptions,
-  type ProgressOptions,
+  createDockerClient,
+  DEFAULT_DOCKER_SOCKET,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  DOCKER_API_VERSION,
+  DockerClient,
+  type DockerClientOptions,
+  type DockerRequestBody,
   type ImageBuildOptions,
   type ImageBuildResult,
   type ImageLoadResult,
-  type DockerRequestBody,
+  type ProgressOptions,
+  resolveDockerSocket,
 } from "./client.ts";
 export {
-  DockerApiError,
-  isDockerApiError,
-  dockerUnavailable,
+  type ChunkSink,
+  concatBytes,
+  DEFAULT_MAX_BUFFERED_BYTES,
+  type DemuxCallbacks,
+  type DemuxedOutput,
+  demuxBody,
+  MultiplexedStreamDecoder,
+  type OutputStream,
+  rawBody,
+} from "./demux.ts";
+export {
   DOCKER_API_ERROR,
-  DOCKER_UNAVAILABLE,
-  DOCKER_TIMEOUT,
-  DOCKER_STREAM_INVALID,
   DOCKER_PROGRESS_ERROR,
+  DOCKER_STREAM_INVALID,
+  DOCKER_TIMEOUT,
+  DOCKER_UNAVAILABLE,
+  DockerApiError,
+  dockerUnavailable,
+  isDockerApiError,
 } from "./errors.ts";
-export { MultiplexedStreamDecoder, demuxBody, rawBody, concatBytes, DEFAULT_MAX_BUFFERED_BYTES, type OutputStream, type ChunkSink, type DemuxedOutput, type DemuxCallbacks } from "./demux.ts";
-export { JsonObjectSplitter, readProgress, type JsonMessage, type ProgressResult } from "./json-stream.ts";
-export { tarPack, tarUnpack, type TarEntry, type TarEntryInput } from "./tar.ts";
-export { runExec, waitExitCode, type RunExecResult, type RunExecOptions } from "./exec.ts";
+export { type RunExecOptions, type RunExecResult, runExec, waitExitCode } from "./exec.ts";
+export { type JsonMessage, JsonObjectSplitter, type ProgressResult, readProgress } from "./json-stream.ts";
+export { type TarEntry, type TarEntryInput, tarPack, tarUnpack } from "./tar.ts";
 export type * from "./types.ts";

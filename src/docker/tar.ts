@@ -6,8 +6,9 @@
  * typeflag[1] linkname[100] "ustar\0" "00" uname[32] gname[32] devmajor[8] devminor[8] prefix[155]),
  * then the data padded to 512 bytes; the archive ends with two zero blocks.
  */
-import { HumanishError } from "../errors.ts";
+
 import { concatBytes } from "../bytes/concat.ts";
+import { HumanishError } from "../errors.ts";
 
 const BLOCK = 512;
 const enc = new TextEncoder();
@@ -51,7 +52,7 @@ function writeOctal(h: Uint8Array, off: number, len: number, value: number): voi
   // len-1 octal digits then NUL.
   const digits = Math.floor(value).toString(8);
   if (digits.length > len - 1) throw tarInvalid(`number ${value} does not fit a ${len}-byte field`);
-  writeString(h, off, len, enc.encode(digits.padStart(len - 1, "0") + "\0"));
+  writeString(h, off, len, enc.encode(`${digits.padStart(len - 1, "0")}\0`));
 }
 
 function paxRecord(key: string, value: string): Uint8Array {
@@ -77,7 +78,7 @@ function header(name: Uint8Array, prefix: Uint8Array, e: { mode: number; uid: nu
   h.fill(0x20, 148, 156);
   let sum = 0;
   for (const b of h) sum += b;
-  writeString(h, 148, 8, enc.encode(sum.toString(8).padStart(6, "0") + "\0 "));
+  writeString(h, 148, 8, enc.encode(`${sum.toString(8).padStart(6, "0")}\0 `));
   return h;
 }
 
@@ -107,7 +108,8 @@ export function tarPack(entries: readonly TarEntryInput[]): Uint8Array {
   const parts: Uint8Array[] = [];
   for (const e of entries) {
     const type = e.type ?? "file";
-    if (!e.path || e.path.startsWith("/") || e.path.split("/").includes("..")) throw tarInvalid(`entry path ${JSON.stringify(e.path)} must be relative without ..`);
+    if (!e.path || e.path.startsWith("/") || e.path.split("/").includes(".."))
+      throw tarInvalid(`entry path ${JSON.stringify(e.path)} must be relative without ..`);
     const data = type === "file" ? (typeof e.data === "string" ? enc.encode(e.data) : (e.data ?? new Uint8Array(0))) : new Uint8Array(0);
     const path = type === "directory" && !e.path.endsWith("/") ? `${e.path}/` : e.path;
     const meta = {
@@ -146,7 +148,10 @@ function readNumber(h: Uint8Array, off: number, len: number): number {
     for (let i = 1; i < f.length; i++) v = v * 256 + f[i]!;
     return v;
   }
-  const s = dec.decode(f).replace(/[\0 ]+$/g, "").replace(/^ +/, "");
+  const s = dec
+    .decode(f)
+    .replace(/[\0 ]+$/g, "")
+    .replace(/^ +/, "");
   if (s === "") return 0;
   if (!/^[0-7]+$/.test(s)) throw tarInvalid(`bad octal field ${JSON.stringify(s)}`);
   return parseInt(s, 8);

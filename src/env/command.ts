@@ -13,7 +13,7 @@ import type { ReleaseProof } from "../sandbox/types.ts";
 import { secretValuesFromEnv } from "../secrets/index.ts";
 import { envBackendFromProvider } from "./backends.ts";
 import type { EnvBackend } from "./environment.ts";
-import { ENV_DEFAULTS, startEnvServer, type EnvServerHandle, type EnvServerOptions } from "./server.ts";
+import { ENV_DEFAULTS, type EnvServerHandle, type EnvServerOptions, startEnvServer } from "./server.ts";
 
 /**
  * Options as the CLI parsed them (numbers already validated as whole numbers). `host`, `port`
@@ -61,10 +61,16 @@ function invalid(field: string, message: string, next: string): HumanishError {
 }
 
 /** Builds the env backend. Docker: pings the engine and ensures the image first. */
-async function buildBackend(opts: EnvServeCommandOptions, env: Record<string, string | undefined>, log: (l: string) => void, sandboxTimeoutMs: number): Promise<EnvBackend> {
+async function buildBackend(
+  opts: EnvServeCommandOptions,
+  env: Record<string, string | undefined>,
+  log: (l: string) => void,
+  sandboxTimeoutMs: number,
+): Promise<EnvBackend> {
   const backend = opts.backend ?? "docker";
   const network = opts.network ?? "none";
-  if (network !== "none" && network !== "bridge") throw invalid("--network", `must be none or bridge (got ${JSON.stringify(network)})`, "pass --network none or --network bridge");
+  if (network !== "none" && network !== "bridge")
+    throw invalid("--network", `must be none or bridge (got ${JSON.stringify(network)})`, "pass --network none or --network bridge");
   if (backend === "docker") {
     const docker = createDockerClient(env.DOCKER_HOST?.startsWith("unix://") ? { socketPath: env.DOCKER_HOST.slice(7) } : {});
     await docker.ping();
@@ -127,7 +133,12 @@ export async function runEnvServeCommand(opts: EnvServeCommandOptions = {}): Pro
     const fromEnv = env.MAX_CONCURRENT_ENVS;
     let maxConcurrent = opts.maxConcurrent;
     if (maxConcurrent === undefined && fromEnv !== undefined && fromEnv !== "") {
-      if (!/^[0-9]+$/.test(fromEnv) || Number(fromEnv) < 1) throw invalid("MAX_CONCURRENT_ENVS", `must be a whole number ≥ 1 (got ${JSON.stringify(fromEnv)})`, "set MAX_CONCURRENT_ENVS=4 or pass --max-concurrent");
+      if (!/^[0-9]+$/.test(fromEnv) || Number(fromEnv) < 1)
+        throw invalid(
+          "MAX_CONCURRENT_ENVS",
+          `must be a whole number ≥ 1 (got ${JSON.stringify(fromEnv)})`,
+          "set MAX_CONCURRENT_ENVS=4 or pass --max-concurrent",
+        );
       maxConcurrent = Number(fromEnv);
     }
     const sandboxTimeoutMs = opts.sandboxTimeoutMs ?? ENV_DEFAULTS.sandboxTimeoutMs;
@@ -148,7 +159,9 @@ export async function runEnvServeCommand(opts: EnvServeCommandOptions = {}): Pro
   }
 
   const stats = server.stats();
-  log(`humanish env serve: listening on ${server.url} (backend ${backendName}, max ${stats.maxConcurrent} concurrent) — web UI ${server.url}/web; Ctrl-C to stop`);
+  log(
+    `humanish env serve: listening on ${server.url} (backend ${backendName}, max ${stats.maxConcurrent} concurrent) — web UI ${server.url}/web; Ctrl-C to stop`,
+  );
   opts.onListening?.(server);
 
   const stoppedBy = await new Promise<string>((resolve) => {
@@ -188,7 +201,15 @@ export async function runEnvServeCommand(opts: EnvServeCommandOptions = {}): Pro
     retained: summary.retained,
     releases: summary.proofs,
     stoppedBy,
-    ...(ok ? {} : { error: { code: "HUMANISH_ENV_RELEASE_UNCONFIRMED", message: `${summary.unconfirmed} sandbox release(s) were not confirmed`, next: "remove each listed id by its exact id" } }),
+    ...(ok
+      ? {}
+      : {
+          error: {
+            code: "HUMANISH_ENV_RELEASE_UNCONFIRMED",
+            message: `${summary.unconfirmed} sandbox release(s) were not confirmed`,
+            next: "remove each listed id by its exact id",
+          },
+        }),
     human,
     // Like every humanish command: 130/143 after SIGINT/SIGTERM once cleanup has run; 2 when a release is unconfirmed.
     exitCode: !ok ? 2 : stoppedBy === "SIGINT" ? 130 : stoppedBy === "SIGTERM" ? 143 : 0,

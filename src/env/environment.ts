@@ -20,22 +20,15 @@ import { HumanishError, isHumanishError } from "../errors.ts";
 import type { ExecResult, ReleaseProof, Sandbox } from "../sandbox/types.ts";
 import type { SandboxLedger } from "./ledger.ts";
 import {
-  REWARD_CLEAR_SCRIPT,
-  REWARD_READ_SCRIPT,
   computeReward,
   parseRewardProbe,
+  REWARD_CLEAR_SCRIPT,
+  REWARD_READ_SCRIPT,
   type RewardOutcome,
   type RewardOverrideIgnored,
   type RewardOverrideVerdict,
 } from "./reward.ts";
-import {
-  TERMINAL_TOOL_NAME,
-  describeZodError,
-  terminalArgsSchema,
-  terminalToolOpenEnv,
-  type ResetRequest,
-  type ToolErrorType,
-} from "./wire.ts";
+import { describeZodError, type ResetRequest, TERMINAL_TOOL_NAME, type ToolErrorType, terminalArgsSchema, terminalToolOpenEnv } from "./wire.ts";
 
 /** The wire response of reset/step: `{observation, reward, done, metadata}`. */
 export interface EnvResponse {
@@ -315,7 +308,10 @@ export class TerminalEnvironment {
         if (report.exit_code === 0 && !report.timed_out) passed += 1;
       }
       if (!clearOk) {
-        verdict = { kind: "ignored", ignored: { reason: "not_deleted", detail: "the override file could not be deleted before verify, so its content cannot be trusted" } };
+        verdict = {
+          kind: "ignored",
+          ignored: { reason: "not_deleted", detail: "the override file could not be deleted before verify, so its content cannot be trusted" },
+        };
       } else {
         const probe = await this.exec(sandbox, REWARD_READ_SCRIPT, REWARD_PROBE_TIMEOUT_MS);
         verdict = parseRewardProbe(new TextDecoder().decode(probe.stdout), probe.exitCode, probe.timedOut);
@@ -408,7 +404,12 @@ export class TerminalEnvironment {
     const proof = await this.cfg.ledger.release(sandbox.id);
     this.lastRelease = proof;
     this.giveBackSlot();
-    this.cfg.log({ session: this.cfg.sessionId, episode_id: this.episodeId, kind: "release", detail: `${why}: ${proof.id} ${proof.outcome} (${proof.reason})` });
+    this.cfg.log({
+      session: this.cfg.sessionId,
+      episode_id: this.episodeId,
+      kind: "release",
+      detail: `${why}: ${proof.id} ${proof.outcome} (${proof.reason})`,
+    });
     return proof;
   }
 

@@ -5,20 +5,21 @@
  *
  * Usage: `const s = await startEnvServer({ backend, port: 0 }); …; const summary = await s.stop();`
  */
-export { startEnvServer, ENV_DEFAULTS, type EnvServerOptions, type EnvServerHandle } from "./server.ts";
-export { runEnvServeCommand, type EnvServeCommandOptions, type EnvServeCommandOutcome } from "./command.ts";
-export { envBackendFromProvider, type EnvSandboxSpec } from "./backends.ts";
-export { TerminalEnvironment, SANDBOX_WORKDIR, type EnvBackend, type EnvResponse, type EnvState, type EnvLogEvent, type CommandReport } from "./environment.ts";
-export { SandboxLedger, summarize, type ReleaseSummary } from "./ledger.ts";
+
+export { type EnvSandboxSpec, envBackendFromProvider } from "./backends.ts";
+export { type EnvServeCommandOptions, type EnvServeCommandOutcome, runEnvServeCommand } from "./command.ts";
+export { type CommandReport, type EnvBackend, type EnvLogEvent, type EnvResponse, type EnvState, SANDBOX_WORKDIR, TerminalEnvironment } from "./environment.ts";
+export { type ReleaseSummary, SandboxLedger, summarize } from "./ledger.ts";
+export { handleMcpMessage, MCP_PROTOCOL_VERSION } from "./mcp.ts";
 export {
-  REWARD_OVERRIDE_PATH,
-  REWARD_MAX_BYTES,
+  computeReward,
   parseRewardOverride,
   parseRewardProbe,
-  computeReward,
+  REWARD_MAX_BYTES,
+  REWARD_OVERRIDE_PATH,
+  type RewardIgnoredReason,
   type RewardOutcome,
   type RewardOverrideIgnored,
-  type RewardIgnoredReason,
 } from "./reward.ts";
-export { handleMcpMessage, MCP_PROTOCOL_VERSION } from "./mcp.ts";
-export { TERMINAL_TOOL_NAME, TERMINAL_TOOL_DESCRIPTION, schemaDocument } from "./wire.ts";
+export { ENV_DEFAULTS, type EnvServerHandle, type EnvServerOptions, startEnvServer } from "./server.ts";
+export { schemaDocument, TERMINAL_TOOL_DESCRIPTION, TERMINAL_TOOL_NAME } from "./wire.ts";

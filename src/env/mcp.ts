@@ -72,7 +72,12 @@ export async function handleMcpMessage(msg: unknown, target: McpTarget): Promise
         jsonrpc: "2.0",
         id,
         result: {
-          content: [{ type: "text", text: error ? `${error.error_type}: ${error.message}${obs.result ? `\n${JSON.stringify(obs.result)}` : ""}` : JSON.stringify(obs.result) }],
+          content: [
+            {
+              type: "text",
+              text: error ? `${error.error_type}: ${error.message}${obs.result ? `\n${JSON.stringify(obs.result)}` : ""}` : JSON.stringify(obs.result),
+            },
+          ],
           structuredContent: structured,
           isError: error !== undefined,
         },

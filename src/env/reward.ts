@@ -19,15 +19,7 @@ export const REWARD_OVERRIDE_PATH = "/home/user/logs/verifier/reward.txt";
 export const REWARD_MAX_BYTES = 128;
 
 /** Why an override file was ignored (stable tokens, recorded in `state.reward_override_ignored`). */
-export type RewardIgnoredReason =
-  | "empty"
-  | "too_large"
-  | "multiple_lines"
-  | "not_decimal"
-  | "not_finite"
-  | "not_regular_file"
-  | "unreadable"
-  | "not_deleted";
+export type RewardIgnoredReason = "empty" | "too_large" | "multiple_lines" | "not_decimal" | "not_finite" | "not_regular_file" | "unreadable" | "not_deleted";
 
 /** The recorded reason an override was ignored; `detail` is human text (already bounded). */
 export interface RewardOverrideIgnored {
@@ -36,10 +28,7 @@ export interface RewardOverrideIgnored {
 }
 
 /** Verdict on the override file's content. */
-export type RewardOverrideVerdict =
-  | { kind: "absent" }
-  | { kind: "accepted"; value: number }
-  | { kind: "ignored"; ignored: RewardOverrideIgnored };
+export type RewardOverrideVerdict = { kind: "absent" } | { kind: "accepted"; value: number } | { kind: "ignored"; ignored: RewardOverrideIgnored };
 
 /** Optional sign, digits, optional `.digits` fraction, optional exponent. Nothing else. */
 const PLAIN_DECIMAL = /^[+-]?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;

@@ -12,19 +12,19 @@ import { createRedactor } from "../bundle/index.ts";
 import { HumanishError, isHumanishError } from "../errors.ts";
 import type { ReleaseProof, SandboxProvider } from "../sandbox/types.ts";
 import type { EnvBackend, EnvLogEvent, EnvResponse } from "./environment.ts";
-import { SandboxLedger, summarize, type ReleaseSummary } from "./ledger.ts";
+import { type ReleaseSummary, SandboxLedger, summarize } from "./ledger.ts";
 import { handleMcpMessage } from "./mcp.ts";
 import { Session, SlotPool } from "./sessions.ts";
 import { WEB_PAGE_HTML } from "./web.ts";
 import {
+  type Action,
+  actionSchema,
   describeZodError,
   resetRequestSchema,
   schemaDocument,
   stepRequestSchema,
-  actionSchema,
-  wsMessageSchema,
-  type Action,
   type WsErrorCode,
+  wsMessageSchema,
 } from "./wire.ts";
 
 /** Defaults (ms unless noted). */
@@ -115,12 +115,20 @@ function refuseForeignRequest(req: Request, bindHost: string, port: number): Res
   if (isLoopbackHost(bindHost)) {
     const allowed = new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${bindHost.toLowerCase()}:${port}`]);
     if (!allowed.has(hostHeader)) {
-      return httpError(421, "MISDIRECTED_REQUEST", `this server answers only its loopback origin (http://127.0.0.1:${port}); Host ${JSON.stringify(hostHeader.slice(0, 100))} is refused`);
+      return httpError(
+        421,
+        "MISDIRECTED_REQUEST",
+        `this server answers only its loopback origin (http://127.0.0.1:${port}); Host ${JSON.stringify(hostHeader.slice(0, 100))} is refused`,
+      );
     }
   }
   const origin = req.headers.get("origin");
   if (origin !== null && origin.toLowerCase() !== `http://${hostHeader}`) {
-    return httpError(403, "FORBIDDEN_ORIGIN", `requests from another origin (${JSON.stringify(origin.slice(0, 100))}) are refused; use the /web page of this server or a client that sends no Origin`);
+    return httpError(
+      403,
+      "FORBIDDEN_ORIGIN",
+      `requests from another origin (${JSON.stringify(origin.slice(0, 100))}) are refused; use the /web page of this server or a client that sends no Origin`,
+    );
   }
   return undefined;
 }
@@ -309,7 +317,7 @@ export function startEnvServer(opts: EnvServerOptions): Promise<EnvServerHandle>
         try {
           return await handleHttp(req, srv);
         } catch (e) {
-          const msg = isHumanishError(e) ? `${e.code}: ${e.message}` : (e as Error)?.message ?? String(e);
+          const msg = isHumanishError(e) ? `${e.code}: ${e.message}` : ((e as Error)?.message ?? String(e));
           return httpError(500, "EXECUTION_ERROR", msg);
         }
       },
@@ -395,7 +403,15 @@ export function startEnvServer(opts: EnvServerOptions): Promise<EnvServerHandle>
         const all = [...sessions];
         sessions.clear();
         const proofs: ReleaseProof[] = [];
-        for (const p of await Promise.all(all.map((s) => s.close().then((proof) => (s.onEvict?.(), proof))))) if (p) proofs.push(p);
+        for (const p of await Promise.all(
+          all.map((s) =>
+            s.close().then((proof) => {
+              s.onEvict?.();
+              return proof;
+            }),
+          ),
+        ))
+          if (p) proofs.push(p);
         const rest = await ledger.releaseAll();
         server.stop(true);
         // A proof per id: the last word on each id wins (a retry may confirm an earlier failure).

@@ -11,7 +11,7 @@
  */
 import { HumanishError } from "../errors.ts";
 import type { ReleaseProof } from "../sandbox/types.ts";
-import { TerminalEnvironment, type EnvironmentConfig } from "./environment.ts";
+import { type EnvironmentConfig, TerminalEnvironment } from "./environment.ts";
 
 /** Counts capacity slots. */
 export class SlotPool {

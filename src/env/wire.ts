@@ -115,7 +115,10 @@ const base = {
 
 /** Observation schemas served at `/schema`. */
 export const observationSchema = z.union([
-  z.object({ ...base }).strict().describe("reset observation (details in metadata)"),
+  z
+    .object({ ...base })
+    .strict()
+    .describe("reset observation (details in metadata)"),
   z
     .object({
       tools: z.array(z.object({ name: z.string(), description: z.string(), input_schema: z.record(z.string(), z.unknown()) }).strict()),
@@ -170,14 +173,7 @@ export const wsMessageSchema = z.discriminatedUnion("type", [
 export type WsMessage = z.infer<typeof wsMessageSchema>;
 
 /** WebSocket error codes (openenv-wire.md). */
-export type WsErrorCode =
-  | "INVALID_JSON"
-  | "UNKNOWN_TYPE"
-  | "VALIDATION_ERROR"
-  | "EXECUTION_ERROR"
-  | "CAPACITY_REACHED"
-  | "FACTORY_ERROR"
-  | "SESSION_ERROR";
+export type WsErrorCode = "INVALID_JSON" | "UNKNOWN_TYPE" | "VALIDATION_ERROR" | "EXECUTION_ERROR" | "CAPACITY_REACHED" | "FACTORY_ERROR" | "SESSION_ERROR";
 
 /** One-line summary of a zod error: `path: message; …` (names the field). */
 export function describeZodError(err: z.ZodError): string {

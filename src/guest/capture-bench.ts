@@ -19,7 +19,15 @@ export async function runGuestCaptureBench(args: string[]): Promise<number> {
   const width = Number(w);
   const height = Number(h);
   const count = Number(n);
-  if (!url || !/^http:\/\/127\.0\.0\.1:[0-9]+\//.test(url) || !Number.isInteger(width) || !Number.isInteger(height) || !Number.isInteger(count) || count < 1 || count > 1000) {
+  if (
+    !url ||
+    !/^http:\/\/127\.0\.0\.1:[0-9]+\//.test(url) ||
+    !Number.isInteger(width) ||
+    !Number.isInteger(height) ||
+    !Number.isInteger(count) ||
+    count < 1 ||
+    count > 1000
+  ) {
     process.stderr.write("usage: humanish guest bench-capture <http://127.0.0.1:PORT/…> <width> <height> <n ≤ 1000>\ncode: HUMANISH_USAGE\n");
     return 1;
   }
@@ -42,7 +50,7 @@ export async function runGuestCaptureBench(args: string[]): Promise<number> {
       times.push(performance.now() - t);
     }
     const mean = times.reduce((a, b) => a + b, 0) / times.length;
-    process.stdout.write(JSON.stringify({ schema: "humanish.capture-bench.v1", n: count, meanMs: mean, minMs: Math.min(...times), bytes }) + "\n");
+    process.stdout.write(`${JSON.stringify({ schema: "humanish.capture-bench.v1", n: count, meanMs: mean, minMs: Math.min(...times), bytes })}\n`);
     return 0;
   } catch (e) {
     const err = e instanceof HumanishError ? e : new HumanishError("HUMANISH_GUEST_BENCH_FAILED", e instanceof Error ? e.message : String(e));

@@ -28,7 +28,10 @@ export class CdpPipe {
   private bufferedBytes = 0;
   private closedError: Error | undefined;
 
-  constructor(private readonly writer: Writable, reader: Readable) {
+  constructor(
+    private readonly writer: Writable,
+    reader: Readable,
+  ) {
     reader.on("data", (chunk: Buffer) => this.onData(chunk));
     const end = () => this.fail(new HumanishError("HUMANISH_GUEST_CDP_FAILED", "CDP pipe closed", { next: "Chromium exited; see the guest log" }));
     reader.on("end", end);
@@ -57,12 +60,20 @@ export class CdpPipe {
     if (start < chunk.length) {
       this.buffered.push(chunk.subarray(start));
       this.bufferedBytes += chunk.length - start;
-      if (this.bufferedBytes > MAX_CDP_MESSAGE) this.fail(new HumanishError("HUMANISH_GUEST_CDP_FAILED", "CDP message over 64 MiB", { next: "restart the desktop" }));
+      if (this.bufferedBytes > MAX_CDP_MESSAGE)
+        this.fail(new HumanishError("HUMANISH_GUEST_CDP_FAILED", "CDP message over 64 MiB", { next: "restart the desktop" }));
     }
   }
 
   private onMessage(text: string): void {
-    let msg: { id?: number; result?: Record<string, unknown>; error?: { message?: string }; method?: string; params?: Record<string, unknown>; sessionId?: string };
+    let msg: {
+      id?: number;
+      result?: Record<string, unknown>;
+      error?: { message?: string };
+      method?: string;
+      params?: Record<string, unknown>;
+      sessionId?: string;
+    };
     try {
       msg = JSON.parse(text);
     } catch {
@@ -120,7 +131,7 @@ export class CdpPipe {
           reject(e);
         },
       });
-      this.writer.write(JSON.stringify({ id, method, params, ...(sessionId ? { sessionId } : {}) }) + "\0");
+      this.writer.write(`${JSON.stringify({ id, method, params, ...(sessionId ? { sessionId } : {}) })}\0`);
     });
   }
 

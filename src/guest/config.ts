@@ -22,7 +22,11 @@ export const guestConfigSchema = z.strictObject({
   width: z.number().int().min(320).max(4096),
   height: z.number().int().min(320).max(4096),
   /** Hard lifetime of the guest in ms (≤ 30 min). */
-  lifetimeMs: z.number().int().min(1000).max(30 * 60_000),
+  lifetimeMs: z
+    .number()
+    .int()
+    .min(1000)
+    .max(30 * 60_000),
 });
 /** Parsed guest configuration. */
 export type GuestConfig = z.infer<typeof guestConfigSchema>;

@@ -5,14 +5,14 @@
  * CDP, the owner's initial navigation, and a proof that Chromium's renderers are sandboxed.
  * `close()` stops everything this module started, by the child handles it owns.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import type { Readable, Writable } from "node:stream";
 import { HumanishError } from "../errors.ts";
 import { CdpPipe } from "./cdp.ts";
 import { createGuestExecutor, type GuestExecutor } from "./executor.ts";
-import { checkNativeEnv, runHelper, type NativeEnv } from "./native.ts";
+import { checkNativeEnv, type NativeEnv, runHelper } from "./native.ts";
 import { GuestPage } from "./page.ts";
 
 /** Chromium's real binary in Debian (the `/usr/bin/chromium` wrapper script is not used). */

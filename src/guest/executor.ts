@@ -13,13 +13,20 @@
  *   when authority is gone before the first input; anything after an input is
  *   `outcome_uncertain` and ends the session (`onTerminal` runs once).
  */
-import { cuaError, isCuaExecutorError, type BrowserExecutor, type CuaAction, type CuaObservation, type CuaExecutorErrorCode } from "../browser-control/index.ts";
+import {
+  type BrowserExecutor,
+  type CuaAction,
+  type CuaExecutorErrorCode,
+  type CuaObservation,
+  cuaError,
+  isCuaExecutorError,
+} from "../browser-control/index.ts";
 import { admitPng } from "../png/index.ts";
 import { decodeXwd, encodePng, perceptualSignature } from "./frame.ts";
-import { xdotoolArgsForChord } from "./plan.ts";
-import { captureXwd, xdotool, type NativeEnv } from "./native.ts";
-import type { GuestPage } from "./page.ts";
 import { MODIFIER_KEYSYMS } from "./keys.ts";
+import { captureXwd, type NativeEnv, xdotool } from "./native.ts";
+import type { GuestPage } from "./page.ts";
+import { xdotoolArgsForChord } from "./plan.ts";
 
 /** Max wheel steps (horizontal + vertical) one scroll may send. */
 export const MAX_WHEEL_STEPS = 100;
@@ -215,7 +222,8 @@ export function createGuestExecutor(opts: GuestExecutorOptions): GuestExecutor {
     };
     try {
       const steps = planAction(action, { width, height }, armed);
-      const isCtrlL = action.kind === "keypress" && steps.length === 1 && steps[0]!.kind === "xdotool" && steps[0]!.args.join(" ") === "key --clearmodifiers ctrl+l";
+      const isCtrlL =
+        action.kind === "keypress" && steps.length === 1 && steps[0]!.kind === "xdotool" && steps[0]!.args.join(" ") === "key --clearmodifiers ctrl+l";
       if (action.kind === "type" && steps[0]?.kind === "content_text") {
         // Content text: refuse before any input unless the top-level document's focused element is editable.
         if (!page.sole) throw cuaError("action_rejected", "not_dispatched", "type: another tab is open");
@@ -226,7 +234,8 @@ export function createGuestExecutor(opts: GuestExecutorOptions): GuestExecutor {
         if (page.generation !== generation || !page.sole || page.dialogSeen) throw cuaError("action_rejected", "not_dispatched", "type: the page changed");
         if (signal.aborted) throw cuaError("session_revoked", "not_dispatched", "authority withdrawn before input");
         const again = await page.focusVerdict();
-        if (again !== "ok" || page.generation !== generation || !page.sole || page.dialogSeen) throw cuaError("action_rejected", "not_dispatched", "type: the page changed");
+        if (again !== "ok" || page.generation !== generation || !page.sole || page.dialogSeen)
+          throw cuaError("action_rejected", "not_dispatched", "type: the page changed");
         if (signal.aborted) throw cuaError("session_revoked", "not_dispatched", "authority withdrawn before input");
         dispatched = true;
         dispatchedCount++;

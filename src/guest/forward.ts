@@ -34,7 +34,11 @@ function pipeBoth(a: Socket, b: Socket): void {
 function listen(server: Server, on: { host: string; port: number } | { path: string }): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once("error", (e) =>
-      reject(new HumanishError("HUMANISH_FORWARD_LISTEN_FAILED", `cannot listen on ${"path" in on ? on.path : `${on.host}:${on.port}`} (${(e as Error).message})`, { next: "free the port or socket path" })),
+      reject(
+        new HumanishError("HUMANISH_FORWARD_LISTEN_FAILED", `cannot listen on ${"path" in on ? on.path : `${on.host}:${on.port}`} (${(e as Error).message})`, {
+          next: "free the port or socket path",
+        }),
+      ),
     );
     if ("path" in on) server.listen(on.path, () => resolve());
     else server.listen(on.port, on.host, () => resolve());

@@ -2,11 +2,12 @@
  * The guest desktop driver (ARCHITECTURE.md "Browser control"; reference subsystems.md §3):
  * `runGuestServe` is what `humanish guest serve` calls inside the guest container.
  */
-export { runGuestServe, type GuestServeOptions } from "./serve.ts";
+
 export { runGuestCaptureBench } from "./capture-bench.ts";
-export { GUEST_IO_DIR, GUEST_LISTENING_MARKER, guestConfigSchema, parseGuestConfig, type GuestConfig } from "./config.ts";
-export { bootDesktop, inspectRendererSandbox, CHROMIUM_BINARY, type GuestDesktop, type SandboxProof, type DesktopBootOptions } from "./desktop.ts";
-export { createGuestExecutor, planAction, MAX_WHEEL_STEPS, WHEEL_STEP_PX, type GuestExecutor, type NativeStep } from "./executor.ts";
-export { xdotoolChord, keysymFor } from "./keys.ts";
-export { startForwarder, type Forwarder } from "./forward.ts";
+export { GUEST_IO_DIR, GUEST_LISTENING_MARKER, type GuestConfig, guestConfigSchema, parseGuestConfig } from "./config.ts";
+export { bootDesktop, CHROMIUM_BINARY, type DesktopBootOptions, type GuestDesktop, inspectRendererSandbox, type SandboxProof } from "./desktop.ts";
+export { createGuestExecutor, type GuestExecutor, MAX_WHEEL_STEPS, type NativeStep, planAction, WHEEL_STEP_PX } from "./executor.ts";
+export { type Forwarder, startForwarder } from "./forward.ts";
 export { decodeXwd, encodePng, perceptualSignature, type RgbaFrame } from "./frame.ts";
+export { keysymFor, xdotoolChord } from "./keys.ts";
+export { type GuestServeOptions, runGuestServe } from "./serve.ts";

@@ -54,7 +54,8 @@ export function checkNativeEnv(env: NativeEnv): NativeEnv {
     throw new HumanishError("HUMANISH_GUEST_CONFIG_INVALID", "display must look like :0", { next: "pass a display such as :0" });
   }
   for (const k of ["xauthority", "home"] as const) {
-    if (!env[k].startsWith("/")) throw new HumanishError("HUMANISH_GUEST_CONFIG_INVALID", `${k} must be an absolute path`, { next: `set ${k} to an absolute path` });
+    if (!env[k].startsWith("/"))
+      throw new HumanishError("HUMANISH_GUEST_CONFIG_INVALID", `${k} must be an absolute path`, { next: `set ${k} to an absolute path` });
   }
   return env;
 }
@@ -104,17 +105,15 @@ export async function runHelper(env: NativeEnv, argv: string[], opts: HelperOpti
     }
     return { chunks, total };
   };
-  const [out, err] = await Promise.all([
-    readAll(proc.stdout as ReadableStream<Uint8Array>, max),
-    readAll(proc.stderr as ReadableStream<Uint8Array>, 16_384),
-  ]);
+  const [out, err] = await Promise.all([readAll(proc.stdout as ReadableStream<Uint8Array>, max), readAll(proc.stderr as ReadableStream<Uint8Array>, 16_384)]);
   const code = await proc.exited;
   clearTimeout(timer);
   if (timedOut) throw new HelperFailure("timeout", name, "deadline exceeded");
   if (over) throw new HelperFailure("output", name, "output over its bound");
   if (code !== 0) throw new HelperFailure("exit", name, `exited with ${code}`);
   if (opts.forbidStderr && err.total > 0) throw new HelperFailure("stderr", name, "wrote to stderr");
-  if (opts.exactStdout !== undefined && out.total !== opts.exactStdout) throw new HelperFailure("output", name, "output size differs from the expected frame size");
+  if (opts.exactStdout !== undefined && out.total !== opts.exactStdout)
+    throw new HelperFailure("output", name, "output size differs from the expected frame size");
   const stdout = new Uint8Array(out.total);
   let off = 0;
   for (const c of out.chunks) {

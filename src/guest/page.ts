@@ -8,8 +8,8 @@
  * - the owner-side page facts an observation carries (`url`, `title`, visible `text`, `scrollY`).
  */
 import { randomUUID } from "node:crypto";
-import type { CdpPipe, CdpEvent } from "./cdp.ts";
 import { HumanishError } from "../errors.ts";
+import type { CdpEvent, CdpPipe } from "./cdp.ts";
 
 /** Result of the focus probe: `ok` or the reason content text is refused. */
 export type FocusVerdict = "ok" | "no_focus" | "no_element" | "iframe" | "not_editable" | "unreadable";
@@ -122,7 +122,12 @@ export class GuestPage {
       if (e.method === "Page.javascriptDialogOpening") {
         this.dialogSeen = true;
         this.generation++;
-      } else if (e.method === "Page.frameNavigated" || e.method === "Page.frameAttached" || e.method === "Page.frameDetached" || e.method === "Page.navigatedWithinDocument") {
+      } else if (
+        e.method === "Page.frameNavigated" ||
+        e.method === "Page.frameAttached" ||
+        e.method === "Page.frameDetached" ||
+        e.method === "Page.navigatedWithinDocument"
+      ) {
         this.generation++;
         const frame = e.params.frame as { id: string; parentId?: string } | undefined;
         if (e.method === "Page.frameNavigated" && frame && !frame.parentId) this.topFrameId = frame.id;
@@ -154,7 +159,9 @@ export class GuestPage {
         /* the frame is still being created or replaced */
       }
       if (Date.now() > deadline) {
-        throw new HumanishError("HUMANISH_GUEST_NAVIGATION_FAILED", `the initial page did not finish loading within ${timeoutMs} ms`, { next: "check that the app answers on its loopback port" });
+        throw new HumanishError("HUMANISH_GUEST_NAVIGATION_FAILED", `the initial page did not finish loading within ${timeoutMs} ms`, {
+          next: "check that the app answers on its loopback port",
+        });
       }
       await Bun.sleep(100);
     }

@@ -12,7 +12,7 @@ import { attachBrowserControlDispatcher, createSocketTransport } from "../browse
 import { HumanishError, isHumanishError } from "../errors.ts";
 import { GUEST_IO_DIR, GUEST_LISTENING_MARKER, parseGuestConfig } from "./config.ts";
 import { bootDesktop, type GuestDesktop } from "./desktop.ts";
-import { startForwarder, type Forwarder } from "./forward.ts";
+import { type Forwarder, startForwarder } from "./forward.ts";
 
 /** Options of {@link runGuestServe}. */
 export interface GuestServeOptions {
@@ -70,7 +70,11 @@ export async function runGuestServe(opts: GuestServeOptions = {}): Promise<numbe
     const socket = await Promise.race([
       accepted,
       new Promise<never>((_, reject) =>
-        authority.signal.addEventListener("abort", () => reject(new HumanishError("HUMANISH_GUEST_ENDED", "desktop ended before the host connected", { next: "see the guest log" })), { once: true }),
+        authority.signal.addEventListener(
+          "abort",
+          () => reject(new HumanishError("HUMANISH_GUEST_ENDED", "desktop ended before the host connected", { next: "see the guest log" })),
+          { once: true },
+        ),
       ),
     ]);
     server.close();

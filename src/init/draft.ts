@@ -216,7 +216,10 @@ export function parseBrowserStep(line: string): { ok: true; step: unknown } | { 
     case "type":
       return { ok: true, step: { type: rest } };
     case "press": {
-      const keys = rest.split("+").map((k) => k.trim()).filter(Boolean);
+      const keys = rest
+        .split("+")
+        .map((k) => k.trim())
+        .filter(Boolean);
       return { ok: true, step: { press: keys.length === 1 ? keys[0] : keys } };
     }
     case "scroll": {

@@ -15,12 +15,12 @@
  */
 import type { Readable, Writable } from "node:stream";
 import { HumanishError } from "../errors.ts";
-import { checkDraft, renderLabYaml, templateAnswers, type InitAnswers, type InitRoute } from "./draft.ts";
-import { commitGitignore, labExists, labFileExists, labTarget, planGitignore, projectRoot, writeLabFile, type GitignoreOutcome } from "./project.ts";
+import { checkDraft, type InitAnswers, type InitRoute, renderLabYaml, templateAnswers } from "./draft.ts";
+import { commitGitignore, type GitignoreOutcome, labExists, labFileExists, labTarget, planGitignore, projectRoot, writeLabFile } from "./project.ts";
 import { runWizard } from "./wizard.ts";
 
-export { templateAnswers, renderLabYaml, checkDraft, buildLabDocument, parseBrowserStep } from "./draft.ts";
-export type { InitAnswers, InitRoute, InitTask, InitServe } from "./draft.ts";
+export type { InitAnswers, InitRoute, InitServe, InitTask } from "./draft.ts";
+export { buildLabDocument, checkDraft, parseBrowserStep, renderLabYaml, templateAnswers } from "./draft.ts";
 
 /** Options of {@link runInit} (the CLI maps its flags onto these). */
 export interface RunInitOptions {
@@ -68,7 +68,7 @@ function resolveTemplate(t: string | undefined, yes: boolean): InitRoute {
   if (t === undefined) return "terminal";
   if (!yes) {
     throw new HumanishError("HUMANISH_INVALID_OPTION", "--template only applies with --yes (the wizard asks what you are studying).", {
-      next: "humanish init --yes --template " + (t === "browser" ? "browser" : "terminal"),
+      next: `humanish init --yes --template ${t === "browser" ? "browser" : "terminal"}`,
     });
   }
   if (t !== "terminal" && t !== "browser") {
@@ -112,7 +112,10 @@ export async function runInit(opts: RunInitOptions): Promise<InitResult> {
   if (opts.yes) {
     answers = templateAnswers(template, opts.id);
   } else {
-    const got = await runWizard({ ...(opts.stdin ? { input: opts.stdin } : {}), ...(opts.stdout ? { output: opts.stdout } : {}) }, { ...(opts.id !== undefined ? { id: opts.id } : {}) });
+    const got = await runWizard(
+      { ...(opts.stdin ? { input: opts.stdin } : {}), ...(opts.stdout ? { output: opts.stdout } : {}) },
+      { ...(opts.id !== undefined ? { id: opts.id } : {}) },
+    );
     if (got === null) {
       throw new HumanishError("HUMANISH_INIT_CANCELLED", "humanish init was cancelled; nothing was written.", { next: "humanish init" });
     }
@@ -139,7 +142,9 @@ export async function runInit(opts: RunInitOptions): Promise<InitResult> {
   const next = nextCommand(answers.id, opts.cwd);
   const human = [
     `${existed ? "replaced" : "wrote"} ${created.rel} (${answers.route} study, ${answers.actorType}, ${answers.mode})`,
-    gitignore.outcome === "present" ? ".gitignore already ignores .humanish/" : `.gitignore: ${gitignore.outcome === "created" ? "created with" : "added"} .humanish/`,
+    gitignore.outcome === "present"
+      ? ".gitignore already ignores .humanish/"
+      : `.gitignore: ${gitignore.outcome === "created" ? "created with" : "added"} .humanish/`,
     ...checked.warnings.map((w) => `warning ${w.code}: ${w.message}`),
     `next: ${next}`,
   ].join("\n");

@@ -10,14 +10,30 @@
  * (`--force`).
  */
 import { randomBytes } from "node:crypto";
-import { closeSync, constants, linkSync, lstatSync, mkdirSync, openSync, readFileSync, realpathSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
 import { HumanishError } from "../errors.ts";
 
 /** Code of every containment refusal. */
 export const UNSAFE = "HUMANISH_UNSAFE_PROJECT_PATH";
 
-function unsafe(message: string, next = "Pick a plain lab id (letters, digits, `_`, `.`, `-`) and a project directory without symlinked humanish/ folders."): HumanishError {
+function unsafe(
+  message: string,
+  next = "Pick a plain lab id (letters, digits, `_`, `.`, `-`) and a project directory without symlinked humanish/ folders.",
+): HumanishError {
   return new HumanishError(UNSAFE, message, { next });
 }
 
@@ -159,7 +175,8 @@ export function planGitignore(root: string): { outcome: GitignoreOutcome; abs: s
   const abs = join(root, ".gitignore");
   const st = lstatOrNull(abs);
   if (st === null) return { outcome: "created", abs, text: `${IGNORE_LINE}\n` };
-  if (st.isSymbolicLink()) throw unsafe(".gitignore is a symlink; refusing to write through it.", "Replace .gitignore with a regular file, then run humanish init again.");
+  if (st.isSymbolicLink())
+    throw unsafe(".gitignore is a symlink; refusing to write through it.", "Replace .gitignore with a regular file, then run humanish init again.");
   if (!st.isFile()) throw unsafe(".gitignore exists and is not a regular file.", "Remove it, then run humanish init again.");
   const old = readFileSync(abs, "utf8");
   if (ignoresHumanish(old)) return { outcome: "present", abs, text: old };

@@ -11,21 +11,22 @@
  * Cancel (Ctrl+C or Esc at any prompt, or "No" at the final confirmation) returns `null`; the
  * wizard itself never writes a file — the caller writes only after a confirmed draft.
  */
-import * as p from "@clack/prompts";
+
 import type { Readable, Writable } from "node:stream";
+import * as p from "@clack/prompts";
 import {
+  checkDraft,
   DEFAULT_MISSION,
   DEFAULT_MODEL,
-  LLM_ACTOR,
-  SCRIPTED_ACTOR,
-  checkDraft,
-  isScripted,
-  parseBrowserStep,
-  renderLabYaml,
-  templateAnswers,
-  validateWith,
   type InitAnswers,
   type InitRoute,
+  isScripted,
+  LLM_ACTOR,
+  parseBrowserStep,
+  renderLabYaml,
+  SCRIPTED_ACTOR,
+  templateAnswers,
+  validateWith,
 } from "./draft.ts";
 
 /** Streams the wizard talks on (default: the process's stdin and stdout). */
@@ -44,7 +45,10 @@ function orCancel<T>(v: T): Exclude<T, symbol> {
 
 /** Splits a comma/space separated list, dropping empties. */
 function splitList(s: string): string[] {
-  return s.split(/[\s,]+/).map((x) => x.trim()).filter(Boolean);
+  return s
+    .split(/[\s,]+/)
+    .map((x) => x.trim())
+    .filter(Boolean);
 }
 
 /** Parses an optional non-negative number answer; "" → undefined; NaN for junk (the schema rejects it). */
@@ -75,7 +79,12 @@ export async function runWizard(io: WizardIO, defaults: { id?: string } = {}): P
     );
     let a: InitAnswers = templateAnswers(route, defaults.id);
 
-    const text = async (message: string, def: string | undefined, patch: (v: string) => Partial<InitAnswers>, extra: { allowEmpty?: boolean } = {}): Promise<string> => {
+    const text = async (
+      message: string,
+      def: string | undefined,
+      patch: (v: string) => Partial<InitAnswers>,
+      extra: { allowEmpty?: boolean } = {},
+    ): Promise<string> => {
       const v = orCancel(
         await p.text({
           ...common,
@@ -116,7 +125,8 @@ export async function runWizard(io: WizardIO, defaults: { id?: string } = {}): P
         }),
       );
       if (serve === "running") a = { ...a, serve: { kind: "running" } };
-      else if (serve === "command") await text("Command that starts the app (it gets PORT in its env)", "npm start", (v) => ({ serve: { kind: "command", command: v } }));
+      else if (serve === "command")
+        await text("Command that starts the app (it gets PORT in its env)", "npm start", (v) => ({ serve: { kind: "command", command: v } }));
       else await text("Folder to serve (relative to the project)", "public", (v) => ({ serve: { kind: "static", root: v.trim() } }));
     }
 
@@ -234,7 +244,12 @@ export async function runWizard(io: WizardIO, defaults: { id?: string } = {}): P
         const value = orCancel(
           await p.text({
             ...common,
-            message: kind === "textIncludes" ? "Text the page must include" : kind === "urlPathEquals" ? "Path the URL must equal (starts with /)" : "Part the URL must include",
+            message:
+              kind === "textIncludes"
+                ? "Text the page must include"
+                : kind === "urlPathEquals"
+                  ? "Path the URL must equal (starts with /)"
+                  : "Part the URL must include",
             validate: (raw) => {
               const v = (raw ?? "").trim();
               if (v === "") return "a value is needed";

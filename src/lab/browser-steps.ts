@@ -6,8 +6,8 @@
  */
 import type { z } from "zod";
 import { nearest } from "../text/nearest.ts";
-import { problemFromZod, type Problem } from "./issues.ts";
-import { BROWSER_STEP_BODIES, BROWSER_STEP_KINDS, WAIT_FOR_TEXT_DEFAULT_TIMEOUT_MS, type BrowserStep } from "./schema-browser.ts";
+import { type Problem, problemFromZod } from "./issues.ts";
+import { BROWSER_STEP_BODIES, BROWSER_STEP_KINDS, type BrowserStep, WAIT_FOR_TEXT_DEFAULT_TIMEOUT_MS } from "./schema-browser.ts";
 import type { StrictYaml } from "./yaml.ts";
 
 function isMapping(v: unknown): v is Record<string, unknown> {
@@ -29,22 +29,41 @@ export function parseBrowserSteps(raw: readonly unknown[], yaml: StrictYaml, pro
     }
     if (typeof step === "string") {
       const verb = verbs.includes(step) ? step : nearest(step, verbs);
-      problems.push({ path, message: verbs.includes(step) ? `\`${step}\` needs a value: write \`${step}: …\` (only \`screenshot\` stands alone)` : `\`${step}\` is not a step${verb ? ` (did you mean \`${verb}\`?)` : ""}; steps are ${verbs.join(", ")}` });
+      problems.push({
+        path,
+        message: verbs.includes(step)
+          ? `\`${step}\` needs a value: write \`${step}: …\` (only \`screenshot\` stands alone)`
+          : `\`${step}\` is not a step${verb ? ` (did you mean \`${verb}\`?)` : ""}; steps are ${verbs.join(", ")}`,
+      });
       return;
     }
     if (!isMapping(step)) {
-      problems.push({ path, message: `must be a one-key mapping such as \`click: {x: 10, y: 20}\` or the string \`screenshot\` (got ${Array.isArray(step) ? "a list" : step === null ? "an empty value" : typeof step})` });
+      problems.push({
+        path,
+        message: `must be a one-key mapping such as \`click: {x: 10, y: 20}\` or the string \`screenshot\` (got ${Array.isArray(step) ? "a list" : step === null ? "an empty value" : typeof step})`,
+      });
       return;
     }
     const keys = Object.keys(step);
     if (keys.length !== 1) {
-      problems.push({ path, message: keys.length === 0 ? "is an empty mapping; write one action such as `open: /`" : `has ${keys.length} keys (${keys.join(", ")}); each step is exactly one action — split it into ${keys.length} steps` });
+      problems.push({
+        path,
+        message:
+          keys.length === 0
+            ? "is an empty mapping; write one action such as `open: /`"
+            : `has ${keys.length} keys (${keys.join(", ")}); each step is exactly one action — split it into ${keys.length} steps`,
+      });
       return;
     }
     const verb = keys[0]!;
     if (!verbs.includes(verb)) {
       const hint = nearest(verb, verbs);
-      problems.push({ path, key: verb, message: `is not a step${hint ? ` (did you mean \`${hint}\`?)` : ""}; steps are ${verbs.join(", ")}`, unknownKey: true });
+      problems.push({
+        path,
+        key: verb,
+        message: `is not a step${hint ? ` (did you mean \`${hint}\`?)` : ""}; steps are ${verbs.join(", ")}`,
+        unknownKey: true,
+      });
       return;
     }
     const body = (BROWSER_STEP_BODIES as Record<string, z.ZodType>)[verb]!;

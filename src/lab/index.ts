@@ -7,32 +7,33 @@
  * - `listLabs(cwd)` lists every resolvable lab with its route or parse error.
  * - `selectLabBackend`, `routesToTerminalProduct`, `routesToBrowserApp` decide the route.
  */
-export { parseLab, MAX_LAB_TEXT_LENGTH, type ParseLabOptions, type ParseLabResult } from "./parse.ts";
+
+export { taskGoalsBrief } from "./brief.ts";
+export { EMBEDDED_ALIASES, EMBEDDED_LABS, type EmbeddedLab, findEmbeddedLab } from "./embedded.ts";
+export { EMBEDDED_APP_NAMES, EMBEDDED_ROOT_PREFIX, type EmbeddedAppName, embeddedRootName, isEmbeddedAppName } from "./embedded-apps.ts";
 export {
-  loadLab,
-  listLabs,
-  looksLikeLabPath,
-  labSearchPaths,
   LAB_SEARCH_DIRS,
-  type LoadedLab,
   type LabListEntry,
   type LabOrigin,
+  type LoadedLab,
+  labSearchPaths,
+  listLabs,
+  loadLab,
+  looksLikeLabPath,
 } from "./load.ts";
+export { MAX_LAB_TEXT_LENGTH, type ParseLabOptions, type ParseLabResult, parseLab } from "./parse.ts";
 export {
-  selectLabBackend,
-  routesToTerminalProduct,
-  routesToBrowserApp,
-  routesToScriptedBrowser,
-  routesToComputerUse,
-  isTerminalLab,
   isBrowserLab,
+  isTerminalLab,
+  type LabBackend,
   labDevices,
-  resolveLabMode,
   ROUTE_ACTOR_TYPES,
   ROUTE_SOURCES,
-  type LabBackend,
+  resolveLabMode,
+  routesToBrowserApp,
+  routesToComputerUse,
+  routesToScriptedBrowser,
+  routesToTerminalProduct,
+  selectLabBackend,
 } from "./routing.ts";
-export { taskGoalsBrief } from "./brief.ts";
-export { EMBEDDED_LABS, EMBEDDED_ALIASES, findEmbeddedLab, type EmbeddedLab } from "./embedded.ts";
 export * from "./schema.ts";
-export { EMBEDDED_APP_NAMES, EMBEDDED_ROOT_PREFIX, embeddedRootName, isEmbeddedAppName, type EmbeddedAppName } from "./embedded-apps.ts";

@@ -34,7 +34,7 @@ export function describeValue(value: unknown, written?: string): string {
   if (Array.isArray(value)) return "a list";
   switch (typeof value) {
     case "string":
-      return `the string ${JSON.stringify(value.length > 60 ? value.slice(0, 57) + "..." : value)}`;
+      return `the string ${JSON.stringify(value.length > 60 ? `${value.slice(0, 57)}...` : value)}`;
     case "number":
       return written !== undefined && written !== String(value) ? `the number ${written} (YAML reads it as ${value})` : `the number ${value}`;
     case "boolean":

@@ -12,12 +12,13 @@
  * more than one hard link, is refused.
  */
 import { createHash } from "node:crypto";
+import type { Stats } from "node:fs";
 import { lstat, readdir, readFile, realpath, stat } from "node:fs/promises";
 import { basename, extname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { HumanishError } from "../errors.ts";
 import { EMBEDDED_ALIASES, EMBEDDED_LABS, findEmbeddedLab } from "./embedded.ts";
 import { MAX_LAB_TEXT_LENGTH, parseLab } from "./parse.ts";
-import { selectLabBackend, type LabBackend } from "./routing.ts";
+import { type LabBackend, selectLabBackend } from "./routing.ts";
 import { LAB_ID_PATTERN, type LabConfig, type LabWarning } from "./schema.ts";
 
 /** Project directories searched for lab ids, in order, with their origin. */
@@ -103,7 +104,11 @@ export async function loadLab(ref: string, cwd: string): Promise<LoadedLab> {
   }
 
   if (!LAB_ID_PATTERN.test(ref)) {
-    throw new HumanishError("HUMANISH_LAB_NOT_FOUND", `"${ref}" is neither a lab id (letters, digits, _ . - starting alphanumeric) nor a path to a .yaml file`, { next: "humanish lab list" });
+    throw new HumanishError(
+      "HUMANISH_LAB_NOT_FOUND",
+      `"${ref}" is neither a lab id (letters, digits, _ . - starting alphanumeric) nor a path to a .yaml file`,
+      { next: "humanish lab list" },
+    );
   }
 
   for (const { dir, origin } of LAB_SEARCH_DIRS) {
@@ -164,7 +169,7 @@ function displayPath(abs: string, root: string): string {
  *   an oversized file, non-UTF-8 bytes or a read error.
  */
 async function readLabFile(abs: string, shown: string, root: string | null): Promise<string | undefined> {
-  let st;
+  let st: Stats;
   try {
     st = await lstat(abs);
   } catch (e) {
@@ -183,15 +188,23 @@ async function readLabFile(abs: string, shown: string, root: string | null): Pro
     }
     const rel = relative(realRoot, real);
     if (rel === "" || rel.startsWith("..") || isAbsolute(rel)) {
-      throw new HumanishError("HUMANISH_LAB_INVALID", `${shown}: is a link that resolves outside the project (${real}); lab files must live inside the project`, {
-        next: "copy the lab into the project, or pass its path explicitly",
-      });
+      throw new HumanishError(
+        "HUMANISH_LAB_INVALID",
+        `${shown}: is a link that resolves outside the project (${real}); lab files must live inside the project`,
+        {
+          next: "copy the lab into the project, or pass its path explicitly",
+        },
+      );
     }
     st = await stat(abs);
     if (st.isFile() && st.nlink > 1) {
-      throw new HumanishError("HUMANISH_LAB_INVALID", `${shown}: has ${st.nlink} hard links; a project lab must be a plain file (a hard link can point outside the project)`, {
-        next: "replace the hard link with a copy of the file",
-      });
+      throw new HumanishError(
+        "HUMANISH_LAB_INVALID",
+        `${shown}: has ${st.nlink} hard links; a project lab must be a plain file (a hard link can point outside the project)`,
+        {
+          next: "replace the hard link with a copy of the file",
+        },
+      );
     }
   } else if (st.isSymbolicLink()) {
     try {
@@ -205,7 +218,9 @@ async function readLabFile(abs: string, shown: string, root: string | null): Pro
     throw new HumanishError("HUMANISH_LAB_INVALID", `${shown}: is not a regular file`, { next: "pass the path of a .yaml lab file" });
   }
   if (st.size > MAX_LAB_TEXT_LENGTH) {
-    throw new HumanishError("HUMANISH_LAB_INVALID", `${shown}: is ${st.size} bytes; a lab may be at most ${MAX_LAB_TEXT_LENGTH} bytes`, { next: "shorten the lab" });
+    throw new HumanishError("HUMANISH_LAB_INVALID", `${shown}: is ${st.size} bytes; a lab may be at most ${MAX_LAB_TEXT_LENGTH} bytes`, {
+      next: "shorten the lab",
+    });
   }
   let bytes: Uint8Array;
   try {
@@ -276,7 +291,9 @@ export async function listLabs(cwd: string): Promise<LabListEntry[]> {
 
   for (const lab of EMBEDDED_LABS) {
     const ref = `embedded:${lab.id}`;
-    const aliases = Object.entries(EMBEDDED_ALIASES).filter(([, target]) => target === lab.id).map(([alias]) => alias);
+    const aliases = Object.entries(EMBEDDED_ALIASES)
+      .filter(([, target]) => target === lab.id)
+      .map(([alias]) => alias);
     const entry: LabListEntry = { id: lab.id, source: "embedded", origin: "embedded", ref, ...(aliases.length ? { aliases } : {}) };
     const prior = winner.get(lab.id);
     if (prior !== undefined) entry.shadowedBy = prior;

@@ -8,39 +8,37 @@
  * scripted-browser steps → cross-validation → normalisation → warnings. The first failing rule
  * wins (unknown keys before the "required" problems they cause).
  */
-import { z } from "zod";
+import type { z } from "zod";
 import { nearest } from "../text/nearest.ts";
-import { formatPath, problemFromZod, renderFirstProblem, type Problem } from "./issues.ts";
-import { ROUTE_ACTOR_TYPES, ROUTE_SOURCES, type LabBackend } from "./routing.ts";
-import { topForeign } from "./schema-common.ts";
-import { unknownKeyText } from "./strict.ts";
+import { parseBrowserSteps } from "./browser-steps.ts";
+import { formatPath, type Problem, problemFromZod, renderFirstProblem } from "./issues.ts";
+import { type LabBackend, ROUTE_ACTOR_TYPES, ROUTE_SOURCES } from "./routing.ts";
 import {
+  type BrowserLabConfig,
+  BrowserLabSchema,
   BrowserSubjectSchema,
   CodexExecActorSchema,
   ComputerUseActorSchema,
-  ScriptedBrowserActorSchema,
-  ScriptedTerminalActorSchema,
-  TerminalSubjectSchema,
-  BrowserLabSchema,
   DEVICE_PRESETS,
   DEVICES_BY_COUNT,
   LAB_SCHEMA_ID,
-  TerminalLabSchema,
-  type BrowserLabConfig,
   type LabConfig,
   type LabWarning,
+  ScriptedBrowserActorSchema,
+  ScriptedTerminalActorSchema,
   type TerminalLabConfig,
+  TerminalLabSchema,
+  TerminalSubjectSchema,
 } from "./schema.ts";
+import { topForeign } from "./schema-common.ts";
+import { unknownKeyText } from "./strict.ts";
 import { loadStrictYaml, type StrictYaml } from "./yaml.ts";
-import { parseBrowserSteps } from "./browser-steps.ts";
 
 /** Largest lab text accepted, in UTF-16 code units (~1 MiB). */
 export const MAX_LAB_TEXT_LENGTH = 1_048_576;
 
 /** The result of {@link parseLab}. */
-export type ParseLabResult =
-  | { ok: true; config: LabConfig; warnings: LabWarning[] }
-  | { ok: false; error: { code: "HUMANISH_LAB_INVALID"; message: string } };
+export type ParseLabResult = { ok: true; config: LabConfig; warnings: LabWarning[] } | { ok: false; error: { code: "HUMANISH_LAB_INVALID"; message: string } };
 
 /** Options of {@link parseLab}. */
 export interface ParseLabOptions {
@@ -90,7 +88,9 @@ function parseInner(text: string, source: string): ParseLabResult {
   // schema first: a v1 or foreign file should say so rather than list its key problems.
   if (!("schema" in root)) return fail([{ path: [], key: undefined, message: `needs \`schema: ${LAB_SCHEMA_ID}\`` }]);
   if (root.schema !== LAB_SCHEMA_ID) {
-    return fail([{ path: ["schema"], message: `must be exactly ${LAB_SCHEMA_ID} (got ${JSON.stringify(root.schema)}; there is no compatibility with other versions)` }]);
+    return fail([
+      { path: ["schema"], message: `must be exactly ${LAB_SCHEMA_ID} (got ${JSON.stringify(root.schema)}; there is no compatibility with other versions)` },
+    ]);
   }
 
   // Unknown keys at the top level are reported before what they leave missing.
@@ -105,20 +105,44 @@ function parseInner(text: string, source: string): ParseLabResult {
   let route: LabBackend;
   if (src === ROUTE_SOURCES.terminal) route = "terminal";
   else if (src === ROUTE_SOURCES.browser) route = "browser";
-  else if (src === undefined && unknownKeyProblem(subject, ["subject"], SUBJECT_KEYS, {})) return fail([unknownKeyProblem(subject, ["subject"], SUBJECT_KEYS, {})!]);
-  else if (typeof src !== "string") return fail([{ path: ["subject", "source"], message: src === undefined ? "is required: terminal-product or app-url" : "must be the string terminal-product or app-url" }]);
-  else if (REFERENCE_SOURCES.includes(src)) return fail([{ path: ["subject", "source"], message: `\`${src}\` is a reference humanish source this humanish does not run; use terminal-product or app-url` }]);
+  else if (src === undefined && unknownKeyProblem(subject, ["subject"], SUBJECT_KEYS, {}))
+    return fail([unknownKeyProblem(subject, ["subject"], SUBJECT_KEYS, {})!]);
+  else if (typeof src !== "string")
+    return fail([
+      {
+        path: ["subject", "source"],
+        message: src === undefined ? "is required: terminal-product or app-url" : "must be the string terminal-product or app-url",
+      },
+    ]);
+  else if (REFERENCE_SOURCES.includes(src))
+    return fail([
+      { path: ["subject", "source"], message: `\`${src}\` is a reference humanish source this humanish does not run; use terminal-product or app-url` },
+    ]);
   else {
     const hint = nearest(src, [...Object.values(ROUTE_SOURCES), ...REFERENCE_SOURCES]);
-    return fail([{ path: ["subject", "source"], message: `\`${src}\` is not a subject source${hint ? ` (did you mean \`${hint}\`?)` : ""}; use terminal-product or app-url` }]);
+    return fail([
+      {
+        path: ["subject", "source"],
+        message: `\`${src}\` is not a subject source${hint ? ` (did you mean \`${hint}\`?)` : ""}; use terminal-product or app-url`,
+      },
+    ]);
   }
 
   // Exactly one actor of this route.
   const actors = root.actors;
-  if (actors === undefined) return fail([{ path: ["actors"], message: `is required: a list with exactly one actor (${ROUTE_ACTOR_TYPES[route].join(" or ")})` }]);
+  if (actors === undefined)
+    return fail([{ path: ["actors"], message: `is required: a list with exactly one actor (${ROUTE_ACTOR_TYPES[route].join(" or ")})` }]);
   if (!Array.isArray(actors)) return fail([{ path: ["actors"], message: "must be a list with exactly one actor" }]);
   if (actors.length !== 1) {
-    return fail([{ path: ["actors"], message: actors.length === 0 ? "must list exactly one actor (got none)" : `must list exactly one actor (got ${actors.length}; only one participant type runs per lab — use count for more surfaces)` }]);
+    return fail([
+      {
+        path: ["actors"],
+        message:
+          actors.length === 0
+            ? "must list exactly one actor (got none)"
+            : `must list exactly one actor (got ${actors.length}; only one participant type runs per lab — use count for more surfaces)`,
+      },
+    ]);
   }
   const actor = actors[0];
   if (!isMapping(actor)) return fail([{ path: ["actors", 0], message: "must be a mapping with a `type`" }]);
@@ -134,10 +158,20 @@ function parseInner(text: string, source: string): ParseLabResult {
   if (!ROUTE_ACTOR_TYPES[route].includes(type)) {
     const other: LabBackend = route === "terminal" ? "browser" : "terminal";
     if (ROUTE_ACTOR_TYPES[other].includes(type)) {
-      return fail([{ path: ["actors", 0, "type"], message: `\`${type}\` cannot act on subject.source ${ROUTE_SOURCES[route]}: it is a ${other} participant; use ${ROUTE_ACTOR_TYPES[route].join(" or ")}` }]);
+      return fail([
+        {
+          path: ["actors", 0, "type"],
+          message: `\`${type}\` cannot act on subject.source ${ROUTE_SOURCES[route]}: it is a ${other} participant; use ${ROUTE_ACTOR_TYPES[route].join(" or ")}`,
+        },
+      ]);
     }
     const hint = nearest(type, ROUTE_ACTOR_TYPES[route]);
-    return fail([{ path: ["actors", 0, "type"], message: `\`${type}\` is not a ${route} participant${hint ? ` (did you mean \`${hint}\`?)` : ""}; use ${ROUTE_ACTOR_TYPES[route].join(" or ")}` }]);
+    return fail([
+      {
+        path: ["actors", 0, "type"],
+        message: `\`${type}\` is not a ${route} participant${hint ? ` (did you mean \`${hint}\`?)` : ""}; use ${ROUTE_ACTOR_TYPES[route].join(" or ")}`,
+      },
+    ]);
   }
 
   // execution.target of the other route gets a route-specific message.
@@ -146,7 +180,9 @@ function parseInner(text: string, source: string): ParseLabResult {
     const targets = route === "terminal" ? ["docker", "e2b-terminal"] : ["local", "e2b-desktop"];
     const otherTargets = route === "terminal" ? ["local", "e2b-desktop"] : ["docker", "e2b-terminal"];
     if (otherTargets.includes(execution.target)) {
-      return fail([{ path: ["execution", "target"], message: `\`${execution.target}\` cannot act on subject.source ${ROUTE_SOURCES[route]}; use ${targets.join(" or ")}` }]);
+      return fail([
+        { path: ["execution", "target"], message: `\`${execution.target}\` cannot act on subject.source ${ROUTE_SOURCES[route]}; use ${targets.join(" or ")}` },
+      ]);
     }
   }
 
@@ -163,7 +199,12 @@ const ACTOR_KEYS = [
 ];
 
 /** The first key of `obj` outside `known` as an unknown-key problem (or a foreign-key one), if any. */
-function unknownKeyProblem(obj: Record<string, unknown>, path: PropertyKey[], known: readonly string[], foreign: Readonly<Record<string, string>>): Problem | undefined {
+function unknownKeyProblem(
+  obj: Record<string, unknown>,
+  path: PropertyKey[],
+  known: readonly string[],
+  foreign: Readonly<Record<string, string>>,
+): Problem | undefined {
   const key = Object.keys(obj).find((k) => !known.includes(k));
   if (key === undefined) return undefined;
   if (key in foreign) return { path, key, message: `${foreign[key]}; remove it`, unknownKey: true };
@@ -189,20 +230,30 @@ function parseTerminal(root: Record<string, unknown>, yaml: StrictYaml, fail: Fa
   const ex = lab.execution;
   const install = lab.subject.product.install ?? [];
   if (actor.type === "scripted-terminal") {
-    if (ex.runtime !== undefined) problems.push({ path: ["execution", "runtime"], message: "only acts on a codex-exec participant (it pins the Codex CLI version); remove it" });
-    if (ex.runtimeAuth !== undefined) problems.push({ path: ["execution", "runtimeAuth"], message: "only acts on a codex-exec participant (a scripted participant uses no key); remove it" });
+    if (ex.runtime !== undefined)
+      problems.push({ path: ["execution", "runtime"], message: "only acts on a codex-exec participant (it pins the Codex CLI version); remove it" });
+    if (ex.runtimeAuth !== undefined)
+      problems.push({ path: ["execution", "runtimeAuth"], message: "only acts on a codex-exec participant (a scripted participant uses no key); remove it" });
   } else if (actor.mission === undefined && actor.tasks === undefined) {
     problems.push({ path: ["actors", 0], message: "needs a `mission` or `tasks`: the codex-exec participant's brief would be empty" });
   }
   if (ex.target === "e2b-terminal") {
-    if (ex.image !== undefined) problems.push({ path: ["execution", "image"], message: "only acts on target docker (E2B sandboxes use their own template); remove it" });
+    if (ex.image !== undefined)
+      problems.push({ path: ["execution", "image"], message: "only acts on target docker (E2B sandboxes use their own template); remove it" });
     if (ex.network !== undefined) problems.push({ path: ["execution", "network"], message: "only acts on target docker; remove it" });
   }
   if (ex.network === "bridge" && actor.type === "scripted-terminal" && install.length === 0) {
-    problems.push({ path: ["execution", "network"], message: "is bridge but nothing in this lab uses the network: bridge is only accepted with subject.product.install commands (or a codex-exec participant); use none or remove it" });
+    problems.push({
+      path: ["execution", "network"],
+      message:
+        "is bridge but nothing in this lab uses the network: bridge is only accepted with subject.product.install commands (or a codex-exec participant); use none or remove it",
+    });
   }
   if (ex.network === "none" && actor.type === "codex-exec") {
-    problems.push({ path: ["execution", "network"], message: "is none, but a codex-exec participant must download the Codex CLI and reach the model API; use bridge or remove it" });
+    problems.push({
+      path: ["execution", "network"],
+      message: "is none, but a codex-exec participant must download the Codex CLI and reach the model API; use bridge or remove it",
+    });
   }
   if (problems.length) return fail(problems);
 
@@ -219,7 +270,11 @@ function parseTerminal(root: Record<string, unknown>, yaml: StrictYaml, fail: Fa
   }
   if (actor.type === "scripted-terminal") scriptedInert(actor, warnings);
   if (ex.target === "e2b-terminal") {
-    warnings.push({ code: "HUMANISH_LAB_TARGET_DRY_RUN_ONLY", path: "execution.target", message: "execution.target e2b-terminal runs as a dry run only in this humanish; a live run fails before any spend" });
+    warnings.push({
+      code: "HUMANISH_LAB_TARGET_DRY_RUN_ONLY",
+      path: "execution.target",
+      message: "execution.target e2b-terminal runs as a dry run only in this humanish; a live run fails before any spend",
+    });
   }
   policyWarnings(config, warnings);
   return { ok: true, config, warnings };
@@ -240,7 +295,10 @@ function parseBrowser(root: Record<string, unknown>, yaml: StrictYaml, fail: Fai
   if (raw.type === "scripted-browser") {
     const steps = parseBrowserSteps(raw.steps, yaml, problems);
     if (lab.execution.target !== "local") {
-      problems.push({ path: ["execution", "target"], message: "must be local for a scripted-browser participant (the scripted participant runs on this machine's guest desktop)" });
+      problems.push({
+        path: ["execution", "target"],
+        message: "must be local for a scripted-browser participant (the scripted participant runs on this machine's guest desktop)",
+      });
     }
     // Coordinates must fall inside every device frame the same steps run on.
     for (const [i, step] of steps.entries()) {
@@ -249,7 +307,10 @@ function parseBrowser(root: Record<string, unknown>, yaml: StrictYaml, fail: Fai
       for (const name of DEVICES_BY_COUNT[raw.count]) {
         const d = DEVICE_PRESETS[name];
         if (step.x >= d.width || step.y >= d.height) {
-          problems.push({ path: ["actors", 0, "steps", i, step.kind], message: `(${step.x}, ${step.y}) is outside the ${name} frame ${d.width}×${d.height}${raw.count === 2 ? " (count 2 runs the same steps on desktop and mobile)" : ""}` });
+          problems.push({
+            path: ["actors", 0, "steps", i, step.kind],
+            message: `(${step.x}, ${step.y}) is outside the ${name} frame ${d.width}×${d.height}${raw.count === 2 ? " (count 2 runs the same steps on desktop and mobile)" : ""}`,
+          });
           break;
         }
       }
@@ -273,7 +334,11 @@ function parseBrowser(root: Record<string, unknown>, yaml: StrictYaml, fail: Fai
     warnings.push(inert("scenario.caps.maxJobs", "is accepted but not consumed on the browser route (no billable jobs are counted there)"));
   }
   if (lab.execution.target === "e2b-desktop") {
-    warnings.push({ code: "HUMANISH_LAB_TARGET_DRY_RUN_ONLY", path: "execution.target", message: "execution.target e2b-desktop runs as a dry run only in this humanish; a live run fails before any spend" });
+    warnings.push({
+      code: "HUMANISH_LAB_TARGET_DRY_RUN_ONLY",
+      path: "execution.target",
+      message: "execution.target e2b-desktop runs as a dry run only in this humanish; a live run fails before any spend",
+    });
   }
   policyWarnings(config, warnings);
   return { ok: true, config, warnings };
@@ -286,7 +351,8 @@ function taskIdProblems(tasks: readonly { id: string }[], problems: Problem[]): 
   const seen = new Map<string, number>();
   tasks.forEach((t, i) => {
     const prior = seen.get(t.id);
-    if (prior !== undefined) problems.push({ path: ["actors", 0, "tasks", i, "id"], message: `\`${t.id}\` repeats actors[0].tasks[${prior}].id; task ids must be unique` });
+    if (prior !== undefined)
+      problems.push({ path: ["actors", 0, "tasks", i, "id"], message: `\`${t.id}\` repeats actors[0].tasks[${prior}].id; task ids must be unique` });
     else seen.set(t.id, i);
   });
 }
@@ -297,7 +363,8 @@ function inert(path: string, what: string): LabWarning {
 
 function scriptedInert(actor: { persona?: string; mission?: string }, warnings: LabWarning[]): void {
   for (const f of ["persona", "mission"] as const) {
-    if (actor[f] !== undefined) warnings.push(inert(`actors[0].${f}`, "is recorded but not consumed: a scripted participant follows its steps and reads no brief"));
+    if (actor[f] !== undefined)
+      warnings.push(inert(`actors[0].${f}`, "is recorded but not consumed: a scripted participant follows its steps and reads no brief"));
   }
 }
 

@@ -4,7 +4,15 @@
  * §1.11; ARCHITECTURE.md "Routes and targets"). Actor lanes come from the actor registry.
  */
 import { actorServesLane } from "../actors/registry.ts";
-import { DEVICE_PRESETS, DEVICES_BY_COUNT, type BrowserLabConfig, type DeviceName, type DevicePreset, type LabConfig, type TerminalLabConfig } from "./schema.ts";
+import {
+  type BrowserLabConfig,
+  DEVICE_PRESETS,
+  DEVICES_BY_COUNT,
+  type DeviceName,
+  type DevicePreset,
+  type LabConfig,
+  type TerminalLabConfig,
+} from "./schema.ts";
 
 /** The routes humanish runs. */
 export type LabBackend = "terminal" | "browser";

@@ -4,6 +4,7 @@
  * `scripted-browser` | `openai-computer-use`, `execution.target: local` (default) | `e2b-desktop`.
  */
 import { z } from "zod";
+import { EMBEDDED_APP_NAMES, EMBEDDED_ROOT_PREFIX, embeddedRootName, isEmbeddedAppName } from "./embedded-apps.ts";
 import {
   isContainedRelativePath,
   labHeadFields,
@@ -13,14 +14,12 @@ import {
   NO_MODEL,
   NOT_ON_BROWSER,
   posInt,
-  reasoningEffort,
   REFERENCE_ONLY,
   subjectReferenceOnly,
   taskId,
   toList,
   topForeign,
 } from "./schema-common.ts";
-import { EMBEDDED_APP_NAMES, EMBEDDED_ROOT_PREFIX, embeddedRootName, isEmbeddedAppName } from "./embedded-apps.ts";
 import { nonBlank, strictObject } from "./strict.ts";
 
 /** Screen geometry of a participant's desktop, in CSS pixels, and its device pixel ratio. */
@@ -54,11 +53,47 @@ export const DEVICES_BY_COUNT: Readonly<Record<1 | 2, readonly DeviceName[]>> = 
  * single `[a-z0-9]`, `F1`–`F12`, modifiers, navigation keys and the named punctuation.
  */
 export const BROWSER_KEY_NAMES: readonly string[] = [
-  "CTRL", "CONTROL", "ALT", "SHIFT", "META", "SUPER", "CMD",
-  "ENTER", "RETURN", "TAB", "ESC", "ESCAPE", "SPACE", " ",
-  "BACKSPACE", "DELETE", "INSERT", "HOME", "END", "PAGEUP", "PAGEDOWN",
-  "ARROWUP", "UP", "ARROWDOWN", "DOWN", "ARROWLEFT", "LEFT", "ARROWRIGHT", "RIGHT",
-  "+", "-", "=", ",", ".", "/", "\\", ";", "'", "[", "]", "`",
+  "CTRL",
+  "CONTROL",
+  "ALT",
+  "SHIFT",
+  "META",
+  "SUPER",
+  "CMD",
+  "ENTER",
+  "RETURN",
+  "TAB",
+  "ESC",
+  "ESCAPE",
+  "SPACE",
+  " ",
+  "BACKSPACE",
+  "DELETE",
+  "INSERT",
+  "HOME",
+  "END",
+  "PAGEUP",
+  "PAGEDOWN",
+  "ARROWUP",
+  "UP",
+  "ARROWDOWN",
+  "DOWN",
+  "ARROWLEFT",
+  "LEFT",
+  "ARROWRIGHT",
+  "RIGHT",
+  "+",
+  "-",
+  "=",
+  ",",
+  ".",
+  "/",
+  "\\",
+  ";",
+  "'",
+  "[",
+  "]",
+  "`",
   ...Array.from({ length: 12 }, (_, i) => `F${i + 1}`),
 ];
 
@@ -87,32 +122,43 @@ export const TYPE_MAX_BYTES = 65_536;
  * - `textExcludes`: no string appears in the text.
  * - `urlIncludes`: substring of the URL. `urlPathEquals`: exact URL path (starts with one `/`).
  */
-export const BrowserCheckSchema = strictObject({
-  textIncludes: z.union([nonBlank(), z.array(nonBlank()).min(1)]).optional(),
-  textExcludes: z.union([nonBlank(), z.array(nonBlank()).min(1)]).optional(),
-  urlIncludes: nonBlank().optional(),
-  urlPathEquals: z.string().regex(/^\/(?!\/)/, { message: "must be a path starting with a single `/`" }).optional(),
-}, {
-  run: NOT_ON_BROWSER,
-  expectExit: NOT_ON_BROWSER,
-  appStatePathEquals: REFERENCE_ONLY,
-}).superRefine((c, ctx) => {
-  if (c.textIncludes === undefined && c.textExcludes === undefined && c.urlIncludes === undefined && c.urlPathEquals === undefined) {
-    ctx.addIssue({ code: "custom", message: "needs at least one condition: textIncludes, textExcludes, urlIncludes or urlPathEquals" });
-  }
-}).transform((c) => ({
-  ...(c.textIncludes !== undefined ? { textIncludes: toList(c.textIncludes) } : {}),
-  ...(c.textExcludes !== undefined ? { textExcludes: toList(c.textExcludes) } : {}),
-  ...(c.urlIncludes !== undefined ? { urlIncludes: c.urlIncludes } : {}),
-  ...(c.urlPathEquals !== undefined ? { urlPathEquals: c.urlPathEquals } : {}),
-}));
+export const BrowserCheckSchema = strictObject(
+  {
+    textIncludes: z.union([nonBlank(), z.array(nonBlank()).min(1)]).optional(),
+    textExcludes: z.union([nonBlank(), z.array(nonBlank()).min(1)]).optional(),
+    urlIncludes: nonBlank().optional(),
+    urlPathEquals: z
+      .string()
+      .regex(/^\/(?!\/)/, { message: "must be a path starting with a single `/`" })
+      .optional(),
+  },
+  {
+    run: NOT_ON_BROWSER,
+    expectExit: NOT_ON_BROWSER,
+    appStatePathEquals: REFERENCE_ONLY,
+  },
+)
+  .superRefine((c, ctx) => {
+    if (c.textIncludes === undefined && c.textExcludes === undefined && c.urlIncludes === undefined && c.urlPathEquals === undefined) {
+      ctx.addIssue({ code: "custom", message: "needs at least one condition: textIncludes, textExcludes, urlIncludes or urlPathEquals" });
+    }
+  })
+  .transform((c) => ({
+    ...(c.textIncludes !== undefined ? { textIncludes: toList(c.textIncludes) } : {}),
+    ...(c.textExcludes !== undefined ? { textExcludes: toList(c.textExcludes) } : {}),
+    ...(c.urlIncludes !== undefined ? { urlIncludes: c.urlIncludes } : {}),
+    ...(c.urlPathEquals !== undefined ? { urlPathEquals: c.urlPathEquals } : {}),
+  }));
 
 /** A browser task: goal for the brief, hidden observation check. */
-export const BrowserTaskSchema = strictObject({
-  id: taskId,
-  goal: nonBlank(),
-  check: BrowserCheckSchema,
-}, { success: "is the reference's name; humanish uses `check`" });
+export const BrowserTaskSchema = strictObject(
+  {
+    id: taskId,
+    goal: nonBlank(),
+    check: BrowserCheckSchema,
+  },
+  { success: "is the reference's name; humanish uses `check`" },
+);
 
 /**
  * One scripted-browser step, normalised. Each YAML step is a one-key mapping (or the bare string
@@ -154,13 +200,19 @@ const delta = z.number().finite().min(-1_000_000).max(1_000_000);
 const stepBodies = {
   open: z.string().regex(/^\/(?!\/)[^\s]*$/, { message: "must be a path on the app origin starting with a single `/` (no spaces)" }),
   click: strictObject({ x: coordinate, y: coordinate, button: z.enum(["left", "right", "middle"]).default("left") }),
-  type: z.string().min(1, { message: "must be non-empty text" })
+  type: z
+    .string()
+    .min(1, { message: "must be non-empty text" })
     .refine((s) => !s.includes("\u0000"), { message: "must not contain NUL" })
     .refine((s) => new TextEncoder().encode(s).byteLength <= TYPE_MAX_BYTES, { message: `must be at most ${TYPE_MAX_BYTES} UTF-8 bytes` }),
   press: z.union([nonBlank(), z.array(nonBlank()).min(1).max(16)]).transform((v, ctx) => {
     const keys = toList(v);
     for (const k of keys) {
-      if (k.length > 64 || !isBrowserKeyName(k)) ctx.addIssue({ code: "custom", message: `key \`${k}\` is not in the closed key-name list (e.g. Enter, Tab, Escape, ctrl, shift, a–z, 0–9, F1–F12, ArrowUp)` });
+      if (k.length > 64 || !isBrowserKeyName(k))
+        ctx.addIssue({
+          code: "custom",
+          message: `key \`${k}\` is not in the closed key-name list (e.g. Enter, Tab, Escape, ctrl, shift, a–z, 0–9, F1–F12, ArrowUp)`,
+        });
     }
     const upper = keys.map((k) => k.toUpperCase());
     if (new Set(upper).size !== upper.length) ctx.addIssue({ code: "custom", message: "repeats a key in one chord" });
@@ -169,7 +221,11 @@ const stepBodies = {
   scroll: strictObject({ x: coordinate.optional(), y: coordinate.optional(), scrollX: delta.default(0), scrollY: delta.default(0) }).superRefine((s, ctx) => {
     const steps = Math.ceil(Math.abs(s.scrollX) / SCROLL_PIXELS_PER_STEP) + Math.ceil(Math.abs(s.scrollY) / SCROLL_PIXELS_PER_STEP);
     if (steps === 0) ctx.addIssue({ code: "custom", message: "needs a non-zero scrollX or scrollY" });
-    if (steps > SCROLL_MAX_STEPS) ctx.addIssue({ code: "custom", message: `is ${steps} wheel steps; at most ${SCROLL_MAX_STEPS} (${SCROLL_MAX_STEPS * SCROLL_PIXELS_PER_STEP} px) per scroll` });
+    if (steps > SCROLL_MAX_STEPS)
+      ctx.addIssue({
+        code: "custom",
+        message: `is ${steps} wheel steps; at most ${SCROLL_MAX_STEPS} (${SCROLL_MAX_STEPS * SCROLL_PIXELS_PER_STEP} px) per scroll`,
+      });
     if ((s.x === undefined) !== (s.y === undefined)) ctx.addIssue({ code: "custom", message: "needs both x and y, or neither (frame centre)" });
   }),
   wait: strictObject({ ms: z.number().finite().min(0).max(WAIT_MAX_MS) }),
@@ -184,24 +240,30 @@ const browserTasks = z.array(BrowserTaskSchema).min(1, { message: "must list at 
 const browserCount = z.union([z.literal(1), z.literal(2)], { message: "must be 1 (desktop) or 2 (desktop + mobile)" }).default(1);
 
 /** `scripted-browser`: a participant with no model driving the same executor an LLM would. */
-export const ScriptedBrowserActorSchema = strictObject({
-  type: z.literal("scripted-browser"),
-  /** Surfaces: 1 = desktop, 2 = desktop + mobile (the same steps run on each). */
-  count: browserCount,
-  persona: nonBlank().optional(),
-  mission: nonBlank().optional(),
-  tasks: browserTasks,
-  /** Parsed by `parseLab` into {@link BrowserStep}s (see there for the YAML forms). */
-  steps: z.array(z.unknown()).min(1, { message: "must list at least one step" }),
-}, { model: NO_MODEL, reasoningEffort: NO_MODEL });
+export const ScriptedBrowserActorSchema = strictObject(
+  {
+    type: z.literal("scripted-browser"),
+    /** Surfaces: 1 = desktop, 2 = desktop + mobile (the same steps run on each). */
+    count: browserCount,
+    persona: nonBlank().optional(),
+    mission: nonBlank().optional(),
+    tasks: browserTasks,
+    /** Parsed by `parseLab` into {@link BrowserStep}s (see there for the YAML forms). */
+    steps: z.array(z.unknown()).min(1, { message: "must list at least one step" }),
+  },
+  { model: NO_MODEL, reasoningEffort: NO_MODEL },
+);
 
 /** `openai-computer-use`: an OpenAI computer-use model driving the desktop. */
-export const ComputerUseActorSchema = strictObject({
-  type: z.literal("openai-computer-use"),
-  count: browserCount,
-  ...modelActorFields,
-  tasks: browserTasks,
-}, { steps: "only acts on a scripted-browser participant (a computer-use model decides its own actions)" });
+export const ComputerUseActorSchema = strictObject(
+  {
+    type: z.literal("openai-computer-use"),
+    count: browserCount,
+    ...modelActorFields,
+    tasks: browserTasks,
+  },
+  { steps: "only acts on a scripted-browser participant (a computer-use model decides its own actions)" },
+);
 
 /** The browser actor union, keyed by `type`. */
 export const BrowserActorSchema = z.discriminatedUnion("type", [ScriptedBrowserActorSchema, ComputerUseActorSchema]);
@@ -220,39 +282,49 @@ export const BrowserActorSchema = z.discriminatedUnion("type", [ScriptedBrowserA
  *   process group when the study ends.
  * Absent: the app must already be listening at appUrl (checked at preflight).
  */
-export const ServeSchema = strictObject({
-  static: strictObject({
-    root: z.string().superRefine((root, ctx) => {
-      const name = embeddedRootName(root);
-      if (name !== undefined) {
-        if (!isEmbeddedAppName(name)) {
-          ctx.addIssue({ code: "custom", message: `names no embedded app: \`${name}\` is unknown; embedded apps are ${EMBEDDED_APP_NAMES.map((n) => `\`${EMBEDDED_ROOT_PREFIX}${n}\``).join(", ")}` });
+export const ServeSchema = strictObject(
+  {
+    static: strictObject({
+      root: z.string().superRefine((root, ctx) => {
+        const name = embeddedRootName(root);
+        if (name !== undefined) {
+          if (!isEmbeddedAppName(name)) {
+            ctx.addIssue({
+              code: "custom",
+              message: `names no embedded app: \`${name}\` is unknown; embedded apps are ${EMBEDDED_APP_NAMES.map((n) => `\`${EMBEDDED_ROOT_PREFIX}${n}\``).join(", ")}`,
+            });
+          }
+          return;
         }
-        return;
-      }
-      if (!isContainedRelativePath(root)) ctx.addIssue({ code: "custom", message: "must be a relative directory inside the project (no absolute path, no `..`) or `embedded:<app>`" });
-    }),
-  }).optional(),
-  command: nonBlank("a non-empty shell command").optional(),
-  readyTimeoutMs: posInt.max(600_000).optional(),
-}, { start: "is the reference's clone/local-tree key; use `command`", url: "is taken from subject.appUrl", install: REFERENCE_ONLY, build: REFERENCE_ONLY })
-  .superRefine((s, ctx) => {
-    if ((s.static === undefined) === (s.command === undefined)) ctx.addIssue({ code: "custom", message: "needs exactly one of `static: {root}` or `command`" });
-    if (s.static !== undefined && s.readyTimeoutMs !== undefined) ctx.addIssue({ code: "custom", path: ["readyTimeoutMs"], message: "only acts with `command` (a static root is ready at once)" });
-  });
+        if (!isContainedRelativePath(root))
+          ctx.addIssue({ code: "custom", message: "must be a relative directory inside the project (no absolute path, no `..`) or `embedded:<app>`" });
+      }),
+    }).optional(),
+    command: nonBlank("a non-empty shell command").optional(),
+    readyTimeoutMs: posInt.max(600_000).optional(),
+  },
+  { start: "is the reference's clone/local-tree key; use `command`", url: "is taken from subject.appUrl", install: REFERENCE_ONLY, build: REFERENCE_ONLY },
+).superRefine((s, ctx) => {
+  if ((s.static === undefined) === (s.command === undefined)) ctx.addIssue({ code: "custom", message: "needs exactly one of `static: {root}` or `command`" });
+  if (s.static !== undefined && s.readyTimeoutMs !== undefined)
+    ctx.addIssue({ code: "custom", path: ["readyTimeoutMs"], message: "only acts with `command` (a static root is ready at once)" });
+});
 
 /** `subject` on the browser route. `appUrl` is loopback-only (`http://127.0.0.1:<port>/…` or `http://localhost:<port>/…`). */
-export const BrowserSubjectSchema = strictObject({
-  source: z.literal("app-url"),
-  appUrl: z.string().superRefine((u, ctx) => {
-    const why = loopbackUrlProblem(u);
-    if (why) ctx.addIssue({ code: "custom", message: why });
-  }),
-  serve: ServeSchema.optional(),
-}, {
-  product: NOT_ON_BROWSER,
-  ...subjectReferenceOnly,
-});
+export const BrowserSubjectSchema = strictObject(
+  {
+    source: z.literal("app-url"),
+    appUrl: z.string().superRefine((u, ctx) => {
+      const why = loopbackUrlProblem(u);
+      if (why) ctx.addIssue({ code: "custom", message: why });
+    }),
+    serve: ServeSchema.optional(),
+  },
+  {
+    product: NOT_ON_BROWSER,
+    ...subjectReferenceOnly,
+  },
+);
 
 /**
  * `execution` on the browser route.
@@ -261,23 +333,35 @@ export const BrowserSubjectSchema = strictObject({
  * - `timeoutMs`: wall-clock budget of each participant session, in ms (absent →
  *   `scenario.caps.maxMinutes`, else the route's default).
  */
-export const BrowserExecutionSchema = strictObject({
-  target: z.enum(["local", "e2b-desktop"]).default("local"),
-  timeoutMs: posInt.optional(),
-}, {
-  terminal: NOT_ON_BROWSER, runtimeAuth: NOT_ON_BROWSER, runtime: NOT_ON_BROWSER, image: NOT_ON_BROWSER, network: NOT_ON_BROWSER,
-  desktop: REFERENCE_ONLY + " (the device follows actors[0].count)",
-  completionTimeoutMs: REFERENCE_ONLY, concurrency: REFERENCE_ONLY, caps: "belongs in scenario.caps",
-});
+export const BrowserExecutionSchema = strictObject(
+  {
+    target: z.enum(["local", "e2b-desktop"]).default("local"),
+    timeoutMs: posInt.optional(),
+  },
+  {
+    terminal: NOT_ON_BROWSER,
+    runtimeAuth: NOT_ON_BROWSER,
+    runtime: NOT_ON_BROWSER,
+    image: NOT_ON_BROWSER,
+    network: NOT_ON_BROWSER,
+    desktop: `${REFERENCE_ONLY} (the device follows actors[0].count)`,
+    completionTimeoutMs: REFERENCE_ONLY,
+    concurrency: REFERENCE_ONLY,
+    caps: "belongs in scenario.caps",
+  },
+);
 
 /** A whole browser lab as parsed (steps still raw; `parseLab` normalises them). */
-export const BrowserLabSchema = strictObject({
-  ...labHeadFields,
-  subject: BrowserSubjectSchema,
-  actors: z.array(BrowserActorSchema),
-  execution: BrowserExecutionSchema.default(() => ({ target: "local" }) as const),
-  ...labTailFields,
-}, topForeign);
+export const BrowserLabSchema = strictObject(
+  {
+    ...labHeadFields,
+    subject: BrowserSubjectSchema,
+    actors: z.array(BrowserActorSchema),
+    execution: BrowserExecutionSchema.default(() => ({ target: "local" }) as const),
+    ...labTailFields,
+  },
+  topForeign,
+);
 
 /** A browser task (check conditions normalised to lists). */
 export type BrowserTask = z.output<typeof BrowserTaskSchema>;

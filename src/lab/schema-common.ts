@@ -4,7 +4,7 @@
  * value checks (http URLs, loopback appUrl, contained relative paths).
  */
 import { z } from "zod";
-import { nonBlank, strictObject, type ForeignKeys } from "./strict.ts";
+import { type ForeignKeys, nonBlank, strictObject } from "./strict.ts";
 
 /** The only accepted value of the top-level `schema` key. */
 export const LAB_SCHEMA_ID = "humanish.lab.v2";
@@ -37,37 +37,46 @@ export const topForeign: ForeignKeys = {
 };
 
 /** `scenario.caps` (reference §1.6). All optional, non-negative; `maxJobs` an integer. */
-export const CapsSchema = strictObject({
-  /** Spend cap in USD; 0 = no spend allowed. */
-  maxUsd: nonNegNumber.optional(),
-  /** Cap on billable jobs (terminal: known billable job count). */
-  maxJobs: z.number().int().nonnegative().optional(),
-  /** Wall-clock cap on the participant, in minutes; must be > 0 for a live terminal study. */
-  maxMinutes: nonNegNumber.optional(),
-}, { maxTotalUsd: REFERENCE_ONLY });
+export const CapsSchema = strictObject(
+  {
+    /** Spend cap in USD; 0 = no spend allowed. */
+    maxUsd: nonNegNumber.optional(),
+    /** Cap on billable jobs (terminal: known billable job count). */
+    maxJobs: z.number().int().nonnegative().optional(),
+    /** Wall-clock cap on the participant, in minutes; must be > 0 for a live terminal study. */
+    maxMinutes: nonNegNumber.optional(),
+  },
+  { maxTotalUsd: REFERENCE_ONLY },
+);
 
 /** `scenario` (reference §1.6): the spend declaration. Absent mode = `dry-run` (invariant 3). */
-export const ScenarioSchema = strictObject({
-  mode: z.enum(["dry-run", "live"]).default("dry-run"),
-  caps: CapsSchema.optional(),
-}, { ref: REFERENCE_ONLY, inline: REFERENCE_ONLY });
+export const ScenarioSchema = strictObject(
+  {
+    mode: z.enum(["dry-run", "live"]).default("dry-run"),
+    caps: CapsSchema.optional(),
+  },
+  { ref: REFERENCE_ONLY, inline: REFERENCE_ONLY },
+);
 
 /**
  * `policies` (reference §1.7): four deny-by-default credential-boundary declarations. They are
  * recorded as evidence only — humanish has no channel that injects any of these credentials,
  * so `true` produces a warning.
  */
-export const PoliciesSchema = strictObject({
-  allowPrivateRepoAccess: z.boolean().default(false),
-  allowProviderCredentials: z.boolean().default(false),
-  allowPaymentCredentials: z.boolean().default(false),
-  allowGitHubMutation: z.boolean().default(false),
-}, {
-  redactRepos: REFERENCE_ONLY,
-  redactScreenshots: REFERENCE_ONLY,
-  allowPublicTargets: "is not supported: the browser route only drives a loopback appUrl",
-  mediaPermission: REFERENCE_ONLY,
-});
+export const PoliciesSchema = strictObject(
+  {
+    allowPrivateRepoAccess: z.boolean().default(false),
+    allowProviderCredentials: z.boolean().default(false),
+    allowPaymentCredentials: z.boolean().default(false),
+    allowGitHubMutation: z.boolean().default(false),
+  },
+  {
+    redactRepos: REFERENCE_ONLY,
+    redactScreenshots: REFERENCE_ONLY,
+    allowPublicTargets: "is not supported: the browser route only drives a loopback appUrl",
+    mediaPermission: REFERENCE_ONLY,
+  },
+);
 
 /** `actors[0].reasoningEffort` values (reference §1.4). */
 export const reasoningEffort = z.enum(["none", "minimal", "low", "medium", "high", "xhigh", "max"]);
@@ -102,13 +111,22 @@ export const labHeadFields = {
  */
 export const labTailFields = {
   scenario: ScenarioSchema.default(() => ({ mode: "dry-run" }) as const),
-  policies: PoliciesSchema.default(() => ({ allowPrivateRepoAccess: false, allowProviderCredentials: false, allowPaymentCredentials: false, allowGitHubMutation: false }) as const),
+  policies: PoliciesSchema.default(
+    () => ({ allowPrivateRepoAccess: false, allowProviderCredentials: false, allowPaymentCredentials: false, allowGitHubMutation: false }) as const,
+  ),
 };
 
 /** `subject` keys of the reference humanish that neither route supports, each refused with {@link REFERENCE_ONLY}. */
 export const subjectReferenceOnly: ForeignKeys = {
-  topology: REFERENCE_ONLY, exposure: REFERENCE_ONLY, publicTarget: REFERENCE_ONLY, repos: REFERENCE_ONLY,
-  clone: REFERENCE_ONLY, localTree: REFERENCE_ONLY, env: REFERENCE_ONLY, envValues: REFERENCE_ONLY, state: REFERENCE_ONLY,
+  topology: REFERENCE_ONLY,
+  exposure: REFERENCE_ONLY,
+  publicTarget: REFERENCE_ONLY,
+  repos: REFERENCE_ONLY,
+  clone: REFERENCE_ONLY,
+  localTree: REFERENCE_ONLY,
+  env: REFERENCE_ONLY,
+  envValues: REFERENCE_ONLY,
+  state: REFERENCE_ONLY,
 };
 
 /** Reasons shown when a key that acts only on the other route (or only with a model) appears. */
@@ -136,7 +154,6 @@ export type Scenario = z.output<typeof ScenarioSchema>;
 export type Caps = z.output<typeof CapsSchema>;
 /** `policies` after defaults (all four booleans present). */
 export type Policies = z.output<typeof PoliciesSchema>;
-
 
 export function toList(v: string | string[]): string[] {
   return typeof v === "string" ? [v] : v;

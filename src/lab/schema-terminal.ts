@@ -14,7 +14,6 @@ import {
   NO_MODEL,
   NOT_ON_TERMINAL,
   posInt,
-  reasoningEffort,
   REFERENCE_ONLY,
   subjectReferenceOnly,
   taskId,
@@ -32,26 +31,36 @@ export const TERMINAL_STUDY_DIR = "/home/user/study";
 /** Exact semver (no ranges, no `v` prefix, no `latest`). */
 export const EXACT_SEMVER_PATTERN = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$/;
 /** Docker image references we accept in `execution.image` (name[:tag][@digest], lower-case path). */
-export const IMAGE_REF_PATTERN = /^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(\/[a-z0-9]+([._-][a-z0-9]+)*)*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?$/;
+export const IMAGE_REF_PATTERN =
+  /^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(\/[a-z0-9]+([._-][a-z0-9]+)*)*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?$/;
 
 /**
  * A terminal task's hidden check: a shell command run (via `bash -lc`) in the sandbox, in
  * {@link TERMINAL_STUDY_DIR}, after the participant ends. Passes when it exits `expectExit`
  * (default 0). Never shown to the participant.
  */
-export const TerminalCheckSchema = strictObject({
-  run: nonBlank("a non-empty shell command"),
-  expectExit: exitCode.default(0),
-}, {
-  textIncludes: NOT_ON_TERMINAL, textExcludes: NOT_ON_TERMINAL, urlIncludes: NOT_ON_TERMINAL, urlPathEquals: NOT_ON_TERMINAL,
-});
+export const TerminalCheckSchema = strictObject(
+  {
+    run: nonBlank("a non-empty shell command"),
+    expectExit: exitCode.default(0),
+  },
+  {
+    textIncludes: NOT_ON_TERMINAL,
+    textExcludes: NOT_ON_TERMINAL,
+    urlIncludes: NOT_ON_TERMINAL,
+    urlPathEquals: NOT_ON_TERMINAL,
+  },
+);
 
 /** One task (reference §6.3, issue 2 §4): the `goal` goes into the brief; `check` never does. */
-export const TerminalTaskSchema = strictObject({
-  id: taskId,
-  goal: nonBlank(),
-  check: TerminalCheckSchema,
-}, { success: "is the reference's browser success rule; a terminal task uses `check: {run, expectExit}`" });
+export const TerminalTaskSchema = strictObject(
+  {
+    id: taskId,
+    goal: nonBlank(),
+    check: TerminalCheckSchema,
+  },
+  { success: "is the reference's browser success rule; a terminal task uses `check: {run, expectExit}`" },
+);
 
 /**
  * One scripted-terminal step: `run` is a shell command (`bash -lc`) run as the participant in
@@ -67,26 +76,32 @@ export const TerminalStepSchema = strictObject({
 const terminalTasks = z.array(TerminalTaskSchema).min(1, { message: "must list at least one task when present" }).optional();
 
 /** `scripted-terminal`: a participant with no model that runs `steps[]` one at a time. */
-export const ScriptedTerminalActorSchema = strictObject({
-  type: z.literal("scripted-terminal"),
-  /** Terminal studies run exactly one participant. */
-  count: z.literal(1).optional(),
-  persona: nonBlank().optional(),
-  mission: nonBlank().optional(),
-  tasks: terminalTasks,
-  steps: z.array(TerminalStepSchema).min(1, { message: "must list at least one step" }),
-}, { model: NO_MODEL, reasoningEffort: NO_MODEL });
+export const ScriptedTerminalActorSchema = strictObject(
+  {
+    type: z.literal("scripted-terminal"),
+    /** Terminal studies run exactly one participant. */
+    count: z.literal(1).optional(),
+    persona: nonBlank().optional(),
+    mission: nonBlank().optional(),
+    tasks: terminalTasks,
+    steps: z.array(TerminalStepSchema).min(1, { message: "must list at least one step" }),
+  },
+  { model: NO_MODEL, reasoningEffort: NO_MODEL },
+);
 
 /**
  * `codex-exec`: the OpenAI Codex CLI run with `codex exec --json` inside the sandbox. `mission`
  * is recorded in plaintext (public-safe author text); `model` is passed as `--model`.
  */
-export const CodexExecActorSchema = strictObject({
-  type: z.literal("codex-exec"),
-  count: z.literal(1).optional(),
-  ...modelActorFields,
-  tasks: terminalTasks,
-}, { steps: "only acts on a scripted-terminal participant (codex-exec decides its own commands)" });
+export const CodexExecActorSchema = strictObject(
+  {
+    type: z.literal("codex-exec"),
+    count: z.literal(1).optional(),
+    ...modelActorFields,
+    tasks: terminalTasks,
+  },
+  { steps: "only acts on a scripted-terminal participant (codex-exec decides its own commands)" },
+);
 
 /** The terminal actor union, keyed by `type`. */
 export const TerminalActorSchema = z.discriminatedUnion("type", [ScriptedTerminalActorSchema, CodexExecActorSchema]);
@@ -96,24 +111,32 @@ export const TerminalActorSchema = z.discriminatedUnion("type", [ScriptedTermina
  * in the sandbox, in order, in {@link TERMINAL_STUDY_DIR}, before the participant starts and
  * with no key in their env (unkeyed); a failing command fails the run before the participant.
  */
-export const ProductSchema = strictObject({
-  name: z.string().regex(LAB_ID_PATTERN, { message: "must start with a letter or digit and use only letters, digits, `_`, `.` and `-`" }),
-  publicSurfaces: z.array(z.string().refine(isHttpUrl, { message: "must be an absolute http(s) URL" })).min(1, { message: "must list at least one public surface URL" }),
-  install: z.array(nonBlank("a non-empty shell command")).min(1, { message: "must list at least one command when present" }).optional(),
-}, {
-  workdir: "is a desktop-cli key; terminal studies always run in " + TERMINAL_STUDY_DIR,
-  upload: REFERENCE_ONLY,
-});
+export const ProductSchema = strictObject(
+  {
+    name: z.string().regex(LAB_ID_PATTERN, { message: "must start with a letter or digit and use only letters, digits, `_`, `.` and `-`" }),
+    publicSurfaces: z
+      .array(z.string().refine(isHttpUrl, { message: "must be an absolute http(s) URL" }))
+      .min(1, { message: "must list at least one public surface URL" }),
+    install: z.array(nonBlank("a non-empty shell command")).min(1, { message: "must list at least one command when present" }).optional(),
+  },
+  {
+    workdir: `is a desktop-cli key; terminal studies always run in ${TERMINAL_STUDY_DIR}`,
+    upload: REFERENCE_ONLY,
+  },
+);
 
 /** `subject` on the terminal route. */
-export const TerminalSubjectSchema = strictObject({
-  source: z.literal("terminal-product"),
-  product: ProductSchema,
-}, {
-  appUrl: NOT_ON_TERMINAL,
-  serve: NOT_ON_TERMINAL,
-  ...subjectReferenceOnly,
-});
+export const TerminalSubjectSchema = strictObject(
+  {
+    source: z.literal("terminal-product"),
+    product: ProductSchema,
+  },
+  {
+    appUrl: NOT_ON_TERMINAL,
+    serve: NOT_ON_TERMINAL,
+    ...subjectReferenceOnly,
+  },
+);
 
 /**
  * `execution` on the terminal route (reference §1.5).
@@ -133,35 +156,41 @@ export const TerminalSubjectSchema = strictObject({
  *   `product.install` commands (package downloads) or a `codex-exec` participant (which must
  *   install the Codex CLI and reach the model API). Default: `bridge` for codex-exec, else `none`.
  */
-export const TerminalExecutionSchema = strictObject({
-  target: z.enum(["docker", "e2b-terminal"]).default("docker"),
-  timeoutMs: posInt.optional(),
-  terminal: strictObject({
-    transport: z.literal("exec-stream", { message: "must be exec-stream (captured exec output is not an interactive PTY)" }).default("exec-stream"),
-    stdin: z.literal("disabled", { message: "must be disabled (participants run with stdin closed)" }).default("disabled"),
-  }).default(() => ({ transport: "exec-stream", stdin: "disabled" }) as const),
-  runtimeAuth: z.literal("openai-env", { message: "must be openai-env" }).optional(),
-  runtime: strictObject({
-    version: z.string().regex(EXACT_SEMVER_PATTERN, { message: "must be an exact semver such as 0.171.0 (no ranges, no `latest`, no `v`)" }),
-  }).optional(),
-  image: z.string().regex(IMAGE_REF_PATTERN, { message: "must be a Docker image reference such as humanish-sandbox:1 or debian:bookworm-slim" }).optional(),
-  network: z.enum(["none", "bridge"]).optional(),
-}, {
-  desktop: NOT_ON_TERMINAL,
-  completionTimeoutMs: REFERENCE_ONLY,
-  concurrency: REFERENCE_ONLY,
-  caps: "belongs in scenario.caps",
-  egressAllow: REFERENCE_ONLY,
-});
+export const TerminalExecutionSchema = strictObject(
+  {
+    target: z.enum(["docker", "e2b-terminal"]).default("docker"),
+    timeoutMs: posInt.optional(),
+    terminal: strictObject({
+      transport: z.literal("exec-stream", { message: "must be exec-stream (captured exec output is not an interactive PTY)" }).default("exec-stream"),
+      stdin: z.literal("disabled", { message: "must be disabled (participants run with stdin closed)" }).default("disabled"),
+    }).default(() => ({ transport: "exec-stream", stdin: "disabled" }) as const),
+    runtimeAuth: z.literal("openai-env", { message: "must be openai-env" }).optional(),
+    runtime: strictObject({
+      version: z.string().regex(EXACT_SEMVER_PATTERN, { message: "must be an exact semver such as 0.171.0 (no ranges, no `latest`, no `v`)" }),
+    }).optional(),
+    image: z.string().regex(IMAGE_REF_PATTERN, { message: "must be a Docker image reference such as humanish-sandbox:1 or debian:bookworm-slim" }).optional(),
+    network: z.enum(["none", "bridge"]).optional(),
+  },
+  {
+    desktop: NOT_ON_TERMINAL,
+    completionTimeoutMs: REFERENCE_ONLY,
+    concurrency: REFERENCE_ONLY,
+    caps: "belongs in scenario.caps",
+    egressAllow: REFERENCE_ONLY,
+  },
+);
 
 /** A whole terminal lab as parsed (before route-level normalisation). */
-export const TerminalLabSchema = strictObject({
-  ...labHeadFields,
-  subject: TerminalSubjectSchema,
-  actors: z.array(TerminalActorSchema),
-  execution: TerminalExecutionSchema.default(() => ({ target: "docker", terminal: { transport: "exec-stream", stdin: "disabled" } }) as const),
-  ...labTailFields,
-}, topForeign);
+export const TerminalLabSchema = strictObject(
+  {
+    ...labHeadFields,
+    subject: TerminalSubjectSchema,
+    actors: z.array(TerminalActorSchema),
+    execution: TerminalExecutionSchema.default(() => ({ target: "docker", terminal: { transport: "exec-stream", stdin: "disabled" } }) as const),
+    ...labTailFields,
+  },
+  topForeign,
+);
 
 /** A terminal task (hidden check normalised: `expectExit` filled, default 0). */
 export type TerminalTask = z.output<typeof TerminalTaskSchema>;

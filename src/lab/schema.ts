@@ -16,23 +16,23 @@
 import type { BrowserLabConfig, BrowserTask } from "./schema-browser.ts";
 import type { TerminalLabConfig, TerminalTask } from "./schema-terminal.ts";
 
+export * from "./schema-browser.ts";
 export {
-  LAB_SCHEMA_ID,
-  LAB_ID_PATTERN,
-  TASK_ID_PATTERN,
-  CapsSchema,
-  ScenarioSchema,
-  PoliciesSchema,
-  LabWarningSchema,
-  isContainedRelativePath,
-  loopbackUrlProblem,
-  type LabWarning,
-  type Scenario,
   type Caps,
+  CapsSchema,
+  isContainedRelativePath,
+  LAB_ID_PATTERN,
+  LAB_SCHEMA_ID,
+  type LabWarning,
+  LabWarningSchema,
+  loopbackUrlProblem,
   type Policies,
+  PoliciesSchema,
+  type Scenario,
+  ScenarioSchema,
+  TASK_ID_PATTERN,
 } from "./schema-common.ts";
 export * from "./schema-terminal.ts";
-export * from "./schema-browser.ts";
 
 /** Any task: `{id, goal, check}`; the check shape depends on the route. */
 export type LabTask = TerminalTask | BrowserTask;

@@ -30,7 +30,13 @@ export function strictObject<S extends z.ZodRawShape>(shape: S, foreign: Foreign
       const keys = (iss as { keys?: string[] }).keys ?? [];
       const first = keys.find((k) => k in foreign);
       if (first !== undefined) return `${FOREIGN_MARK}${first}\u0000${foreign[first]}`;
-      const rest = keys.length > 1 ? ` (also unknown here: ${keys.slice(1).map((k) => `\`${k}\``).join(", ")})` : "";
+      const rest =
+        keys.length > 1
+          ? ` (also unknown here: ${keys
+              .slice(1)
+              .map((k) => `\`${k}\``)
+              .join(", ")})`
+          : "";
       return `${UNKNOWN_MARK}${keys[0] ?? ""}\u0000${unknownKeyText(keys[0] ?? "", known)}${rest}`;
     },
   });

@@ -2,11 +2,11 @@
  * Strict YAML loading for lab manifests: YAML 1.2 core schema only, one document, no
  * directives, no merge keys, no duplicate keys (comparing keys by their string form, so `1` and
  * `"1"` collide), no tags outside the core schema, only scalar keys. Every rejection names the
- * problem and its `line:column` (shared/cases/README.md "YAML lab manifests").
+ * problem and its `line:column` (test/fixtures/cases/README.md "YAML lab manifests").
  *
  * The loaded document is kept so later validation errors can point at the line of a field.
  */
-import { Composer, isAlias, isMap, isPair, isScalar, isSeq, LineCounter, Parser, parseDocument, type Document, type Node as YamlNode, visit } from "yaml";
+import { Composer, type Document, isAlias, isMap, isPair, isScalar, isSeq, LineCounter, Parser, parseDocument, visit, type Node as YamlNode } from "yaml";
 
 /** Most aliases a lab may expand (guards against alias bombs). */
 export const MAX_ALIAS_COUNT = 100;
@@ -47,7 +47,10 @@ export function loadStrictYaml(text: string): { ok: true; yaml: StrictYaml } | {
     if (tok.type === "document") {
       documents++;
       if (documents === 2) {
-        return fail(at(tok.offset), "a second YAML document starts here: a lab file holds exactly one document (remove everything from here on, or split it into two files)");
+        return fail(
+          at(tok.offset),
+          "a second YAML document starts here: a lab file holds exactly one document (remove everything from here on, or split it into two files)",
+        );
       }
     }
   }
@@ -90,7 +93,10 @@ export function loadStrictYaml(text: string): { ok: true; yaml: StrictYaml } | {
     const end = node.range?.[0] ?? 0;
     const found = text.lastIndexOf(written, end);
     const p = at(found >= 0 ? found : end);
-    problem = { ...p, message: `${p.line}:${p.col}: tag \`${written}\` is not in the YAML 1.2 core schema (labs use plain strings, numbers, booleans, lists and mappings)` };
+    problem = {
+      ...p,
+      message: `${p.line}:${p.col}: tag \`${written}\` is not in the YAML 1.2 core schema (labs use plain strings, numbers, booleans, lists and mappings)`,
+    };
     return visit.BREAK;
   };
   visit(doc, {
@@ -102,13 +108,19 @@ export function loadStrictYaml(text: string): { ok: true; yaml: StrictYaml } | {
         if (!isScalar(k)) {
           const node = k as YamlNode | null;
           const p = node?.range ? at(node.range[0]) : at(map.range?.[0] ?? 0);
-          problem = { ...p, message: `${p.line}:${p.col}: ${isAlias(k) ? "an alias" : "a complex (non-scalar) value"} is used as a mapping key; lab keys must be plain strings` };
+          problem = {
+            ...p,
+            message: `${p.line}:${p.col}: ${isAlias(k) ? "an alias" : "a complex (non-scalar) value"} is used as a mapping key; lab keys must be plain strings`,
+          };
           return visit.BREAK;
         }
         const written = k.range ? text.slice(k.range[0], k.range[1]).trim() : String(k.value);
         const p = at(k.range?.[0] ?? 0);
         if (k.value === "<<") {
-          problem = { ...p, message: `${p.line}:${p.col}: merge key \`<<\` is not allowed: labs are YAML 1.2 core schema, which has no merge keys (write the keys out)` };
+          problem = {
+            ...p,
+            message: `${p.line}:${p.col}: merge key \`<<\` is not allowed: labs are YAML 1.2 core schema, which has no merge keys (write the keys out)`,
+          };
           return visit.BREAK;
         }
         const identity = String(k.value);
@@ -140,7 +152,10 @@ export function loadStrictYaml(text: string): { ok: true; yaml: StrictYaml } | {
 
   const nodeAt = (path: readonly PropertyKey[]): unknown => {
     if (path.length === 0) return doc.contents;
-    return doc.getIn(path.map((p) => (typeof p === "symbol" ? String(p) : p)), true);
+    return doc.getIn(
+      path.map((p) => (typeof p === "symbol" ? String(p) : p)),
+      true,
+    );
   };
   const yaml: StrictYaml = {
     value,

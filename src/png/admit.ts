@@ -1,6 +1,6 @@
 /**
  * PNG admission: the one strict gate every screenshot passes before it enters a bundle or a
- * model (reference subsystems.md §2; policy in shared/cases/README.md).
+ * model (reference subsystems.md §2; policy in test/fixtures/cases/README.md).
  *
  * Checks run in order and the first failure decides; nothing is allocated in proportion to the
  * image before the header has been validated, and nothing is inflated beyond the size the
@@ -10,7 +10,7 @@
  * under its own bound, and hands the result to pngjs's post-inflate stages (./pngjs-stages.ts).
  */
 import { crc32, inflateSync } from "node:zlib";
-import { pngjsDecodeInflated, type PngjsBitmapInfo } from "./pngjs-stages.ts";
+import { type PngjsBitmapInfo, pngjsDecodeInflated } from "./pngjs-stages.ts";
 
 /** Default and maximum size of an admitted file: 8 MiB. */
 export const PNG_MAX_BYTES = 8 * 1024 * 1024;
@@ -143,7 +143,7 @@ export function admitPng(bytes: Uint8Array, limits: PngAdmissionLimits = {}): Pn
 
   // 3. IHDR first, 13 bytes, valid CRC.
   if (u32(bytes, 8) !== 13 || u32(bytes, 12) !== IHDR) return reject("HUMANISH_PNG_IHDR_MISSING", "the first chunk at offset 8 is not a 13-byte IHDR");
-  if ((crc32(bytes.subarray(12, 29)) >>> 0) !== u32(bytes, 29)) return reject("HUMANISH_PNG_IHDR_CRC", "IHDR CRC at offset 29 does not match");
+  if (crc32(bytes.subarray(12, 29)) >>> 0 !== u32(bytes, 29)) return reject("HUMANISH_PNG_IHDR_CRC", "IHDR CRC at offset 29 does not match");
 
   // 4. Dimensions, from the header alone.
   const width = u32(bytes, 16);
@@ -184,7 +184,7 @@ export function admitPng(bytes: Uint8Array, limits: PngAdmissionLimits = {}): Pn
     for (let i = 4; i < 8; i++)
       if (!isLetter(bytes[off + i]!)) return reject("HUMANISH_PNG_CHUNK_TYPE", `chunk type at offset ${off + 4} is not four ASCII letters`);
     const name = typeName(type);
-    if ((crc32(bytes.subarray(off + 4, off + 8 + len)) >>> 0) !== u32(bytes, off + 8 + len))
+    if (crc32(bytes.subarray(off + 4, off + 8 + len)) >>> 0 !== u32(bytes, off + 8 + len))
       return reject("HUMANISH_PNG_CHUNK_CRC", `${name} chunk at offset ${off}: CRC does not match`);
     if (type === IDAT) {
       if (idatState === "after") return reject("HUMANISH_PNG_IDAT_NOT_CONTIGUOUS", `IDAT chunk at offset ${off} follows a non-IDAT chunk after earlier IDATs`);
@@ -197,13 +197,16 @@ export function admitPng(bytes: Uint8Array, limits: PngAdmissionLimits = {}): Pn
       if (type === PLTE) {
         if (sawPlte) return reject("HUMANISH_PNG_CHUNK_ORDER", `second PLTE chunk at offset ${off}`);
         if (idatState !== "none") return reject("HUMANISH_PNG_CHUNK_ORDER", `PLTE chunk at offset ${off} comes after IDAT`);
-        if (colorType === 0 || colorType === 4) return reject("HUMANISH_PNG_PALETTE", `PLTE chunk at offset ${off} is not allowed for colour type ${colorType}`);
-        if (len === 0 || len % 3 !== 0 || len > 256 * 3) return reject("HUMANISH_PNG_PALETTE", `PLTE chunk at offset ${off} has ${len} bytes; needs 3…768 and a multiple of 3`);
+        if (colorType === 0 || colorType === 4)
+          return reject("HUMANISH_PNG_PALETTE", `PLTE chunk at offset ${off} is not allowed for colour type ${colorType}`);
+        if (len === 0 || len % 3 !== 0 || len > 256 * 3)
+          return reject("HUMANISH_PNG_PALETTE", `PLTE chunk at offset ${off} has ${len} bytes; needs 3…768 and a multiple of 3`);
         sawPlte = true;
         for (let i = off + 8; i < off + 8 + len; i += 3) palette.push([bytes[i]!, bytes[i + 1]!, bytes[i + 2]!, 0xff]);
       } else if (type === TRNS) {
         if (idatState !== "none") return reject("HUMANISH_PNG_CHUNK_ORDER", `tRNS chunk at offset ${off} comes after IDAT`);
-        if (colorType === 4 || colorType === 6) return reject("HUMANISH_PNG_CHUNK_ORDER", `tRNS chunk at offset ${off} is not allowed for colour type ${colorType}`);
+        if (colorType === 4 || colorType === 6)
+          return reject("HUMANISH_PNG_CHUNK_ORDER", `tRNS chunk at offset ${off} is not allowed for colour type ${colorType}`);
         const need = colorType === 0 ? len === 2 : colorType === 2 ? len === 6 : sawPlte && len <= 256;
         if (!need) return reject("HUMANISH_PNG_CHUNK_ORDER", `tRNS chunk at offset ${off} has a length (${len}) invalid for colour type ${colorType}`);
         sawTrns = true;
@@ -211,7 +214,11 @@ export function admitPng(bytes: Uint8Array, limits: PngAdmissionLimits = {}): Pn
         if (colorType === 3) {
           if (len > palette.length) decoderRefusal ??= `tRNS chunk at offset ${off} has ${len} entries for a ${palette.length}-entry palette`;
           else for (let i = 0; i < len; i++) palette[i]![3] = bytes[d + i]!;
-        } else transColor = colorType === 0 ? [(bytes[d]! << 8) | bytes[d + 1]!] : [(bytes[d]! << 8) | bytes[d + 1]!, (bytes[d + 2]! << 8) | bytes[d + 3]!, (bytes[d + 4]! << 8) | bytes[d + 5]!];
+        } else
+          transColor =
+            colorType === 0
+              ? [(bytes[d]! << 8) | bytes[d + 1]!]
+              : [(bytes[d]! << 8) | bytes[d + 1]!, (bytes[d + 2]! << 8) | bytes[d + 3]!, (bytes[d + 4]! << 8) | bytes[d + 5]!];
       } else if (type === GAMA) {
         if (len < 4) decoderRefusal ??= `gAMA chunk at offset ${off} has ${len} bytes; needs 4`;
       } else if (type === IEND) {

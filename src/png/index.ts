@@ -6,9 +6,9 @@
 export {
   admitPng,
   PNG_MAX_BYTES,
-  PNG_MIN_BYTES,
-  PNG_MAX_SIDE,
   PNG_MAX_PIXELS,
+  PNG_MAX_SIDE,
+  PNG_MIN_BYTES,
   PNG_REJECTION_CODES,
   type PngAdmission,
   type PngAdmissionLimits,

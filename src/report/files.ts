@@ -6,7 +6,7 @@
  * most `maxBytes` long. The final open uses `O_NOFOLLOW`, so a symlink swapped in after the
  * checks is still refused.
  */
-import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, type Stats } from "node:fs";
 import { join } from "node:path";
 import { HumanishError } from "../errors.ts";
 
@@ -46,7 +46,7 @@ export function readContainedFile(root: string, rel: string, maxBytes: number): 
   let cur = root;
   for (let i = 0; i < segs.length; i++) {
     cur = join(cur, segs[i]!);
-    let st;
+    let st: Stats;
     try {
       st = lstatSync(cur);
     } catch {

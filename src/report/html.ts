@@ -14,12 +14,7 @@ import type { ReportCostLine, ReportModel, ReportTimelineEntry } from "./model.t
 
 /** HTML-escapes text for element content and double- or single-quoted attribute values. */
 export function escapeHtml(text: string): string {
-  return visibleControls(text)
-    .replace(/&/g, "&amp;")
-    .replace(/</g, "&lt;")
-    .replace(/>/g, "&gt;")
-    .replace(/"/g, "&quot;")
-    .replace(/'/g, "&#39;");
+  return visibleControls(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
 }
 
 /** ANSI CSI and OSC sequences (colours, cursor moves, titles) in terminal output. */
@@ -32,11 +27,13 @@ const ANSI_SEQUENCE = /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u00
  * the page.
  */
 function visibleControls(text: string): string {
-  return text
-    .replace(ANSI_SEQUENCE, "")
-    .replace(/\r\n?/g, "\n")
-    // eslint-disable-next-line no-control-regex
-    .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => (c === "\u001b" ? "^[" : "\uFFFD"));
+  return (
+    text
+      .replace(ANSI_SEQUENCE, "")
+      .replace(/\r\n?/g, "\n")
+      // eslint-disable-next-line no-control-regex
+      .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => (c === "\u001b" ? "^[" : "\uFFFD"))
+  );
 }
 
 const STYLE = `
@@ -220,7 +217,10 @@ function renderCost(m: ReportModel): string {
 function renderCleanup(m: ReportModel): string {
   if (m.cleanup.length === 0) return `<p class="empty">No resources were allocated.</p>`;
   const rows = m.cleanup
-    .map((c) => `<tr><td>${e(c.resource)}</td><td><code>${e(c.id ?? "—")}</code></td><td class="${cls(c.outcome)}">${e(c.outcome)}</td><td>${e(c.reason ?? "")}</td></tr>`)
+    .map(
+      (c) =>
+        `<tr><td>${e(c.resource)}</td><td><code>${e(c.id ?? "—")}</code></td><td class="${cls(c.outcome)}">${e(c.outcome)}</td><td>${e(c.reason ?? "")}</td></tr>`,
+    )
     .join("");
   return `<table><thead><tr><th>resource</th><th>id</th><th>outcome</th><th>reason</th></tr></thead><tbody>${rows}</tbody></table>`;
 }

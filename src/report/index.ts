@@ -3,9 +3,10 @@
  * and the loopback run-library server. The CLI (`humanish report`, `humanish serve`) and the
  * routes (after a completed `lab run`) import from here only.
  */
-export { renderReportHtml, renderLibraryIndexHtml, escapeHtml, formatUsd, formatDuration, REPORT_CSP } from "./html.ts";
-export { loadReportModel, readRunBundle, type LoadReportOptions } from "./load.ts";
-export { writeReport, splitRunDir, REPORT_PATH, type WriteReportResult } from "./write.ts";
-export { startLibraryServer, checkBind, type LibraryServer, type LibraryServerOptions } from "./server.ts";
-export { readContainedFile, safeSegments, type ContainedRead, type ContainedReadFailure } from "./files.ts";
+
+export { type ContainedRead, type ContainedReadFailure, readContainedFile, safeSegments } from "./files.ts";
+export { escapeHtml, formatDuration, formatUsd, REPORT_CSP, renderLibraryIndexHtml, renderReportHtml } from "./html.ts";
+export { type LoadReportOptions, loadReportModel, readRunBundle } from "./load.ts";
 export type * from "./model.ts";
+export { checkBind, type LibraryServer, type LibraryServerOptions, startLibraryServer } from "./server.ts";
+export { REPORT_PATH, splitRunDir, type WriteReportResult, writeReport } from "./write.ts";

@@ -4,26 +4,11 @@
  * terminal transcript, and the listed screenshots. Every file is read through the contained,
  * no-follow reader (files.ts), only when `run.json` lists it.
  */
+
+import { type ActorTrace, ActorTraceSchema, admitPngBytes, type RunBundle, RunBundleSchema, type TraceItem, type VerifyResult } from "../bundle/index.ts";
 import { HumanishError } from "../errors.ts";
-import {
-  ActorTraceSchema,
-  admitPngBytes,
-  RunBundleSchema,
-  type ActorTrace,
-  type RunBundle,
-  type TraceItem,
-  type VerifyResult,
-} from "../bundle/index.ts";
 import { readContainedFile, readContainedOrThrow } from "./files.ts";
-import type {
-  ReportCleanup,
-  ReportCostLine,
-  ReportModel,
-  ReportParticipant,
-  ReportScreenshot,
-  ReportTask,
-  ReportTimelineEntry,
-} from "./model.ts";
+import type { ReportCleanup, ReportCostLine, ReportModel, ReportParticipant, ReportScreenshot, ReportTask, ReportTimelineEntry } from "./model.ts";
 
 /** Largest `run.json` / trace / transcript read, in bytes. */
 const MAX_JSON_BYTES = 32 * 1024 * 1024;
@@ -196,7 +181,9 @@ export async function loadReportModel(runDir: string, opts: LoadReportOptions): 
     row.total += 1;
     if (t.passed) row.passed += 1;
     if (t.detail) row.detail = row.detail ? `${row.detail}; ${t.detail}` : t.detail;
-    if (row.total > 1) row.status = row.passed === row.total ? "passed" : row.passed === 0 ? (t.status === "not_run" && row.status === "not_run" ? "not_run" : "failed") : "partial";
+    if (row.total > 1)
+      row.status =
+        row.passed === row.total ? "passed" : row.passed === 0 ? (t.status === "not_run" && row.status === "not_run" ? "not_run" : "failed") : "partial";
   }
   for (const rt of b.review.tasks.tasks) {
     if (!byId.has(rt.id)) {
@@ -214,7 +201,13 @@ export async function loadReportModel(runDir: string, opts: LoadReportOptions): 
     entries.push({ t: Number.isFinite(t) ? t : Number.POSITIVE_INFINITY, seq: seq++, e });
   };
   for (const l of b.lifecycle) {
-    push({ at: l.at, kind: "lifecycle", title: l.event, ...(l.message ? { detail: l.message } : {}), problem: /error|fail|timed_out|exceeded|unconfirmed/.test(l.event) });
+    push({
+      at: l.at,
+      kind: "lifecycle",
+      title: l.event,
+      ...(l.message ? { detail: l.message } : {}),
+      problem: /error|fail|timed_out|exceeded|unconfirmed/.test(l.event),
+    });
   }
   for (const p of b.participants) {
     const trace = traces.get(p.id);
@@ -321,9 +314,7 @@ export async function loadReportModel(runDir: string, opts: LoadReportOptions): 
     costTotal: { usd: b.cost.estimatedTotalUsd, fullyMeasured },
     cleanup,
     warnings,
-    verify: v
-      ? { ok: v.ok, shareSafety: v.shareSafety.status, shareReasons: v.shareSafety.reasons, checks: v.checks }
-      : null,
+    verify: v ? { ok: v.ok, shareSafety: v.shareSafety.status, shareReasons: v.shareSafety.reasons, checks: v.checks } : null,
     generatedAt: (opts.now ?? (() => new Date()))().toISOString(),
   };
 }

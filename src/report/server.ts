@@ -16,10 +16,10 @@
  * run, a symlinked/hard-linked/non-regular report file (403). Files are opened with O_NOFOLLOW
  * below a run directory that is itself checked with lstat.
  */
-import { lstatSync } from "node:fs";
+import { lstatSync, type Stats } from "node:fs";
 import { join } from "node:path";
-import { HumanishError } from "../errors.ts";
 import { isSafeRunSegment, listRuns, runsDir, verifyRun } from "../bundle/index.ts";
+import { HumanishError } from "../errors.ts";
 import { readContainedFile } from "./files.ts";
 import { REPORT_CSP, renderLibraryIndexHtml, renderReportHtml } from "./html.ts";
 import { loadReportModel } from "./load.ts";
@@ -124,7 +124,7 @@ export async function startLibraryServer(opts: LibraryServerOptions): Promise<Li
 
     // The runs directory and the run directory must be real directories.
     for (const dir of [join(opts.cwd, ".humanish"), root, join(root, runId)]) {
-      let st;
+      let st: Stats;
       try {
         st = lstatSync(dir);
       } catch {
@@ -145,7 +145,12 @@ export async function startLibraryServer(opts: LibraryServerOptions): Promise<Li
     } catch (err) {
       if (err instanceof HumanishError) {
         if (err.code === "HUMANISH_RUN_NOT_FOUND") {
-          return respond(404, `run ${runId} has no sealed run.json yet: it is still running, or it was interrupted before its bundle was written.\n`, undefined, head);
+          return respond(
+            404,
+            `run ${runId} has no sealed run.json yet: it is still running, or it was interrupted before its bundle was written.\n`,
+            undefined,
+            head,
+          );
         }
         return respond(422, `${err.code}: ${err.message}\n`, undefined, head);
       }
@@ -158,14 +163,15 @@ export async function startLibraryServer(opts: LibraryServerOptions): Promise<Li
     server = Bun.serve({
       hostname: bind.hostname,
       port: bind.port,
-      fetch: (req) =>
-        handle(req).catch(() => respond(500, "HUMANISH_UNEXPECTED: internal error\n")),
+      fetch: (req) => handle(req).catch(() => respond(500, "HUMANISH_UNEXPECTED: internal error\n")),
       error: () => respond(500, "HUMANISH_UNEXPECTED: internal error\n"),
     });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "EADDRINUSE" || /in use/i.test((err as Error).message)) {
-      throw new HumanishError("HUMANISH_PORT_IN_USE", `Port ${bind.port} on 127.0.0.1 is already in use.`, { next: "humanish serve --port 0 (picks a free port)" });
+      throw new HumanishError("HUMANISH_PORT_IN_USE", `Port ${bind.port} on 127.0.0.1 is already in use.`, {
+        next: "humanish serve --port 0 (picks a free port)",
+      });
     }
     throw err;
   }

@@ -6,8 +6,8 @@
  * SHA-256. `latest.json` and `status.json` are left alone.
  */
 import { basename, dirname, join } from "node:path";
+import { reopenRunWriter, type VerifyResult, verifyRun } from "../bundle/index.ts";
 import { HumanishError } from "../errors.ts";
-import { reopenRunWriter, verifyRun, type VerifyResult } from "../bundle/index.ts";
 import { renderReportHtml } from "./html.ts";
 import { loadReportModel } from "./load.ts";
 

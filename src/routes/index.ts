@@ -4,7 +4,7 @@
  * `selectLabBackend` (src/lab) is the single source of routing truth.
  */
 import { HumanishError } from "../errors.ts";
-import { selectLabBackend, type LabConfig } from "../lab/index.ts";
+import { type LabConfig, selectLabBackend } from "../lab/index.ts";
 import type { StudyContext, StudyResult } from "./types.ts";
 
 export type { ProgressEvent, StudyContext, StudyResult, TaskOutcome } from "./types.ts";
@@ -28,7 +28,11 @@ export async function runStudy(ctx: StudyContext<LabConfig>): Promise<StudyResul
     result.verify = { ok: report.verify.ok, shareSafety: report.verify.shareSafety.status };
     if (!report.verify.ok && result.ok) {
       result.ok = false;
-      result.error = { code: "HUMANISH_INVALID_RUN_BUNDLE", message: "the bundle does not verify after the report was added", next: `humanish verify --run ${result.runId}` };
+      result.error = {
+        code: "HUMANISH_INVALID_RUN_BUNDLE",
+        message: "the bundle does not verify after the report was added",
+        next: `humanish verify --run ${result.runId}`,
+      };
     }
   } catch (e) {
     const message = e instanceof HumanishError ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);

@@ -19,14 +19,14 @@ import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import seccompProfile from "../../runtime/seccomp/guest.json";
-import { connectUnixSocketTransport, createBrowserControlClient, type BrowserControlExecutor, type BrowserControlIdentity } from "../browser-control/index.ts";
+import { type BrowserControlExecutor, type BrowserControlIdentity, connectUnixSocketTransport, createBrowserControlClient } from "../browser-control/index.ts";
 import type { DockerClient } from "../docker/index.ts";
 import { HumanishError } from "../errors.ts";
 import { GUEST_IO_DIR } from "../guest/config.ts";
-import { startForwarder, type Forwarder } from "../guest/forward.ts";
+import { type Forwarder, startForwarder } from "../guest/forward.ts";
+import { CONTROLLER_LABEL, controllerIdentity } from "../sandbox/controller.ts";
 import { releaseContainer } from "../sandbox/release.ts";
 import type { ReleaseProof } from "../sandbox/types.ts";
-import { CONTROLLER_LABEL, controllerIdentity } from "../sandbox/controller.ts";
 import type { GuestImage } from "./guest-image.ts";
 
 /** The seccomp profile text applied to every guest container. */
@@ -103,7 +103,9 @@ function guestUser(): { uid: number; gid: number } {
 export async function allocateDesktop(opts: DesktopAllocationOptions): Promise<LocalDesktop> {
   const { docker } = opts;
   if (!Number.isInteger(opts.appPort) || opts.appPort < 1024 || opts.appPort > 65535) {
-    throw new HumanishError("HUMANISH_LAB_INVALID", `app port ${opts.appPort} must be a loopback port in 1024–65535`, { next: "serve the app on a port above 1023" });
+    throw new HumanishError("HUMANISH_LAB_INVALID", `app port ${opts.appPort} must be a loopback port in 1024–65535`, {
+      next: "serve the app on a port above 1023",
+    });
   }
   const user = guestUser();
   const io = mkdtempSync(join(tmpdir(), "humanish-gd-"));
@@ -123,7 +125,8 @@ export async function allocateDesktop(opts: DesktopAllocationOptions): Promise<L
       await forwarder?.close().catch(() => undefined);
       let proof: ReleaseProof;
       if (!containerId) proof = { id: "none", provider: "docker", outcome: "released", reason: "no container was created", at: new Date().toISOString() };
-      else if (r.retainForDebug) proof = { id: containerId, provider: "docker", outcome: "retained", reason: "retained for debugging", at: new Date().toISOString() };
+      else if (r.retainForDebug)
+        proof = { id: containerId, provider: "docker", outcome: "retained", reason: "retained for debugging", at: new Date().toISOString() };
       else proof = await releaseContainer(docker, containerId);
       rmSync(io, { recursive: true, force: true });
       return proof;

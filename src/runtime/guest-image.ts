@@ -14,9 +14,9 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import guestDockerfile from "../../runtime/guest/Dockerfile" with { type: "text" };
-import { isDockerApiError, type DockerClient, type JsonMessage } from "../docker/index.ts";
+import { type DockerClient, isDockerApiError, type JsonMessage } from "../docker/index.ts";
 import { HumanishError } from "../errors.ts";
-import { ensureImage, imageStatus, type ImageRecipe } from "./images.ts";
+import { ensureImage, type ImageRecipe, imageStatus } from "./images.ts";
 
 /** Repository part of the guest image tag. */
 export const GUEST_IMAGE_NAME = "humanish-guest";
@@ -79,7 +79,9 @@ export async function resolveGuestBinary(): Promise<GuestBinary> {
   const entry = join(projectRoot(), "src/guest/main.ts");
   const bundled = await Bun.build({ entrypoints: [entry], target: "bun" });
   if (!bundled.success || bundled.outputs.length === 0) {
-    throw new HumanishError("HUMANISH_GUEST_BINARY_FAILED", "bundling src/guest/main.ts failed", { next: "run `bun build src/guest/main.ts` to see the error" });
+    throw new HumanishError("HUMANISH_GUEST_BINARY_FAILED", "bundling src/guest/main.ts failed", {
+      next: "run `bun build src/guest/main.ts` to see the error",
+    });
   }
   const js = await bundled.outputs[0]!.text();
   const key = createHash("sha256").update(Bun.version).update("\0").update(js).digest("hex");
@@ -148,7 +150,7 @@ export async function inspectEnvGuestImage(docker: DockerClient, ref: string): P
     new HumanishError("HUMANISH_LOCAL_RUNTIME_IMAGE_INVALID", `${RUNTIME_IMAGE_ENV}=${ref} ${why}`, {
       next: `unset ${RUNTIME_IMAGE_ENV} to use the built-in guest recipe, or name an image built by \`humanish runtime setup\``,
     });
-  let info;
+  let info: Awaited<ReturnType<typeof docker.imageInspect>>;
   try {
     info = await docker.imageInspect(ref);
   } catch (e) {
@@ -176,7 +178,11 @@ export interface GuestImageStatus {
  * Read-only status (never builds, pulls or starts anything).
  * @throws HumanishError `HUMANISH_LOCAL_RUNTIME_IMAGE_INVALID` for a bad override image.
  */
-export async function guestImageStatus(docker: DockerClient, env: Record<string, string | undefined> = process.env, binary?: GuestBinary): Promise<GuestImageStatus> {
+export async function guestImageStatus(
+  docker: DockerClient,
+  env: Record<string, string | undefined> = process.env,
+  binary?: GuestBinary,
+): Promise<GuestImageStatus> {
   const override = env[RUNTIME_IMAGE_ENV];
   if (override) {
     const img = await inspectEnvGuestImage(docker, override);

@@ -12,8 +12,8 @@
  */
 import { createHash } from "node:crypto";
 import { open, stat } from "node:fs/promises";
+import { type DockerClient, isDockerApiError, type JsonMessage, tarPack } from "../docker/index.ts";
 import { HumanishError } from "../errors.ts";
-import { isDockerApiError, tarPack, type DockerClient, type JsonMessage } from "../docker/index.ts";
 
 /** Label carrying the recipe revision on a built image. */
 export const REVISION_LABEL = "humanish.runtime-revision";
@@ -67,7 +67,9 @@ function validate(recipe: ImageRecipe): void {
   }
   const df = recipe.dockerfile ?? "Dockerfile";
   if (!(df in recipe.files)) {
-    throw new HumanishError("HUMANISH_IMAGE_RECIPE_INVALID", `image recipe ${recipe.name} has no ${df} among its files`, { next: `add ${df} to the recipe files` });
+    throw new HumanishError("HUMANISH_IMAGE_RECIPE_INVALID", `image recipe ${recipe.name} has no ${df} among its files`, {
+      next: `add ${df} to the recipe files`,
+    });
   }
 }
 
@@ -226,9 +228,13 @@ export async function loadImageArchive(
   opts: { onProgress?: (message: JsonMessage) => void; signal?: AbortSignal } = {},
 ): Promise<LoadImageResult> {
   if (!/^[0-9a-f]{64}$/.test(expect.sha256) || !Number.isSafeInteger(expect.bytes) || expect.bytes < 0) {
-    throw new HumanishError("HUMANISH_IMAGE_ARCHIVE_MISMATCH", `loadImageArchive: expected sha256 must be 64 lowercase hex digits and bytes a non-negative integer`, {
-      next: "pass the archive's published sha256 and byte count",
-    });
+    throw new HumanishError(
+      "HUMANISH_IMAGE_ARCHIVE_MISMATCH",
+      `loadImageArchive: expected sha256 must be 64 lowercase hex digits and bytes a non-negative integer`,
+      {
+        next: "pass the archive's published sha256 and byte count",
+      },
+    );
   }
   let size: number;
   try {
@@ -248,10 +254,14 @@ export async function loadImageArchive(
   }
   const got = await hashFile(file);
   if (got.bytes !== expect.bytes || got.sha256 !== expect.sha256) {
-    throw new HumanishError("HUMANISH_IMAGE_ARCHIVE_MISMATCH", `image archive ${file} has sha256 ${got.sha256} (${got.bytes} bytes), expected ${expect.sha256} (${expect.bytes} bytes); nothing was loaded`, {
-      next: "delete the file and download it again",
-      details: { file, sha256: got.sha256, expectedSha256: expect.sha256 },
-    });
+    throw new HumanishError(
+      "HUMANISH_IMAGE_ARCHIVE_MISMATCH",
+      `image archive ${file} has sha256 ${got.sha256} (${got.bytes} bytes), expected ${expect.sha256} (${expect.bytes} bytes); nothing was loaded`,
+      {
+        next: "delete the file and download it again",
+        details: { file, sha256: got.sha256, expectedSha256: expect.sha256 },
+      },
+    );
   }
   try {
     const res = await docker.imageLoad(Bun.file(file), {

@@ -10,5 +10,7 @@ export const MIN_SCREEN_WIDTH = 500;
 
 /** The screen the guest actually runs for a declared size. */
 export function guestScreen(declared: { width: number; height: number }): { width: number; height: number; floored: boolean } {
-  return declared.width < MIN_SCREEN_WIDTH ? { width: MIN_SCREEN_WIDTH, height: declared.height, floored: true } : { width: declared.width, height: declared.height, floored: false };
+  return declared.width < MIN_SCREEN_WIDTH
+    ? { width: MIN_SCREEN_WIDTH, height: declared.height, floored: true }
+    : { width: declared.width, height: declared.height, floored: false };
 }

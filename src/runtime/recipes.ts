@@ -4,7 +4,7 @@
  */
 import sandboxDockerfile from "../../runtime/sandbox/Dockerfile" with { type: "text" };
 import type { DockerClient } from "../docker/index.ts";
-import { ensureImage, recipeTag, type EnsureImageOptions, type EnsureImageResult, type ImageRecipe } from "./images.ts";
+import { type EnsureImageOptions, type EnsureImageResult, ensureImage, type ImageRecipe, recipeTag } from "./images.ts";
 
 /** Image name (repository part of the tag) of the sandbox image. */
 export const SANDBOX_IMAGE_NAME = "humanish-sandbox";

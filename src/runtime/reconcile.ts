@@ -13,9 +13,9 @@ import { tmpdir } from "node:os";
 import { isAbsolute, join, relative } from "node:path";
 import { ORPHAN_RELEASE_FILE, recordOrphanRelease } from "../bundle/index.ts";
 import type { DockerClient } from "../docker/index.ts";
+import { CONTROLLER_LABEL, isControllerLive, PROJECT_LABEL } from "../sandbox/controller.ts";
 import { releaseContainer } from "../sandbox/release.ts";
 import type { ReleaseProof } from "../sandbox/types.ts";
-import { CONTROLLER_LABEL, PROJECT_LABEL, isControllerLive } from "../sandbox/controller.ts";
 
 /** File written into `.humanish/runs/<runId>/` for each orphan released from that run. */
 export { ORPHAN_RELEASE_FILE };
@@ -57,7 +57,9 @@ export async function reconcileOrphans(docker: DockerClient, cwd: string): Promi
     let ioDir: string | undefined;
     try {
       const info = await docker.containerInspect(row.Id);
-      const src = (info.HostConfig.Binds ?? []).map((b) => b.split(":")[0]!).find((p) => p.startsWith(join(tmpdir(), "humanish-gd-")) && !p.slice(tmpdir().length + 1).includes("/"));
+      const src = (info.HostConfig.Binds ?? [])
+        .map((b) => b.split(":")[0]!)
+        .find((p) => p.startsWith(join(tmpdir(), "humanish-gd-")) && !p.slice(tmpdir().length + 1).includes("/"));
       ioDir = src;
     } catch {
       ioDir = undefined;

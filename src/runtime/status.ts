@@ -10,7 +10,7 @@
  */
 import type { DockerClient } from "../docker/index.ts";
 import { HumanishError, isHumanishError } from "../errors.ts";
-import { guestImageStatus, ensureGuestImage, type GuestImageStatus } from "./guest-image.ts";
+import { ensureGuestImage, type GuestImageStatus, guestImageStatus } from "./guest-image.ts";
 import { ensureImage, imageStatus, loadImageArchive } from "./images.ts";
 import { sandboxRecipe } from "./recipes.ts";
 
@@ -110,7 +110,8 @@ export async function runtimeSetup(docker: DockerClient, opts: RuntimeSetupOptio
       if (!/^[0-9a-f]{64}$/.test(sha256)) {
         throw new HumanishError("HUMANISH_USAGE", "--sha256 must be 64 lowercase hex digits", { next: "pass the archive's published SHA-256" });
       }
-      if (!Number.isSafeInteger(bytes) || bytes <= 0) throw new HumanishError("HUMANISH_USAGE", "--bytes must be a positive integer", { next: "pass the archive's published byte count" });
+      if (!Number.isSafeInteger(bytes) || bytes <= 0)
+        throw new HumanishError("HUMANISH_USAGE", "--bytes must be a positive integer", { next: "pass the archive's published byte count" });
       const res = await loadImageArchive(docker, file, { sha256, bytes }, { onProgress: progress, ...(opts.signal ? { signal: opts.signal } : {}) });
       actions.push(`loaded ${res.loaded.join(", ") || "archive"} (${res.bytes} bytes, sha256 verified)`);
     } else {

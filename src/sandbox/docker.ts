@@ -11,12 +11,13 @@
  * its env, inherited by its children, and a second exec (as the same user) SIGKILLs every process
  * whose environment holds that id plus all their descendants — the Engine API has no exec kill.
  */
-import { CONTROLLER_LABEL, controllerIdentity } from "./controller.ts";
+
 import { randomBytes } from "node:crypto";
 import { posix } from "node:path";
+import { type DockerClient, isDockerApiError, runExec, tarPack, tarUnpack } from "../docker/index.ts";
 import { HumanishError } from "../errors.ts";
-import { isDockerApiError, runExec, tarPack, tarUnpack, type DockerClient } from "../docker/index.ts";
-import { releaseContainer, type ReleaseDeadlines } from "./release.ts";
+import { CONTROLLER_LABEL, controllerIdentity } from "./controller.ts";
+import { type ReleaseDeadlines, releaseContainer } from "./release.ts";
 import type { ExecOptions, ExecResult, ReleaseProof, Sandbox, SandboxCreateOptions, SandboxProvider } from "./types.ts";
 
 /** Options of `createDockerSandboxProvider`. */
@@ -183,14 +184,19 @@ class DockerSandbox implements Sandbox {
     opts.signal?.addEventListener("abort", onAbort, { once: true });
 
     try {
-      let result;
+      let result: Awaited<typeof run>;
       try {
         result = await run;
       } catch (e) {
         if (killedBy !== undefined && readAbort.signal.aborted) throw killFailed(this.id, opts.cmd, e);
         // Output is no longer read (a callback threw, the stream broke): the process must not live on.
         if (killedBy === undefined) await this.killOnce(token, opts.user);
-        throw wrap(e, "HUMANISH_SANDBOX_EXEC_FAILED", `exec of ${JSON.stringify(opts.cmd[0])} in sandbox ${this.id} failed`, "check that the sandbox is still running (`docker inspect <id>`); release it and retry");
+        throw wrap(
+          e,
+          "HUMANISH_SANDBOX_EXEC_FAILED",
+          `exec of ${JSON.stringify(opts.cmd[0])} in sandbox ${this.id} failed`,
+          "check that the sandbox is still running (`docker inspect <id>`); release it and retry",
+        );
       }
       return {
         exitCode: killedBy !== undefined ? 137 : result.exitCode,
@@ -234,7 +240,10 @@ class DockerSandbox implements Sandbox {
     const bound = new Promise<void>((resolve) => {
       timer = setTimeout(resolve, 5000);
     });
-    const kill = runExec(this.docker, this.id, { Cmd: ["/bin/sh", "-c", KILL_SCRIPT, "humanish-kill", token], ...(user !== undefined ? { User: user } : {}) }).then(
+    const kill = runExec(this.docker, this.id, {
+      Cmd: ["/bin/sh", "-c", KILL_SCRIPT, "humanish-kill", token],
+      ...(user !== undefined ? { User: user } : {}),
+    }).then(
       () => undefined,
       () => undefined,
     );
@@ -252,9 +261,13 @@ class DockerSandbox implements Sandbox {
     this.owner ??= runExec(this.docker, this.id, { Cmd: ["sh", "-c", "id -u; id -g"] }).then((r) => {
       const m = /^(\d+)\s+(\d+)\s*$/.exec(new TextDecoder().decode(r.stdout).replace(/\n/g, " "));
       if (r.exitCode !== 0 || !m) {
-        throw new HumanishError("HUMANISH_SANDBOX_FILE_WRITE_FAILED", `cannot resolve the default user of sandbox ${this.id} with \`id\` (exit ${r.exitCode})`, {
-          next: "use an image that ships coreutils `id`",
-        });
+        throw new HumanishError(
+          "HUMANISH_SANDBOX_FILE_WRITE_FAILED",
+          `cannot resolve the default user of sandbox ${this.id} with \`id\` (exit ${r.exitCode})`,
+          {
+            next: "use an image that ships coreutils `id`",
+          },
+        );
       }
       return { uid: Number(m[1]), gid: Number(m[2]) };
     });
@@ -276,9 +289,13 @@ class DockerSandbox implements Sandbox {
         if (!isDockerApiError(e, 404)) throw e;
         const mk = await runExec(this.docker, this.id, { Cmd: ["mkdir", "-p", "--", dir] });
         if (mk.exitCode !== 0) {
-          throw new HumanishError("HUMANISH_SANDBOX_FILE_WRITE_FAILED", `writeFile ${path}: cannot create directory ${dir} in sandbox ${this.id}: ${new TextDecoder().decode(mk.stderr).trim()}`, {
-            next: "write under a directory the sandbox user owns, e.g. /home/user",
-          });
+          throw new HumanishError(
+            "HUMANISH_SANDBOX_FILE_WRITE_FAILED",
+            `writeFile ${path}: cannot create directory ${dir} in sandbox ${this.id}: ${new TextDecoder().decode(mk.stderr).trim()}`,
+            {
+              next: "write under a directory the sandbox user owns, e.g. /home/user",
+            },
+          );
         }
         await put();
       }
@@ -295,7 +312,12 @@ class DockerSandbox implements Sandbox {
       if (left.length === 0) return;
       throw new Error(`still attached to ${left.join(", ")}`);
     } catch (e) {
-      throw wrap(e, "HUMANISH_SANDBOX_NETWORK_DETACH_FAILED", `could not take the network away from sandbox ${this.id}`, "the study cannot go on with network it did not grant; check the engine and retry");
+      throw wrap(
+        e,
+        "HUMANISH_SANDBOX_NETWORK_DETACH_FAILED",
+        `could not take the network away from sandbox ${this.id}`,
+        "the study cannot go on with network it did not grant; check the engine and retry",
+      );
     }
   }
 
@@ -337,17 +359,26 @@ class DockerSandbox implements Sandbox {
       }
       throw wrap(e, "HUMANISH_SANDBOX_FILE_READ_FAILED", `readFile ${path} in sandbox ${this.id} failed`, "check the path and that the sandbox is running");
     }
-    let first;
+    let first: ReturnType<typeof tarUnpack>[number] | undefined;
     try {
       first = tarUnpack(tar, { maxFileBytes: maxBytes })[0];
     } catch (e) {
       if (e instanceof HumanishError && e.code === "HUMANISH_TAR_ENTRY_TOO_LARGE") {
-        throw new HumanishError("HUMANISH_SANDBOX_FILE_TOO_LARGE", `readFile: ${path} in sandbox ${this.id} is over the ${maxBytes}-byte bound`, { next: "raise maxBytes or read a smaller file" });
+        throw new HumanishError("HUMANISH_SANDBOX_FILE_TOO_LARGE", `readFile: ${path} in sandbox ${this.id} is over the ${maxBytes}-byte bound`, {
+          next: "raise maxBytes or read a smaller file",
+        });
       }
-      throw wrap(e, "HUMANISH_SANDBOX_FILE_READ_FAILED", `readFile ${path} in sandbox ${this.id}: the archive could not be read`, "check the engine version and retry");
+      throw wrap(
+        e,
+        "HUMANISH_SANDBOX_FILE_READ_FAILED",
+        `readFile ${path} in sandbox ${this.id}: the archive could not be read`,
+        "check the engine version and retry",
+      );
     }
     if (!first) {
-      throw new HumanishError("HUMANISH_SANDBOX_FILE_READ_FAILED", `readFile: the engine returned an empty archive for ${path} in sandbox ${this.id}`, { next: "retry; check the engine version" });
+      throw new HumanishError("HUMANISH_SANDBOX_FILE_READ_FAILED", `readFile: the engine returned an empty archive for ${path} in sandbox ${this.id}`, {
+        next: "retry; check the engine version",
+      });
     }
     return first;
   }
@@ -358,15 +389,21 @@ class DockerSandbox implements Sandbox {
 }
 
 function killFailed(id: string, cmd: string[], cause: unknown): HumanishError {
-  return new HumanishError("HUMANISH_SANDBOX_EXEC_KILL_FAILED", `exec of ${JSON.stringify(cmd[0])} in sandbox ${id} was killed but its output never ended: ${dockerCause(cause)}`, {
-    next: "release the sandbox (its processes may still run until then)",
-    cause,
-  });
+  return new HumanishError(
+    "HUMANISH_SANDBOX_EXEC_KILL_FAILED",
+    `exec of ${JSON.stringify(cmd[0])} in sandbox ${id} was killed but its output never ended: ${dockerCause(cause)}`,
+    {
+      next: "release the sandbox (its processes may still run until then)",
+      cause,
+    },
+  );
 }
 
 function splitPath(path: string, op: string): { dir: string; base: string } {
   if (typeof path !== "string" || !path.startsWith("/") || path.includes("\0")) {
-    throw new HumanishError("HUMANISH_SANDBOX_PATH_INVALID", `${op}: path ${JSON.stringify(path)} must be absolute`, { next: "pass an absolute path such as /home/user/data.json" });
+    throw new HumanishError("HUMANISH_SANDBOX_PATH_INVALID", `${op}: path ${JSON.stringify(path)} must be absolute`, {
+      next: "pass an absolute path such as /home/user/data.json",
+    });
   }
   const norm = posix.normalize(path);
   const base = posix.basename(norm);
@@ -389,14 +426,21 @@ export function createDockerSandboxProvider(opts: DockerSandboxProviderOptions):
     provider: "docker",
     async create(o: SandboxCreateOptions): Promise<Sandbox> {
       if (!o.runId) throw new HumanishError("HUMANISH_SANDBOX_CREATE_INVALID", "create: runId is required", { next: "pass the run id" });
-      if (!o.image) throw new HumanishError("HUMANISH_SANDBOX_CREATE_INVALID", "create: image is required", { next: "pass an image reference, e.g. the sandbox image tag" });
+      if (!o.image)
+        throw new HumanishError("HUMANISH_SANDBOX_CREATE_INVALID", "create: image is required", {
+          next: "pass an image reference, e.g. the sandbox image tag",
+        });
       const memory = o.memoryBytes ?? DEFAULT_MEMORY_BYTES;
       const cpus = o.cpus ?? DEFAULT_CPUS;
       const pids = o.pidsLimit ?? DEFAULT_PIDS_LIMIT;
       if (!(memory >= 6 * 1024 * 1024) || !(cpus > 0) || !(pids > 0)) {
-        throw new HumanishError("HUMANISH_SANDBOX_CREATE_INVALID", `create: limits must be positive (memoryBytes ≥ 6 MiB, cpus > 0, pidsLimit > 0; got ${memory}, ${cpus}, ${pids})`, {
-          next: "fix the limits",
-        });
+        throw new HumanishError(
+          "HUMANISH_SANDBOX_CREATE_INVALID",
+          `create: limits must be positive (memoryBytes ≥ 6 MiB, cpus > 0, pidsLimit > 0; got ${memory}, ${cpus}, ${pids})`,
+          {
+            next: "fix the limits",
+          },
+        );
       }
       const env = envList(o.env, "create");
       let id: string;
@@ -429,7 +473,12 @@ export function createDockerSandboxProvider(opts: DockerSandboxProviderOptions):
             cause: e,
           });
         }
-        throw wrap(e, "HUMANISH_SANDBOX_CREATE_FAILED", `create: container for run ${o.runId} from image ${o.image} could not be created`, "check `docker info` and the image; retry");
+        throw wrap(
+          e,
+          "HUMANISH_SANDBOX_CREATE_FAILED",
+          `create: container for run ${o.runId} from image ${o.image} could not be created`,
+          "check `docker info` and the image; retry",
+        );
       }
       const sandbox = new DockerSandbox(id, docker, opts);
       try {
@@ -442,7 +491,12 @@ export function createDockerSandboxProvider(opts: DockerSandboxProviderOptions):
         await docker.containerStart(id);
       } catch (e) {
         await sandbox.release();
-        throw wrap(e, "HUMANISH_SANDBOX_START_FAILED", `create: container ${id} for run ${o.runId} could not be started`, "check `docker info` and the image's entrypoint requirements (`sleep` must exist)");
+        throw wrap(
+          e,
+          "HUMANISH_SANDBOX_START_FAILED",
+          `create: container ${id} for run ${o.runId} could not be started`,
+          "check `docker info` and the image's entrypoint requirements (`sleep` must exist)",
+        );
       }
       return sandbox;
     },

@@ -14,7 +14,7 @@
  *   because a debug flag short-circuited the call — debug mode is always switched off here,
  *   whatever `E2B_DEBUG` says.
  */
-import { CommandExitError, NotFoundError, Sandbox as E2BSandbox, type CommandHandle } from "e2b";
+import { CommandExitError, type CommandHandle, Sandbox as E2BSandbox, NotFoundError } from "e2b";
 import { concatBytes } from "../bytes/concat.ts";
 import { HumanishError } from "../errors.ts";
 import type { ExecOptions, ExecResult, ReleaseProof, Sandbox, SandboxCreateOptions, SandboxProvider } from "./types.ts";
@@ -94,12 +94,17 @@ class E2BSandboxHandle implements Sandbox {
   }
 
   async exec(opts: ExecOptions): Promise<ExecResult> {
-    if (opts.cmd.length === 0) throw new HumanishError("HUMANISH_SANDBOX_EXEC_INVALID", "exec: cmd must not be empty", { next: "pass an argv such as [\"bash\", \"-c\", \"ls\"]" });
+    if (opts.cmd.length === 0)
+      throw new HumanishError("HUMANISH_SANDBOX_EXEC_INVALID", "exec: cmd must not be empty", { next: 'pass an argv such as ["bash", "-c", "ls"]' });
     if (opts.timeoutMs !== undefined && !(opts.timeoutMs > 0)) {
-      throw new HumanishError("HUMANISH_SANDBOX_EXEC_INVALID", `exec: timeoutMs must be a positive number of ms (got ${opts.timeoutMs})`, { next: "omit timeoutMs or pass a positive value" });
+      throw new HumanishError("HUMANISH_SANDBOX_EXEC_INVALID", `exec: timeoutMs must be a positive number of ms (got ${opts.timeoutMs})`, {
+        next: "omit timeoutMs or pass a positive value",
+      });
     }
     if (opts.signal?.aborted) {
-      throw new HumanishError("HUMANISH_SANDBOX_EXEC_ABORTED", `exec in E2B sandbox ${this.id} was aborted before it started`, { next: "nothing ran; retry without aborting" });
+      throw new HumanishError("HUMANISH_SANDBOX_EXEC_ABORTED", `exec in E2B sandbox ${this.id} was aborted before it started`, {
+        next: "nothing ran; retry without aborting",
+      });
     }
     const started = performance.now();
     const enc = new TextEncoder();
@@ -136,8 +141,17 @@ class E2BSandboxHandle implements Sandbox {
     const stop = new Promise<void>((resolve) => {
       wake = resolve;
     });
-    const timer = opts.timeoutMs !== undefined ? setTimeout(() => ((killedBy ??= "timeout"), wake?.()), opts.timeoutMs) : undefined;
-    const onAbort = () => ((killedBy ??= "abort"), wake?.());
+    const timer =
+      opts.timeoutMs !== undefined
+        ? setTimeout(() => {
+            killedBy ??= "timeout";
+            wake?.();
+          }, opts.timeoutMs)
+        : undefined;
+    const onAbort = () => {
+      killedBy ??= "abort";
+      wake?.();
+    };
     opts.signal?.addEventListener("abort", onAbort);
     const waited = handle.wait().then(
       (r) => ({ ok: true as const, exitCode: r.exitCode }),
@@ -170,23 +184,32 @@ class E2BSandboxHandle implements Sandbox {
   }
 
   async writeFile(path: string, data: Uint8Array | string, mode?: number): Promise<void> {
-    if (!path.startsWith("/")) throw new HumanishError("HUMANISH_SANDBOX_PATH_INVALID", `writeFile: path ${JSON.stringify(path)} must be absolute`, { next: "pass an absolute path such as /home/user/data.json" });
+    if (!path.startsWith("/"))
+      throw new HumanishError("HUMANISH_SANDBOX_PATH_INVALID", `writeFile: path ${JSON.stringify(path)} must be absolute`, {
+        next: "pass an absolute path such as /home/user/data.json",
+      });
     try {
       const body = typeof data === "string" ? data : (data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength) as ArrayBuffer);
       await this.sbx.files.write(path, body);
     } catch (e) {
-      throw new HumanishError("HUMANISH_SANDBOX_WRITE_FAILED", `writeFile ${path} in E2B sandbox ${this.id} failed: ${message(e)}`, { next: "write under /home/user; check the sandbox is running", cause: e });
+      throw new HumanishError("HUMANISH_SANDBOX_WRITE_FAILED", `writeFile ${path} in E2B sandbox ${this.id} failed: ${message(e)}`, {
+        next: "write under /home/user; check the sandbox is running",
+        cause: e,
+      });
     }
     if (mode !== undefined) {
       const res = await this.exec({ cmd: ["chmod", mode.toString(8), path], timeoutMs: 30_000 });
       if (res.exitCode !== 0) {
-        throw new HumanishError("HUMANISH_SANDBOX_WRITE_FAILED", `writeFile ${path}: chmod ${mode.toString(8)} exited ${res.exitCode}`, { next: "check the file's owner" });
+        throw new HumanishError("HUMANISH_SANDBOX_WRITE_FAILED", `writeFile ${path}: chmod ${mode.toString(8)} exited ${res.exitCode}`, {
+          next: "check the file's owner",
+        });
       }
     }
   }
 
   async readFile(path: string, maxBytes = 16 * 1024 * 1024): Promise<Uint8Array> {
-    if (!path.startsWith("/")) throw new HumanishError("HUMANISH_SANDBOX_PATH_INVALID", `readFile: path ${JSON.stringify(path)} must be absolute`, { next: "pass an absolute path" });
+    if (!path.startsWith("/"))
+      throw new HumanishError("HUMANISH_SANDBOX_PATH_INVALID", `readFile: path ${JSON.stringify(path)} must be absolute`, { next: "pass an absolute path" });
     // Size and type first (a FIFO or a huge file is never downloaded).
     const probe = await this.exec({ cmd: ["stat", "-L", "-c", "%F %s", "--", path], timeoutMs: 30_000 });
     const stat = new TextDecoder().decode(probe.stdout).trim();
@@ -198,17 +221,24 @@ class E2BSandboxHandle implements Sandbox {
       throw new HumanishError("HUMANISH_SANDBOX_READ_FAILED", `readFile ${path}: not a regular file (${m[1]})`, { next: "read a regular file" });
     }
     if (Number(m[2]) > maxBytes) {
-      throw new HumanishError("HUMANISH_SANDBOX_READ_TOO_LARGE", `readFile ${path}: ${m[2]} bytes exceeds the ${maxBytes}-byte limit`, { next: "read a smaller file or raise maxBytes" });
+      throw new HumanishError("HUMANISH_SANDBOX_READ_TOO_LARGE", `readFile ${path}: ${m[2]} bytes exceeds the ${maxBytes}-byte limit`, {
+        next: "read a smaller file or raise maxBytes",
+      });
     }
     try {
       const bytes = await this.sbx.files.read(path, { format: "bytes" });
       if (bytes.length > maxBytes) {
-        throw new HumanishError("HUMANISH_SANDBOX_READ_TOO_LARGE", `readFile ${path}: ${bytes.length} bytes exceeds the ${maxBytes}-byte limit`, { next: "read a smaller file or raise maxBytes" });
+        throw new HumanishError("HUMANISH_SANDBOX_READ_TOO_LARGE", `readFile ${path}: ${bytes.length} bytes exceeds the ${maxBytes}-byte limit`, {
+          next: "read a smaller file or raise maxBytes",
+        });
       }
       return bytes;
     } catch (e) {
       if (e instanceof HumanishError) throw e;
-      throw new HumanishError("HUMANISH_SANDBOX_READ_FAILED", `readFile ${path} in E2B sandbox ${this.id} failed: ${message(e)}`, { next: "check the path and that the sandbox is running", cause: e });
+      throw new HumanishError("HUMANISH_SANDBOX_READ_FAILED", `readFile ${path} in E2B sandbox ${this.id} failed: ${message(e)}`, {
+        next: "check the path and that the sandbox is running",
+        cause: e,
+      });
     }
   }
 
@@ -273,10 +303,14 @@ export function createE2BSandboxProvider(opts: E2BSandboxProviderOptions): Sandb
           allowInternetAccess: o.network === "bridge",
         });
       } catch (e) {
-        throw new HumanishError("HUMANISH_SANDBOX_CREATE_FAILED", `create: E2B sandbox from template ${o.image || DEFAULT_E2B_TEMPLATE} for run ${o.runId} could not be created: ${message(e)}`, {
-          next: "check E2B_API_KEY, the template id and your E2B quota; retry",
-          cause: e,
-        });
+        throw new HumanishError(
+          "HUMANISH_SANDBOX_CREATE_FAILED",
+          `create: E2B sandbox from template ${o.image || DEFAULT_E2B_TEMPLATE} for run ${o.runId} could not be created: ${message(e)}`,
+          {
+            next: "check E2B_API_KEY, the template id and your E2B quota; retry",
+            cause: e,
+          },
+        );
       }
       const handle = new E2BSandboxHandle(sbx, connectionOpts, killDeadlineMs);
       try {

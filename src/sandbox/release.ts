@@ -6,7 +6,7 @@
  * outlived its outer deadline) → `unconfirmed` with the reason. A 404 on remove alone ("already gone")
  * is never taken as proof by itself. Never throws.
  */
-import { isDockerApiError, type DockerClient } from "../docker/index.ts";
+import { type DockerClient, isDockerApiError } from "../docker/index.ts";
 import type { ReleaseProof } from "./types.ts";
 
 /** Deadlines of the two release steps, ms. */

@@ -5,7 +5,9 @@ import { isHumanishError } from "../../src/errors.ts";
 
 describe("actor registry", () => {
   test("terminal lane: scripted-terminal and codex-exec, with their key placement", () => {
-    const terminal = listActors().filter((a) => a.capabilities.lanes.includes("terminal")).map((a) => [a.type, a.capabilities.keyPlacement, a.runtimeKeyNames]);
+    const terminal = listActors()
+      .filter((a) => a.capabilities.lanes.includes("terminal"))
+      .map((a) => [a.type, a.capabilities.keyPlacement, a.runtimeKeyNames]);
     expect(terminal).toEqual([
       ["scripted-terminal", "none", []],
       ["codex-exec", "in-sandbox-command-scoped", ["CODEX_API_KEY", "OPENAI_API_KEY"]],

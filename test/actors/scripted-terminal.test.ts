@@ -55,12 +55,17 @@ describe("scripted-terminal", () => {
   });
 
   test("a declared non-zero exit code is expected, not a failure", async () => {
-    const o = await createScriptedTerminal([{ run: "jq --version", expectExit: 127 }, { run: "exit 3", expectExit: 3 }]).run(ctx());
+    const o = await createScriptedTerminal([
+      { run: "jq --version", expectExit: 127 },
+      { run: "exit 3", expectExit: 3 },
+    ]).run(ctx());
     expect(o.status).toBe("passed");
   });
 
   test("a silent hanging step is killed at the first-output deadline and the outcome says so", async () => {
-    const o = await createScriptedTerminal([{ run: "echo ok" }, { run: "sleep 43" }, { run: "echo never" }]).run(ctx({ deadlines: { firstOutputMs: 1_500, deadlineAt: Date.now() + 60_000 } }));
+    const o = await createScriptedTerminal([{ run: "echo ok" }, { run: "sleep 43" }, { run: "echo never" }]).run(
+      ctx({ deadlines: { firstOutputMs: 1_500, deadlineAt: Date.now() + 60_000 } }),
+    );
     expect(o.status).toBe("timed_out");
     expect(o.deadline).toBe("first-output");
     expect(o.reason).toContain("first-output deadline");

@@ -18,14 +18,25 @@ export async function testSandbox(tag: string, network: "none" | "bridge" = "non
   const docker = createDockerClient({ socketPath: dockerSocketPath() });
   const image = await ensureImage(docker, sandboxRecipe);
   const runId = `test-${tag}-${randomBytes(4).toString("hex")}`;
-  const sandbox = await createDockerSandboxProvider({ docker }).create({ runId, image: image.tag, network, workdir: TERMINAL_STUDY_DIR, labels: { "humanish.test": "actors" } });
+  const sandbox = await createDockerSandboxProvider({ docker }).create({
+    runId,
+    image: image.tag,
+    network,
+    workdir: TERMINAL_STUDY_DIR,
+    labels: { "humanish.test": "actors" },
+  });
   const r = await sandbox.exec({ cmd: ["chmod", "0777", TERMINAL_STUDY_DIR], user: "root" });
   if (r.exitCode !== 0) throw new Error(`chmod of the study dir failed: ${new TextDecoder().decode(r.stderr)}`);
   return { sandbox, runId };
 }
 
 /** A recorder that keeps every call. */
-export function memoryRecorder(): TerminalRecorder & { lifecycles: [string, string][]; commands: RecordedCommand[]; out: { stream: string; text: string }[]; progressed: string[] } {
+export function memoryRecorder(): TerminalRecorder & {
+  lifecycles: [string, string][];
+  commands: RecordedCommand[];
+  out: { stream: string; text: string }[];
+  progressed: string[];
+} {
   const lifecycles: [string, string][] = [];
   const commands: RecordedCommand[] = [];
   const out: { stream: string; text: string }[] = [];

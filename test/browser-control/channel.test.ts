@@ -6,18 +6,18 @@ import { describe, expect, test } from "bun:test";
 import {
   attachBrowserControlDispatcher,
   BrowserControlTransport,
-  createBrowserControlClient,
+  type BrowserExecutor,
+  type CuaAction,
+  type CuaDisposition,
   CuaExecutorError,
+  type CuaExecutorErrorCode,
+  type CuaObservation,
+  createBrowserControlClient,
   encodeFrame,
   FrameDecoder,
   isCuaExecutorError,
-  type BrowserExecutor,
-  type CuaAction,
-  type CuaExecutorErrorCode,
-  type CuaDisposition,
-  type CuaObservation,
 } from "../../src/browser-control/index.ts";
-import { IDENTITY, makePng, sleep, streamPair, TestStream } from "./support.ts";
+import { IDENTITY, makePng, sleep, streamPair, type TestStream } from "./support.ts";
 
 const PNG_BYTES = makePng(8, 6, 3);
 
@@ -43,7 +43,9 @@ function recordingExecutor(overrides: Partial<BrowserExecutor> = {}): Recorder {
     calls,
     observe(signal) {
       calls.push({ op: "observe", signal });
-      return overrides.observe ? overrides.observe(signal) : Promise.resolve({ png: PNG_BYTES, stateSignature: "sig-1", url: "http://127.0.0.1:3000/", scrollY: 12.5 });
+      return overrides.observe
+        ? overrides.observe(signal)
+        : Promise.resolve({ png: PNG_BYTES, stateSignature: "sig-1", url: "http://127.0.0.1:3000/", scrollY: 12.5 });
     },
     execute(action, signal) {
       calls.push({ op: "execute", action, signal });
@@ -66,7 +68,11 @@ function setup(opts: { executor?: BrowserExecutor; isAuthorized?: () => boolean;
     authoritySignal: authority.signal,
     ...(opts.requestDeadlineMs ? { requestDeadlineMs: opts.requestDeadlineMs } : {}),
   });
-  const client = createBrowserControlClient({ transport: hostTransport, identity: IDENTITY, ...(opts.requestTimeoutMs ? { requestTimeoutMs: opts.requestTimeoutMs } : {}) });
+  const client = createBrowserControlClient({
+    transport: hostTransport,
+    identity: IDENTITY,
+    ...(opts.requestTimeoutMs ? { requestTimeoutMs: opts.requestTimeoutMs } : {}),
+  });
   return { host, guest, hostTransport, guestTransport, authority, dispatcher, client, executor };
 }
 
@@ -95,7 +101,15 @@ function scriptedGuest(requestTimeoutMs = 1000) {
     return requests.shift()!;
   };
   const reply = (req: Record<string, unknown>, extra: Record<string, unknown> = { ok: true }) => {
-    const m: Record<string, unknown> = { version: 1, type: "reply", identity: IDENTITY, seq: req.seq, requestId: req.requestId, operation: req.operation, ...extra };
+    const m: Record<string, unknown> = {
+      version: 1,
+      type: "reply",
+      identity: IDENTITY,
+      seq: req.seq,
+      requestId: req.requestId,
+      operation: req.operation,
+      ...extra,
+    };
     if (req.operation === "EXECUTE" && !("actionId" in extra)) m.actionId = req.actionId;
     guest.write(encodeFrame(m));
   };
@@ -119,7 +133,13 @@ describe("handshake, observe, execute", () => {
       { kind: "scroll", x: 1, y: 1, dx: 0, dy: 360 },
       { kind: "type", text: "héllo" },
       { kind: "keypress", keys: ["CTRL", "A"] },
-      { kind: "drag", path: [{ x: 1, y: 1 }, { x: 9, y: 9 }] },
+      {
+        kind: "drag",
+        path: [
+          { x: 1, y: 1 },
+          { x: 9, y: 9 },
+        ],
+      },
       { kind: "wait", ms: 0.5 },
       { kind: "screenshot" },
     ];
@@ -226,7 +246,17 @@ describe("dispositions", () => {
 
   test("a typed outcome_uncertain failure passes through and closes the channel", async () => {
     const s = setup({ executor: recordingExecutor({ execute: async () => Promise.reject(new CuaExecutorError("execution_failed", "outcome_uncertain")) }) });
-    await expectFailure(s.client.executor.execute({ kind: "drag", path: [{ x: 1, y: 1 }, { x: 2, y: 2 }] }), "execution_failed", "outcome_uncertain");
+    await expectFailure(
+      s.client.executor.execute({
+        kind: "drag",
+        path: [
+          { x: 1, y: 1 },
+          { x: 2, y: 2 },
+        ],
+      }),
+      "execution_failed",
+      "outcome_uncertain",
+    );
     await sleep(5);
     expect(s.guestTransport.closeCode).toBe("execution_failed");
     await expectFailure(s.client.executor.execute({ kind: "screenshot" }), "executor_closed", "not_dispatched");
@@ -248,7 +278,9 @@ describe("dispositions", () => {
       const s = setup({ executor: recordingExecutor({ execute: bad as BrowserExecutor["execute"] }) });
       const e = await expectFailure(s.client.executor.execute({ kind: "type", text: "secret-typed-text" }), "action_rejected", "outcome_uncertain");
       expect(e.message).not.toContain("secret");
-      const wire = framesWritten(s.guest).map((f) => JSON.stringify(f)).join("\n");
+      const wire = framesWritten(s.guest)
+        .map((f) => JSON.stringify(f))
+        .join("\n");
       expect(wire).not.toContain("secret");
       expect(wire).not.toContain("xdotool");
       await expectFailure(s.client.executor.observe(), "executor_closed", "not_dispatched");
@@ -281,7 +313,11 @@ describe("cancellation, deadlines, lost acknowledgements", () => {
     // Invalid actions are refused locally too.
     await expectFailure(s.client.executor.execute({ kind: "click", x: 1 } as unknown as CuaAction), "invalid_request", "not_dispatched");
     await expectFailure(s.client.executor.execute({ kind: "speak", text: "hi" } as unknown as CuaAction), "invalid_request", "not_dispatched");
-    await expectFailure(s.client.executor.execute({ kind: "click", x: 1, y: 1, heldKeys: ["SHIFT"] } as unknown as CuaAction), "invalid_request", "not_dispatched");
+    await expectFailure(
+      s.client.executor.execute({ kind: "click", x: 1, y: 1, heldKeys: ["SHIFT"] } as unknown as CuaAction),
+      "invalid_request",
+      "not_dispatched",
+    );
     expect(s.host.bytesWritten).toBe(before);
     expect((s.executor as Recorder).calls.length).toBe(0);
     await s.client.executor.execute({ kind: "click", x: 1, y: 1 });
@@ -451,14 +487,24 @@ describe("revocation", () => {
     attachBrowserControlDispatcher({ transport: t, identity: IDENTITY, executor: recordingExecutor(), isAuthorized: () => true, authoritySignal: ac.signal });
     expect(t.closeCode).toBe("session_revoked");
     const t2 = new BrowserControlTransport(streamPair().guest);
-    attachBrowserControlDispatcher({ transport: t2, identity: IDENTITY, executor: recordingExecutor(), isAuthorized: () => false, authoritySignal: new AbortController().signal });
+    attachBrowserControlDispatcher({
+      transport: t2,
+      identity: IDENTITY,
+      executor: recordingExecutor(),
+      isAuthorized: () => false,
+      authoritySignal: new AbortController().signal,
+    });
     expect(t2.closeCode).toBe("session_revoked");
   });
 });
 
 describe("correlation and identity (client side)", () => {
   const cases: Array<[string, (req: Record<string, unknown>) => Record<string, unknown>, CuaExecutorErrorCode]> = [
-    ["wrong seq", (r) => ({ seq: (r.seq as number) + 1, requestId: `request-${(r.seq as number) + 1}`, actionId: `action-${(r.seq as number) + 1}`, ok: true }), "protocol_mismatch"],
+    [
+      "wrong seq",
+      (r) => ({ seq: (r.seq as number) + 1, requestId: `request-${(r.seq as number) + 1}`, actionId: `action-${(r.seq as number) + 1}`, ok: true }),
+      "protocol_mismatch",
+    ],
     ["requestId not request-<seq>", () => ({ requestId: "request-99", ok: true }), "invalid_response"],
     ["actionId not action-<seq>", () => ({ actionId: "action-99", ok: true }), "invalid_response"],
     ["wrong operation", () => ({ operation: "OBSERVE", observation: undefined, ok: true }), "invalid_response"],
@@ -474,7 +520,16 @@ describe("correlation and identity (client side)", () => {
     const call = g.client.executor.execute({ kind: "click", x: 1, y: 1 });
     const req = await g.nextRequest();
     const m = mutate(req);
-    const msg: Record<string, unknown> = { version: 1, type: "reply", identity: IDENTITY, seq: req.seq, requestId: req.requestId, operation: req.operation, actionId: req.actionId, ...m };
+    const msg: Record<string, unknown> = {
+      version: 1,
+      type: "reply",
+      identity: IDENTITY,
+      seq: req.seq,
+      requestId: req.requestId,
+      operation: req.operation,
+      actionId: req.actionId,
+      ...m,
+    };
     for (const k of Object.keys(msg)) if (msg[k] === undefined) delete msg[k];
     g.guest.write(encodeFrame(msg));
     await expectFailure(call, code, "outcome_uncertain");
@@ -485,7 +540,18 @@ describe("correlation and identity (client side)", () => {
     const g = scriptedGuest();
     const p = g.client.ready();
     const hello = await g.nextRequest();
-    g.guest.write(encodeFrame({ version: 1, type: "reply", identity: IDENTITY, seq: hello.seq, requestId: hello.requestId, operation: "EXECUTE", actionId: "action-1", ok: true }));
+    g.guest.write(
+      encodeFrame({
+        version: 1,
+        type: "reply",
+        identity: IDENTITY,
+        seq: hello.seq,
+        requestId: hello.requestId,
+        operation: "EXECUTE",
+        actionId: "action-1",
+        ok: true,
+      }),
+    );
     await expectFailure(p, "protocol_mismatch", "outcome_uncertain");
   });
 
@@ -520,7 +586,7 @@ describe("correlation and identity (client side)", () => {
   test("observe: an error reply or a non-canonical / invalid PNG closes invalid_response", async () => {
     const b64 = Buffer.from(PNG_BYTES).toString("base64");
     const badObs = [
-      { png: b64.slice(0, -4) + "AAA=", stateSignature: "s" }, // truncated PNG
+      { png: `${b64.slice(0, -4)}AAA=`, stateSignature: "s" }, // truncated PNG
       { png: Buffer.from(new Uint8Array(64)).toString("base64"), stateSignature: "s" },
       // Non-canonical base64: the last char carries non-zero padding bits.
       { png: "QUJDRA==".replace("A==", "B=="), stateSignature: "s" },
@@ -555,7 +621,13 @@ describe("correlation and identity (dispatcher side)", () => {
     const { host, guest } = streamPair();
     const gt = new BrowserControlTransport(guest);
     const exec = recordingExecutor();
-    attachBrowserControlDispatcher({ transport: gt, identity: IDENTITY, executor: exec, isAuthorized: () => true, authoritySignal: new AbortController().signal });
+    attachBrowserControlDispatcher({
+      transport: gt,
+      identity: IDENTITY,
+      executor: exec,
+      isAuthorized: () => true,
+      authoritySignal: new AbortController().signal,
+    });
     const replies = () => framesWritten(guest);
     return { host, gt, exec, replies };
   }

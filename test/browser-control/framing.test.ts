@@ -23,7 +23,7 @@ function watchingAllocations(check: (sizes: readonly number[]) => void): void {
   }
 }
 
-const CASES = join(import.meta.dir, "../../../shared/cases/frames");
+const CASES = join(import.meta.dir, "../fixtures/cases/frames");
 
 function frameOf(payload: Uint8Array): Uint8Array {
   const out = new Uint8Array(4 + payload.byteLength);
@@ -273,14 +273,7 @@ function viaSpans(stream: Uint8Array, sizes: number[]): { payloads: Uint8Array[]
 
 describe("batched validation of coalesced frames and zero-copy spans", () => {
   const text = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
-  const mixed = [
-    { a: 1 },
-    { s: "héllo ✓ 𝄞 \ufeff in the middle" },
-    "x".repeat(300),
-    { t: "é".repeat(5000) },
-    [1, 2, 3],
-    { deep: { k: "v" } },
-  ];
+  const mixed = [{ a: 1 }, { s: "héllo ✓ 𝄞 \ufeff in the middle" }, "x".repeat(300), { t: "é".repeat(5000) }, [1, 2, 3], { deep: { k: "v" } }];
   const stream = concat(mixed.map((m) => encodeFrame(m)));
 
   test("frames whole in one chunk and split across chunks give identical results (JSON, raw and spans)", () => {

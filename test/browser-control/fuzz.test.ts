@@ -7,8 +7,8 @@ import { expect, test } from "bun:test";
 import {
   attachBrowserControlDispatcher,
   BrowserControlTransport,
-  createBrowserControlClient,
   CUA_EXECUTOR_ERROR_CODES,
+  createBrowserControlClient,
   encodeFrame,
   FrameDecoder,
   isCuaExecutorError,
@@ -25,12 +25,43 @@ const base = { version: 1, identity: IDENTITY };
 const VALID: Array<Record<string, unknown>> = [
   { ...base, type: "request", seq: 1, requestId: "request-1", operation: "HELLO" },
   { ...base, type: "request", seq: 2, requestId: "request-2", operation: "OBSERVE" },
-  { ...base, type: "request", seq: 3, requestId: "request-3", operation: "EXECUTE", actionId: "action-3", action: { kind: "click", x: 12.5, y: 7, button: "left" } },
+  {
+    ...base,
+    type: "request",
+    seq: 3,
+    requestId: "request-3",
+    operation: "EXECUTE",
+    actionId: "action-3",
+    action: { kind: "click", x: 12.5, y: 7, button: "left" },
+  },
   { ...base, type: "request", seq: 4, requestId: "request-4", operation: "EXECUTE", actionId: "action-4", action: { kind: "type", text: "héllo wörld ✓ 𝄞" } },
-  { ...base, type: "request", seq: 5, requestId: "request-5", operation: "EXECUTE", actionId: "action-5", action: { kind: "drag", path: [{ x: 1, y: 2 }, { x: 3, y: 4 }] } },
+  {
+    ...base,
+    type: "request",
+    seq: 5,
+    requestId: "request-5",
+    operation: "EXECUTE",
+    actionId: "action-5",
+    action: {
+      kind: "drag",
+      path: [
+        { x: 1, y: 2 },
+        { x: 3, y: 4 },
+      ],
+    },
+  },
   { ...base, type: "request", seq: 6, requestId: "request-6", operation: "EXECUTE", actionId: "action-6", action: { kind: "keypress", keys: ["CTRL", "L"] } },
   { ...base, type: "reply", seq: 2, requestId: "request-2", operation: "OBSERVE", ok: true, observation: { png: PNG_B64, stateSignature: "abc", scrollY: 3 } },
-  { ...base, type: "reply", seq: 3, requestId: "request-3", operation: "EXECUTE", actionId: "action-3", ok: false, error: { code: "action_rejected", disposition: "not_dispatched" } },
+  {
+    ...base,
+    type: "reply",
+    seq: 3,
+    requestId: "request-3",
+    operation: "EXECUTE",
+    actionId: "action-3",
+    ok: false,
+    error: { code: "action_rejected", disposition: "not_dispatched" },
+  },
 ];
 const FRAMES = VALID.map((m) => encodeFrame(m));
 const FAULTS = new Set(["bad_length", "bad_utf8", "bom", "bad_json"]);
@@ -46,10 +77,14 @@ function mutate(src: Uint8Array, r: () => number): Uint8Array {
     if (pick === 0) out[i] = Math.floor(r() * 256);
     else if (pick === 1) out[i] = INTERESTING[Math.floor(r() * INTERESTING.length)]!;
     else if (pick === 2) out[i]! ^= 1 << Math.floor(r() * 8);
-    else if (pick === 3) out = out.subarray(0, i); // truncate
-    else if (pick === 4) out = concat([out.subarray(0, i), out.subarray(i + 1 + Math.floor(r() * 8))]); // delete
-    else if (pick === 5) out = concat([out.subarray(0, i), Uint8Array.of(INTERESTING[Math.floor(r() * INTERESTING.length)]!), out.subarray(i)]); // insert
-    else if (pick === 6 && out.length >= 4) new DataView(out.buffer, out.byteOffset).setUint32(0, Math.floor(r() * 2 ** 32)); // length header
+    else if (pick === 3)
+      out = out.subarray(0, i); // truncate
+    else if (pick === 4)
+      out = concat([out.subarray(0, i), out.subarray(i + 1 + Math.floor(r() * 8))]); // delete
+    else if (pick === 5)
+      out = concat([out.subarray(0, i), Uint8Array.of(INTERESTING[Math.floor(r() * INTERESTING.length)]!), out.subarray(i)]); // insert
+    else if (pick === 6 && out.length >= 4)
+      new DataView(out.buffer, out.byteOffset).setUint32(0, Math.floor(r() * 2 ** 32)); // length header
     else if (out.length >= 4) new DataView(out.buffer, out.byteOffset).setUint32(0, Math.max(0, out.length - 4 + Math.floor(r() * 5) - 2)); // near-miss length
   }
   return Uint8Array.from(out);

@@ -4,7 +4,7 @@
  * prints one JSON line per executed action plus a final summary line to stdout.
  */
 import { createServer } from "node:net";
-import { attachBrowserControlDispatcher, createSocketTransport, CuaExecutorError, type BrowserExecutor } from "../../src/browser-control/index.ts";
+import { attachBrowserControlDispatcher, type BrowserExecutor, CuaExecutorError, createSocketTransport } from "../../src/browser-control/index.ts";
 import { IDENTITY, makePng } from "./support.ts";
 
 const socketPath = process.argv[2];
@@ -21,16 +21,22 @@ const executor: BrowserExecutor = {
     if (signal.aborted) throw new CuaExecutorError("session_revoked", "not_dispatched");
     if (action.kind === "click" && action.x < 0) throw new CuaExecutorError("action_rejected", "not_dispatched");
     executed.push(action);
-    process.stdout.write(JSON.stringify({ executed: action }) + "\n");
+    process.stdout.write(`${JSON.stringify({ executed: action })}\n`);
   },
 };
 
 const server = createServer((socket) => {
   server.close();
   const authority = new AbortController();
-  attachBrowserControlDispatcher({ transport: createSocketTransport(socket), identity: IDENTITY, executor, isAuthorized: () => true, authoritySignal: authority.signal });
+  attachBrowserControlDispatcher({
+    transport: createSocketTransport(socket),
+    identity: IDENTITY,
+    executor,
+    isAuthorized: () => true,
+    authoritySignal: authority.signal,
+  });
   socket.on("close", () => {
-    process.stdout.write(JSON.stringify({ summary: { observed, executed: executed.length } }) + "\n");
+    process.stdout.write(`${JSON.stringify({ summary: { observed, executed: executed.length } })}\n`);
     process.exit(0);
   });
 });

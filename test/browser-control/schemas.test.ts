@@ -1,8 +1,11 @@
 import { describe, expect, test } from "bun:test";
 import {
   CUA_ACTION_KINDS,
+  CUA_EXECUTOR_ERROR_CODES,
+  CuaExecutorError,
   cuaActionSchema,
   identitySchema,
+  isCuaExecutorError,
   MAX_COORDINATE,
   MAX_DRAG_POINTS,
   MAX_KEY_NAME,
@@ -14,9 +17,6 @@ import {
   replySchema,
   requestSchema,
   wireObservationSchema,
-  CuaExecutorError,
-  isCuaExecutorError,
-  CUA_EXECUTOR_ERROR_CODES,
 } from "../../src/browser-control/index.ts";
 import { IDENTITY } from "./support.ts";
 
@@ -30,7 +30,13 @@ describe("CuaAction: every kind", () => {
     scroll: { kind: "scroll", x: 10, y: 10, dx: 0, dy: -240 },
     type: { kind: "type", text: "hello" },
     keypress: { kind: "keypress", keys: ["CTRL", "L"] },
-    drag: { kind: "drag", path: [{ x: 1, y: 1 }, { x: 2, y: 3 }] },
+    drag: {
+      kind: "drag",
+      path: [
+        { x: 1, y: 1 },
+        { x: 2, y: 3 },
+      ],
+    },
     wait: { kind: "wait", ms: 12.5 },
     screenshot: { kind: "screenshot" },
   };
@@ -84,14 +90,20 @@ describe("CuaAction: every bound at the limit and one past", () => {
     coordCases((v) => ({ kind: "scroll", x: 0, y: 0, dx: v, dy: 0 }));
     coordCases((v) => ({ kind: "scroll", x: 0, y: 0, dx: 0, dy: v }));
     coordCases((v) => ({ kind: "drag", path: [{ x: v, y: 0 }] }));
-    coordCases((v) => ({ kind: "drag", path: [{ x: 0, y: 0 }, { x: 0, y: v }] }));
+    coordCases((v) => ({
+      kind: "drag",
+      path: [
+        { x: 0, y: 0 },
+        { x: 0, y: v },
+      ],
+    }));
   });
   test("type text: 64 KiB as string length and as UTF-8 bytes", () => {
     expect(ok({ kind: "type", text: "a".repeat(MAX_TYPE_TEXT) })).toBe(true);
     expect(ok({ kind: "type", text: "a".repeat(MAX_TYPE_TEXT + 1) })).toBe(false);
     // 2-byte characters: string length is half the byte length.
     expect(ok({ kind: "type", text: "é".repeat(MAX_TYPE_TEXT / 2) })).toBe(true);
-    expect(ok({ kind: "type", text: "é".repeat(MAX_TYPE_TEXT / 2) + "a" })).toBe(false);
+    expect(ok({ kind: "type", text: `${"é".repeat(MAX_TYPE_TEXT / 2)}a` })).toBe(false);
     expect(ok({ kind: "type", text: "" })).toBe(true);
   });
   test("keypress: 1–16 keys of 1–64 chars", () => {
@@ -151,7 +163,8 @@ describe("observation wire schema", () => {
 });
 
 describe("envelopes", () => {
-  const req = (o: Record<string, unknown>) => requestSchema.safeParse({ version: 1, type: "request", identity: IDENTITY, seq: 3, requestId: "request-3", operation: "OBSERVE", ...o }).success;
+  const req = (o: Record<string, unknown>) =>
+    requestSchema.safeParse({ version: 1, type: "request", identity: IDENTITY, seq: 3, requestId: "request-3", operation: "OBSERVE", ...o }).success;
   test("requests: correlation ids, version, operations, actionId only on EXECUTE", () => {
     expect(req({})).toBe(true);
     expect(req({ requestId: "request-4" })).toBe(false);
@@ -170,7 +183,8 @@ describe("envelopes", () => {
     expect(req({ ...exec, action: { kind: "speak", text: "x" } })).toBe(false);
     expect(req({ type: "reply" })).toBe(false);
   });
-  const rep = (o: Record<string, unknown>) => replySchema.safeParse({ version: 1, type: "reply", identity: IDENTITY, seq: 2, requestId: "request-2", operation: "HELLO", ok: true, ...o }).success;
+  const rep = (o: Record<string, unknown>) =>
+    replySchema.safeParse({ version: 1, type: "reply", identity: IDENTITY, seq: 2, requestId: "request-2", operation: "HELLO", ok: true, ...o }).success;
   test("replies: cross-field rules and the closed error vocabulary", () => {
     expect(rep({})).toBe(true);
     expect(rep({ actionId: "action-2" })).toBe(false);

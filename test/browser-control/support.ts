@@ -72,7 +72,7 @@ export function streamPair(): { host: TestStream; guest: TestStream } {
 export const IDENTITY: BrowserControlIdentity = {
   generation: "gen-0001",
   challenge: "chal.abc_DEF",
-  runtimeRevision: "guest-api1-" + "ab".repeat(32),
+  runtimeRevision: `guest-api1-${"ab".repeat(32)}`,
 };
 
 /** A real RGBA PNG of `width`×`height` with a deterministic pattern (seeded by `seed`). */

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { Duplex, PassThrough } from "node:stream";
-import { BrowserControlTransport, encodeFrame, isCuaExecutorError, type CuaExecutorErrorCode } from "../../src/browser-control/index.ts";
+import { BrowserControlTransport, type CuaExecutorErrorCode, encodeFrame, isCuaExecutorError } from "../../src/browser-control/index.ts";
 import { sleep, streamPair } from "./support.ts";
 
 function watch(t: BrowserControlTransport) {
@@ -38,7 +38,13 @@ describe("BrowserControlTransport close codes", () => {
   });
 
   test("object-mode chunk → invalid_response", async () => {
-    const s = new Duplex({ objectMode: false, read() {}, write(_c, _e, cb) { cb(); } });
+    const s = new Duplex({
+      objectMode: false,
+      read() {},
+      write(_c, _e, cb) {
+        cb();
+      },
+    });
     const seen = watch(new BrowserControlTransport(s));
     // Force a non-byte chunk through a byte-mode stream, as a misbehaving source would.
     s.emit("data", { not: "bytes" });

@@ -6,7 +6,7 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { connectUnixSocketTransport, createBrowserControlClient, isCuaExecutorError, type CuaAction } from "../../src/browser-control/index.ts";
+import { type CuaAction, connectUnixSocketTransport, createBrowserControlClient, isCuaExecutorError } from "../../src/browser-control/index.ts";
 import { admitPng } from "../../src/png/index.ts";
 import { IDENTITY } from "./support.ts";
 
@@ -42,7 +42,13 @@ test("two processes: HELLO/OBSERVE/EXECUTE over a private Unix socket with real 
       { kind: "click", x: 10, y: 20 },
       { kind: "type", text: "naïve ✓" },
       { kind: "keypress", keys: ["ENTER"] },
-      { kind: "drag", path: [{ x: 1, y: 1 }, { x: 30.5, y: 40.25 }] },
+      {
+        kind: "drag",
+        path: [
+          { x: 1, y: 1 },
+          { x: 30.5, y: 40.25 },
+        ],
+      },
       { kind: "wait", ms: 1 },
     ];
     for (const a of actions) await client.executor.execute(a);
@@ -54,7 +60,11 @@ test("two processes: HELLO/OBSERVE/EXECUTE over a private Unix socket with real 
     expect(Buffer.from(second.png).equals(Buffer.from(first.png))).toBe(false);
     client.close();
     await readUntil("summary");
-    const lines = out.trim().split("\n").slice(1).map((l) => JSON.parse(l));
+    const lines = out
+      .trim()
+      .split("\n")
+      .slice(1)
+      .map((l) => JSON.parse(l));
     expect(lines.filter((l) => l.executed).map((l) => l.executed)).toEqual(actions);
     expect(lines.at(-1)).toEqual({ summary: { observed: 2, executed: actions.length } });
     expect(await guest.exited).toBe(0);

@@ -1,23 +1,23 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { isHumanishError } from "../../src/errors.ts";
 import {
+  assertRunId,
   buildNoSpendProof,
   buildTerminalCostLedger,
+  type CostLine,
   deriveReview,
   deriveVerdict,
-  assertRunId,
   isValidRunId,
   listRuns,
   newRunId,
+  type RunParticipant,
   safeRelPath,
   stakeholderLine,
   summarizeCost,
   unmeasuredLine,
-  type CostLine,
-  type RunParticipant,
 } from "../../src/bundle/index.ts";
+import { isHumanishError } from "../../src/errors.ts";
 import { tempProject } from "./helpers.ts";
 
 const part = (id: string, status: RunParticipant["status"], friction = false): RunParticipant => ({
@@ -29,7 +29,14 @@ const part = (id: string, status: RunParticipant["status"], friction = false): R
   trace: null,
   ...(friction ? { reportedFriction: true } : {}),
 });
-const priced = (usd: number, date: string): CostLine => ({ kind: "model-tokens", usd, basis: "rate-table", ratesAsOf: date, source: "https://openai.com/api/pricing", reason: null });
+const priced = (usd: number, date: string): CostLine => ({
+  kind: "model-tokens",
+  usd,
+  basis: "rate-table",
+  ratesAsOf: date,
+  source: "https://openai.com/api/pricing",
+  reason: null,
+});
 
 describe("review derivation", () => {
   test("verdicts", () => {
@@ -63,7 +70,9 @@ describe("review derivation", () => {
     expect(r.verdict).toBe("fail");
     expect(stakeholderLine({ participants: r.participants, tasks: { sessions: 3, tasks: [] } })).toBe("2/3 reached the goal");
     // A harness failure is named beside the denominator, never counted as a finding silently.
-    expect(stakeholderLine({ participants: { ...r.participants, harnessFailed: 1 }, tasks: { sessions: 3, tasks: [] } })).toBe("2/3 reached the goal (1 harness failure: not a finding)");
+    expect(stakeholderLine({ participants: { ...r.participants, harnessFailed: 1 }, tasks: { sessions: 3, tasks: [] } })).toBe(
+      "2/3 reached the goal (1 harness failure: not a finding)",
+    );
   });
 });
 

@@ -37,19 +37,19 @@ describe("redaction properties", () => {
   test("redaction is idempotent and leaves no detectable shape (2,000 seeded cases)", () => {
     const rnd = rng(42);
     const pieces = [
-      "sk-proj-" + "A".repeat(25),
+      `sk-proj-${"A".repeat(25)}`,
       "/tmp/x/y",
       "/home/u/.cfg",
       "/Users/me/a b",
-      "Bearer " + "t".repeat(30),
+      `Bearer ${"t".repeat(30)}`,
       "postgres://u:p@h/db",
-      "AKIA" + "B".repeat(16),
+      `AKIA${"B".repeat(16)}`,
       "ok text",
-      "\"quoted\"",
+      '"quoted"',
       "http://127.0.0.1:8080/tmp/page",
-      "e2b_" + "c".repeat(20),
+      `e2b_${"c".repeat(20)}`,
       "https://x.e2b.dev/p",
-      "eyJ" + "a".repeat(20) + "." + "b".repeat(20) + "." + "c".repeat(10),
+      `eyJ${"a".repeat(20)}.${"b".repeat(20)}.${"c".repeat(10)}`,
     ];
     const r = createRedactor(["s3cr3t-v4lue"]);
     for (let i = 0; i < 2000; i++) {

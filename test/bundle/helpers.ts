@@ -17,7 +17,7 @@ import {
   unmeasuredLine,
 } from "../../src/bundle/index.ts";
 import { type HumanishError, isHumanishError } from "../../src/errors.ts";
-import { browserParticipant, labBlock as sharedLabBlock, noSpendTerminalCost, scriptedTrace, tempProject as sharedTempProject } from "../support/bundles.ts";
+import { browserParticipant, noSpendTerminalCost, scriptedTrace, labBlock as sharedLabBlock, tempProject as sharedTempProject } from "../support/bundles.ts";
 
 /** A canary secret with no recognisable secret shape: only the literal scrub can catch it. */
 export const CANARY = "canary-7f3a9c2e-Zq41x";
@@ -139,12 +139,28 @@ export function terminalLedgers(cleanup: TerminalLedgers["cleanup"], maxUsd: num
 
 /** Write a complete live terminal bundle (passes verify). Returns the writer and input. */
 export async function writeLiveTerminal(cwd: string, runId = "live-1", opts: { secrets?: string[] } = {}): Promise<{ w: RunWriter; input: RunBundleInput }> {
-  const w = createRunWriter({ cwd, runId, secrets: [CANARY, ...(opts.secrets ?? [])], route: "terminal", mode: "live", lab: "jq-first-contact", heartbeatMs: 0 });
+  const w = createRunWriter({
+    cwd,
+    runId,
+    secrets: [CANARY, ...(opts.secrets ?? [])],
+    route: "terminal",
+    mode: "live",
+    lab: "jq-first-contact",
+    heartbeatMs: 0,
+  });
   const containerId = "c".repeat(64);
-  await w.appendNdjson("sandbox-receipts.ndjson", { at: T0, provider: "docker", id: containerId, participantId: "p1" }, { kind: "sandbox-receipts", durable: true });
+  await w.appendNdjson(
+    "sandbox-receipts.ndjson",
+    { at: T0, provider: "docker", id: containerId, participantId: "p1" },
+    { kind: "sandbox-receipts", durable: true },
+  );
   await w.writeStatus({ phase: "participate", detail: `p1 running with ${CANARY}` });
   await w.appendNdjson("terminal-events.ndjson", { at: T0, stream: "stdout", chunk: `usage: jq\n${CANARY}\n` }, { kind: "terminal-events" });
-  await w.appendNdjson("terminal-events.ndjson", { at: T0, stream: "stderr", chunk: `wrote /tmp/scratch/out.json and ${cwd}/out.json` }, { kind: "terminal-events" });
+  await w.appendNdjson(
+    "terminal-events.ndjson",
+    { at: T0, stream: "stderr", chunk: `wrote /tmp/scratch/out.json and ${cwd}/out.json` },
+    { kind: "terminal-events" },
+  );
   await w.writeArtifact("terminal-transcript.txt", `$ jq --help\nusage: jq\nOPENAI_API_KEY=${CANARY}\n`, { kind: "terminal-transcript" });
   await w.writeJson("actor.json", terminalTrace(), { kind: "actor-trace" });
   const cleanup = [{ id: containerId, provider: "docker" as const, outcome: "released" as const, reason: "inspect-404", at: T1 }];
@@ -159,7 +175,17 @@ export async function writeLiveTerminal(cwd: string, runId = "live-1", opts: { s
     subject: { source: "terminal-product", name: "jq", publicSurfaces: ["jq --help"], provenance: "unpinned" },
     lifecycle: [{ at: T0, event: "terminal-lab.run.created", message: `run with key ${CANARY}` }],
     participants: [
-      { id: "p1", actorType: "scripted-terminal", status: "passed", completionReason: "goal_satisfied", reason: "ok", trace: "actor.json", startedAt: T0, completedAt: T1, durationMs: 60_000 },
+      {
+        id: "p1",
+        actorType: "scripted-terminal",
+        status: "passed",
+        completionReason: "goal_satisfied",
+        reason: "ok",
+        trace: "actor.json",
+        startedAt: T0,
+        completedAt: T1,
+        durationMs: 60_000,
+      },
     ],
     tasks: [
       { id: "pretty-print", goal: "pretty print", participantId: "p1", status: "passed", passed: true },
@@ -182,7 +208,13 @@ export function browserTrace(shots: string[]): ActorTrace {
     counts: { actions: 1, screenshots: shots.length },
     items: [
       { id: "ui_action-001", kind: "ui_action", lifecycle: "completed", title: "click", action: { type: "click", x: 10, y: 20 }, coord: { x: 10, y: 20 } },
-      ...shots.map((p, i) => ({ id: `screenshot-${String(i + 1).padStart(3, "0")}`, kind: "screenshot" as const, lifecycle: "completed" as const, title: p, screenshotRef: { path: p, redaction: "none" as const } })),
+      ...shots.map((p, i) => ({
+        id: `screenshot-${String(i + 1).padStart(3, "0")}`,
+        kind: "screenshot" as const,
+        lifecycle: "completed" as const,
+        title: p,
+        screenshotRef: { path: p, redaction: "none" as const },
+      })),
     ],
   });
 }

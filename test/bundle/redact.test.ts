@@ -3,10 +3,10 @@ import {
   createRedactor,
   digestText,
   findSensitive,
-  redact,
   REDACTED_LOCAL_PATH,
   REDACTED_RUNTIME_PATH,
   REDACTED_SECRET,
+  redact,
   SHAPE_NAMES,
   tail,
 } from "../../src/bundle/index.ts";

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createRunWriter, listRuns, livenessOf, resolveRunDir, RunStatusSchema } from "../../src/bundle/index.ts";
+import { createRunWriter, listRuns, livenessOf, RunStatusSchema, resolveRunDir } from "../../src/bundle/index.ts";
 import { expectCode, projectPerTest, writeDryRunTerminal, writeLiveBrowser, writeLiveTerminal } from "./helpers.ts";
 
 const project = projectPerTest();
@@ -31,8 +31,18 @@ describe("listRuns", () => {
     const runs = await listRuns(cwd);
     running.close();
     expect(runs.map((r) => r.runId)).toEqual(["newest", "same-time-b", "older"]);
-    const [n, b, t] = runs as [typeof runs[0], typeof runs[0], typeof runs[0]];
-    expect(n).toMatchObject({ liveness: "running", derivedFrom: "status", phase: "participate", lab: "jq", route: "terminal", mode: "live", verdict: null, costLabel: "unmeasured", pid: process.pid });
+    const [n, b, t] = runs as [(typeof runs)[0], (typeof runs)[0], (typeof runs)[0]];
+    expect(n).toMatchObject({
+      liveness: "running",
+      derivedFrom: "status",
+      phase: "participate",
+      lab: "jq",
+      route: "terminal",
+      mode: "live",
+      verdict: null,
+      costLabel: "unmeasured",
+      pid: process.pid,
+    });
     expect(t).toMatchObject({
       liveness: "finished",
       derivedFrom: "bundle",
@@ -107,7 +117,10 @@ describe("resolveRunDir", () => {
   test("an invalid latest pointer is not followed; the newest run is used", async () => {
     const cwd = project();
     await writeLiveTerminal(cwd, "only");
-    writeFileSync(join(cwd, ".humanish/runs/latest.json"), JSON.stringify({ schema: "humanish.latest-run.v1", runId: "only", path: "../../etc", updatedAt: new Date().toISOString() }));
+    writeFileSync(
+      join(cwd, ".humanish/runs/latest.json"),
+      JSON.stringify({ schema: "humanish.latest-run.v1", runId: "only", path: "../../etc", updatedAt: new Date().toISOString() }),
+    );
     expect(await resolveRunDir(cwd, "latest")).toBe(join(cwd, ".humanish/runs/only"));
   });
 

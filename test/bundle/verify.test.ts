@@ -1,16 +1,16 @@
 import { describe, expect, test } from "bun:test";
+import { createHash } from "node:crypto";
 import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createHash } from "node:crypto";
 import {
   buildNoSpendProof,
   createRunWriter,
-  recordOrphanRelease,
-  RunBundleSchema,
-  verifyRun,
-  VerifyResultSchema,
   type RunBundle,
+  RunBundleSchema,
+  recordOrphanRelease,
   type VerifyResult,
+  VerifyResultSchema,
+  verifyRun,
 } from "../../src/bundle/index.ts";
 import { makePng, projectPerTest, terminalLedgers, terminalTrace, writeDryRunTerminal, writeLiveBrowser, writeLiveTerminal } from "./helpers.ts";
 
@@ -132,7 +132,15 @@ describe("verifyRun: tampering fails closed", () => {
         expect((await verifyRun(dir)).ok).toBe(true);
       }
     }
-    expect([...kinds].sort()).toEqual(["actor-trace", "report", "sandbox-receipts", "screenshot", "terminal-events", "terminal-ledgers", "terminal-transcript"]);
+    expect([...kinds].sort()).toEqual([
+      "actor-trace",
+      "report",
+      "sandbox-receipts",
+      "screenshot",
+      "terminal-events",
+      "terminal-ledgers",
+      "terminal-transcript",
+    ]);
   });
 
   test("one changed byte in run.json fails", async () => {
@@ -146,7 +154,7 @@ describe("verifyRun: tampering fails closed", () => {
     expect(failed(await verifyRun(w.runDir))).toEqual(["artifacts intact"]);
     // change one digit of the duration
     const j = text.indexOf('"durationMs": 60000') + '"durationMs": 6000'.length;
-    writeFileSync(join(w.runDir, "run.json"), text.slice(0, j) + "1" + text.slice(j + 1));
+    writeFileSync(join(w.runDir, "run.json"), `${text.slice(0, j)}1${text.slice(j + 1)}`);
     expect(failed(await verifyRun(w.runDir))).toContain("run bundle shape");
     // break the JSON
     writeFileSync(join(w.runDir, "run.json"), `[${text.slice(1)}`);
@@ -300,7 +308,10 @@ describe("verifyRun: tampering fails closed", () => {
       b.lifecycle.push({ at: b.createdAt, event: "x", message: "ok" });
     });
     unlinkSync(join(w.runDir, "notes.log"));
-    writeFileSync(join(w.runDir, "run.json"), readFileSync(join(w.runDir, "run.json"), "utf8").replace('"message": "ok"', `"message": "at \\u002fhome\\u002falice\\u002fx ${esc.length}"`));
+    writeFileSync(
+      join(w.runDir, "run.json"),
+      readFileSync(join(w.runDir, "run.json"), "utf8").replace('"message": "ok"', `"message": "at \\u002fhome\\u002falice\\u002fx ${esc.length}"`),
+    );
     expect(failed(await verifyRun(w.runDir))).toEqual(["public-safety scan"]);
   });
 
@@ -309,7 +320,12 @@ describe("verifyRun: tampering fails closed", () => {
     const { w } = await writeLiveTerminal(cwd);
     await w.writeArtifact("report/index.html", "<!doctype html><p>ok</p>", { kind: "report" });
     await w.finalize();
-    for (const hidden of ["at &#x2F;home&#x2F;alice&#x2F;notes", "at %2Fhome%2Falice%2Fnotes", "100%zz then %2Ftmp%2Fx and %E0%A4%A", "key AKIA&#81;&#81;QQQQQQQQQQQQQQ"]) {
+    for (const hidden of [
+      "at &#x2F;home&#x2F;alice&#x2F;notes",
+      "at %2Fhome%2Falice%2Fnotes",
+      "100%zz then %2Ftmp%2Fx and %E0%A4%A",
+      "key AKIA&#81;&#81;QQQQQQQQQQQQQQ",
+    ]) {
       // planted behind the writer's back (the writer itself would redact these), listing updated
       plant(w.runDir, "report/index.html", `<!doctype html><p>${hidden}</p>`);
       expect({ hidden, failed: failed(await verifyRun(w.runDir)) }).toEqual({ hidden, failed: ["public-safety scan"] });
@@ -388,7 +404,12 @@ describe("verifyRun: evidence semantics", () => {
     await w.finalize({ ...input, cleanup });
     expect(failed(await verifyRun(w.runDir))).toEqual(["cleanup proven"]);
     // recorded the way orphan reconciliation records it (redacted, atomic, schema-checked)
-    const rel = recordOrphanRelease(cwd, "live-1", { ...cleanup[0]!, outcome: "released", reason: `inspect-404 after io dir ${cwd}/x and /tmp/humanish-gd-1`, at: new Date().toISOString() });
+    const rel = recordOrphanRelease(cwd, "live-1", {
+      ...cleanup[0]!,
+      outcome: "released",
+      reason: `inspect-404 after io dir ${cwd}/x and /tmp/humanish-gd-1`,
+      at: new Date().toISOString(),
+    });
     expect(rel).toBe(".humanish/runs/live-1/orphan-release.json");
     expect(readFileSync(join(w.runDir, "orphan-release.json"), "utf8")).toContain("[target-cwd]/x and [REDACTED_LOCAL_PATH]");
     expect(recordOrphanRelease(cwd, "not-here", cleanup[0]!)).toBeNull();

@@ -1,10 +1,20 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { createRunWriter, LatestRunSchema, RunBundleSchema, RunStatusSchema, reopenRunWriter, verifyRun } from "../../src/bundle/index.ts";
 import { isHumanishError } from "../../src/errors.ts";
-import { createRunWriter, reopenRunWriter, RunBundleSchema, RunStatusSchema, verifyRun, LatestRunSchema } from "../../src/bundle/index.ts";
-import { CANARY, expectCode, makePng, projectPerTest, terminalLedgers, terminalTrace, writeDryRunTerminal, writeLiveBrowser, writeLiveTerminal } from "./helpers.ts";
+import {
+  CANARY,
+  expectCode,
+  makePng,
+  projectPerTest,
+  terminalLedgers,
+  terminalTrace,
+  writeDryRunTerminal,
+  writeLiveBrowser,
+  writeLiveTerminal,
+} from "./helpers.ts";
 
 const project = projectPerTest();
 
@@ -84,7 +94,8 @@ describe("run writer", () => {
     await r.finalize();
     r.close();
     const runDir = join(cwd, ".humanish", "runs", "live-1");
-    for (const f of ["actor.json", "terminal-events.ndjson", "run.json"]) expect({ f, del: readFileSync(join(runDir, f)).includes(0x7f) }).toEqual({ f, del: false });
+    for (const f of ["actor.json", "terminal-events.ndjson", "run.json"])
+      expect({ f, del: readFileSync(join(runDir, f)).includes(0x7f) }).toEqual({ f, del: false });
     expect(JSON.parse(readFileSync(join(runDir, "actor.json"), "utf8")).items[0].command.outputTail).toBe("random bytes \u007f\u0080 end");
     const v = await verifyRun(runDir);
     expect(v.checks.filter((c) => !c.ok)).toEqual([]);
@@ -143,7 +154,10 @@ describe("run writer", () => {
       expect(isHumanishError(e, "HUMANISH_INVALID_ARTIFACT")).toBe(true);
       expect((e as Error).message).toContain("actorType");
     }
-    await expectCode(w.appendNdjson("terminal-events.ndjson", { at: "x", stream: "stdout", chunk: "" }, { kind: "terminal-events" }), "HUMANISH_INVALID_ARTIFACT");
+    await expectCode(
+      w.appendNdjson("terminal-events.ndjson", { at: "x", stream: "stdout", chunk: "" }, { kind: "terminal-events" }),
+      "HUMANISH_INVALID_ARTIFACT",
+    );
     await expectCode(w.writeArtifact("screenshots/001.png", new TextEncoder().encode("not a png"), { kind: "screenshot" }), "HUMANISH_INVALID_ARTIFACT");
     await expectCode(w.writeArtifact("shots/001.png", makePng(), { kind: "screenshot" }), "HUMANISH_INVALID_ARTIFACT");
     w.close();

@@ -3,8 +3,8 @@ import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgv } from "../../src/cli/argv.ts";
-import { COMMANDS } from "../../src/cli/spec.ts";
 import { HANDLERS } from "../../src/cli/commands/index.ts";
+import { COMMANDS } from "../../src/cli/spec.ts";
 import { cli } from "./support.ts";
 
 const tmp = () => mkdtempSync(join(tmpdir(), "humanish-cli-"));

@@ -26,7 +26,10 @@ afterAll(async () => {
 test("SIGKILLed controller → the next command releases its sandbox by exact id and records it in the run", async () => {
   await requireImage(sandboxImageTag());
   const runId = `orphan-cli-${Date.now().toString(36)}`;
-  const child = Bun.spawn([process.execPath, join(import.meta.dir, "fixtures", "sandbox-controller.ts"), project, runId, runId], { stdout: "pipe", stderr: "inherit" });
+  const child = Bun.spawn([process.execPath, join(import.meta.dir, "fixtures", "sandbox-controller.ts"), project, runId, runId], {
+    stdout: "pipe",
+    stderr: "inherit",
+  });
   const reader = (child.stdout as ReadableStream<Uint8Array>).getReader();
   let buf = "";
   const deadline = Date.now() + 60_000;

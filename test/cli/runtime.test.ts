@@ -114,7 +114,10 @@ describe("lab run --live interrupted (real engine)", () => {
       expect(await containersOfRun(runId)).toEqual([]);
       // The same run again in --json mode is refused (the id exists); read the first envelope instead.
       const json = { out: "" };
-      const again = await runCli(["lab", "run", "hang", "--live", "--run-id", runId, "--cwd", dir, "--json"], { ...io, stdout: (t: string) => void (json.out += t) });
+      const again = await runCli(["lab", "run", "hang", "--live", "--run-id", runId, "--cwd", dir, "--json"], {
+        ...io,
+        stdout: (t: string) => void (json.out += t),
+      });
       expect(again).toBe(2);
       expect(JSON.parse(json.out).error.code).toBe("HUMANISH_RUN_ID_IN_USE");
     } finally {

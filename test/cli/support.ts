@@ -1,6 +1,7 @@
 /** Runs the CLI in-process with captured output. */
-import { runCli } from "../../src/cli/run.ts";
+
 import type { CliIO } from "../../src/cli/output.ts";
+import { runCli } from "../../src/cli/run.ts";
 
 export interface Captured {
   code: number;
@@ -16,5 +17,5 @@ export async function cli(argv: string[], env: Record<string, string | undefined
   let stderr = "";
   const io: CliIO = { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), stderrIsTTY: false, stdinIsTTY: false, env };
   const code = await runCli(argv, io);
-  return { code, stdout, stderr, json: <T,>() => JSON.parse(stdout) as T };
+  return { code, stdout, stderr, json: <T>() => JSON.parse(stdout) as T };
 }

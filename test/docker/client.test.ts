@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { createDockerClient, isDockerApiError, runExec, tarPack, tarUnpack, type DockerClient } from "../../src/docker/index.ts";
+import { createDockerClient, type DockerClient, isDockerApiError, runExec, tarPack, tarUnpack } from "../../src/docker/index.ts";
 import { requireImage } from "../support/prereq.ts";
 import { rejection, testRunId } from "./helpers.ts";
 
@@ -60,7 +60,7 @@ describe("Docker client against the real engine", () => {
       "printf 'out-1\\n'",
       "printf 'err-1\\n' >&2",
       "head -c 65536 /dev/zero | tr '\\000' '\\377' > /tmp/ff",
-      "i=0; while [ $i -lt 256 ]; do printf \"\\\\$(printf %03o $i)\"; i=$((i+1)); done > /tmp/all",
+      'i=0; while [ $i -lt 256 ]; do printf "\\\\$(printf %03o $i)"; i=$((i+1)); done > /tmp/all',
       "cat /tmp/all /tmp/ff /tmp/all",
       "printf 'err-2 caf\\303\\251\\n' >&2",
       "printf 'out-2\\n'",

@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { MultiplexedStreamDecoder, concatBytes, demuxBody, isHumanishErrorLike } from "./helpers.ts";
+import { concatBytes, demuxBody, isHumanishErrorLike, MultiplexedStreamDecoder } from "./helpers.ts";
 
-const CASE = join(import.meta.dir, "../../../shared/cases/docker/logs-multiplexed-body.bin");
+const CASE = join(import.meta.dir, "../fixtures/cases/docker/logs-multiplexed-body.bin");
 const body = new Uint8Array(readFileSync(CASE));
 const enc = new TextEncoder();
 
@@ -81,7 +81,14 @@ describe("demultiplexer rules", () => {
   test("binary payload with every byte value and stream 0/1/2/3 frames, at every chunk size", () => {
     const bin = new Uint8Array(256 * 3);
     for (let i = 0; i < bin.length; i++) bin[i] = i % 256;
-    const parts = [frame(1, bin), frame(2, enc.encode("e1")), frame(0, enc.encode("in")), frame(1, new Uint8Array(0)), frame(3, enc.encode("sys")), frame(2, bin.slice(7, 300))];
+    const parts = [
+      frame(1, bin),
+      frame(2, enc.encode("e1")),
+      frame(0, enc.encode("in")),
+      frame(1, new Uint8Array(0)),
+      frame(3, enc.encode("sys")),
+      frame(2, bin.slice(7, 300)),
+    ];
     const all = concatBytes(parts);
     for (const size of [1, 2, 7, 8, 9, 64, 511, all.length]) {
       const r = decodeChunks(chunked(all, size));
@@ -163,7 +170,13 @@ describe("bounded buffering (a participant printing gigabytes cannot exhaust mem
     });
   test("keeps the tail of each stream, counts the dropped bytes; callbacks see every byte", async () => {
     const enc = new TextEncoder();
-    const parts = [frame(1, enc.encode("aaaaaaaaaa")), frame(2, enc.encode("EE")), frame(1, enc.encode("bbbbb")), frame(1, enc.encode("12345")), frame(2, enc.encode("RR"))];
+    const parts = [
+      frame(1, enc.encode("aaaaaaaaaa")),
+      frame(2, enc.encode("EE")),
+      frame(1, enc.encode("bbbbb")),
+      frame(1, enc.encode("12345")),
+      frame(2, enc.encode("RR")),
+    ];
     let seen = 0;
     const out = await demuxBody(bodyOf(parts), { maxBufferedBytes: 8, onStdout: (c) => void (seen += c.length), onStderr: (c) => void (seen += c.length) });
     expect(new TextDecoder().decode(out.stdout)).toBe("bbb12345");

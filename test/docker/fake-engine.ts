@@ -37,7 +37,13 @@ export function startFakeEngine(routes: Record<string, FakeHandler>): FakeEngine
     async fetch(request) {
       const url = new URL(request.url);
       const path = url.pathname.replace(/^\/v1\.\d+/, "");
-      const rec: FakeRequest = { method: request.method, path, rawPath: url.pathname, query: url.searchParams, body: new Uint8Array(await request.arrayBuffer()) };
+      const rec: FakeRequest = {
+        method: request.method,
+        path,
+        rawPath: url.pathname,
+        query: url.searchParams,
+        body: new Uint8Array(await request.arrayBuffer()),
+      };
       requests.push(rec);
       for (const [key, handler] of Object.entries(routes)) {
         const [method, pattern] = key.split(" ") as [string, string];

@@ -1,6 +1,7 @@
 /** Shared helpers of the Docker tests. */
 import { HumanishError } from "../../src/errors.ts";
-export { MultiplexedStreamDecoder, concatBytes, demuxBody } from "../../src/docker/index.ts";
+
+export { concatBytes, demuxBody, MultiplexedStreamDecoder } from "../../src/docker/index.ts";
 
 /** True when `e` is a HumanishError with this code. */
 export function isHumanishErrorLike(e: unknown, code: string): boolean {

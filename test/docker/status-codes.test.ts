@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createDockerClient, isDockerApiError, resolveDockerSocket } from "../../src/docker/index.ts";
 import { createDockerSandboxProvider, releaseContainer } from "../../src/sandbox/index.ts";
-import { chunkedResponse, startFakeEngine, type FakeEngine } from "./fake-engine.ts";
+import { chunkedResponse, type FakeEngine, startFakeEngine } from "./fake-engine.ts";
 import { rejection } from "./helpers.ts";
 
 const ID = "a".repeat(64);
@@ -58,7 +58,10 @@ describe("status codes against a fake engine", () => {
   });
 
   test("a remove that never answers hits the outer deadline → unconfirmed", async () => {
-    engine = startFakeEngine({ "DELETE /containers/{id}": () => new Promise<Response>(() => {}), "GET /containers/{id}/json": () => Response.json({ Id: ID, State: { Status: "running" } }) });
+    engine = startFakeEngine({
+      "DELETE /containers/{id}": () => new Promise<Response>(() => {}),
+      "GET /containers/{id}/json": () => Response.json({ Id: ID, State: { Status: "running" } }),
+    });
     const t0 = Date.now();
     const proof = await releaseContainer(createDockerClient({ socketPath: engine.socketPath }), ID, { removeTimeoutMs: 300, inspectTimeoutMs: 300 });
     expect(proof.outcome).toBe("unconfirmed");
@@ -84,7 +87,9 @@ describe("status codes against a fake engine", () => {
 
   test("404 on create (no such image) → HUMANISH_SANDBOX_IMAGE_MISSING with a setup next step", async () => {
     engine = startFakeEngine({ "POST /containers/create": () => Response.json({ message: "No such image: humanish-sandbox:x" }, { status: 404 }) });
-    const e = await rejection(createDockerSandboxProvider({ docker: createDockerClient({ socketPath: engine.socketPath }) }).create({ runId: "r1", image: "humanish-sandbox:x" }));
+    const e = await rejection(
+      createDockerSandboxProvider({ docker: createDockerClient({ socketPath: engine.socketPath }) }).create({ runId: "r1", image: "humanish-sandbox:x" }),
+    );
     expect(e.code).toBe("HUMANISH_SANDBOX_IMAGE_MISSING");
     expect(e.next).toContain("runtime setup");
   });
@@ -104,7 +109,8 @@ describe("status codes against a fake engine", () => {
 
   test("200 image load reporting the loaded image succeeds", async () => {
     engine = startFakeEngine({
-      "POST /images/load": () => new Response('{"stream":"Loaded image: humanish-guest:abc\\n"}\r\n', { status: 200, headers: { "content-type": "application/json" } }),
+      "POST /images/load": () =>
+        new Response('{"stream":"Loaded image: humanish-guest:abc\\n"}\r\n', { status: 200, headers: { "content-type": "application/json" } }),
     });
     const r = await createDockerClient({ socketPath: engine.socketPath }).imageLoad(new Uint8Array([1]));
     expect(r.loaded).toEqual(["humanish-guest:abc"]);
@@ -124,7 +130,7 @@ describe("status codes against a fake engine", () => {
   });
 
   test("the handed multiplexed logs body in 3/10/50-byte HTTP chunks demultiplexes byte-exact", async () => {
-    const body = new Uint8Array(readFileSync(join(import.meta.dir, "../../../shared/cases/docker/logs-multiplexed-body.bin")));
+    const body = new Uint8Array(readFileSync(join(import.meta.dir, "../fixtures/cases/docker/logs-multiplexed-body.bin")));
     for (const size of [3, 10, 50, 1]) {
       engine = startFakeEngine({
         "GET /containers/{id}/logs": () => chunkedResponse(body, size, { "content-type": "application/vnd.docker.multiplexed-stream" }),

@@ -28,7 +28,12 @@ describe("ustar writer/reader", () => {
   test("long paths use the ustar prefix, and beyond that a PAX record", () => {
     const mid = `${"d".repeat(120)}/${"f".repeat(90)}`;
     const long = `${"x".repeat(200)}/${"y".repeat(150)}`;
-    const e = tarUnpack(tarPack([{ path: mid, data: "1" }, { path: long, data: "2" }]));
+    const e = tarUnpack(
+      tarPack([
+        { path: mid, data: "1" },
+        { path: long, data: "2" },
+      ]),
+    );
     expect(e.map((x) => x.path)).toEqual([mid, long]);
   });
 

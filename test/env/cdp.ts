@@ -105,7 +105,9 @@ export async function launchChromium(url: string): Promise<Browser> {
         }
         await Bun.sleep(100);
       }
-      throw new Error(`timed out waiting for ${expression}; output: ${await evaluate<string>("document.getElementById('output')?.textContent ?? '(no page)'").catch(() => "?")}`);
+      throw new Error(
+        `timed out waiting for ${expression}; output: ${await evaluate<string>("document.getElementById('output')?.textContent ?? '(no page)'").catch(() => "?")}`,
+      );
     },
     async close() {
       try {

@@ -66,7 +66,8 @@ describe("humanish env serve (runEnvServeCommand)", () => {
       } finally {
         if (proc.exitCode === null) proc.kill("SIGKILL");
         for (const id of ids) {
-          if ((await inspectStatus(id)) !== 404) await fetch(`http://localhost/v1.41/containers/${id}?force=1`, { method: "DELETE", unix: "/var/run/docker.sock" } as RequestInit);
+          if ((await inspectStatus(id)) !== 404)
+            await fetch(`http://localhost/v1.41/containers/${id}?force=1`, { method: "DELETE", unix: "/var/run/docker.sock" } as RequestInit);
         }
       }
     });

@@ -9,11 +9,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, setDefaultTimeout, te
 import { randomUUID } from "node:crypto";
 import { COMMANDS } from "../../src/cli/spec.ts";
 import { envBackendFromProvider } from "../../src/env/backends.ts";
-import type { HumanishError } from "../../src/errors.ts";
 import { startEnvServer } from "../../src/env/server.ts";
+import type { HumanishError } from "../../src/errors.ts";
 import { createE2BSandboxProvider, releaseE2BSandbox, shellQuote } from "../../src/sandbox/e2b.ts";
-import { startFakeE2B, type FakeE2B } from "./fake-e2b.ts";
-import { containersWithRunLabel, get, post, testImage, TEST_RUN_LABEL, terminal } from "./support.ts";
+import { type FakeE2B, startFakeE2B } from "./fake-e2b.ts";
+import { containersWithRunLabel, get, post, TEST_RUN_LABEL, terminal, testImage } from "./support.ts";
 
 setDefaultTimeout(120_000);
 let fake: FakeE2B;
@@ -44,7 +44,12 @@ describe("e2b sandbox provider (real SDK, fake server)", () => {
     const sb = await provider().create({ runId: "r1", image: "base", labels: { "humanish.x": "1" }, onCreated: (id) => void (reported = id) });
     expect(reported).toBe(sb.id);
     const body = fake.createBodies.at(-1)!;
-    expect(body).toMatchObject({ templateID: "base", timeout: 120, metadata: { "humanish.run": "r1", "humanish.owner": "humanish", "humanish.x": "1" }, allow_internet_access: false });
+    expect(body).toMatchObject({
+      templateID: "base",
+      timeout: 120,
+      metadata: { "humanish.run": "r1", "humanish.owner": "humanish", "humanish.x": "1" },
+      allow_internet_access: false,
+    });
     const r = await sb.exec({ cmd: ["bash", "-c", "echo out; echo err >&2; exit 4"] });
     expect(r).toMatchObject({ exitCode: 4, timedOut: false });
     expect(new TextDecoder().decode(r.stdout)).toBe("out\n");
@@ -96,12 +101,18 @@ describe("e2b sandbox provider (real SDK, fake server)", () => {
     const n = fake.calls.length;
     const missing = await createE2BSandboxProvider({ apiKey: undefined })
       .create({ runId: "r3", image: "base" })
-      .then(() => undefined, (e: HumanishError) => e);
+      .then(
+        () => undefined,
+        (e: HumanishError) => e,
+      );
     expect(missing).toMatchObject({ code: "HUMANISH_E2B_KEY_MISSING" });
     // The next step names only commands that exist.
     for (const m of (missing!.next ?? "").matchAll(/humanish ([a-z]+(?: [a-z]+)?)/g)) {
       const words = m[1]!.split(" ");
-      expect({ next: missing!.next, known: COMMANDS.some((c) => c.path[0] === words[0] && (c.path.length === 1 || words.length === 1 || c.path[1] === words[1])) }).toEqual({ next: missing!.next, known: true });
+      expect({
+        next: missing!.next,
+        known: COMMANDS.some((c) => c.path[0] === words[0] && (c.path.length === 1 || words.length === 1 || c.path[1] === words[1])),
+      }).toEqual({ next: missing!.next, known: true });
     }
     expect(missing!.next).toContain("E2B_API_KEY");
     await expect(provider({ apiKey: "e2b_wrong" }).create({ runId: "r3", image: "base" })).rejects.toMatchObject({ code: "HUMANISH_SANDBOX_CREATE_FAILED" });
@@ -113,7 +124,10 @@ describe("env server on the e2b backend", () => {
   test("an episode: setup, commands, reward override, final answer; shutdown releases by exact id", async () => {
     const server = await startEnvServer({ backend: envBackendFromProvider(provider(), { image: "base" }), port: 0, maxConcurrent: 1, log: () => undefined });
     try {
-      const reset = await post(server.url, "/reset", { setup: ["echo seeded > /home/user/seed.txt"], verify: ["test -f /home/user/out.txt", "echo 0.75 > /home/user/logs/verifier/reward.txt"] });
+      const reset = await post(server.url, "/reset", {
+        setup: ["echo seeded > /home/user/seed.txt"],
+        verify: ["test -f /home/user/out.txt", "echo 0.75 > /home/user/logs/verifier/reward.txt"],
+      });
       expect(reset.body.done).toBe(false);
       const id = reset.body.metadata.sandbox_id;
       expect(fake.alive()).toContain(id);
@@ -136,7 +150,13 @@ describe("env server on the e2b backend", () => {
   });
 
   test("a kill that hangs is reported unconfirmed at shutdown and the id stays owned", async () => {
-    const server = await startEnvServer({ backend: envBackendFromProvider(provider({ killDeadlineMs: 500 }), { image: "base" }), port: 0, maxConcurrent: 1, releaseDeadlineMs: 2_000, log: () => undefined });
+    const server = await startEnvServer({
+      backend: envBackendFromProvider(provider({ killDeadlineMs: 500 }), { image: "base" }),
+      port: 0,
+      maxConcurrent: 1,
+      releaseDeadlineMs: 2_000,
+      log: () => undefined,
+    });
     const r = await post(server.url, "/reset", {});
     const id = r.body.metadata.sandbox_id;
     fake.deleteMode = "hang";

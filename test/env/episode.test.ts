@@ -3,10 +3,11 @@
  * persist, `cd` does not), final answer, reward. Also the wire surface: health, schema,
  * list_tools, validation errors and WebSocket error codes.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { setDefaultTimeout } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+
 setDefaultTimeout(120_000);
-import { get, inspectStatus, post, startTestServer, terminal, WsClient, type TestServer } from "./support.ts";
+
+import { get, inspectStatus, post, startTestServer, type TestServer, terminal, WsClient } from "./support.ts";
 
 let t: TestServer;
 beforeAll(async () => {

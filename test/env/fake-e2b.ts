@@ -80,7 +80,19 @@ export async function startFakeE2B(image: string, labels: Record<string, string>
         const entry = sandboxes.get(id);
         if (req.method === "GET") {
           if (!entry) return Response.json({ code: 404, message: `sandbox ${id} not found` }, { status: 404 });
-          return Response.json({ sandboxID: id, templateID: entry.template, clientID: "fake", startedAt: new Date().toISOString(), endAt: new Date(Date.now() + 300_000).toISOString(), state: "running", cpuCount: 1, memoryMB: 256, diskSizeMB: 1024, envdVersion: "0.4.2", metadata: {} });
+          return Response.json({
+            sandboxID: id,
+            templateID: entry.template,
+            clientID: "fake",
+            startedAt: new Date().toISOString(),
+            endAt: new Date(Date.now() + 300_000).toISOString(),
+            state: "running",
+            cpuCount: 1,
+            memoryMB: 256,
+            diskSizeMB: 1024,
+            envdVersion: "0.4.2",
+            metadata: {},
+          });
         }
         if (req.method === "DELETE") {
           if (state.deleteMode === "hang") return new Promise<Response>(() => undefined);
@@ -99,12 +111,18 @@ export async function startFakeE2B(image: string, labels: Record<string, string>
       }
       if (url.pathname === "/process.Process/Start" && entry) {
         const raw = new Uint8Array(await req.arrayBuffer());
-        const msg = JSON.parse(new TextDecoder().decode(raw.subarray(5))) as { process: { cmd: string; args?: string[]; envs?: Record<string, string>; cwd?: string } };
+        const msg = JSON.parse(new TextDecoder().decode(raw.subarray(5))) as {
+          process: { cmd: string; args?: string[]; envs?: Record<string, string>; cwd?: string };
+        };
         const pid = nextPid++;
         const abort = new AbortController();
         entry.processes.set(pid, abort);
         const auth = req.headers.get("authorization");
-        const user = auth ? Buffer.from(auth.replace(/^Basic /, ""), "base64").toString().replace(/:$/, "") : undefined;
+        const user = auth
+          ? Buffer.from(auth.replace(/^Basic /, ""), "base64")
+              .toString()
+              .replace(/:$/, "")
+          : undefined;
         const stream = new ReadableStream<Uint8Array>({
           async start(controller) {
             controller.enqueue(envelope(0, { event: { start: { pid } } }));

@@ -17,7 +17,13 @@ function memorySandbox(id: string, release: () => Promise<ReleaseProof>): Sandbo
     release,
   };
 }
-const proof = (id: string, outcome: ReleaseProof["outcome"]): ReleaseProof => ({ id, provider: "docker", outcome, reason: "test", at: new Date().toISOString() });
+const proof = (id: string, outcome: ReleaseProof["outcome"]): ReleaseProof => ({
+  id,
+  provider: "docker",
+  outcome,
+  reason: "test",
+  at: new Date().toISOString(),
+});
 
 describe("SandboxLedger", () => {
   test("released ids leave the ledger; unconfirmed ones stay owned and are retried", async () => {

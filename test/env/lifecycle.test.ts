@@ -2,10 +2,11 @@
  * Lifecycle on the real Docker engine: setup failure, per-command timeout, capacity, the idle
  * reaper on a half-open WebSocket, sandbox expiry, and shutdown releasing everything.
  */
-import { afterEach, describe, expect, test } from "bun:test";
-import { setDefaultTimeout } from "bun:test";
+import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
+
 setDefaultTimeout(120_000);
-import { get, HalfOpenWs, inspectStatus, post, startTestServer, terminal, WsClient, type TestServer } from "./support.ts";
+
+import { get, HalfOpenWs, inspectStatus, post, startTestServer, type TestServer, terminal, WsClient } from "./support.ts";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -52,7 +53,14 @@ describe("episode lifecycle (docker)", () => {
     const ok = await post(t.server.url, "/step", terminal({ command: "touch after && echo fine" }));
     expect(ok.body.observation.result).toMatchObject({ exit_code: 0, stdout: "fine\n" });
     // No sleep survives the kill.
-    const ps = await post(t.server.url, "/step", terminal({ command: "ls /proc | grep -E '^[0-9]+$' | while read p; do cat /proc/$p/cmdline 2>/dev/null | tr '\\0' ' '; echo; done | grep -cE '^sleep (30|5) ' || true" }));
+    const ps = await post(
+      t.server.url,
+      "/step",
+      terminal({
+        command:
+          "ls /proc | grep -E '^[0-9]+$' | while read p; do cat /proc/$p/cmdline 2>/dev/null | tr '\\0' ' '; echo; done | grep -cE '^sleep (30|5) ' || true",
+      }),
+    );
     expect(ps.body.observation.result.stdout.trim()).toBe("0");
     const fin = await post(t.server.url, "/step", terminal({ final_answer: "x" }));
     expect(fin.body.reward).toBe(1);

@@ -18,12 +18,15 @@ interface Raw {
 /** One HTTP request with exact headers (fetch would not let us set Host). */
 function raw(port: number, method: string, path: string, headers: Record<string, string>, body?: string): Promise<Raw> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: "127.0.0.1", port, method, path, headers: { ...headers, ...(body === undefined ? {} : { "content-length": String(Buffer.byteLength(body)) }) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }));
-      res.on("error", reject);
-    });
+    const req = request(
+      { host: "127.0.0.1", port, method, path, headers: { ...headers, ...(body === undefined ? {} : { "content-length": String(Buffer.byteLength(body)) }) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }));
+        res.on("error", reject);
+      },
+    );
     req.on("error", reject);
     if (body !== undefined) req.write(body);
     req.end();
@@ -50,7 +53,13 @@ describe("env serve refuses other origins and foreign Host names", () => {
   });
 
   test("a cross-origin POST /step and /mcp are refused", async () => {
-    const step = await raw(port, "POST", "/step", { host: `127.0.0.1:${port}`, origin: "http://evil.example" }, JSON.stringify({ action: { type: "list_tools" } }));
+    const step = await raw(
+      port,
+      "POST",
+      "/step",
+      { host: `127.0.0.1:${port}`, origin: "http://evil.example" },
+      JSON.stringify({ action: { type: "list_tools" } }),
+    );
     expect(step.status).toBe(403);
     const mcp = await raw(port, "POST", "/mcp", { host: `127.0.0.1:${port}`, origin: "null" }, JSON.stringify({ jsonrpc: "2.0", method: "tools/list", id: 1 }));
     expect(mcp.status).toBe(403);
@@ -77,7 +86,13 @@ describe("env serve refuses other origins and foreign Host names", () => {
   });
 
   test("same-origin requests (the /web page) and clients without an Origin still work", async () => {
-    const same = await raw(port, "POST", "/step", { host: `127.0.0.1:${port}`, origin: `http://127.0.0.1:${port}`, "content-type": "application/json" }, JSON.stringify({ action: { type: "list_tools" } }));
+    const same = await raw(
+      port,
+      "POST",
+      "/step",
+      { host: `127.0.0.1:${port}`, origin: `http://127.0.0.1:${port}`, "content-type": "application/json" },
+      JSON.stringify({ action: { type: "list_tools" } }),
+    );
     expect(same.status).toBe(200);
     expect(JSON.parse(same.body).observation.tools[0].name).toBe("terminal");
     const local = await raw(port, "GET", "/health", { host: `localhost:${port}` });

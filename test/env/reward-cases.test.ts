@@ -4,11 +4,12 @@
  * Verify lists are [writer, false, false, false] so the pass rate (0.25) differs from every
  * accepted override value.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { setDefaultTimeout } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+
 setDefaultTimeout(120_000);
+
 import { REWARD_OVERRIDE_PATH } from "../../src/env/reward.ts";
-import { get, post, startTestServer, terminal, type TestServer } from "./support.ts";
+import { get, post, startTestServer, type TestServer, terminal } from "./support.ts";
 
 const F = REWARD_OVERRIDE_PATH;
 let t: TestServer;

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { REWARD_MAX_BYTES, computeReward, parseRewardOverride, parseRewardProbe } from "../../src/env/reward.ts";
+import { computeReward, parseRewardOverride, parseRewardProbe, REWARD_MAX_BYTES } from "../../src/env/reward.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const verdict = (s: string) => parseRewardOverride(enc(s));

@@ -4,11 +4,11 @@
  */
 import { randomUUID } from "node:crypto";
 import { createDockerClient } from "../../src/docker/index.ts";
-import { createDockerSandboxProvider } from "../../src/sandbox/index.ts";
 import { envBackendFromProvider } from "../../src/env/backends.ts";
-import { startEnvServer, type EnvServerHandle, type EnvServerOptions } from "../../src/env/server.ts";
+import { type EnvServerHandle, type EnvServerOptions, startEnvServer } from "../../src/env/server.ts";
 import { ensureImage } from "../../src/runtime/images.ts";
 import { sandboxRecipe } from "../../src/runtime/recipes.ts";
+import { createDockerSandboxProvider } from "../../src/sandbox/index.ts";
 import { requireDocker, requireImage } from "../support/prereq.ts";
 
 let imageTag: Promise<string> | undefined;
@@ -190,7 +190,9 @@ export class HalfOpenWs {
     });
     const c = new HalfOpenWs(sock);
     const key = Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("base64");
-    sock.write(`GET /ws HTTP/1.1\r\nHost: ${u.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`);
+    sock.write(
+      `GET /ws HTTP/1.1\r\nHost: ${u.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+    );
     await c.until(() => c.buf.indexOf("\r\n\r\n") >= 0);
     const head = c.buf.subarray(0, c.buf.indexOf("\r\n\r\n") + 4).toString();
     if (!head.startsWith("HTTP/1.1 101")) throw new Error(`upgrade refused: ${head}`);

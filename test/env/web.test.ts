@@ -3,7 +3,7 @@
  * in a real Docker sandbox and shows the output; a final answer shows the episode's reward.
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
-import { launchChromium, type Browser } from "./cdp.ts";
+import { type Browser, launchChromium } from "./cdp.ts";
 import { inspectStatus, startTestServer, type TestServer } from "./support.ts";
 
 setDefaultTimeout(120_000);

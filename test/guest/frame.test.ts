@@ -30,7 +30,11 @@ describe("frame conversion", () => {
     expect(verdict.ok).toBe(true);
     const back = PNG.sync.read(Buffer.from(png));
     expect([back.width, back.height]).toEqual([64, 48]);
-    for (const [x, y] of [[0, 0], [63, 47], [10, 20]] as const) {
+    for (const [x, y] of [
+      [0, 0],
+      [63, 47],
+      [10, 20],
+    ] as const) {
       const i = (y * 64 + x) * 4;
       expect([back.data[i], back.data[i + 1], back.data[i + 2]]).toEqual([x * 4, y * 5, (x + y) % 256]);
     }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { isCuaExecutorError, type CuaAction } from "../../src/browser-control/index.ts";
+import { type CuaAction, isCuaExecutorError } from "../../src/browser-control/index.ts";
 import { MAX_WHEEL_STEPS, planAction } from "../../src/guest/executor.ts";
 
 const G = { width: 1440, height: 950 };
@@ -26,14 +26,25 @@ describe("action planning (subsystems §3.4): everything validated before the fi
   });
 
   test("points off the screen are refused", () => {
-    for (const a of [{ kind: "click", x: -1, y: 0 }, { kind: "click", x: 1440, y: 0 }, { kind: "move", x: 0, y: 950 }] as CuaAction[]) {
+    for (const a of [
+      { kind: "click", x: -1, y: 0 },
+      { kind: "click", x: 1440, y: 0 },
+      { kind: "move", x: 0, y: 950 },
+    ] as CuaAction[]) {
       expect(refusal(a)).toBe("action_rejected/not_dispatched");
     }
   });
 
   test("scroll: ceil(|d|/120) wheel steps, at most 100 in total", () => {
     const steps = planAction({ kind: "scroll", x: 100, y: 100, dx: -130, dy: 360 }, G, false);
-    expect(steps.map((s) => (s.kind === "xdotool" ? s.args.join(" ") : s.kind))).toEqual(["mousemove 100 100", "click 6", "click 6", "click 5", "click 5", "click 5"]);
+    expect(steps.map((s) => (s.kind === "xdotool" ? s.args.join(" ") : s.kind))).toEqual([
+      "mousemove 100 100",
+      "click 6",
+      "click 6",
+      "click 5",
+      "click 5",
+      "click 5",
+    ]);
     expect(planAction({ kind: "scroll", x: 1, y: 1, dx: 0, dy: 0 }, G, false)).toEqual([]);
     expect(refusal({ kind: "scroll", x: 1, y: 1, dx: 0, dy: 120 * MAX_WHEEL_STEPS })).toBe("planned");
     expect(refusal({ kind: "scroll", x: 1, y: 1, dx: 1, dy: 120 * MAX_WHEEL_STEPS })).toBe("action_rejected/not_dispatched");

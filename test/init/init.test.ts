@@ -4,10 +4,10 @@
  * refused with their codes and leave the project untouched.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync, existsSync, lstatSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { HumanishError, isHumanishError } from "../../src/errors.ts";
-import { runInit, templateAnswers, checkDraft, parseBrowserStep, renderLabYaml } from "../../src/init/index.ts";
+import { checkDraft, parseBrowserStep, renderLabYaml, runInit, templateAnswers } from "../../src/init/index.ts";
 import { parseLab } from "../../src/lab/index.ts";
 import { tempProject } from "../report/fixtures.ts";
 
@@ -22,7 +22,11 @@ function project(): string {
   return p.cwd;
 }
 
-async function cli(cwd: string, args: string[], stdin: "ignore" | "pipe" = "ignore"): Promise<{ code: number; json: Record<string, unknown>; stdout: string; stderr: string }> {
+async function cli(
+  cwd: string,
+  args: string[],
+  stdin: "ignore" | "pipe" = "ignore",
+): Promise<{ code: number; json: Record<string, unknown>; stdout: string; stderr: string }> {
   const p = Bun.spawn([process.execPath, MAIN, ...args], { cwd, stdin, stdout: "pipe", stderr: "pipe" });
   if (stdin === "pipe") (p.stdin as { end(): void }).end();
   const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);

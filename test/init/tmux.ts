@@ -38,7 +38,21 @@ export async function startInTmux(command: string, opts: { cwd: string; env?: Re
   const exports = Object.entries({ TERM: "xterm-256color", LANG: "C.UTF-8", ...(opts.env ?? {}) })
     .map(([k, v]) => `export ${k}=${shellQuote(v)};`)
     .join(" ");
-  await tmux(socket, ["-f", "/dev/null", "new-session", "-d", "-s", session, "-x", String(opts.cols ?? 160), "-y", String(opts.rows ?? 50), "-c", opts.cwd, `${exports} ${command}`]);
+  await tmux(socket, [
+    "-f",
+    "/dev/null",
+    "new-session",
+    "-d",
+    "-s",
+    session,
+    "-x",
+    String(opts.cols ?? 160),
+    "-y",
+    String(opts.rows ?? 50),
+    "-c",
+    opts.cwd,
+    `${exports} ${command}`,
+  ]);
   await tmux(socket, ["set-option", "-t", session, "remain-on-exit", "on"]);
   await tmux(socket, ["set-option", "-t", session, "history-limit", "5000"]);
   const driver: TmuxDriver = {

@@ -3,7 +3,7 @@
  * pseudo-terminal (tmux), keys typed one prompt at a time, the screen read back.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseLab } from "../../src/lab/index.ts";
 import { tempProject } from "../report/fixtures.ts";

@@ -5,7 +5,7 @@
  * project-relative root keeps working.
  */
 import { describe, expect, test } from "bun:test";
-import { EMBEDDED_APP_NAMES, embeddedRootName, findEmbeddedLab, isEmbeddedAppName, parseLab, type BrowserLabConfig } from "../../src/lab/index.ts";
+import { type BrowserLabConfig, EMBEDDED_APP_NAMES, embeddedRootName, findEmbeddedLab, isEmbeddedAppName, parseLab } from "../../src/lab/index.ts";
 import { accept, browserBase, labText, reject, toYaml } from "./fixtures.ts";
 
 function withRoot(root: unknown): string {

@@ -2,12 +2,13 @@
  * Helpers for lab tests: the committed labs as text and as plain objects, and a way to write a
  * mutated object back to YAML text.
  */
+
+import { expect } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { expect } from "bun:test";
 import { parse, stringify } from "yaml";
-import { parseLab } from "../../src/lab/index.ts";
 import type { LabConfig, LabWarning } from "../../src/lab/index.ts";
+import { parseLab } from "../../src/lab/index.ts";
 
 export const LABS_DIR = join(import.meta.dir, "../../labs");
 export const COMMITTED_LABS = ["jq-first-contact", "codex-first-contact", "todomvc-first-run"] as const;

@@ -51,7 +51,12 @@ describe("jq-first-contact: checks fail when the participant does nothing", () =
   test("the participant ran; every hidden check failed; reward 0", () => {
     expect(result.error).toBeUndefined();
     expect(result.participants.map((p) => p.status)).toEqual(["passed"]);
-    expect(result.tasks.map((t) => `${t.id}:${t.status}`)).toEqual(["pretty-print:failed", "open-order-ids:failed", "open-total:failed", "orders-per-customer:failed"]);
+    expect(result.tasks.map((t) => `${t.id}:${t.status}`)).toEqual([
+      "pretty-print:failed",
+      "open-order-ids:failed",
+      "open-total:failed",
+      "orders-per-customer:failed",
+    ]);
     expect(result.reward).toBe(0);
   });
 });

@@ -89,7 +89,10 @@ describe("embedded labs", () => {
     expect(loaded.warnings).toEqual([]);
   });
   test("every committed lab is embedded byte for byte and resolves by id", async () => {
-    const files = readdirSync(LABS_DIR).filter((f) => /\.ya?ml$/.test(f)).map((f) => f.replace(/\.ya?ml$/, "")).sort();
+    const files = readdirSync(LABS_DIR)
+      .filter((f) => /\.ya?ml$/.test(f))
+      .map((f) => f.replace(/\.ya?ml$/, ""))
+      .sort();
     expect(files).toEqual([...COMMITTED_LABS].sort());
     expect(EMBEDDED_LABS.map((l) => l.id).sort()).toEqual(files);
     const root = project();
@@ -141,7 +144,9 @@ describe("failures", () => {
     const root = project();
     const e = await thrown(loadLab("missing-lab", root));
     expect(e.code).toBe("HUMANISH_LAB_NOT_FOUND");
-    expect(e.message).toContain("humanish/labs/missing-lab.yaml, humanish/labs/missing-lab.yml, .humanish/labs/missing-lab.yaml, .humanish/labs/missing-lab.yml, .humanish/local/labs/missing-lab.yaml, .humanish/local/labs/missing-lab.yml");
+    expect(e.message).toContain(
+      "humanish/labs/missing-lab.yaml, humanish/labs/missing-lab.yml, .humanish/labs/missing-lab.yaml, .humanish/labs/missing-lab.yml, .humanish/local/labs/missing-lab.yaml, .humanish/local/labs/missing-lab.yml",
+    );
     expect(e.message).toContain("the embedded labs (codex-first-contact, default, jq-first-contact, todomvc-first-run)");
     expect(e.next).toBe("humanish lab list");
   });
@@ -151,7 +156,11 @@ describe("failures", () => {
   });
   test("an invalid lab throws HUMANISH_LAB_INVALID with the file, line and field", async () => {
     const root = project();
-    put(root, "humanish/labs/bad.yaml", "schema: humanish.lab.v2\nid: bad\nsubject:\n  source: terminal-product\n  product: {name: jq, publicSurfaces: [\"https://a.b/\"], instal: []}\nactors: [{type: scripted-terminal, steps: [{run: ls}]}]\n");
+    put(
+      root,
+      "humanish/labs/bad.yaml",
+      'schema: humanish.lab.v2\nid: bad\nsubject:\n  source: terminal-product\n  product: {name: jq, publicSurfaces: ["https://a.b/"], instal: []}\nactors: [{type: scripted-terminal, steps: [{run: ls}]}]\n',
+    );
     const e = await thrown(loadLab("bad", root));
     expect(e.code).toBe("HUMANISH_LAB_INVALID");
     expect(e.message).toMatch(/^humanish\/labs\/bad\.yaml:5:57: subject\.product\.instal is not a known key \(did you mean `install`\?/);
@@ -194,7 +203,9 @@ describe("failures", () => {
     const root = project();
     put(root, "humanish/labs/alias.yaml", labWithTitle("real-id", "t"));
     const loaded = await loadLab("alias", root);
-    expect(loaded.warnings).toEqual([{ code: "HUMANISH_LAB_ID_MISMATCH", path: "id", message: expect.stringContaining('declares id "real-id" but is resolved by its file name "alias"') }]);
+    expect(loaded.warnings).toEqual([
+      { code: "HUMANISH_LAB_ID_MISMATCH", path: "id", message: expect.stringContaining('declares id "real-id" but is resolved by its file name "alias"') },
+    ]);
   });
 });
 

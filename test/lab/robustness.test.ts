@@ -13,26 +13,64 @@ import { parseLab } from "../../src/lab/index.ts";
 import { rng } from "../support/rng.ts";
 import { COMMITTED_LABS, labText } from "./fixtures.ts";
 
-const PIECES = [":", " ", "\n", "-", "[", "]", "{", "}", "&a", "*a", "<<: *a", "!!binary ", "%YAML 1.1\n", "---\n", "\t", "'", '"', "#", "|", ">", "?", "~", "null", "1.10", "true", "\u0000", "\uFEFF", "é", "\u2028"];
+const PIECES = [
+  ":",
+  " ",
+  "\n",
+  "-",
+  "[",
+  "]",
+  "{",
+  "}",
+  "&a",
+  "*a",
+  "<<: *a",
+  "!!binary ",
+  "%YAML 1.1\n",
+  "---\n",
+  "\t",
+  "'",
+  '"',
+  "#",
+  "|",
+  ">",
+  "?",
+  "~",
+  "null",
+  "1.10",
+  "true",
+  "\u0000",
+  "\uFEFF",
+  "é",
+  "\u2028",
+];
 
 function mutate(text: string, r: () => number): string {
-  const pick = <T,>(xs: readonly T[]) => xs[Math.floor(r() * xs.length)]!;
+  const pick = <T>(xs: readonly T[]) => xs[Math.floor(r() * xs.length)]!;
   let s = text;
   const n = 1 + Math.floor(r() * 3);
   for (let i = 0; i < n; i++) {
     const at = Math.floor(r() * (s.length + 1));
     switch (Math.floor(r() * 5)) {
-      case 0: s = s.slice(0, at) + pick(PIECES) + s.slice(at); break;
-      case 1: s = s.slice(0, at) + s.slice(at + 1 + Math.floor(r() * 8)); break;
-      case 2: s = s.slice(0, at); break;
+      case 0:
+        s = s.slice(0, at) + pick(PIECES) + s.slice(at);
+        break;
+      case 1:
+        s = s.slice(0, at) + s.slice(at + 1 + Math.floor(r() * 8));
+        break;
+      case 2:
+        s = s.slice(0, at);
+        break;
       case 3: {
         const lines = s.split("\n");
-        const a = Math.floor(r() * lines.length), b = Math.floor(r() * lines.length);
+        const a = Math.floor(r() * lines.length),
+          b = Math.floor(r() * lines.length);
         [lines[a], lines[b]] = [lines[b]!, lines[a]!];
         s = lines.join("\n");
         break;
       }
-      default: s = s.slice(0, at) + String.fromCharCode(Math.floor(r() * 0x80)) + s.slice(at + 1);
+      default:
+        s = s.slice(0, at) + String.fromCharCode(Math.floor(r() * 0x80)) + s.slice(at + 1);
     }
   }
   return s;
@@ -46,7 +84,7 @@ describe("parseLab never throws", () => {
       let rejected = 0;
       for (let i = 0; i < 600; i++) {
         const text = mutate(base, r);
-        let res;
+        let res: ReturnType<typeof parseLab>;
         try {
           res = parseLab(text, { source: "m.yaml" });
         } catch (e) {
@@ -73,7 +111,10 @@ describe("the compiled binary embeds the labs", () => {
     const dir = mkdtempSync(join(tmpdir(), "humanish-lab-compile-"));
     try {
       const entry = join(dir, "entry.ts");
-      await Bun.write(entry, `import { loadLab } from ${JSON.stringify(join(import.meta.dir, "../../src/lab/index.ts"))};\nconst l = await loadLab("default", process.argv[2]!);\nconsole.log(l.config.id + " " + l.ref + " " + l.sha256);\n`);
+      await Bun.write(
+        entry,
+        `import { loadLab } from ${JSON.stringify(join(import.meta.dir, "../../src/lab/index.ts"))};\nconst l = await loadLab("default", process.argv[2]!);\nconsole.log(l.config.id + " " + l.ref + " " + l.sha256);\n`,
+      );
       const out = join(dir, "labprobe");
       const build = Bun.spawnSync([process.execPath, "build", "--compile", entry, "--outfile", out], { stdout: "pipe", stderr: "pipe" });
       if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr.toString()}`);

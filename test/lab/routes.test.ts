@@ -11,47 +11,264 @@ import {
   isTerminalLab,
   labDevices,
   parseLab,
-  resolveLabMode,
   ROUTE_ACTOR_TYPES,
+  resolveLabMode,
   routesToBrowserApp,
   routesToComputerUse,
   routesToScriptedBrowser,
   routesToTerminalProduct,
   selectLabBackend,
 } from "../../src/lab/index.ts";
-import { accept, browserBase, codexBase, COMMITTED_LABS, cuaBase, labText, reject, terminalBase, toYaml } from "./fixtures.ts";
+import { accept, browserBase, COMMITTED_LABS, codexBase, cuaBase, labText, reject, terminalBase, toYaml } from "./fixtures.ts";
 
 const y = toYaml;
 
 describe("wrong-route fields are rejected, naming the field and the route it acts on", () => {
   const cases: [string, () => Record<string, any>, RegExp][] = [
-    ["appUrl on terminal-product", () => { const l = terminalBase(); l.subject.appUrl = "http://127.0.0.1:1/"; return l; }, /subject\.appUrl only acts on the browser route \(subject\.source app-url\); remove it$/],
-    ["serve on terminal-product", () => { const l = terminalBase(); l.subject.serve = { command: "x" }; return l; }, /subject\.serve only acts on the browser route/],
-    ["product on app-url", () => { const l = browserBase(); l.subject.product = { name: "jq" }; return l; }, /subject\.product only acts on the terminal route \(subject\.source terminal-product\)/],
-    ["steps on codex-exec", () => { const l = codexBase(); l.actors[0].steps = [{ run: "ls" }]; return l; }, /actors\[0\]\.steps only acts on a scripted-terminal participant/],
-    ["steps on openai-computer-use", () => { const l = cuaBase(); l.actors[0].steps = [{ open: "/" }]; return l; }, /actors\[0\]\.steps only acts on a scripted-browser participant/],
-    ["model on scripted-terminal", () => { const l = terminalBase(); l.actors[0].model = "gpt-5"; return l; }, /actors\[0\]\.model cannot act on a scripted participant: it runs no model/],
-    ["reasoningEffort on scripted-browser", () => { const l = browserBase(); l.actors[0].reasoningEffort = "low"; return l; }, /actors\[0\]\.reasoningEffort cannot act on a scripted participant/],
-    ["terminal block on browser", () => { const l = browserBase(); l.execution = { terminal: { transport: "exec-stream" } }; return l; }, /execution\.terminal only acts on the terminal route/],
-    ["network on browser", () => { const l = browserBase(); l.execution = { network: "none" }; return l; }, /execution\.network only acts on the terminal route/],
-    ["runtime on browser", () => { const l = cuaBase(); l.execution = { runtime: { version: "1.0.0" } }; return l; }, /execution\.runtime only acts on the terminal route/],
-    ["image on browser", () => { const l = browserBase(); l.execution = { image: "x" }; return l; }, /execution\.image only acts on the terminal route/],
-    ["desktop on terminal", () => { const l = terminalBase(); l.execution = { desktop: {} }; return l; }, /execution\.desktop only acts on the browser route/],
-    ["shell check on a browser task", () => { const l = browserBase(); l.actors[0].tasks = [{ id: "a", goal: "g", check: { run: "true" } }]; return l; }, /actors\[0\]\.tasks\[0\]\.check\.run only acts on the terminal route/],
-    ["text check on a terminal task", () => { const l = terminalBase(); l.actors[0].tasks = [{ id: "a", goal: "g", check: { run: "true", textIncludes: "x" } }]; return l; }, /actors\[0\]\.tasks\[0\]\.check\.textIncludes only acts on the browser route/],
-    ["browser actor on terminal-product", () => { const l = terminalBase(); l.actors[0] = { type: "scripted-browser", steps: [{ open: "/" }] }; return l; }, /actors\[0\]\.type `scripted-browser` cannot act on subject\.source terminal-product: it is a browser participant; use scripted-terminal or codex-exec$/],
-    ["terminal actor on app-url", () => { const l = browserBase(); l.actors[0] = { type: "codex-exec", mission: "m" }; return l; }, /actors\[0\]\.type `codex-exec` cannot act on subject\.source app-url: it is a terminal participant/],
-    ["browser target on terminal", () => { const l = terminalBase(); l.execution = { target: "local" }; return l; }, /execution\.target `local` cannot act on subject\.source terminal-product; use docker or e2b-terminal$/],
-    ["terminal target on browser", () => { const l = browserBase(); l.execution = { target: "e2b-terminal" }; return l; }, /execution\.target `e2b-terminal` cannot act on subject\.source app-url; use local or e2b-desktop$/],
-    ["runtime on scripted-terminal", () => { const l = terminalBase(); l.execution = { runtime: { version: "0.171.0" } }; return l; }, /execution\.runtime only acts on a codex-exec participant/],
-    ["runtimeAuth on scripted-terminal", () => { const l = terminalBase(); l.execution = { runtimeAuth: "openai-env" }; return l; }, /execution\.runtimeAuth only acts on a codex-exec participant/],
-    ["image on e2b-terminal", () => { const l = codexBase(); l.execution = { target: "e2b-terminal", image: "debian:bookworm-slim" }; return l; }, /execution\.image only acts on target docker/],
-    ["network on e2b-terminal", () => { const l = codexBase(); l.execution = { target: "e2b-terminal", network: "bridge" }; return l; }, /execution\.network only acts on target docker/],
-    ["scripted-browser on e2b-desktop", () => { const l = browserBase(); l.execution = { target: "e2b-desktop" }; return l; }, /execution\.target must be local for a scripted-browser participant/],
-    ["serve on e2b-desktop", () => { const l = cuaBase(); l.execution = { target: "e2b-desktop" }; l.subject.serve = { static: { root: "x" } }; return l; }, /subject\.serve only acts on execution\.target local/],
-    ["reference-only top-level key", () => { const l = terminalBase(); l.review = { scorer: { ref: "x" } }; return l; }, /review is a reference humanish key that this humanish does not support; remove it$/],
-    ["allowPublicTargets", () => { const l = browserBase(); l.policies = { allowPublicTargets: true }; return l; }, /policies\.allowPublicTargets is not supported: the browser route only drives a loopback appUrl/],
-    ["execution.caps", () => { const l = terminalBase(); l.execution = { caps: { maxUsd: 1 } }; return l; }, /execution\.caps belongs in scenario\.caps; remove it$/],
+    [
+      "appUrl on terminal-product",
+      () => {
+        const l = terminalBase();
+        l.subject.appUrl = "http://127.0.0.1:1/";
+        return l;
+      },
+      /subject\.appUrl only acts on the browser route \(subject\.source app-url\); remove it$/,
+    ],
+    [
+      "serve on terminal-product",
+      () => {
+        const l = terminalBase();
+        l.subject.serve = { command: "x" };
+        return l;
+      },
+      /subject\.serve only acts on the browser route/,
+    ],
+    [
+      "product on app-url",
+      () => {
+        const l = browserBase();
+        l.subject.product = { name: "jq" };
+        return l;
+      },
+      /subject\.product only acts on the terminal route \(subject\.source terminal-product\)/,
+    ],
+    [
+      "steps on codex-exec",
+      () => {
+        const l = codexBase();
+        l.actors[0].steps = [{ run: "ls" }];
+        return l;
+      },
+      /actors\[0\]\.steps only acts on a scripted-terminal participant/,
+    ],
+    [
+      "steps on openai-computer-use",
+      () => {
+        const l = cuaBase();
+        l.actors[0].steps = [{ open: "/" }];
+        return l;
+      },
+      /actors\[0\]\.steps only acts on a scripted-browser participant/,
+    ],
+    [
+      "model on scripted-terminal",
+      () => {
+        const l = terminalBase();
+        l.actors[0].model = "gpt-5";
+        return l;
+      },
+      /actors\[0\]\.model cannot act on a scripted participant: it runs no model/,
+    ],
+    [
+      "reasoningEffort on scripted-browser",
+      () => {
+        const l = browserBase();
+        l.actors[0].reasoningEffort = "low";
+        return l;
+      },
+      /actors\[0\]\.reasoningEffort cannot act on a scripted participant/,
+    ],
+    [
+      "terminal block on browser",
+      () => {
+        const l = browserBase();
+        l.execution = { terminal: { transport: "exec-stream" } };
+        return l;
+      },
+      /execution\.terminal only acts on the terminal route/,
+    ],
+    [
+      "network on browser",
+      () => {
+        const l = browserBase();
+        l.execution = { network: "none" };
+        return l;
+      },
+      /execution\.network only acts on the terminal route/,
+    ],
+    [
+      "runtime on browser",
+      () => {
+        const l = cuaBase();
+        l.execution = { runtime: { version: "1.0.0" } };
+        return l;
+      },
+      /execution\.runtime only acts on the terminal route/,
+    ],
+    [
+      "image on browser",
+      () => {
+        const l = browserBase();
+        l.execution = { image: "x" };
+        return l;
+      },
+      /execution\.image only acts on the terminal route/,
+    ],
+    [
+      "desktop on terminal",
+      () => {
+        const l = terminalBase();
+        l.execution = { desktop: {} };
+        return l;
+      },
+      /execution\.desktop only acts on the browser route/,
+    ],
+    [
+      "shell check on a browser task",
+      () => {
+        const l = browserBase();
+        l.actors[0].tasks = [{ id: "a", goal: "g", check: { run: "true" } }];
+        return l;
+      },
+      /actors\[0\]\.tasks\[0\]\.check\.run only acts on the terminal route/,
+    ],
+    [
+      "text check on a terminal task",
+      () => {
+        const l = terminalBase();
+        l.actors[0].tasks = [{ id: "a", goal: "g", check: { run: "true", textIncludes: "x" } }];
+        return l;
+      },
+      /actors\[0\]\.tasks\[0\]\.check\.textIncludes only acts on the browser route/,
+    ],
+    [
+      "browser actor on terminal-product",
+      () => {
+        const l = terminalBase();
+        l.actors[0] = { type: "scripted-browser", steps: [{ open: "/" }] };
+        return l;
+      },
+      /actors\[0\]\.type `scripted-browser` cannot act on subject\.source terminal-product: it is a browser participant; use scripted-terminal or codex-exec$/,
+    ],
+    [
+      "terminal actor on app-url",
+      () => {
+        const l = browserBase();
+        l.actors[0] = { type: "codex-exec", mission: "m" };
+        return l;
+      },
+      /actors\[0\]\.type `codex-exec` cannot act on subject\.source app-url: it is a terminal participant/,
+    ],
+    [
+      "browser target on terminal",
+      () => {
+        const l = terminalBase();
+        l.execution = { target: "local" };
+        return l;
+      },
+      /execution\.target `local` cannot act on subject\.source terminal-product; use docker or e2b-terminal$/,
+    ],
+    [
+      "terminal target on browser",
+      () => {
+        const l = browserBase();
+        l.execution = { target: "e2b-terminal" };
+        return l;
+      },
+      /execution\.target `e2b-terminal` cannot act on subject\.source app-url; use local or e2b-desktop$/,
+    ],
+    [
+      "runtime on scripted-terminal",
+      () => {
+        const l = terminalBase();
+        l.execution = { runtime: { version: "0.171.0" } };
+        return l;
+      },
+      /execution\.runtime only acts on a codex-exec participant/,
+    ],
+    [
+      "runtimeAuth on scripted-terminal",
+      () => {
+        const l = terminalBase();
+        l.execution = { runtimeAuth: "openai-env" };
+        return l;
+      },
+      /execution\.runtimeAuth only acts on a codex-exec participant/,
+    ],
+    [
+      "image on e2b-terminal",
+      () => {
+        const l = codexBase();
+        l.execution = { target: "e2b-terminal", image: "debian:bookworm-slim" };
+        return l;
+      },
+      /execution\.image only acts on target docker/,
+    ],
+    [
+      "network on e2b-terminal",
+      () => {
+        const l = codexBase();
+        l.execution = { target: "e2b-terminal", network: "bridge" };
+        return l;
+      },
+      /execution\.network only acts on target docker/,
+    ],
+    [
+      "scripted-browser on e2b-desktop",
+      () => {
+        const l = browserBase();
+        l.execution = { target: "e2b-desktop" };
+        return l;
+      },
+      /execution\.target must be local for a scripted-browser participant/,
+    ],
+    [
+      "serve on e2b-desktop",
+      () => {
+        const l = cuaBase();
+        l.execution = { target: "e2b-desktop" };
+        l.subject.serve = { static: { root: "x" } };
+        return l;
+      },
+      /subject\.serve only acts on execution\.target local/,
+    ],
+    [
+      "reference-only top-level key",
+      () => {
+        const l = terminalBase();
+        l.review = { scorer: { ref: "x" } };
+        return l;
+      },
+      /review is a reference humanish key that this humanish does not support; remove it$/,
+    ],
+    [
+      "allowPublicTargets",
+      () => {
+        const l = browserBase();
+        l.policies = { allowPublicTargets: true };
+        return l;
+      },
+      /policies\.allowPublicTargets is not supported: the browser route only drives a loopback appUrl/,
+    ],
+    [
+      "execution.caps",
+      () => {
+        const l = terminalBase();
+        l.execution = { caps: { maxUsd: 1 } };
+        return l;
+      },
+      /execution\.caps belongs in scenario\.caps; remove it$/,
+    ],
   ];
   for (const [name, make, re] of cases) {
     test(name, () => {
@@ -63,7 +280,9 @@ describe("wrong-route fields are rejected, naming the field and the route it act
     for (const s of ["clone", "local-tree", "this-repo", "local-app", "desktop-cli"]) {
       const l = terminalBase();
       l.subject.source = s;
-      expect(reject(y(l))).toMatch(new RegExp(`subject\\.source \`${s}\` is a reference humanish source this humanish does not run; use terminal-product or app-url$`));
+      expect(reject(y(l))).toMatch(
+        new RegExp(`subject\\.source \`${s}\` is a reference humanish source this humanish does not run; use terminal-product or app-url$`),
+      );
     }
     const l = terminalBase();
     l.subject.source = "terminal-prodcut";
@@ -72,15 +291,19 @@ describe("wrong-route fields are rejected, naming the field and the route it act
 });
 
 describe("no silent coercion", () => {
-  test("version: 1.10 is the number 1.1, never the string \"1.10\"", () => {
-    const text = y(codexBase()) + "execution:\n  runtime:\n    version: 1.10\n";
+  test('version: 1.10 is the number 1.1, never the string "1.10"', () => {
+    const text = `${y(codexBase())}execution:\n  runtime:\n    version: 1.10\n`;
     expect(reject(text)).toMatch(/execution\.runtime\.version expected a string, got the number 1\.10 \(YAML reads it as 1\.1\); quote it: "1\.10"$/);
-    const ok = accept(y(codexBase()) + "execution:\n  runtime:\n    version: \"0.171.0\"\n");
+    const ok = accept(`${y(codexBase())}execution:\n  runtime:\n    version: "0.171.0"\n`);
     expect(isTerminalLab(ok.config) && ok.config.execution.runtime?.version).toBe("0.171.0");
   });
   test("quoted booleans and numbers are refused", () => {
-    expect(reject(y(terminalBase()) + "policies:\n  allowGitHubMutation: \"false\"\n")).toMatch(/policies\.allowGitHubMutation expected a boolean, got the string "false"; write it without quotes/);
-    expect(reject(y(terminalBase()) + "scenario:\n  caps:\n    maxUsd: \"0\"\n")).toMatch(/scenario\.caps\.maxUsd expected a number, got the string "0"; write it without quotes/);
+    expect(reject(`${y(terminalBase())}policies:\n  allowGitHubMutation: "false"\n`)).toMatch(
+      /policies\.allowGitHubMutation expected a boolean, got the string "false"; write it without quotes/,
+    );
+    expect(reject(`${y(terminalBase())}scenario:\n  caps:\n    maxUsd: "0"\n`)).toMatch(
+      /scenario\.caps\.maxUsd expected a number, got the string "0"; write it without quotes/,
+    );
     const l = browserBase();
     l.actors[0].count = "2";
     expect(reject(y(l))).toMatch(/actors\[0\]\.count must be 1 \(desktop\) or 2 \(desktop \+ mobile\)/);
@@ -105,8 +328,8 @@ describe("no silent coercion", () => {
     expect(reject(y(m))).toMatch(/scenario\.caps\.maxJobs /);
   });
   test("null is not an absent value", () => {
-    expect(reject(y(terminalBase()) + "scenario:\n  mode:\n")).toMatch(/scenario\.mode must be one of "dry-run", "live" \(got an empty value \(null\)\)/);
-    expect(reject(y(terminalBase()) + "title:\n")).toMatch(/title expected a string, got an empty value \(null\)/);
+    expect(reject(`${y(terminalBase())}scenario:\n  mode:\n`)).toMatch(/scenario\.mode must be one of "dry-run", "live" \(got an empty value \(null\)\)/);
+    expect(reject(`${y(terminalBase())}title:\n`)).toMatch(/title expected a string, got an empty value \(null\)/);
   });
 });
 
@@ -128,12 +351,18 @@ describe("cross-validation", () => {
   });
   test("task ids are unique", () => {
     const l = terminalBase();
-    l.actors[0].tasks = [{ id: "a", goal: "g", check: { run: "true" } }, { id: "a", goal: "h", check: { run: "true" } }];
+    l.actors[0].tasks = [
+      { id: "a", goal: "g", check: { run: "true" } },
+      { id: "a", goal: "h", check: { run: "true" } },
+    ];
     expect(reject(y(l))).toMatch(/actors\[0\]\.tasks\[1\]\.id `a` repeats actors\[0\]\.tasks\[0\]\.id/);
   });
   test("a task check needs its command", () => {
     const l = terminalBase();
-    l.actors[0].tasks = [{ id: "a", goal: "g", check: { run: "true" } }, { id: "b", goal: "h", check: { run: "  " } }];
+    l.actors[0].tasks = [
+      { id: "a", goal: "g", check: { run: "true" } },
+      { id: "b", goal: "h", check: { run: "  " } },
+    ];
     expect(reject(y(l))).toMatch(/actors\[0\]\.tasks\[1\]\.check\.run must be a non-empty shell command/);
     l.actors[0].tasks[1].check = { expectExit: 0 };
     expect(reject(y(l))).toMatch(/actors\[0\]\.tasks\[1\]\.check\.run is required \(a string\)/);
@@ -190,9 +419,22 @@ describe("cross-validation", () => {
   });
   test("appUrl is loopback http with an explicit port, spelled plainly", () => {
     const bad = [
-      "http://example.com:80/", "https://127.0.0.1:443/", "http://127.0.0.1/", "http://127.1:8080/", "http://0x7f000001:8080/",
-      "http://[::1]:8080/", "http://127.0.0.1.nip.io:8080/", "http://user:pw@127.0.0.1:8080/", "http://127.0.0.1:0/",
-      "http://127.0.0.1:65536/", "http://127.0.0.1:80/", "http://localhost:1023/", "http://127.0.0.1:8080/#frag", "http://LOCALHOST:8080/", "file:///etc/passwd", "http://127.0.0.1:08080/",
+      "http://example.com:80/",
+      "https://127.0.0.1:443/",
+      "http://127.0.0.1/",
+      "http://127.1:8080/",
+      "http://0x7f000001:8080/",
+      "http://[::1]:8080/",
+      "http://127.0.0.1.nip.io:8080/",
+      "http://user:pw@127.0.0.1:8080/",
+      "http://127.0.0.1:0/",
+      "http://127.0.0.1:65536/",
+      "http://127.0.0.1:80/",
+      "http://localhost:1023/",
+      "http://127.0.0.1:8080/#frag",
+      "http://LOCALHOST:8080/",
+      "file:///etc/passwd",
+      "http://127.0.0.1:08080/",
       "http://127.0.0.1:8080/a b",
     ];
     for (const u of bad) {
@@ -229,20 +471,22 @@ describe("scripted-browser steps", () => {
     return y(l);
   };
   test("every verb normalises to its kind", () => {
-    const { config } = accept(stepLab([
-      { open: "/a?b=1" },
-      { click: { x: 1, y: 2 } },
-      { click: { x: 3.5, y: 4, button: "right" } },
-      { type: "héllo wörld" },
-      { press: "Enter" },
-      { press: ["ctrl", "shift", "t"] },
-      { scroll: { scrollY: 240 } },
-      { scroll: { x: 5, y: 6, scrollX: -120 } },
-      { wait: { ms: 0 } },
-      { waitForText: "Done" },
-      "screenshot",
-      { screenshot: "after-1" },
-    ]));
+    const { config } = accept(
+      stepLab([
+        { open: "/a?b=1" },
+        { click: { x: 1, y: 2 } },
+        { click: { x: 3.5, y: 4, button: "right" } },
+        { type: "héllo wörld" },
+        { press: "Enter" },
+        { press: ["ctrl", "shift", "t"] },
+        { scroll: { scrollY: 240 } },
+        { scroll: { x: 5, y: 6, scrollX: -120 } },
+        { wait: { ms: 0 } },
+        { waitForText: "Done" },
+        "screenshot",
+        { screenshot: "after-1" },
+      ]),
+    );
     if (!isBrowserLab(config) || config.actors[0].type !== "scripted-browser") throw new Error("route");
     expect(config.actors[0].steps).toEqual([
       { kind: "open", path: "/a?b=1" },
@@ -294,8 +538,12 @@ describe("scripted-browser steps", () => {
   });
   test("with count 2 every coordinate must fit the mobile frame too", () => {
     accept(stepLab([{ click: { x: 413, y: 895 } }], 2));
-    expect(reject(stepLab([{ click: { x: 414, y: 10 } }], 2))).toMatch(/is outside the mobile frame 414×896 \(count 2 runs the same steps on desktop and mobile\)/);
-    expect(reject(stepLab([{ scroll: { x: 10, y: 900, scrollY: 120 } }], 2))).toMatch(/actors\[0\]\.steps\[0\]\.scroll \(10, 900\) is outside the mobile frame/);
+    expect(reject(stepLab([{ click: { x: 414, y: 10 } }], 2))).toMatch(
+      /is outside the mobile frame 414×896 \(count 2 runs the same steps on desktop and mobile\)/,
+    );
+    expect(reject(stepLab([{ scroll: { x: 10, y: 900, scrollY: 120 } }], 2))).toMatch(
+      /actors\[0\]\.steps\[0\]\.scroll \(10, 900\) is outside the mobile frame/,
+    );
   });
   test("browser checks need a condition; urlPathEquals is a path", () => {
     const l = browserBase();
@@ -317,13 +565,24 @@ describe("normalisation and defaults", () => {
     if (!isTerminalLab(config)) throw new Error("route");
     expect(config.scenario).toEqual({ mode: "dry-run" });
     expect(config.execution).toEqual({ target: "docker", terminal: { transport: "exec-stream", stdin: "disabled" }, network: "none" });
-    expect(config.policies).toEqual({ allowPrivateRepoAccess: false, allowProviderCredentials: false, allowPaymentCredentials: false, allowGitHubMutation: false });
+    expect(config.policies).toEqual({
+      allowPrivateRepoAccess: false,
+      allowProviderCredentials: false,
+      allowPaymentCredentials: false,
+      allowGitHubMutation: false,
+    });
   });
   test("terminal check expectExit defaults to 0", () => {
     const l = terminalBase();
-    l.actors[0].tasks = [{ id: "a", goal: "g", check: { run: "true" } }, { id: "b", goal: "g", check: { run: "false", expectExit: 1 } }];
+    l.actors[0].tasks = [
+      { id: "a", goal: "g", check: { run: "true" } },
+      { id: "b", goal: "g", check: { run: "false", expectExit: 1 } },
+    ];
     const { config } = accept(y(l));
-    expect(config.actors[0].tasks?.map((t) => t.check)).toEqual([{ run: "true", expectExit: 0 }, { run: "false", expectExit: 1 }]);
+    expect(config.actors[0].tasks?.map((t) => t.check)).toEqual([
+      { run: "true", expectExit: 0 },
+      { run: "false", expectExit: 1 },
+    ]);
   });
   test("browser defaults and devices", () => {
     const { config } = accept(y(browserBase()));
@@ -335,7 +594,10 @@ describe("normalisation and defaults", () => {
     two.actors[0].count = 2;
     const c2 = accept(y(two)).config;
     if (!isBrowserLab(c2)) throw new Error("route");
-    expect(labDevices(c2).map((d) => [d.name, d.preset.width, d.preset.height])).toEqual([["desktop", 1440, 950], ["mobile", 414, 896]]);
+    expect(labDevices(c2).map((d) => [d.name, d.preset.width, d.preset.height])).toEqual([
+      ["desktop", 1440, 950],
+      ["mobile", 414, 896],
+    ]);
   });
   test("mode: dry-run unless the lab says live; an explicit override wins", () => {
     const dry = accept(y(terminalBase())).config;
@@ -362,13 +624,18 @@ describe("warnings for accepted fields that are not consumed", () => {
   test("execution.timeoutMs on the terminal route", () => {
     const l = terminalBase();
     l.execution = { timeoutMs: 1000 };
-    expect(accept(y(l)).warnings).toEqual([{ code: "HUMANISH_LAB_FIELD_INERT", path: "execution.timeoutMs", message: expect.stringContaining("not consumed on the terminal route") }]);
+    expect(accept(y(l)).warnings).toEqual([
+      { code: "HUMANISH_LAB_FIELD_INERT", path: "execution.timeoutMs", message: expect.stringContaining("not consumed on the terminal route") },
+    ]);
   });
   test("persona and mission on scripted participants", () => {
     const l = browserBase();
     l.actors[0].persona = "p";
     l.actors[0].mission = "m";
-    expect(accept(y(l)).warnings.map((w) => [w.code, w.path])).toEqual([["HUMANISH_LAB_FIELD_INERT", "actors[0].persona"], ["HUMANISH_LAB_FIELD_INERT", "actors[0].mission"]]);
+    expect(accept(y(l)).warnings.map((w) => [w.code, w.path])).toEqual([
+      ["HUMANISH_LAB_FIELD_INERT", "actors[0].persona"],
+      ["HUMANISH_LAB_FIELD_INERT", "actors[0].mission"],
+    ]);
     const c = codexBase();
     c.actors[0].persona = "p";
     expect(accept(y(c)).warnings).toEqual([]);
@@ -381,7 +648,9 @@ describe("warnings for accepted fields that are not consumed", () => {
   test("policies set to true are declarations only", () => {
     const l = terminalBase();
     l.policies = { allowProviderCredentials: true };
-    expect(accept(y(l)).warnings).toEqual([{ code: "HUMANISH_LAB_POLICY_DECLARATION_ONLY", path: "policies.allowProviderCredentials", message: expect.stringContaining("declaration only") }]);
+    expect(accept(y(l)).warnings).toEqual([
+      { code: "HUMANISH_LAB_POLICY_DECLARATION_ONLY", path: "policies.allowProviderCredentials", message: expect.stringContaining("declaration only") },
+    ]);
   });
   test("e2b targets parse, route, and warn that they run dry only", () => {
     const c = codexBase();
@@ -402,7 +671,13 @@ describe("routing predicates", () => {
     const route = (id: string) => {
       const r = parseLab(labText(id));
       if (!r.ok) throw new Error(r.error.message);
-      return [selectLabBackend(r.config), routesToTerminalProduct(r.config), routesToBrowserApp(r.config), routesToScriptedBrowser(r.config), routesToComputerUse(r.config)];
+      return [
+        selectLabBackend(r.config),
+        routesToTerminalProduct(r.config),
+        routesToBrowserApp(r.config),
+        routesToScriptedBrowser(r.config),
+        routesToComputerUse(r.config),
+      ];
     };
     expect(route("jq-first-contact")).toEqual(["terminal", true, false, false, false]);
     expect(route("codex-first-contact")).toEqual(["terminal", true, false, false, false]);
@@ -445,7 +720,7 @@ describe("line endings and byte-order marks", () => {
     const text = labText("todomvc-first-run");
     const a = parseLab(text);
     const b = parseLab(text.replace(/\n/g, "\r\n"));
-    const c = parseLab("\uFEFF" + text);
+    const c = parseLab(`\uFEFF${text}`);
     expect(a.ok && b.ok && c.ok).toBe(true);
     if (a.ok && b.ok && c.ok) {
       expect(b.config).toEqual(a.config);
@@ -518,7 +793,10 @@ describe("scripted-terminal steps", () => {
     l.actors[0].steps = [{ run: "ls" }, { run: "grep nothing /dev/null", expectExit: 1 }];
     const { config } = accept(y(l));
     if (!isTerminalLab(config) || config.actors[0].type !== "scripted-terminal") throw new Error("route");
-    expect(config.actors[0].steps).toEqual([{ run: "ls", expectExit: 0 }, { run: "grep nothing /dev/null", expectExit: 1 }]);
+    expect(config.actors[0].steps).toEqual([
+      { run: "ls", expectExit: 0 },
+      { run: "grep nothing /dev/null", expectExit: 1 },
+    ]);
   });
   test("exit codes are 0–255", () => {
     const l = terminalBase();

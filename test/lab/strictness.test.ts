@@ -6,7 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { parseLab } from "../../src/lab/index.ts";
 import { formatPath } from "../../src/lab/parse.ts";
-import { COMMITTED_LABS, browserBase, codexBase, cuaBase, labObject, terminalBase, toYaml } from "./fixtures.ts";
+import { browserBase, COMMITTED_LABS, codexBase, cuaBase, labObject, terminalBase, toYaml } from "./fixtures.ts";
 
 function maximalTerminal(): Record<string, any> {
   const lab = terminalBase();
@@ -24,8 +24,22 @@ function maximalTerminal(): Record<string, any> {
 
 function maximalCodex(): Record<string, any> {
   const lab = codexBase();
-  lab.actors[0] = { type: "codex-exec", count: 1, persona: "p", mission: "m", model: "gpt-5", reasoningEffort: "low", tasks: [{ id: "a", goal: "g", check: { run: "true" } }] };
-  lab.execution = { target: "docker", runtimeAuth: "openai-env", runtime: { version: "0.171.0" }, network: "bridge", terminal: { transport: "exec-stream", stdin: "disabled" } };
+  lab.actors[0] = {
+    type: "codex-exec",
+    count: 1,
+    persona: "p",
+    mission: "m",
+    model: "gpt-5",
+    reasoningEffort: "low",
+    tasks: [{ id: "a", goal: "g", check: { run: "true" } }],
+  };
+  lab.execution = {
+    target: "docker",
+    runtimeAuth: "openai-env",
+    runtime: { version: "0.171.0" },
+    network: "bridge",
+    terminal: { transport: "exec-stream", stdin: "disabled" },
+  };
   lab.scenario = { mode: "dry-run", caps: { maxUsd: 1, maxJobs: 1, maxMinutes: 10 } };
   return lab;
 }
@@ -59,7 +73,15 @@ function maximalBrowser(): Record<string, any> {
 function maximalCua(): Record<string, any> {
   const lab = cuaBase();
   lab.subject.serve = { command: "python3 -m http.server $PORT", readyTimeoutMs: 5000 };
-  lab.actors[0] = { type: "openai-computer-use", count: 1, persona: "p", mission: "m", model: "computer-use-preview", reasoningEffort: "medium", tasks: [{ id: "a", goal: "g", check: { urlPathEquals: "/done" } }] };
+  lab.actors[0] = {
+    type: "openai-computer-use",
+    count: 1,
+    persona: "p",
+    mission: "m",
+    model: "computer-use-preview",
+    reasoningEffort: "medium",
+    tasks: [{ id: "a", goal: "g", check: { urlPathEquals: "/done" } }],
+  };
   lab.execution = { target: "local", timeoutMs: 60000 };
   return lab;
 }
@@ -105,7 +127,11 @@ describe("every committed and maximal lab parses", () => {
 describe("an unknown key at every nesting level names its path and the nearest known key", () => {
   for (const [name, make] of SUBJECTS) {
     test(name, () => {
-      const { maps } = (() => { const o = { maps: [] as Path[], leaves: [] as Path[] }; walk(make(), [], o); return o; })();
+      const { maps } = (() => {
+        const o = { maps: [] as Path[], leaves: [] as Path[] };
+        walk(make(), [], o);
+        return o;
+      })();
       expect(maps.length).toBeGreaterThan(5);
       for (const path of maps) {
         const base = make();
@@ -120,7 +146,9 @@ describe("an unknown key at every nesting level names its path and the nearest k
           if (isStepMapping(base, path)) {
             expect(r.error.message).toMatch(new RegExp(`^t\\.yaml:\\d+:\\d+: ${escape(formatPath(path))} has 2 keys`));
           } else {
-            expect(r.error.message).toMatch(new RegExp(`^t\\.yaml:\\d+:\\d+: ${escape(formatPath(path, typo))} is not a known key \\(did you mean \`${escape(k)}\`\\?`));
+            expect(r.error.message).toMatch(
+              new RegExp(`^t\\.yaml:\\d+:\\d+: ${escape(formatPath(path, typo))} is not a known key \\(did you mean \`${escape(k)}\`\\?`),
+            );
           }
         }
       }

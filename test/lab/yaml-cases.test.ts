@@ -1,5 +1,5 @@
 /**
- * The handed YAML cases (shared/cases/yaml/, verdicts in shared/cases/README.md) and the
+ * The handed YAML cases (test/fixtures/cases/yaml/, verdicts in test/fixtures/cases/README.md) and the
  * whole kind of fault behind each: YAML 1.1 directives, duplicate keys (by their read value),
  * merge keys, extra documents and non-core tags are all rejected with HUMANISH_LAB_INVALID,
  * naming the problem and its line.
@@ -9,7 +9,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseLab } from "../../src/lab/index.ts";
 
-const CASES = join(import.meta.dir, "../../../shared/cases/yaml");
+const CASES = join(import.meta.dir, "../fixtures/cases/yaml");
 
 function rejected(text: string): string {
   const r = parseLab(text, { source: "t.yaml" });
@@ -27,7 +27,9 @@ describe("handed cases", () => {
     "y3d-double-merge-yaml11.yaml": /^y3d-double-merge-yaml11\.yaml:1:1: YAML directive/,
     "y3e-two-documents.yaml": /^y3e-two-documents\.yaml:2:1: a second YAML document starts here/,
   };
-  const files = readdirSync(CASES).filter((f) => f.endsWith(".yaml")).sort();
+  const files = readdirSync(CASES)
+    .filter((f) => f.endsWith(".yaml"))
+    .sort();
 
   test("every handed file has a verdict here", () => {
     expect(files).toEqual(Object.keys(expected).sort());
@@ -60,7 +62,7 @@ describe("the whole kind of fault", () => {
   test("duplicate keys deep inside a sequence item", () => {
     expect(rejected("a:\n  - x: 1\n    y: 2\n    x: 3\n")).toMatch(/^t\.yaml:4:5: duplicate key `x`, first defined at line 2/);
   });
-  test("true vs \"true\", null vs ~, 1 vs 0x1 vs 1.0 collide", () => {
+  test('true vs "true", null vs ~, 1 vs 0x1 vs 1.0 collide', () => {
     expect(rejected('true: a\n"true": b\n')).toMatch(/:2:1: duplicate key `"true"`/);
     expect(rejected("~: a\nnull: b\n")).toMatch(/:2:1: duplicate key `null`/);
     expect(rejected("1: a\n0x1: b\n")).toMatch(/:2:1: duplicate key `0x1`.*`1` and `0x1` are the same key/);
@@ -93,8 +95,11 @@ describe("the whole kind of fault", () => {
   });
   test("alias bombs are refused", () => {
     const lines = ['a: &a ["x","x","x","x","x","x","x","x","x","x"]'];
-    for (let i = 0; i < 9; i++) lines.push(`${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)}]`);
-    expect(rejected(lines.join("\n") + "\n")).toMatch(/^t\.yaml:\d+:\d+: /);
+    for (let i = 0; i < 9; i++)
+      lines.push(
+        `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)}]`,
+      );
+    expect(rejected(`${lines.join("\n")}\n`)).toMatch(/^t\.yaml:\d+:\d+: /);
   });
   test("YAML 1.1 booleans, octals and sexagesimals read as 1.2 core (strings), so typed fields refuse them", () => {
     const lab = (v: string) => `schema: humanish.lab.v2
@@ -104,7 +109,9 @@ actors: [{type: scripted-terminal, steps: [{run: "true"}]}]
 policies: {allowGitHubMutation: ${v}}
 `;
     for (const v of ["yes", "no", "on", "off", "y", "n"]) {
-      expect(rejected(lab(v))).toMatch(new RegExp(`^t\\.yaml:5:33: policies\\.allowGitHubMutation expected a boolean, got the string "${v}"; YAML 1.2 has only true and false as booleans$`));
+      expect(rejected(lab(v))).toMatch(
+        new RegExp(`^t\\.yaml:5:33: policies\\.allowGitHubMutation expected a boolean, got the string "${v}"; YAML 1.2 has only true and false as booleans$`),
+      );
     }
     expect(parseLab(lab("false")).ok).toBe(true);
   });

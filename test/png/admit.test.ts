@@ -4,11 +4,11 @@ import { join as joinPath } from "node:path";
 import { deflateSync } from "node:zlib";
 import { PNG } from "pngjs";
 import { admitPng, PNG_MAX_BYTES, PNG_REJECTION_CODES, type PngAdmission, type PngRejectionCode } from "../../src/png/index.ts";
-import { chunk, fixCrcs, idat, ihdr, join, png, scanlines, SIGNATURE } from "./support.ts";
+import { chunk, fixCrcs, idat, ihdr, join, png, SIGNATURE, scanlines } from "./support.ts";
 
-const SHARED = joinPath(import.meta.dir, "../../../shared");
-const SUITE = joinPath(SHARED, "fixtures/pngsuite");
-const CASES = joinPath(SHARED, "cases/png");
+const FIXTURES = joinPath(import.meta.dir, "../fixtures");
+const SUITE = joinPath(FIXTURES, "pngsuite");
+const CASES = joinPath(FIXTURES, "cases/png");
 
 function rejected(r: PngAdmission): PngRejectionCode | "admitted" {
   return r.ok ? "admitted" : r.code;
@@ -67,7 +67,7 @@ describe("PngSuite: every file gets its expected verdict with a specific code", 
   });
 });
 
-describe("handed cases (shared/cases/png)", () => {
+describe("handed cases (test/fixtures/cases/png)", () => {
   const table: Array<[string, PngRejectionCode | "admitted"]> = [
     ["good.png", "admitted"],
     ["no_IDAT.png", "HUMANISH_PNG_NO_IDAT"],
@@ -115,7 +115,15 @@ describe("every check, one crafted file each", () => {
     ["bad signature", join([Uint8Array.of(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x00), good.subarray(8)]), "HUMANISH_PNG_SIGNATURE"],
     ["IHDR not first", join([SIGNATURE, chunk("tEXt", new TextEncoder().encode("a\0b")), good.subarray(8)]), "HUMANISH_PNG_IHDR_MISSING"],
     ["IHDR length 14", fixCrcs(join([SIGNATURE, chunk("IHDR", new Uint8Array(14)), good.subarray(33)])), "HUMANISH_PNG_IHDR_MISSING"],
-    ["IHDR CRC", (() => { const b = Uint8Array.from(good); b[30]! ^= 1; return b; })(), "HUMANISH_PNG_IHDR_CRC"],
+    [
+      "IHDR CRC",
+      (() => {
+        const b = Uint8Array.from(good);
+        b[30]! ^= 1;
+        return b;
+      })(),
+      "HUMANISH_PNG_IHDR_CRC",
+    ],
     ["zero height", png(3, 0, 6, [idat(raw)]), "HUMANISH_PNG_ZERO_DIMENSION"],
     ["height 4097", png(1, 4097, 6, [idat(raw)]), "HUMANISH_PNG_DIMENSION_TOO_LARGE"],
     ["bit depth 16", join([SIGNATURE, ihdr(3, 2, 16, 6), idat(raw), chunk("IEND")]), "HUMANISH_PNG_BIT_DEPTH"],
@@ -126,8 +134,24 @@ describe("every check, one crafted file each", () => {
     ["chunk longer than the file", good.subarray(0, good.length - 13), "HUMANISH_PNG_CHUNK_TRUNCATED"],
     ["stray bytes where a chunk should be", join([good.subarray(0, good.length - 12), Uint8Array.of(0, 0, 0)]), "HUMANISH_PNG_CHUNK_TRUNCATED"],
     ["chunk type with a digit", png(3, 2, 6, [chunk("tE1t", Uint8Array.of(1)), idat(raw)]), "HUMANISH_PNG_CHUNK_TYPE"],
-    ["ancillary chunk CRC", (() => { const c = chunk("tEXt", new TextEncoder().encode("k\0v")); c[c.length - 1]! ^= 1; return png(3, 2, 6, [c, idat(raw)]); })(), "HUMANISH_PNG_CHUNK_CRC"],
-    ["IDAT CRC", (() => { const c = idat(raw); c[c.length - 1]! ^= 1; return png(3, 2, 6, [c]); })(), "HUMANISH_PNG_CHUNK_CRC"],
+    [
+      "ancillary chunk CRC",
+      (() => {
+        const c = chunk("tEXt", new TextEncoder().encode("k\0v"));
+        c[c.length - 1]! ^= 1;
+        return png(3, 2, 6, [c, idat(raw)]);
+      })(),
+      "HUMANISH_PNG_CHUNK_CRC",
+    ],
+    [
+      "IDAT CRC",
+      (() => {
+        const c = idat(raw);
+        c[c.length - 1]! ^= 1;
+        return png(3, 2, 6, [c]);
+      })(),
+      "HUMANISH_PNG_CHUNK_CRC",
+    ],
     ["second IHDR", png(3, 2, 6, [ihdr(3, 2), idat(raw)]), "HUMANISH_PNG_CHUNK_ORDER"],
     ["PLTE after IDAT", png(3, 2, 2, [idat(scanlines(3, 2, 3)), chunk("PLTE", new Uint8Array(3))]), "HUMANISH_PNG_CHUNK_ORDER"],
     ["two PLTE", png(3, 2, 3, [chunk("PLTE", new Uint8Array(3)), chunk("PLTE", new Uint8Array(3)), idat(scanlines(3, 2, 1))]), "HUMANISH_PNG_CHUNK_ORDER"],
@@ -137,7 +161,14 @@ describe("every check, one crafted file each", () => {
     ["PLTE of 4 bytes", png(3, 2, 3, [chunk("PLTE", new Uint8Array(4)), idat(scanlines(3, 2, 1))]), "HUMANISH_PNG_PALETTE"],
     ["palette image without PLTE", png(3, 2, 3, [idat(scanlines(3, 2, 1))]), "HUMANISH_PNG_PALETTE"],
     ["unknown critical chunk", png(3, 2, 6, [chunk("ABCD", Uint8Array.of(1)), idat(raw)]), "HUMANISH_PNG_UNKNOWN_CRITICAL_CHUNK"],
-    ["IDATs not consecutive", (() => { const z = new Uint8Array(deflateSync(raw)); return png(3, 2, 6, [chunk("IDAT", z.subarray(0, 5)), chunk("tEXt", new TextEncoder().encode("k\0v")), chunk("IDAT", z.subarray(5))]); })(), "HUMANISH_PNG_IDAT_NOT_CONTIGUOUS"],
+    [
+      "IDATs not consecutive",
+      (() => {
+        const z = new Uint8Array(deflateSync(raw));
+        return png(3, 2, 6, [chunk("IDAT", z.subarray(0, 5)), chunk("tEXt", new TextEncoder().encode("k\0v")), chunk("IDAT", z.subarray(5))]);
+      })(),
+      "HUMANISH_PNG_IDAT_NOT_CONTIGUOUS",
+    ],
     ["no IDAT", png(3, 2, 6, []), "HUMANISH_PNG_NO_IDAT"],
     ["no IEND", join([SIGNATURE, ihdr(3, 2), idat(raw)]), "HUMANISH_PNG_NO_IEND"],
     ["IEND with data", join([SIGNATURE, ihdr(3, 2), idat(raw), chunk("IEND", Uint8Array.of(0))]), "HUMANISH_PNG_IEND_LENGTH"],
@@ -152,8 +183,29 @@ describe("every check, one crafted file each", () => {
     expect(rejected(admitPng(bytes))).toBe(code);
   });
   test("tRNS and ancillary chunks in the right places are admitted", () => {
-    expect(rejected(admitPng(png(3, 2, 2, [chunk("tRNS", new Uint8Array(6)), chunk("tEXt", new TextEncoder().encode("k\0v")), idat(scanlines(3, 2, 3)), chunk("tIME", new Uint8Array(7))])))).toBe("admitted");
-    expect(rejected(admitPng(png(3, 2, 3, [chunk("PLTE", new Uint8Array(6)), chunk("tRNS", Uint8Array.of(0, 255)), idat(scanlines(3, 2, 1).map((v, i) => (i % 4 === 0 ? 0 : v & 1)))])))).toBe("admitted");
+    expect(
+      rejected(
+        admitPng(
+          png(3, 2, 2, [
+            chunk("tRNS", new Uint8Array(6)),
+            chunk("tEXt", new TextEncoder().encode("k\0v")),
+            idat(scanlines(3, 2, 3)),
+            chunk("tIME", new Uint8Array(7)),
+          ]),
+        ),
+      ),
+    ).toBe("admitted");
+    expect(
+      rejected(
+        admitPng(
+          png(3, 2, 3, [
+            chunk("PLTE", new Uint8Array(6)),
+            chunk("tRNS", Uint8Array.of(0, 255)),
+            idat(scanlines(3, 2, 1).map((v, i) => (i % 4 === 0 ? 0 : v & 1))),
+          ]),
+        ),
+      ),
+    ).toBe("admitted");
     // Split IDAT (consecutive) is fine.
     const z = new Uint8Array(deflateSync(raw));
     expect(rejected(admitPng(png(3, 2, 6, [chunk("IDAT", z.subarray(0, 3)), chunk("IDAT", z.subarray(3))])))).toBe("admitted");
@@ -210,7 +262,10 @@ describe("one inflate: pngjs's post-inflate stages fed our bounded inflate outpu
     ["palette with full tRNS", png(3, 2, 3, [chunk("PLTE", pal(3)), chunk("tRNS", Uint8Array.of(10, 20, 30)), idat(indices)])],
     ["grey with tRNS key", png(3, 2, 0, [chunk("tRNS", Uint8Array.of(0, 7)), idat(Uint8Array.of(0, 7, 8, 7, 0, 9, 7, 7))])],
     ["RGB with tRNS key", png(2, 1, 2, [chunk("tRNS", Uint8Array.of(0, 1, 0, 2, 0, 3)), idat(Uint8Array.of(0, 1, 2, 3, 1, 2, 4))])],
-    ["RGB with a suggested palette and gAMA", png(2, 1, 2, [chunk("gAMA", Uint8Array.of(0, 0, 0xb1, 0x8f)), chunk("PLTE", pal(2)), idat(Uint8Array.of(0, 1, 2, 3, 1, 2, 4))])],
+    [
+      "RGB with a suggested palette and gAMA",
+      png(2, 1, 2, [chunk("gAMA", Uint8Array.of(0, 0, 0xb1, 0x8f)), chunk("PLTE", pal(2)), idat(Uint8Array.of(0, 1, 2, 3, 1, 2, 4))]),
+    ],
     ["grey+alpha, every row filter", png(2, 5, 4, [idat(Uint8Array.of(0, 1, 2, 3, 4, 1, 5, 6, 7, 8, 2, 9, 10, 11, 12, 3, 13, 14, 15, 16, 4, 17, 18, 19, 20))])],
   ];
   test.each(agreeing)("%s: admitted with pixels identical to PNG.sync.read", (_name, bytes) => {
@@ -220,7 +275,10 @@ describe("one inflate: pngjs's post-inflate stages fed our bounded inflate outpu
   });
 
   const refused: Array<[string, Uint8Array]> = [
-    ["tRNS with more entries than the palette", png(3, 2, 3, [chunk("PLTE", pal(2)), chunk("tRNS", Uint8Array.of(1, 2, 3)), idat(Uint8Array.of(0, 0, 1, 1, 0, 1, 0, 0))])],
+    [
+      "tRNS with more entries than the palette",
+      png(3, 2, 3, [chunk("PLTE", pal(2)), chunk("tRNS", Uint8Array.of(1, 2, 3)), idat(Uint8Array.of(0, 0, 1, 1, 0, 1, 0, 0))]),
+    ],
     ["gAMA shorter than 4 bytes", png(3, 2, 6, [chunk("gAMA", Uint8Array.of(0, 1)), idat(scanlines(3, 2, 4))])],
   ];
   test.each(refused)("%s: DECODE_FAILED, as pngjs's own parser refuses it", (_name, bytes) => {

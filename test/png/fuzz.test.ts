@@ -11,11 +11,18 @@ import { makePng } from "../browser-control/support.ts";
 import { rng } from "../support/rng.ts";
 import { chunk, fixCrcs, idat, join, png, scanlines } from "./support.ts";
 
-const SUITE = joinPath(import.meta.dir, "../../../shared/fixtures/pngsuite");
+const SUITE = joinPath(import.meta.dir, "../fixtures/pngsuite");
 const SEEDS: Uint8Array[] = [
   makePng(16, 9, 1),
   makePng(3, 40, 2),
-  png(5, 4, 3, [chunk("PLTE", new Uint8Array(12).map((_, i) => i * 20)), chunk("tRNS", Uint8Array.of(0, 128)), idat(scanlines(5, 4, 1).map((v, i) => (i % 6 === 0 ? v & 3 : v & 3)))]),
+  png(5, 4, 3, [
+    chunk(
+      "PLTE",
+      new Uint8Array(12).map((_, i) => i * 20),
+    ),
+    chunk("tRNS", Uint8Array.of(0, 128)),
+    idat(scanlines(5, 4, 1).map((v, i) => (i % 6 === 0 ? v & 3 : v & 3))),
+  ]),
   png(7, 3, 0, [idat(scanlines(7, 3, 1))]),
   png(6, 6, 4, [idat(scanlines(6, 6, 2, 2))]),
   ...["basn2c08.png", "basn3p08.png", "basn6a08.png", "tbrn2c08.png", "f04n2c08.png"].map((f) => new Uint8Array(readFileSync(joinPath(SUITE, f)))),

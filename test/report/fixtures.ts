@@ -4,7 +4,7 @@
  * printed hostile markup, a dry run, and a live browser run with two screenshots.
  */
 import { PNG } from "pngjs";
-import { buildNoSpendProof, createRunWriter, digestText, summarizeCost, unmeasuredLine, type RunBundleInput } from "../../src/bundle/index.ts";
+import { buildNoSpendProof, createRunWriter, digestText, type RunBundleInput, summarizeCost, unmeasuredLine } from "../../src/bundle/index.ts";
 import { browserParticipant, labBlock, noSpendTerminalCost, scriptedTrace, tempProject as sharedTempProject } from "../support/bundles.ts";
 
 /** What a hostile participant printed: it must render as text, never as markup. */
@@ -43,7 +43,11 @@ function lab(id: string, title: string) {
 export async function writeTerminalRun(cwd: string, runId = "terminal-run-1"): Promise<string> {
   const w = createRunWriter({ cwd, runId, secrets: [], route: "terminal", mode: "live", lab: "jq-first-contact", heartbeatMs: 0 });
   const container = "e".repeat(64);
-  await w.appendNdjson("sandbox-receipts.ndjson", { at: T0, provider: "docker", id: container, participantId: "p1" }, { kind: "sandbox-receipts", durable: true });
+  await w.appendNdjson(
+    "sandbox-receipts.ndjson",
+    { at: T0, provider: "docker", id: container, participantId: "p1" },
+    { kind: "sandbox-receipts", durable: true },
+  );
   const transcript = `$ jq --help\nUsage:\tjq [OPTIONS] FILTER [FILES...]\n$ echo hostile\n${HOSTILE}\n\u001b[31mred text\u001b[0m\n`;
   await w.appendNdjson("terminal-events.ndjson", { at: T1, stream: "stdout", chunk: transcript }, { kind: "terminal-events" });
   await w.writeArtifact("terminal-transcript.txt", transcript, { kind: "terminal-transcript" });
@@ -53,8 +57,22 @@ export async function writeTerminalRun(cwd: string, runId = "terminal-run-1"): P
     durationMs: 9000,
     counts: { commands: 2, actions: 2, messages: 0, terminalEvents: 1 },
     items: [
-      { id: "command-001", kind: "command", lifecycle: "completed", title: "step 1", at: T1, command: { text: "jq --help", exitCode: 0, outputTail: "Usage:\tjq [OPTIONS] FILTER" } },
-      { id: "command-002", kind: "command", lifecycle: "completed", title: "step 2", at: T2, command: { text: "echo hostile", exitCode: 3, outputTail: HOSTILE } },
+      {
+        id: "command-001",
+        kind: "command",
+        lifecycle: "completed",
+        title: "step 1",
+        at: T1,
+        command: { text: "jq --help", exitCode: 0, outputTail: "Usage:\tjq [OPTIONS] FILTER" },
+      },
+      {
+        id: "command-002",
+        kind: "command",
+        lifecycle: "completed",
+        title: "step 2",
+        at: T2,
+        command: { text: "echo hostile", exitCode: 3, outputTail: HOSTILE },
+      },
     ],
   });
   await w.writeJson("actor.json", trace, { kind: "actor-trace" });
@@ -86,7 +104,17 @@ export async function writeTerminalRun(cwd: string, runId = "terminal-run-1"): P
       { at: T2, event: "terminal-lab.cleanup.verified", message: "released by exact id" },
     ],
     participants: [
-      { id: "p1", actorType: "scripted-terminal", status: "passed", completionReason: "goal_satisfied", reason: "all steps ran", trace: "actor.json", startedAt: T0, completedAt: T2, durationMs: 9000 },
+      {
+        id: "p1",
+        actorType: "scripted-terminal",
+        status: "passed",
+        completionReason: "goal_satisfied",
+        reason: "all steps ran",
+        trace: "actor.json",
+        startedAt: T0,
+        completedAt: T2,
+        durationMs: 9000,
+      },
     ],
     tasks: [
       { id: "extract-name", goal: "Save the name field to name.txt", participantId: "p1", status: "passed", passed: true },
@@ -148,7 +176,14 @@ export async function writeBrowserRun(cwd: string, runId = "browser-run-1"): Pro
       { id: "ui_action-001", kind: "ui_action", lifecycle: "completed", title: "open /", at: T0, action: { type: "open", path: "/" } },
       { id: "screenshot-001", kind: "screenshot", lifecycle: "completed", title: "after open", at: T1, screenshotRef: { path: shots[0]!, redaction: "none" } },
       { id: "ui_action-002", kind: "ui_action", lifecycle: "completed", title: "type", at: T1, action: { type: "type", text: "buy milk" } },
-      { id: "screenshot-002", kind: "screenshot", lifecycle: "completed", title: "after typing", at: T2, screenshotRef: { path: shots[1]!, redaction: "none" } },
+      {
+        id: "screenshot-002",
+        kind: "screenshot",
+        lifecycle: "completed",
+        title: "after typing",
+        at: T2,
+        screenshotRef: { path: shots[1]!, redaction: "none" },
+      },
     ],
   });
   await w.writeJson("actor.json", trace, { kind: "actor-trace" });

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { PNG } from "pngjs";
 import { RunBundleSchema, verifyRun } from "../../src/bundle/index.ts";
 import { isHumanishError } from "../../src/errors.ts";
-import { REPORT_CSP, escapeHtml, loadReportModel, renderReportHtml, writeReport, type ReportModel } from "../../src/report/index.ts";
+import { escapeHtml, loadReportModel, REPORT_CSP, type ReportModel, renderReportHtml, writeReport } from "../../src/report/index.ts";
 import { renderInChromium, textOf } from "./chromium.ts";
 import { HOSTILE, tempProject, writeBrowserRun, writeDryRun, writeTerminalRun } from "./fixtures.ts";
 
@@ -152,7 +152,8 @@ describe("writeReport on real bundles, rendered in headless Chromium", () => {
     const target = [shot.data[0]!, shot.data[1]!, shot.data[2]!];
     let found = false;
     for (let i = 0; i < page.data.length && !found; i += 4) {
-      if (Math.abs(page.data[i]! - target[0]!) <= 3 && Math.abs(page.data[i + 1]! - target[1]!) <= 3 && Math.abs(page.data[i + 2]! - target[2]!) <= 3) found = true;
+      if (Math.abs(page.data[i]! - target[0]!) <= 3 && Math.abs(page.data[i + 1]! - target[1]!) <= 3 && Math.abs(page.data[i + 2]! - target[2]!) <= 3)
+        found = true;
     }
     expect(found).toBe(true);
   }, 120_000);

@@ -5,7 +5,7 @@ import { networkInterfaces } from "node:os";
 import { join } from "node:path";
 import { listRuns } from "../../src/bundle/index.ts";
 import { isHumanishError } from "../../src/errors.ts";
-import { startLibraryServer, writeReport, type LibraryServer } from "../../src/report/index.ts";
+import { type LibraryServer, startLibraryServer, writeReport } from "../../src/report/index.ts";
 import { tempProject, writeBrowserRun, writeDryRun, writeTerminalRun } from "./fixtures.ts";
 
 const SENTINEL = "TOP-SECRET-SENTINEL-5d1c";

@@ -4,13 +4,13 @@
  * Chromium's sandbox is on; the guest reaches the app port and nothing else; nothing is left.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { isCuaExecutorError, type CuaAction, type CuaObservation } from "../../src/browser-control/index.ts";
-import { runExec, type DockerClient } from "../../src/docker/index.ts";
+import { type CuaAction, type CuaObservation, isCuaExecutorError } from "../../src/browser-control/index.ts";
+import { type DockerClient, runExec } from "../../src/docker/index.ts";
 import { admitPng } from "../../src/png/index.ts";
-import { allocateDesktop, type LocalDesktop } from "../../src/runtime/desktop.ts";
-import type { GuestImage } from "../../src/runtime/guest-image.ts";
 import type { AppServer } from "../../src/routes/browser/serve.ts";
 import { serveStatic } from "../../src/routes/browser/serve.ts";
+import { allocateDesktop, type LocalDesktop } from "../../src/runtime/desktop.ts";
+import type { GuestImage } from "../../src/runtime/guest-image.ts";
 import { containersOfTestRun, freePort, guestPrereqs, serveTodoMvc, TEST_LABEL } from "./guest-support.ts";
 
 let docker: DockerClient;
@@ -179,7 +179,16 @@ describe("refusals: typed errors, no input dispatched, channel stays usable", ()
   test("an unknown key name, an over-long drag, too many wheel steps", async () => {
     const before = await observe();
     expect(await refused({ kind: "keypress", keys: ["Hyper"] })).toBe("action_rejected/not_dispatched");
-    expect(await refused({ kind: "drag", path: [{ x: 10, y: 10 }, { x: 900, y: 10 }, { x: 5000, y: 10 }] })).toBe("action_rejected/not_dispatched");
+    expect(
+      await refused({
+        kind: "drag",
+        path: [
+          { x: 10, y: 10 },
+          { x: 900, y: 10 },
+          { x: 5000, y: 10 },
+        ],
+      }),
+    ).toBe("action_rejected/not_dispatched");
     expect(await refused({ kind: "drag", path: Array.from({ length: 1025 }, () => ({ x: 1, y: 1 })) })).toBe("invalid_request/not_dispatched");
     expect(await refused({ kind: "scroll", x: 10, y: 10, dx: 0, dy: 120 * 101 })).toBe("action_rejected/not_dispatched");
     const after = await observe();
@@ -219,11 +228,21 @@ describe("guest isolation and sandbox", () => {
 
   test("from inside the guest: the app port works; another host port, the bridge gateway and a public address fail", async () => {
     const probe = (host: string, port: number) =>
-      exec(["/bin/bash", "-c", `exec 3<>/dev/tcp/${host}/${port} && printf 'GET / HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nConnection: close\\r\\n\\r\\n' >&3 && timeout 5 head -c 12 <&3`]);
+      exec([
+        "/bin/bash",
+        "-c",
+        `exec 3<>/dev/tcp/${host}/${port} && printf 'GET / HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nConnection: close\\r\\n\\r\\n' >&3 && timeout 5 head -c 12 <&3`,
+      ]);
     const ok = await probe("127.0.0.1", app.port);
     expect(ok.exitCode).toBe(0);
     expect(ok.out).toContain("HTTP/1.");
-    for (const [host, port] of [["127.0.0.1", other.port], ["172.17.0.1", other.port], ["172.17.0.1", 2375], ["1.1.1.1", 80], ["8.8.8.8", 53]] as const) {
+    for (const [host, port] of [
+      ["127.0.0.1", other.port],
+      ["172.17.0.1", other.port],
+      ["172.17.0.1", 2375],
+      ["1.1.1.1", 80],
+      ["8.8.8.8", 53],
+    ] as const) {
       const r = await probe(host, port);
       expect({ host, port, exitCode: r.exitCode === 0 ? 0 : "failed" }).toEqual({ host, port, exitCode: "failed" });
     }

@@ -6,8 +6,8 @@
 import { randomUUID } from "node:crypto";
 import { resolve } from "node:path";
 import { createDockerClient, type DockerClient } from "../../src/docker/index.ts";
+import { type AppServer, serveStatic } from "../../src/routes/browser/serve.ts";
 import { ensureGuestImage, type GuestImage } from "../../src/runtime/guest-image.ts";
-import { serveStatic, type AppServer } from "../../src/routes/browser/serve.ts";
 import { requireDocker, requireImage } from "../support/prereq.ts";
 
 /** Label put on every container these tests create. */

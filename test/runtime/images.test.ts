@@ -8,8 +8,17 @@ import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createDockerClient, tarUnpack, type DockerClient } from "../../src/docker/index.ts";
-import { REVISION_LABEL, ensureImage, imageStatus, loadImageArchive, recipeContext, recipeRevision, recipeTag, type ImageRecipe } from "../../src/runtime/images.ts";
+import { createDockerClient, type DockerClient, tarUnpack } from "../../src/docker/index.ts";
+import {
+  ensureImage,
+  type ImageRecipe,
+  imageStatus,
+  loadImageArchive,
+  REVISION_LABEL,
+  recipeContext,
+  recipeRevision,
+  recipeTag,
+} from "../../src/runtime/images.ts";
 import { SANDBOX_IMAGE_NAME, sandboxRecipe } from "../../src/runtime/recipes.ts";
 import { startFakeEngine } from "../docker/fake-engine.ts";
 import { rejection } from "../docker/helpers.ts";

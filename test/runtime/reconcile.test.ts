@@ -8,8 +8,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isDockerApiError } from "../../src/docker/index.ts";
-import { isControllerLive, controllerIdentity } from "../../src/sandbox/controller.ts";
 import { ORPHAN_RELEASE_FILE, reconcileOrphans } from "../../src/runtime/reconcile.ts";
+import { controllerIdentity, isControllerLive } from "../../src/sandbox/controller.ts";
 import { containersOfTestRun, guestPrereqs, serveTodoMvc } from "./guest-support.ts";
 
 const cwd = mkdtempSync(join(tmpdir(), "humanish-reconcile-"));
@@ -34,7 +34,10 @@ test("SIGKILL mid-study → reconcileOrphans releases the guest by exact id and 
   dockerRef = docker;
   const app = serveTodoMvc();
   const runId = `sigkill-${testRun}`;
-  const child = Bun.spawn([process.execPath, join(import.meta.dir, "controller-child.ts"), cwd, runId, String(app.port), testRun], { stdout: "pipe", stderr: "inherit" });
+  const child = Bun.spawn([process.execPath, join(import.meta.dir, "controller-child.ts"), cwd, runId, String(app.port), testRun], {
+    stdout: "pipe",
+    stderr: "inherit",
+  });
   let id = "";
   let participating = false;
   const reader = (child.stdout as ReadableStream<Uint8Array>).getReader();

@@ -5,10 +5,10 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
-import { isCuaExecutorError, type CuaAction } from "../../src/browser-control/index.ts";
+import { type CuaAction, isCuaExecutorError } from "../../src/browser-control/index.ts";
 import type { DockerClient } from "../../src/docker/index.ts";
+import { type AppServer, serveStatic } from "../../src/routes/browser/serve.ts";
 import { allocateDesktop, type LocalDesktop } from "../../src/runtime/desktop.ts";
-import { serveStatic, type AppServer } from "../../src/routes/browser/serve.ts";
 import { containersOfTestRun, freePort, guestPrereqs, TEST_LABEL } from "./guest-support.ts";
 
 let docker: DockerClient;
@@ -36,7 +36,18 @@ beforeAll(async () => {
   docker = p.docker;
   testRun = p.testRun;
   app = serveStatic(join(import.meta.dir, "fixtures/refusal-app"), freePort());
-  desktop = await allocateDesktop({ docker, image: p.image, runId: `test-${testRun}`, participantId: "p1", appPort: app.port, initialPath: "/", width: 1024, height: 768, labels: { [TEST_LABEL]: testRun }, onCreated: () => undefined });
+  desktop = await allocateDesktop({
+    docker,
+    image: p.image,
+    runId: `test-${testRun}`,
+    participantId: "p1",
+    appPort: app.port,
+    initialPath: "/",
+    width: 1024,
+    height: 768,
+    labels: { [TEST_LABEL]: testRun },
+    onCreated: () => undefined,
+  });
 }, 180_000);
 
 afterAll(async () => {

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createDockerClient } from "../../src/docker/index.ts";
-import { RUNTIME_IMAGE_ENV, inspectEnvGuestImage, ensureGuestImage } from "../../src/runtime/guest-image.ts";
+import { ensureGuestImage, inspectEnvGuestImage, RUNTIME_IMAGE_ENV } from "../../src/runtime/guest-image.ts";
 import { runtimeSetup, runtimeStatus } from "../../src/runtime/status.ts";
 import { requireDocker } from "../support/prereq.ts";
 import { guestPrereqs } from "./guest-support.ts";
@@ -16,7 +16,7 @@ import { guestPrereqs } from "./guest-support.ts";
 const dir = mkdtempSync(join(tmpdir(), "humanish-archive-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function imageIds(docker: ReturnType<typeof createDockerClient>): Promise<string[]> {
+async function imageIds(_docker: ReturnType<typeof createDockerClient>): Promise<string[]> {
   const res = await fetch("http://localhost/images/json?all=1", { unix: await requireDocker() } as RequestInit);
   return ((await res.json()) as { Id: string }[]).map((i) => i.Id).sort();
 }

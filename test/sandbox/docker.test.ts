@@ -5,7 +5,7 @@
  * /proc/1/environ, and the cleanup proof (released only with inspect → 404; nothing left behind).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createDockerClient, isDockerApiError, type DockerClient } from "../../src/docker/index.ts";
+import { createDockerClient, type DockerClient, isDockerApiError } from "../../src/docker/index.ts";
 import { HumanishError } from "../../src/errors.ts";
 import { recipeTag } from "../../src/runtime/images.ts";
 import { sandboxRecipe } from "../../src/runtime/recipes.ts";
@@ -202,7 +202,10 @@ describe("Docker sandbox", () => {
   });
 
   test("a canary runtime key passed per exec is never in inspect output, labels, or /proc/1/environ", async () => {
-    const r = await sb.exec({ cmd: ["bash", "-c", 'test "$OPENAI_API_KEY" = "$EXPECT" && echo key-seen-by-command'], env: { OPENAI_API_KEY: CANARY, EXPECT: CANARY } });
+    const r = await sb.exec({
+      cmd: ["bash", "-c", 'test "$OPENAI_API_KEY" = "$EXPECT" && echo key-seen-by-command'],
+      env: { OPENAI_API_KEY: CANARY, EXPECT: CANARY },
+    });
     expect(dec.decode(r.stdout)).toBe("key-seen-by-command\n");
     // Long-running exec holding the key while we look from outside.
     const holder = sb.exec({ cmd: ["sleep", "3"], env: { CODEX_API_KEY: CANARY } });
@@ -214,7 +217,11 @@ describe("Docker sandbox", () => {
     expect(environ.exitCode).toBe(0);
     expect(dec.decode(environ.stdout)).toContain("PATH=");
     expect(dec.decode(environ.stdout)).not.toContain(CANARY);
-    const files = await sb.exec({ cmd: ["bash", "-c", "grep -rlsF -- \"$NEEDLE\" /home /tmp /etc /root 2>/dev/null; true"], env: { NEEDLE: CANARY.slice(0, 30) }, user: "root" });
+    const files = await sb.exec({
+      cmd: ["bash", "-c", 'grep -rlsF -- "$NEEDLE" /home /tmp /etc /root 2>/dev/null; true'],
+      env: { NEEDLE: CANARY.slice(0, 30) },
+      user: "root",
+    });
     expect(dec.decode(files.stdout)).toBe("");
     await holder;
     const labels = (await docker.containerList({ labels: [`humanish.run=${RUN}`] })).map((c) => JSON.stringify(c));
@@ -248,7 +255,11 @@ describe("Docker sandbox", () => {
     extra.push(b);
     expect((await docker.containerInspect(b.id)).HostConfig.NetworkMode).toBe("bridge");
     // A default route exists while attached; detachNetwork takes every network away, confirmed.
-    const routes = async () => dec.decode((await b.exec({ cmd: ["cat", "/proc/net/route"] })).stdout).trim().split("\n").length - 1;
+    const routes = async () =>
+      dec
+        .decode((await b.exec({ cmd: ["cat", "/proc/net/route"] })).stdout)
+        .trim()
+        .split("\n").length - 1;
     expect(await routes()).toBeGreaterThan(0);
     await b.detachNetwork!();
     expect(Object.keys((await docker.containerInspect(b.id)).NetworkSettings?.Networks ?? {})).toEqual([]);

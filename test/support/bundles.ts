@@ -8,14 +8,7 @@
 import { chmodSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  type ActorTrace,
-  buildTerminalCostLedger,
-  digestText,
-  type RunBundleInput,
-  type TerminalCostLedger,
-  unmeasuredLine,
-} from "../../src/bundle/index.ts";
+import { type ActorTrace, buildTerminalCostLedger, digestText, type RunBundleInput, type TerminalCostLedger, unmeasuredLine } from "../../src/bundle/index.ts";
 
 /**
  * A fresh temp project directory (its real path, so symlinked tmp dirs compare equal) named
@@ -91,7 +84,10 @@ export function scriptedTrace(kind: keyof typeof SCRIPTED_LANES, fields: Scripte
  * `durationMs` (ms) on the `desktop` preset whose requested screen is `screen` (CSS pixels;
  * default 1440×950), its trace at `actor.json`.
  */
-export function browserParticipant(durationMs: number, screen: { width: number; height: number } = { width: 1440, height: 950 }): NonNullable<RunBundleInput["participants"]>[number] {
+export function browserParticipant(
+  durationMs: number,
+  screen: { width: number; height: number } = { width: 1440, height: 950 },
+): NonNullable<RunBundleInput["participants"]>[number] {
   return {
     id: "p1",
     actorType: "scripted-browser",

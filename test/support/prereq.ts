@@ -20,10 +20,7 @@ export async function requireDocker(): Promise<string> {
     if (res.ok) return socket;
     throw new Error(`status ${res.status}`);
   } catch (e) {
-    throw new Error(
-      `This test needs a Docker engine on ${socket} (${(e as Error).message}). ` +
-        `Install docker.io and start dockerd (see .ci/run).`,
-    );
+    throw new Error(`This test needs a Docker engine on ${socket} (${(e as Error).message}). Install docker.io and start dockerd (see .ci/run).`);
   }
 }
 

@@ -105,7 +105,7 @@ export function versionProbeArgv(): string[] {
 export function parseCodexVersion(stdout: string): string | undefined {
   const text = stdout.endsWith("\r\n") ? stdout.slice(0, -2) : stdout.endsWith("\n") ? stdout.slice(0, -1) : stdout;
   const m = /^codex-cli (\S+)$/.exec(text);
-  if (!m || !m[1] || !isExactSemver(m[1])) return undefined;
+  if (!m?.[1] || !isExactSemver(m[1])) return undefined;
   return m[1];
 }
 

@@ -18,8 +18,8 @@ import { decodeText, runRecordedParticipantCommand, tailText } from "../terminal
 import type { PrepareContext, RunContext, TerminalParticipant, TerminalParticipantOutcome } from "../terminal/participant.ts";
 import type { ActorDescriptor, ActorItem, ActorRuntime } from "../types.ts";
 import {
-  CODEX_PACKAGE,
   buildCodexExecCommand,
+  CODEX_PACKAGE,
   isExactSemver,
   npmInstallArgv,
   npmResolveLatestArgv,
@@ -152,7 +152,15 @@ async function prepareCodex(spec: CodexExecSpec, rt: ActorRuntime, ctx: PrepareC
   ctx.recorder.lifecycle("terminal-lab.runtime.bootstrapped", `${CODEX_PACKAGE}@${version} installed`);
 
   ctx.recorder.progress("probing codex --version (no key)");
-  const probe = await setupExec(ctx.sandbox, ctx, "codex-version-probe", versionProbeArgv(), ctx.user, { HOME: `/home/${ctx.user}` }, CODEX_SETUP_TIMEOUTS.probeMs);
+  const probe = await setupExec(
+    ctx.sandbox,
+    ctx,
+    "codex-version-probe",
+    versionProbeArgv(),
+    ctx.user,
+    { HOME: `/home/${ctx.user}` },
+    CODEX_SETUP_TIMEOUTS.probeMs,
+  );
   interruptedCheck(ctx);
   const observed = probe.exitCode === 0 ? parseCodexVersion(probe.stdout) : undefined;
   if (observed !== undefined) rt.observedVersion = observed;
@@ -191,7 +199,10 @@ async function runCodex(spec: CodexExecSpec, rt: ActorRuntime, ctx: RunContext):
     key: ctx.runtimeKey,
     extraEnv: ctx.networkEnv,
   });
-  ctx.recorder.lifecycle("terminal-lab.runtime-auth", `openai-env: key from ${ctx.runtimeKey.sourceName}, passed to codex exec only as ${command.envNames.filter((n) => n === "CODEX_API_KEY" || n === "OPENAI_API_KEY").join(", ")}`);
+  ctx.recorder.lifecycle(
+    "terminal-lab.runtime-auth",
+    `openai-env: key from ${ctx.runtimeKey.sourceName}, passed to codex exec only as ${command.envNames.filter((n) => n === "CODEX_API_KEY" || n === "OPENAI_API_KEY").join(", ")}`,
+  );
   ctx.recorder.lifecycle("terminal-lab.exec.started", `codex exec (stdin disabled), codex-cli ${rt.observedVersion}`);
   ctx.recorder.progress("codex exec started");
   const stream = new CodexEventStream(ctx.redact, (d) => ctx.recorder.progress(d));
@@ -224,7 +235,13 @@ async function runCodex(spec: CodexExecSpec, rt: ActorRuntime, ctx: RunContext):
     items.push({ id: `runtime-error-${i + 1}`, kind: "notice", lifecycle: "completed", status: "error", title: "runtime error event (not final)", text: e });
   }
   if (state.droppedItems > 0) {
-    items.push({ id: "items-dropped", kind: "notice", lifecycle: "completed", status: "warning", title: `${state.droppedItems} later item(s) were not kept (trace limit reached)` });
+    items.push({
+      id: "items-dropped",
+      kind: "notice",
+      lifecycle: "completed",
+      status: "warning",
+      title: `${state.droppedItems} later item(s) were not kept (trace limit reached)`,
+    });
   }
   if (state.malformedLines + state.oversizedLines > 0) {
     items.push({

@@ -123,7 +123,12 @@ export async function runScriptedBrowser(opts: ScriptedBrowserOptions): Promise<
 
   const observe = async (): Promise<CuaObservation> => {
     const o = await executor.observe(opts.signal);
-    observations.push({ at: new Date().toISOString(), stateSignature: o.stateSignature, ...(o.url !== undefined ? { url: o.url } : {}), ...(o.text !== undefined ? { text: o.text } : {}) });
+    observations.push({
+      at: new Date().toISOString(),
+      stateSignature: o.stateSignature,
+      ...(o.url !== undefined ? { url: o.url } : {}),
+      ...(o.text !== undefined ? { text: o.text } : {}),
+    });
     return o;
   };
   const act = async (action: CuaAction, title: string) => {
@@ -149,7 +154,15 @@ export async function runScriptedBrowser(opts: ScriptedBrowserOptions): Promise<
         ...("x" in action && "y" in action ? { coord: { x: action.x, y: action.y } } : {}),
       });
     } catch (e) {
-      items.push({ id: nextId("ui_action"), kind: "ui_action", lifecycle: "completed", status: isCuaExecutorError(e) ? `${e.errorCode}/${e.disposition}` : "failed", title, at, action: recorded as { type: string } });
+      items.push({
+        id: nextId("ui_action"),
+        kind: "ui_action",
+        lifecycle: "completed",
+        status: isCuaExecutorError(e) ? `${e.errorCode}/${e.disposition}` : "failed",
+        title,
+        at,
+        action: recorded as { type: string },
+      });
       throw e;
     }
   };
@@ -166,9 +179,12 @@ export async function runScriptedBrowser(opts: ScriptedBrowserOptions): Promise<
         const deadline = Date.now() + OPEN_SETTLE_MS;
         for (;;) {
           const o = await observe();
-          if (o.url === target || (o.url !== undefined && o.url.startsWith(target) && step.path === "/")) break;
+          if (o.url === target || (o.url?.startsWith(target) && step.path === "/")) break;
           if (Date.now() > deadline) {
-            const where = o.url === undefined ? "the page reported no URL (a JavaScript dialog may be blocking it, or it is still loading)" : `the page is at ${safeUrlPath(o.url)}`;
+            const where =
+              o.url === undefined
+                ? "the page reported no URL (a JavaScript dialog may be blocking it, or it is still loading)"
+                : `the page is at ${safeUrlPath(o.url)}`;
             throw new StepFailed(`step ${index + 1} (${title}): the page did not reach ${step.path} within ${OPEN_SETTLE_MS} ms; ${where}`);
           }
           await Bun.sleep(WAIT_FOR_TEXT_POLL_MS);
@@ -182,7 +198,10 @@ export async function runScriptedBrowser(opts: ScriptedBrowserOptions): Promise<
       case "press":
         return act({ kind: "keypress", keys: step.keys }, title);
       case "scroll":
-        return act({ kind: "scroll", x: step.x ?? Math.floor(opts.width / 2), y: step.y ?? Math.floor(opts.height / 2), dx: step.scrollX, dy: step.scrollY }, title);
+        return act(
+          { kind: "scroll", x: step.x ?? Math.floor(opts.width / 2), y: step.y ?? Math.floor(opts.height / 2), dx: step.scrollX, dy: step.scrollY },
+          title,
+        );
       case "wait":
         return act({ kind: "wait", ms: step.ms }, title);
       case "waitForText": {
@@ -314,7 +333,7 @@ export function evaluateCheck(check: BrowserCheck, observations: readonly Observ
     if (origin !== undefined && !onOrigin(o.url, origin)) return false;
     if (check.textIncludes && !(o.text !== undefined && check.textIncludes.every((t) => o.text!.includes(t)))) return false;
     if (check.textExcludes && !(o.text !== undefined && check.textExcludes.every((t) => !o.text!.includes(t)))) return false;
-    if (check.urlIncludes !== undefined && !(o.url !== undefined && o.url.includes(check.urlIncludes))) return false;
+    if (check.urlIncludes !== undefined && !o.url?.includes(check.urlIncludes)) return false;
     if (check.urlPathEquals !== undefined) {
       if (o.url === undefined) return false;
       try {

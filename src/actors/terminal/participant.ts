@@ -7,16 +7,7 @@
  * host and never prints: the recorder redacts and persists.
  */
 import type { Sandbox } from "../../sandbox/types.ts";
-import type {
-  ActorDescriptor,
-  ActorItem,
-  ActorRuntime,
-  ActorStatus,
-  CompletionReason,
-  DeadlineKind,
-  EstimatedCost,
-  TokenUsage,
-} from "../types.ts";
+import type { ActorDescriptor, ActorItem, ActorRuntime, ActorStatus, CompletionReason, DeadlineKind, EstimatedCost, TokenUsage } from "../types.ts";
 
 /** One command the harness ran in the sandbox (for the command log: digests and NAMES only). */
 export interface RecordedCommand {

@@ -30,7 +30,9 @@ export function intFlag(ctx: CommandContext, name: string, fallback: number, cod
   const raw = ctx.flags[name];
   if (raw === undefined) return fallback;
   if (typeof raw !== "string" || !/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw)) || Number(raw) < min) {
-    throw new HumanishError(code, `--${name} must be a whole number ≥ ${min}, got ${JSON.stringify(raw)}`, { next: `pass e.g. --${name} ${Math.max(min, fallback)}` });
+    throw new HumanishError(code, `--${name} must be a whole number ≥ ${min}, got ${JSON.stringify(raw)}`, {
+      next: `pass e.g. --${name} ${Math.max(min, fallback)}`,
+    });
   }
   return Number(raw);
 }

@@ -4,15 +4,20 @@ import { assertRunId, newRunId } from "../../bundle/index.ts";
 import { HumanishError } from "../../errors.ts";
 import { listLabs, loadLab, resolveLabMode, selectLabBackend } from "../../lab/index.ts";
 import { runStudy, type StudyContext, type StudyResult } from "../../routes/index.ts";
+import { type CommandOutcome, failure } from "../output.ts";
 import { createProgressDisplay } from "../progress.ts";
-import { failure, type CommandOutcome } from "../output.ts";
-import { strFlag, type CommandContext } from "./context.ts";
+import { type CommandContext, strFlag } from "./context.ts";
 
 /** `lab list`: always exit 0; labs that fail to parse are listed with their error. */
 export async function labList(ctx: CommandContext): Promise<CommandOutcome> {
   const labs = await listLabs(ctx.cwd);
   const human = labs.length
-    ? labs.map((l) => `${l.id.padEnd(24)} ${String(l.route ?? "invalid").padEnd(9)} ${l.source}${l.error ? `  ✗ ${l.error.message}` : l.title ? `  ${l.title}` : ""}`).join("\n")
+    ? labs
+        .map(
+          (l) =>
+            `${l.id.padEnd(24)} ${String(l.route ?? "invalid").padEnd(9)} ${l.source}${l.error ? `  ✗ ${l.error.message}` : l.title ? `  ${l.title}` : ""}`,
+        )
+        .join("\n")
     : "no labs yet: humanish init";
   return { result: { schema: ctx.spec.schema, ok: true, cwd: ctx.cwd, labs }, human };
 }
@@ -27,9 +32,21 @@ export async function labInspect(ctx: CommandContext): Promise<CommandOutcome> {
     ...loaded.warnings.map((w) => `warning ${w.code}: ${w.message}`),
     "",
     JSON.stringify(loaded.config, null, 2),
-  ].filter((l) => l !== "").join("\n");
+  ]
+    .filter((l) => l !== "")
+    .join("\n");
   return {
-    result: { schema: ctx.spec.schema, ok: true, cwd: ctx.cwd, lab: loaded.config.id, ref: loaded.ref, sha256: loaded.sha256, route, config: loaded.config, warnings: loaded.warnings },
+    result: {
+      schema: ctx.spec.schema,
+      ok: true,
+      cwd: ctx.cwd,
+      lab: loaded.config.id,
+      ref: loaded.ref,
+      sha256: loaded.sha256,
+      route,
+      config: loaded.config,
+      warnings: loaded.warnings,
+    },
     human,
   };
 }
@@ -59,7 +76,8 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
       if (!ctx.json) ctx.io.stderr(`\nhumanish: ${sig} — stopping the participant, then releasing its sandbox and writing the bundle\n`);
       controller.abort(sig);
     } else if (signals === 2) {
-      if (!ctx.json) ctx.io.stderr("humanish: cleanup is running; one more signal quits without waiting (the next humanish command then releases what is left)\n");
+      if (!ctx.json)
+        ctx.io.stderr("humanish: cleanup is running; one more signal quits without waiting (the next humanish command then releases what is left)\n");
     } else {
       process.exit(sig === "SIGINT" ? 130 : 143);
     }
@@ -69,7 +87,9 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
   process.on("SIGINT", sigint);
   process.on("SIGTERM", sigterm);
 
-  const display = ctx.json ? undefined : createProgressDisplay({ stream: { write: (s: string) => ctx.io.stderr(s), columns: process.stderr.columns }, isTTY: ctx.io.stderrIsTTY });
+  const display = ctx.json
+    ? undefined
+    : createProgressDisplay({ stream: { write: (s: string) => ctx.io.stderr(s), columns: process.stderr.columns }, isTTY: ctx.io.stderrIsTTY });
   const study: StudyContext<typeof loaded.config> = {
     cwd: ctx.cwd,
     lab: loaded.config,
@@ -103,7 +123,11 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
   const runDir = relative(ctx.cwd, result.runDir) || result.runDir;
   const envelope = { schema, ...result, runDir, ok: result.ok && !why, lab: loaded.config.id, labRef: loaded.ref, ...(why ? { interrupted: why } : {}) };
   if (why && !envelope.error) {
-    envelope.error = { code: "HUMANISH_INTERRUPTED", message: `the run was interrupted by ${why}; cleanup ran and the partial bundle is in ${runDir}`, next: `humanish verify --run ${result.runId}` };
+    envelope.error = {
+      code: "HUMANISH_INTERRUPTED",
+      message: `the run was interrupted by ${why}; cleanup ran and the partial bundle is in ${runDir}`,
+      next: `humanish verify --run ${result.runId}`,
+    };
   }
   return { result: envelope, human: renderStudy(envelope), exitCode: why ? (why === "SIGINT" ? 130 : 143) : envelope.ok ? 0 : 2 };
 }

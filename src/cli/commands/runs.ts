@@ -1,16 +1,19 @@
 /** `humanish runs | verify | report | serve` — the run library. */
 import { basename, relative } from "node:path";
-import { formatDuration } from "../../report/html.ts";
 import { listRuns, resolveRunDir, summarizeRunDir, verifyRun } from "../../bundle/index.ts";
+import { formatDuration } from "../../report/html.ts";
 import type { CommandOutcome } from "../output.ts";
-import { intFlag, strFlag, type CommandContext } from "./context.ts";
+import { type CommandContext, intFlag, strFlag } from "./context.ts";
 
 /** `runs`: every run, newest first. */
 export async function runsCommand(ctx: CommandContext): Promise<CommandOutcome> {
   const runs = await listRuns(ctx.cwd);
   const human = runs.length
     ? runs
-        .map((r) => `${r.runId}  ${r.lab ?? "?"} · ${r.route ?? "?"} · ${r.mode ?? "?"} · ${r.liveness}  ${r.line ?? r.verdict ?? ""}  cost ${r.costLabel} · ${r.durationMs === null ? "duration unknown" : formatDuration(r.durationMs)}`)
+        .map(
+          (r) =>
+            `${r.runId}  ${r.lab ?? "?"} · ${r.route ?? "?"} · ${r.mode ?? "?"} · ${r.liveness}  ${r.line ?? r.verdict ?? ""}  cost ${r.costLabel} · ${r.durationMs === null ? "duration unknown" : formatDuration(r.durationMs)}`,
+        )
         .join("\n")
     : "no runs yet: humanish lab run default";
   return { result: { schema: ctx.spec.schema, ok: true, cwd: ctx.cwd, runs }, human };
@@ -33,7 +36,11 @@ export async function verifyCommand(ctx: CommandContext): Promise<CommandOutcome
         message: `run ${basename(runDir)} is still running; its bundle is sealed (and verifiable) only when the run ends`,
         next: `wait until \`humanish runs\` shows it finished, then: humanish verify --run ${basename(runDir)}`,
       }
-    : { code: "HUMANISH_INVALID_RUN_BUNDLE", message: `${failed.length} check(s) failed: ${failed.map((c) => c.name).join(", ")}`, next: "treat this run as failed; re-run the lab" };
+    : {
+        code: "HUMANISH_INVALID_RUN_BUNDLE",
+        message: `${failed.length} check(s) failed: ${failed.map((c) => c.name).join(", ")}`,
+        next: "treat this run as failed; re-run the lab",
+      };
   const result = {
     ...v,
     schema: "humanish.verify-result.v1",
@@ -50,7 +57,10 @@ export async function reportCommand(ctx: CommandContext): Promise<CommandOutcome
   const { writeReport } = await import("../../report/index.ts");
   const { path } = await writeReport(runDir);
   if (ctx.flags.open) openInBrowser(path);
-  return { result: { schema: ctx.spec.schema, ok: true, runDir: relative(ctx.cwd, runDir), path: relative(ctx.cwd, path) }, human: `report: ${relative(ctx.cwd, path)}` };
+  return {
+    result: { schema: ctx.spec.schema, ok: true, runDir: relative(ctx.cwd, runDir), path: relative(ctx.cwd, path) },
+    human: `report: ${relative(ctx.cwd, path)}`,
+  };
 }
 
 /** `serve [--port P] [--host 127.0.0.1]`: the run library on loopback until SIGINT/SIGTERM. */
@@ -58,7 +68,7 @@ export async function serveCommand(ctx: CommandContext): Promise<CommandOutcome>
   const { startLibraryServer } = await import("../../report/index.ts");
   const port = intFlag(ctx, "port", 0, "HUMANISH_INVALID_PORT");
   const server = await startLibraryServer({ cwd: ctx.cwd, host: strFlag(ctx, "host") ?? "127.0.0.1", port });
-  if (ctx.json) ctx.io.stdout(JSON.stringify({ schema: ctx.spec.schema, ok: true, url: server.url, mode: "loopback" }) + "\n");
+  if (ctx.json) ctx.io.stdout(`${JSON.stringify({ schema: ctx.spec.schema, ok: true, url: server.url, mode: "loopback" })}\n`);
   else ctx.io.stderr(`serving the run library at ${server.url} (Ctrl+C to stop)\n`);
   const sig = await new Promise<"SIGINT" | "SIGTERM">((res) => {
     process.once("SIGINT", () => res("SIGINT"));
@@ -66,7 +76,12 @@ export async function serveCommand(ctx: CommandContext): Promise<CommandOutcome>
   });
   await server.stop();
   // The JSON document was already printed at start; exit without a second one.
-  return { result: { schema: ctx.spec.schema, ok: true, url: server.url, stoppedBy: sig }, human: "stopped", exitCode: sig === "SIGINT" ? 130 : 143, printed: true };
+  return {
+    result: { schema: ctx.spec.schema, ok: true, url: server.url, stoppedBy: sig },
+    human: "stopped",
+    exitCode: sig === "SIGINT" ? 130 : 143,
+    printed: true,
+  };
 }
 
 function openInBrowser(path: string): void {

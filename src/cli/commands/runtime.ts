@@ -8,9 +8,9 @@ import { join } from "node:path";
 import { createDockerClient, resolveDockerSocket } from "../../docker/index.ts";
 import { HumanishError } from "../../errors.ts";
 import { loadLab, selectLabBackend } from "../../lab/index.ts";
-import { runtimeSetup as setupRuntime, runtimeStatus as readRuntimeStatus, type RuntimeResult } from "../../runtime/status.ts";
+import { type RuntimeResult, runtimeStatus as readRuntimeStatus, runtimeSetup as setupRuntime } from "../../runtime/status.ts";
 import type { CommandOutcome } from "../output.ts";
-import { intFlag, strFlag, type CommandContext } from "./context.ts";
+import { type CommandContext, intFlag, strFlag } from "./context.ts";
 
 function renderRuntime(r: RuntimeResult): string {
   const lines = [r.engine.reachable ? `engine: Docker ${r.engine.version} (API ${r.engine.apiVersion})` : "engine: unreachable"];
@@ -39,9 +39,13 @@ export async function runtimeSetup(ctx: CommandContext): Promise<CommandOutcome>
   if (archive !== undefined) {
     const sha256 = strFlag(ctx, "sha256");
     if (!sha256 || ctx.flags.bytes === undefined) {
-      throw new HumanishError("HUMANISH_LOCAL_RUNTIME_SETUP_FAILED", "--from-archive needs --sha256 HEX and --bytes N (the archive's published digest and size)", {
-        next: "humanish runtime setup --from-archive FILE --sha256 HEX --bytes N",
-      });
+      throw new HumanishError(
+        "HUMANISH_LOCAL_RUNTIME_SETUP_FAILED",
+        "--from-archive needs --sha256 HEX and --bytes N (the archive's published digest and size)",
+        {
+          next: "humanish runtime setup --from-archive FILE --sha256 HEX --bytes N",
+        },
+      );
     }
     fromArchive = { file: archive, sha256: sha256.toLowerCase(), bytes: intFlag(ctx, "bytes", 0) };
   }
@@ -71,8 +75,17 @@ export async function doctorCommand(ctx: CommandContext): Promise<CommandOutcome
   add("target cwd", true, true, ctx.cwd);
   add("bun runtime", true, true, `bun ${Bun.version}`);
   const gi = join(ctx.cwd, ".gitignore");
-  const ignored = existsSync(gi) && readFileSync(gi, "utf8").split(/\r?\n/).some((l) => /^\/?\.humanish\/?$/.test(l.trim()));
-  add("runtime ignore", ignored, false, ignored ? ".gitignore has .humanish/" : ".humanish/ is not in .gitignore (run bundles would be committable): humanish init adds it");
+  const ignored =
+    existsSync(gi) &&
+    readFileSync(gi, "utf8")
+      .split(/\r?\n/)
+      .some((l) => /^\/?\.humanish\/?$/.test(l.trim()));
+  add(
+    "runtime ignore",
+    ignored,
+    false,
+    ignored ? ".gitignore has .humanish/" : ".humanish/ is not in .gitignore (run bundles would be committable): humanish init adds it",
+  );
 
   let route: string | undefined;
   let actorType: string | undefined;
@@ -91,17 +104,43 @@ export async function doctorCommand(ctx: CommandContext): Promise<CommandOutcome
   }
   const localDocker = route === undefined || target === "docker" || target === "local";
   const rt = await readRuntimeStatus(dockerFor(ctx), ctx.env);
-  add("docker engine", rt.engine.reachable, route !== undefined && localDocker, rt.engine.reachable ? `Docker ${rt.engine.version} (API ${rt.engine.apiVersion})` : `${rt.error?.message ?? "unreachable"} — start dockerd or set DOCKER_HOST`);
+  add(
+    "docker engine",
+    rt.engine.reachable,
+    route !== undefined && localDocker,
+    rt.engine.reachable
+      ? `Docker ${rt.engine.version} (API ${rt.engine.apiVersion})`
+      : `${rt.error?.message ?? "unreachable"} — start dockerd or set DOCKER_HOST`,
+  );
   for (const name of ["sandbox", "guest"] as const) {
     const img = rt.images[name];
     const needed = route !== undefined && localDocker && ((name === "sandbox" && route === "terminal") || (name === "guest" && route === "browser"));
-    if (!rt.engine.reachable || !img) add(`${name} image`, false, needed, rt.engine.reachable ? `not checked: ${rt.error?.message ?? "status failed"}` : "not checked: engine unreachable", false);
+    if (!rt.engine.reachable || !img)
+      add(
+        `${name} image`,
+        false,
+        needed,
+        rt.engine.reachable ? `not checked: ${rt.error?.message ?? "status failed"}` : "not checked: engine unreachable",
+        false,
+      );
     else add(`${name} image`, img.present, needed, img.present ? img.ref : `${img.ref} missing — humanish runtime setup`);
   }
   const has = (n: string) => typeof ctx.env[n] === "string" && ctx.env[n] !== "";
   const codexKey = has("CODEX_API_KEY") || has("OPENAI_API_KEY");
-  add("key CODEX_API_KEY|OPENAI_API_KEY", codexKey, actorType === "codex-exec" || actorType === "openai-computer-use", codexKey ? `set (${has("CODEX_API_KEY") ? "CODEX_API_KEY" : "OPENAI_API_KEY"})` : "not set (needed by codex-exec and computer-use participants in live mode)");
-  add("key E2B_API_KEY", has("E2B_API_KEY"), target === "e2b-terminal" || target === "e2b-desktop", has("E2B_API_KEY") ? "set" : "not set (needed for e2b targets)");
+  add(
+    "key CODEX_API_KEY|OPENAI_API_KEY",
+    codexKey,
+    actorType === "codex-exec" || actorType === "openai-computer-use",
+    codexKey
+      ? `set (${has("CODEX_API_KEY") ? "CODEX_API_KEY" : "OPENAI_API_KEY"})`
+      : "not set (needed by codex-exec and computer-use participants in live mode)",
+  );
+  add(
+    "key E2B_API_KEY",
+    has("E2B_API_KEY"),
+    target === "e2b-terminal" || target === "e2b-desktop",
+    has("E2B_API_KEY") ? "set" : "not set (needed for e2b targets)",
+  );
   const ok = checks.every((c) => c.ok || !c.required);
   const human = checks.map((c) => `${c.ok ? "✓" : c.required ? "✗" : "·"} ${c.name.padEnd(34)} ${c.message}`).join("\n");
   const failed = checks.filter((c) => !c.ok && c.required);
@@ -111,7 +150,15 @@ export async function doctorCommand(ctx: CommandContext): Promise<CommandOutcome
       ok,
       cwd: ctx.cwd,
       checks,
-      ...(ok ? {} : { error: { code: "HUMANISH_DOCTOR_FAILED", message: `failed: ${failed.map((c) => c.name).join(", ")}`, next: failed.some((c) => c.name.endsWith("image")) ? "humanish runtime setup" : "fix the ✗ rows above" } }),
+      ...(ok
+        ? {}
+        : {
+            error: {
+              code: "HUMANISH_DOCTOR_FAILED",
+              message: `failed: ${failed.map((c) => c.name).join(", ")}`,
+              next: failed.some((c) => c.name.endsWith("image")) ? "humanish runtime setup" : "fix the ✗ rows above",
+            },
+          }),
     },
     human,
   };

@@ -1,6 +1,6 @@
 /** `humanish init | env serve | guest serve` — thin wrappers over their modules. */
 import type { CommandOutcome } from "../output.ts";
-import { intFlag, strFlag, type CommandContext } from "./context.ts";
+import { type CommandContext, intFlag, strFlag } from "./context.ts";
 
 /** `init`: the wizard (interactive) or a template (`--yes`). */
 export async function initCommand(ctx: CommandContext): Promise<CommandOutcome> {
@@ -32,7 +32,7 @@ export async function envServeCommand(ctx: CommandContext): Promise<CommandOutco
     image: strFlag(ctx, "image"),
     network: strFlag(ctx, "network"),
     env: ctx.env,
-    log: (line: string) => ctx.io.stderr(line + "\n"),
+    log: (line: string) => ctx.io.stderr(`${line}\n`),
   });
   // A server that never listened has nothing to summarise: the failure lines alone say what happened.
   return { result: { ...outcome, schema: ctx.spec.schema }, human: outcome.url === null ? undefined : outcome.human, exitCode: outcome.exitCode };
@@ -42,6 +42,6 @@ export async function envServeCommand(ctx: CommandContext): Promise<CommandOutco
 export async function guestServeCommand(ctx: CommandContext): Promise<CommandOutcome> {
   const { runGuestServe } = await import("../../guest/index.ts");
   const ioDir = strFlag(ctx, "io-dir");
-  const exitCode = await runGuestServe({ ...(ioDir ? { ioDir } : {}), log: (line: string) => ctx.io.stderr(line + "\n") });
+  const exitCode = await runGuestServe({ ...(ioDir ? { ioDir } : {}), log: (line: string) => ctx.io.stderr(`${line}\n`) });
   return { result: { schema: ctx.spec.schema, ok: exitCode === 0 }, exitCode, printed: true };
 }

@@ -5,10 +5,11 @@
  * `node_modules`; in the `bun build --compile` binary it is a `/$bunfs/…` path inside the
  * executable. Either way `Bun.file` reads it, so the served bytes are exactly the npm package's.
  */
-import todoIndexHtml from "../../../node_modules/todomvc/examples/vanillajs/index.html" with { type: "file" };
+
 import todoBaseCss from "../../../node_modules/todomvc/examples/vanillajs/bower_components/todomvc-common/base.css" with { type: "file" };
 import todoBaseJs from "../../../node_modules/todomvc/examples/vanillajs/bower_components/todomvc-common/base.js" with { type: "file" };
 import todoBgPng from "../../../node_modules/todomvc/examples/vanillajs/bower_components/todomvc-common/bg.png" with { type: "file" };
+import todoIndexHtml from "../../../node_modules/todomvc/examples/vanillajs/index.html" with { type: "file" };
 import todoAppJs from "../../../node_modules/todomvc/examples/vanillajs/js/app.js" with { type: "file" };
 import todoControllerJs from "../../../node_modules/todomvc/examples/vanillajs/js/controller.js" with { type: "file" };
 import todoHelpersJs from "../../../node_modules/todomvc/examples/vanillajs/js/helpers.js" with { type: "file" };
@@ -18,7 +19,7 @@ import todoTemplateJs from "../../../node_modules/todomvc/examples/vanillajs/js/
 import todoViewJs from "../../../node_modules/todomvc/examples/vanillajs/js/view.js" with { type: "file" };
 import { sha256Hex } from "../../bytes/sha256.ts";
 import { HumanishError } from "../../errors.ts";
-import { EMBEDDED_APP_NAMES, EMBEDDED_ROOT_PREFIX, isEmbeddedAppName, type EmbeddedAppName } from "../../lab/embedded-apps.ts";
+import { EMBEDDED_APP_NAMES, EMBEDDED_ROOT_PREFIX, type EmbeddedAppName, isEmbeddedAppName } from "../../lab/embedded-apps.ts";
 
 /** Where an embedded app's files come from: the npm package and the directory inside it. */
 export interface EmbeddedAppSource {

@@ -9,23 +9,34 @@
  * `ui_action` trace, desktop geometry, cleanup proof) → verify. Dry run: a contract-only bundle
  * with no engine, browser or network.
  */
-import { PROJECT_LABEL } from "../../sandbox/controller.ts";
-import { runScriptedBrowser, evaluateCheck, type ScriptedBrowserOutcome } from "../../actors/scripted-browser/index.ts";
-import type { CleanupProof, CostLine, DesktopGeometry, LifecycleEvent, RunOutcome, RunParticipant, TaskResult, TraceItem, ActorTrace } from "../../bundle/index.ts";
-import { createRunWriter, deriveReview, stakeholderLine, summarizeCost, verifyRun, type RunWriter } from "../../bundle/index.ts";
+
+import { evaluateCheck, runScriptedBrowser, type ScriptedBrowserOutcome } from "../../actors/scripted-browser/index.ts";
+import type {
+  ActorTrace,
+  CleanupProof,
+  CostLine,
+  DesktopGeometry,
+  LifecycleEvent,
+  RunOutcome,
+  RunParticipant,
+  TaskResult,
+  TraceItem,
+} from "../../bundle/index.ts";
+import { createRunWriter, deriveReview, type RunWriter, stakeholderLine, summarizeCost, verifyRun } from "../../bundle/index.ts";
 import { createDockerClient, type DockerClient } from "../../docker/index.ts";
 import { HumanishError, isHumanishError } from "../../errors.ts";
 import { embeddedRootName } from "../../lab/embedded-apps.ts";
 import { labDevices } from "../../lab/routing.ts";
-import type { BrowserLabConfig, LabConfig, ScriptedBrowserActor, BrowserTask } from "../../lab/schema.ts";
+import type { BrowserLabConfig, BrowserTask, LabConfig, ScriptedBrowserActor } from "../../lab/schema.ts";
 import { allocateDesktop, type LocalDesktop } from "../../runtime/desktop.ts";
 import { ensureGuestImage, type GuestImage } from "../../runtime/guest-image.ts";
 import { guestScreen } from "../../runtime/presets.ts";
-import { studySecrets } from "../../secrets/index.ts";
+import { PROJECT_LABEL } from "../../sandbox/controller.ts";
 import { releaseContainer } from "../../sandbox/release.ts";
 import type { ReleaseProof } from "../../sandbox/types.ts";
+import { studySecrets } from "../../secrets/index.ts";
 import type { ProgressEvent, StudyContext, StudyResult } from "../types.ts";
-import { startApp, type AppServer } from "./serve.ts";
+import { type AppServer, startApp } from "./serve.ts";
 
 /** Default wall-clock budget of one participant session when the lab sets none, ms. */
 export const DEFAULT_SESSION_MS = 10 * 60_000;
@@ -50,19 +61,35 @@ function refuse(code: string, message: string, next: string): never {
 /** Preflight checks that need no engine: route, actor, target, loopback URL. */
 function planBrowserStudy(lab: LabConfig): { lab: BrowserLabConfig; actor: ScriptedBrowserActor; appUrl: URL } {
   if (lab.subject.source !== "app-url") {
-    refuse("HUMANISH_BROWSER_LAB_SUBJECT_INVALID", `lab ${lab.id} is not an app-url study (subject.source ${lab.subject.source})`, "run it through its own route, or set subject.source: app-url");
+    refuse(
+      "HUMANISH_BROWSER_LAB_SUBJECT_INVALID",
+      `lab ${lab.id} is not an app-url study (subject.source ${lab.subject.source})`,
+      "run it through its own route, or set subject.source: app-url",
+    );
   }
   const b = lab as BrowserLabConfig;
   const actor = b.actors[0];
   if (actor.type !== "scripted-browser") {
-    refuse("HUMANISH_BROWSER_ACTOR_UNSUPPORTED", `actors[0].type ${actor.type} is not runnable on the local browser route yet`, "use type: scripted-browser for local studies");
+    refuse(
+      "HUMANISH_BROWSER_ACTOR_UNSUPPORTED",
+      `actors[0].type ${actor.type} is not runnable on the local browser route yet`,
+      "use type: scripted-browser for local studies",
+    );
   }
   if (b.execution.target !== "local") {
-    refuse("HUMANISH_BROWSER_TARGET_UNSUPPORTED", `execution.target ${b.execution.target} is not supported by the local browser route`, "use execution.target: local");
+    refuse(
+      "HUMANISH_BROWSER_TARGET_UNSUPPORTED",
+      `execution.target ${b.execution.target} is not supported by the local browser route`,
+      "use execution.target: local",
+    );
   }
   const appUrl = new URL(b.subject.appUrl);
   if (!(appUrl.protocol === "http:" && (appUrl.hostname === "127.0.0.1" || appUrl.hostname === "localhost") && Number(appUrl.port) >= 1024)) {
-    refuse("HUMANISH_BROWSER_APP_URL_INVALID", `subject.appUrl ${b.subject.appUrl} must be http://127.0.0.1:<port ≥ 1024>/…`, "serve the app on a loopback port above 1023");
+    refuse(
+      "HUMANISH_BROWSER_APP_URL_INVALID",
+      `subject.appUrl ${b.subject.appUrl} must be http://127.0.0.1:<port ≥ 1024>/…`,
+      "serve the app on a loopback port above 1023",
+    );
   }
   return { lab: b, actor: actor as ScriptedBrowserActor, appUrl };
 }
@@ -97,9 +124,15 @@ async function runDryRun(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<t
   const lifecycle: LifecycleEvent[] = [];
   const add = (event: string, message: string) => lifecycle.push({ at: new Date().toISOString(), event, message: writer.redactor.text(message) });
   add("browser-lab.run.created", `dry run ${ctx.runId}: lab ${lab.id}, actor scripted-browser, target local; nothing is started, served or spent`);
-  add("browser-lab.subject.declared", `app ${plan.appUrl.origin} (loopback); serve ${lab.subject.serve?.static ? `static ${embeddedRootName(lab.subject.serve.static.root) !== undefined ? lab.subject.serve.static.root : "(project directory)"}` : lab.subject.serve?.command ? "command" : "external"}`);
+  add(
+    "browser-lab.subject.declared",
+    `app ${plan.appUrl.origin} (loopback); serve ${lab.subject.serve?.static ? `static ${embeddedRootName(lab.subject.serve.static.root) !== undefined ? lab.subject.serve.static.root : "(project directory)"}` : lab.subject.serve?.command ? "command" : "external"}`,
+  );
   add("browser-lab.devices.declared", devices.map((d) => `${d.name} ${d.preset.width}x${d.preset.height}`).join(", "));
-  add("browser-lab.contract.ready", `${actor.steps.length} step(s), ${(actor.tasks ?? []).length} task(s) with hidden checks; a live run needs --live (or scenario.mode: live)`);
+  add(
+    "browser-lab.contract.ready",
+    `${actor.steps.length} step(s), ${(actor.tasks ?? []).length} task(s) with hidden checks; a live run needs --live (or scenario.mode: live)`,
+  );
   const participants: RunParticipant[] = devices.map((d, i) => ({
     id: `p${i + 1}`,
     actorType: "scripted-browser",
@@ -109,14 +142,23 @@ async function runDryRun(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<t
     reason: "dry run: contract only",
     trace: null,
   }));
-  const tasks: TaskResult[] = participants.flatMap((p) => (actor.tasks ?? []).map((t) => ({ id: t.id, goal: t.goal, participantId: p.id, status: "not_run" as const, passed: false, detail: "dry run: not checked" })));
+  const tasks: TaskResult[] = participants.flatMap((p) =>
+    (actor.tasks ?? []).map((t) => ({
+      id: t.id,
+      goal: t.goal,
+      participantId: p.id,
+      status: "not_run" as const,
+      passed: false,
+      detail: "dry run: not checked",
+    })),
+  );
   const bundle = await writer.finalize({
     route: "browser",
     mode: "dry-run",
     target: "local",
     createdAt,
     lab: labRef(ctx),
-    subject: { source: "app-url", appUrl: plan.appUrl.origin + "/", provenance: "declared-not-run" },
+    subject: { source: "app-url", appUrl: `${plan.appUrl.origin}/`, provenance: "declared-not-run" },
     outcome: { state: "completed" },
     lifecycle,
     participants,
@@ -140,7 +182,18 @@ async function runDryRun(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<t
     verify: { ok: verify.ok, shareSafety: verify.shareSafety.status },
     verification: verify,
     warnings: ctx.labWarnings.map((w) => ({ code: w.code, message: w.message })),
-    ...(verify.ok ? {} : { error: { code: "HUMANISH_VERIFY_FAILED", message: verify.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.message}`).join("; "), next: `humanish verify --run ${ctx.runId}` } }),
+    ...(verify.ok
+      ? {}
+      : {
+          error: {
+            code: "HUMANISH_VERIFY_FAILED",
+            message: verify.checks
+              .filter((c) => !c.ok)
+              .map((c) => `${c.name}: ${c.message}`)
+              .join("; "),
+            next: `humanish verify --run ${ctx.runId}`,
+          },
+        }),
   };
 }
 
@@ -161,11 +214,26 @@ interface Session {
 function checkTasks(tasks: readonly BrowserTask[], s: Session, origin: string): TaskResult[] {
   const obs = s.outcome?.observations ?? [];
   return tasks.map((t) => {
-    if (!s.outcome || obs.length === 0) return { id: t.id, goal: t.goal, participantId: s.participantId, status: "not_run" as const, passed: false, detail: "no observation was made" };
+    if (!s.outcome || obs.length === 0)
+      return { id: t.id, goal: t.goal, participantId: s.participantId, status: "not_run" as const, passed: false, detail: "no observation was made" };
     const hit = evaluateCheck(t.check, obs, origin);
     return hit >= 0
-      ? { id: t.id, goal: t.goal, participantId: s.participantId, status: "passed" as const, passed: true, detail: `observation ${hit + 1} of ${obs.length} satisfies the check` }
-      : { id: t.id, goal: t.goal, participantId: s.participantId, status: "failed" as const, passed: false, detail: `none of ${obs.length} observation(s) of ${origin} satisfies the check` };
+      ? {
+          id: t.id,
+          goal: t.goal,
+          participantId: s.participantId,
+          status: "passed" as const,
+          passed: true,
+          detail: `observation ${hit + 1} of ${obs.length} satisfies the check`,
+        }
+      : {
+          id: t.id,
+          goal: t.goal,
+          participantId: s.participantId,
+          status: "failed" as const,
+          passed: false,
+          detail: `none of ${obs.length} observation(s) of ${origin} satisfies the check`,
+        };
   });
 }
 
@@ -194,7 +262,10 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typ
     screen: guestScreen(d.preset),
     tasks: [],
   }));
-  log("browser-lab.run.created", `run ${ctx.runId}: lab ${lab.id}, actor scripted-browser, target local, ${sessions.length} participant(s) (${sessions.map((s) => s.device).join(" + ")})`);
+  log(
+    "browser-lab.run.created",
+    `run ${ctx.runId}: lab ${lab.id}, actor scripted-browser, target local, ${sessions.length} participant(s) (${sessions.map((s) => s.device).join(" + ")})`,
+  );
   let app: AppServer | undefined;
   let image: GuestImage | undefined;
   let failure: HumanishError | undefined;
@@ -205,12 +276,25 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typ
     log("browser-lab.subject.served", `app ${appUrl.origin} answers (${app.kind}); reachable from the guest only through its forwarded socket`);
     if (app.embedded) {
       const e = app.embedded;
-      log("browser-lab.subject.embedded", `embedded app ${e.name} from ${e.package} ${e.dir}: ${e.files.length} file(s), ${e.bytes} bytes, sha256 ${e.sha256} (listed in served-app.json)`);
+      log(
+        "browser-lab.subject.embedded",
+        `embedded app ${e.name} from ${e.package} ${e.dir}: ${e.files.length} file(s), ${e.bytes} bytes, sha256 ${e.sha256} (listed in served-app.json)`,
+      );
       await writer.writeJson("served-app.json", { schema: "humanish.served-app.v1", source: "embedded", ...e }, { kind: "data" });
     }
     progress({ participant: "p1", phase: "preflight", detail: "guest image" });
-    image = await ensureGuestImage(docker, { env: ctx.env, signal: ctx.signal, onProgress: (m) => typeof m.stream === "string" && m.stream.trim() && progress({ participant: "p1", phase: "preflight", detail: `building guest image: ${m.stream.trim().slice(0, 120)}` }) });
-    log("browser-lab.runtime.ready", `guest image ${image.ref} (${image.origin}${image.built ? ", built by this run" : ""}), runtime revision ${image.runtimeRevision}`);
+    image = await ensureGuestImage(docker, {
+      env: ctx.env,
+      signal: ctx.signal,
+      onProgress: (m) =>
+        typeof m.stream === "string" &&
+        m.stream.trim() &&
+        progress({ participant: "p1", phase: "preflight", detail: `building guest image: ${m.stream.trim().slice(0, 120)}` }),
+    });
+    log(
+      "browser-lab.runtime.ready",
+      `guest image ${image.ref} (${image.origin}${image.built ? ", built by this run" : ""}), runtime revision ${image.runtimeRevision}`,
+    );
     for (const s of sessions) {
       if (ctx.signal.aborted) break;
       const pid = s.participantId;
@@ -231,7 +315,11 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typ
           signal: ctx.signal,
           onCreated: async (id) => {
             s.containerId = id;
-            await writer.appendNdjson("sandbox-receipts.ndjson", { at: new Date().toISOString(), participantId: pid, provider: "docker", id, kind: "desktop", timeoutMs: sessionMs }, { kind: "sandbox-receipts", durable: true });
+            await writer.appendNdjson(
+              "sandbox-receipts.ndjson",
+              { at: new Date().toISOString(), participantId: pid, provider: "docker", id, kind: "desktop", timeoutMs: sessionMs },
+              { kind: "sandbox-receipts", durable: true },
+            );
             log("browser-lab.desktop.created", `docker guest ${id} for ${pid} (${s.device}); id recorded before provisioning`);
             deps.onDesktopCreated?.(pid, id);
           },
@@ -265,8 +353,19 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typ
         if (s.desktop) s.proof = await s.desktop.release();
         else if (s.containerId) s.proof = await releaseContainer(docker, s.containerId);
         if (s.proof && s.proof.id !== "none") {
-          cleanup.push({ id: s.proof.id, provider: "docker", kind: "desktop", participantId: pid, outcome: s.proof.outcome, reason: s.proof.reason, at: s.proof.at });
-          log(s.proof.outcome === "released" ? "browser-lab.cleanup.verified" : "browser-lab.cleanup.unconfirmed", `docker guest ${s.proof.id}: ${s.proof.outcome} (${s.proof.reason})`);
+          cleanup.push({
+            id: s.proof.id,
+            provider: "docker",
+            kind: "desktop",
+            participantId: pid,
+            outcome: s.proof.outcome,
+            reason: s.proof.reason,
+            at: s.proof.at,
+          });
+          log(
+            s.proof.outcome === "released" ? "browser-lab.cleanup.verified" : "browser-lab.cleanup.unconfirmed",
+            `docker guest ${s.proof.id}: ${s.proof.outcome} (${s.proof.reason})`,
+          );
         }
       }
     }
@@ -274,7 +373,10 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typ
     if (!ctx.signal.aborted) {
       failure = isHumanishError(e)
         ? e
-        : new HumanishError("HUMANISH_BROWSER_LAB_FAILED", `browser study failed: ${e instanceof Error ? e.message : String(e)}`, { next: "read the bundle's lifecycle and rerun", cause: e });
+        : new HumanishError("HUMANISH_BROWSER_LAB_FAILED", `browser study failed: ${e instanceof Error ? e.message : String(e)}`, {
+            next: "read the bundle's lifecycle and rerun",
+            cause: e,
+          });
       log("browser-lab.session.error", `${failure.code}: ${failure.message}`);
     }
   } finally {
@@ -284,12 +386,25 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typ
   if (interrupted) log("browser-lab.interrupted", `${interrupted}: the participant was stopped, the desktop released`);
   if (!failure) {
     const harness = sessions.find((s) => s.outcome?.harnessError);
-    if (harness) failure = new HumanishError(harness.outcome!.harnessError!.code, redact(harness.outcome!.harnessError!.message), { next: "read the actor trace in the run directory; rerun the study" });
+    if (harness)
+      failure = new HumanishError(harness.outcome!.harnessError!.code, redact(harness.outcome!.harnessError!.message), {
+        next: "read the actor trace in the run directory; rerun the study",
+      });
   }
   if (cleanup.some((c) => c.outcome !== "released")) {
-    failure = new HumanishError("HUMANISH_BROWSER_LAB_CLEANUP_UNPROVEN", `a desktop release was not confirmed: ${cleanup.filter((c) => c.outcome !== "released").map((c) => `${c.id} ${c.reason}`).join("; ")}`, {
-      next: `remove it by id: docker rm -f ${cleanup.filter((c) => c.outcome !== "released").map((c) => c.id).join(" ")}`,
-    });
+    failure = new HumanishError(
+      "HUMANISH_BROWSER_LAB_CLEANUP_UNPROVEN",
+      `a desktop release was not confirmed: ${cleanup
+        .filter((c) => c.outcome !== "released")
+        .map((c) => `${c.id} ${c.reason}`)
+        .join("; ")}`,
+      {
+        next: `remove it by id: docker rm -f ${cleanup
+          .filter((c) => c.outcome !== "released")
+          .map((c) => c.id)
+          .join(" ")}`,
+      },
+    );
   }
 
   // Evidence.
@@ -303,7 +418,14 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typ
     const tasksDeclared = actor.tasks ?? [];
     const tasks = s.tasks.length
       ? s.tasks
-      : tasksDeclared.map((t) => ({ id: t.id, goal: t.goal, participantId: pid, status: "not_run" as const, passed: false, detail: interrupted ? "not checked: interrupted" : failure ? `not checked: ${failure.code}` : "not checked" }));
+      : tasksDeclared.map((t) => ({
+          id: t.id,
+          goal: t.goal,
+          participantId: pid,
+          status: "not_run" as const,
+          passed: false,
+          detail: interrupted ? "not checked: interrupted" : failure ? `not checked: ${failure.code}` : "not checked",
+        }));
     allTasks.push(...tasks);
     const geometry: DesktopGeometry = {
       preset: s.device,
@@ -315,7 +437,15 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typ
     // incomplete); its trace records the same status, which `verify` cross-checks.
     const allPassed = tasks.length > 0 && tasks.every((t) => t.passed);
     const status: RunParticipant["status"] = !o ? "failed" : o.status === "passed" ? (tasks.length === 0 || allPassed ? "passed" : "incomplete") : o.status;
-    const completionReason: RunParticipant["completionReason"] = !o ? (interrupted ? "interrupted" : "harness_error") : o.status === "passed" ? (status === "passed" ? "goal_satisfied" : "turn_completed") : o.completionReason;
+    const completionReason: RunParticipant["completionReason"] = !o
+      ? interrupted
+        ? "interrupted"
+        : "harness_error"
+      : o.status === "passed"
+        ? status === "passed"
+          ? "goal_satisfied"
+          : "turn_completed"
+        : o.completionReason;
     let tracePath: string | null = null;
     if (o) {
       const items: TraceItem[] = [];
@@ -338,10 +468,22 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typ
         } else items.push(it);
       }
       const final = o.screenshots.at(-1);
-      if (final && final.name.endsWith("-final") && shotPaths.has(final.name)) {
-        items.push({ id: `screenshot-${String(items.length + 1).padStart(3, "0")}`, kind: "screenshot", lifecycle: "completed", title: "final frame", at: final.at, screenshotRef: { path: shotPaths.get(final.name)!, redaction: "none" } });
+      if (final?.name.endsWith("-final") && shotPaths.has(final.name)) {
+        items.push({
+          id: `screenshot-${String(items.length + 1).padStart(3, "0")}`,
+          kind: "screenshot",
+          lifecycle: "completed",
+          title: "final frame",
+          at: final.at,
+          screenshotRef: { path: shotPaths.get(final.name)!, redaction: "none" },
+        });
       }
-      const counts: Record<string, number> = { steps: actor.steps.length, ui_actions: items.filter((i) => i.kind === "ui_action").length, screenshots: o.screenshots.length, observations: o.observations.length };
+      const counts: Record<string, number> = {
+        steps: actor.steps.length,
+        ui_actions: items.filter((i) => i.kind === "ui_action").length,
+        screenshots: o.screenshots.length,
+        observations: o.observations.length,
+      };
       const trace: ActorTrace = {
         schema: "humanish.actor-trace.v1",
         participantId: pid,
@@ -350,7 +492,11 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typ
         protocol: "scripted-steps",
         lane: "scripted-browser",
         persona: { id: actor.persona ?? "scripted-first-time-user", traitsApplied: [], promptDigest: "000000000000" },
-        redaction: { status: "passed", screenshots: "raw", notes: "screenshots are raw frames of the guest screen (browser chrome included); typed text is recorded as a length only" },
+        redaction: {
+          status: "passed",
+          screenshots: "raw",
+          notes: "screenshots are raw frames of the guest screen (browser chrome included); typed text is recorded as a length only",
+        },
         startedAt: o.startedAt,
         completedAt: o.completedAt,
         durationMs: o.durationMs,
@@ -375,20 +521,40 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typ
       label: `scripted-browser (${s.device})`,
       status,
       completionReason,
-      reason: redact(!o ? (failure ? `${failure.code}: ${failure.message}` : "the participant did not run") : status === "incomplete" && o.status === "passed" ? "all steps ran but a hidden check failed" : o.reason),
+      reason: redact(
+        !o
+          ? failure
+            ? `${failure.code}: ${failure.message}`
+            : "the participant did not run"
+          : status === "incomplete" && o.status === "passed"
+            ? "all steps ran but a hidden check failed"
+            : o.reason,
+      ),
       trace: tracePath,
       ...(o ? { startedAt: o.startedAt, completedAt: o.completedAt, durationMs: o.durationMs } : {}),
       desktopGeometry: geometry,
     });
   }
-  const cleanupDoc = { schema: "humanish.desktop-cleanup.v1", desktops: cleanup, geometry: sessions.map((s) => ({ participantId: s.participantId, preset: s.device, width: s.screen.width, height: s.screen.height, startMs: s.startMs ?? null })) };
+  const cleanupDoc = {
+    schema: "humanish.desktop-cleanup.v1",
+    desktops: cleanup,
+    geometry: sessions.map((s) => ({
+      participantId: s.participantId,
+      preset: s.device,
+      width: s.screen.width,
+      height: s.screen.height,
+      startMs: s.startMs ?? null,
+    })),
+  };
   try {
     await writer.writeJson("desktop-ledgers.json", cleanupDoc, { kind: "data" });
   } catch (e) {
     writeErrors.push(`desktop-ledgers.json: ${e instanceof Error ? e.message : String(e)}`);
   }
   if (writeErrors.length && !failure) {
-    failure = new HumanishError("HUMANISH_BUNDLE_WRITE_FAILED", `evidence could not be written completely: ${writeErrors.join("; ")}`, { next: "check free disk space and permissions of .humanish/runs" });
+    failure = new HumanishError("HUMANISH_BUNDLE_WRITE_FAILED", `evidence could not be written completely: ${writeErrors.join("; ")}`, {
+      next: "check free disk space and permissions of .humanish/runs",
+    });
   }
   const outcome: RunOutcome = interrupted
     ? { state: "interrupted", interrupted }
@@ -397,8 +563,24 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typ
       : { state: "completed" };
   const today = isoDate();
   const costLines: CostLine[] = [
-    { kind: "model-tokens", usd: 0, count: 0, basis: "no-spend-signal", ratesAsOf: today, source: "humanish: the scripted-browser participant calls no model", reason: null },
-    { kind: "desktop-minutes", usd: 0, count: null, basis: "no-spend-signal", ratesAsOf: today, source: "humanish: a local Docker guest desktop has no metered provider", reason: null },
+    {
+      kind: "model-tokens",
+      usd: 0,
+      count: 0,
+      basis: "no-spend-signal",
+      ratesAsOf: today,
+      source: "humanish: the scripted-browser participant calls no model",
+      reason: null,
+    },
+    {
+      kind: "desktop-minutes",
+      usd: 0,
+      count: null,
+      basis: "no-spend-signal",
+      ratesAsOf: today,
+      source: "humanish: a local Docker guest desktop has no metered provider",
+      reason: null,
+    },
   ];
   const review = deriveReview({ mode: "live", outcome, participants, tasks: allTasks, gaps: ["the app's own spend is unmeasured"] });
   const bundle = await writer.finalize({
@@ -407,7 +589,7 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typ
     target: "local",
     createdAt,
     lab: labRef(ctx),
-    subject: { source: "app-url", appUrl: appUrl.origin + "/", provenance: "unpinned" },
+    subject: { source: "app-url", appUrl: `${appUrl.origin}/`, provenance: "unpinned" },
     outcome,
     lifecycle,
     participants,
@@ -425,7 +607,16 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typ
   progress({ participant: "p1", phase: "done", detail: verify.ok ? "verified" : "verify failed", tasksPassed: passed, tasksTotal: allTasks.length });
   let error = failure ? { code: failure.code, message: redact(failure.message), ...(failure.next ? { next: failure.next } : {}) } : undefined;
   if (!error && !verify.ok) {
-    error = { code: "HUMANISH_VERIFY_FAILED", message: redact(verify.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.message}`).join("; ")), next: `humanish verify --run ${ctx.runId}` };
+    error = {
+      code: "HUMANISH_VERIFY_FAILED",
+      message: redact(
+        verify.checks
+          .filter((c) => !c.ok)
+          .map((c) => `${c.name}: ${c.message}`)
+          .join("; "),
+      ),
+      next: `humanish verify --run ${ctx.runId}`,
+    };
   }
   return {
     ok: !error && !interrupted && verify.ok,

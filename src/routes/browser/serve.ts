@@ -4,12 +4,12 @@
  * check that the app already answers. The guest reaches this port only through the desktop's
  * forwarded Unix socket.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { realpathSync, statSync } from "node:fs";
 import { isAbsolute, join, normalize, relative, resolve, sep } from "node:path";
 import { HumanishError } from "../../errors.ts";
 import { embeddedRootName } from "../../lab/embedded-apps.ts";
-import { loadEmbeddedApp, type EmbeddedApp } from "./embedded-app.ts";
+import { type EmbeddedApp, loadEmbeddedApp } from "./embedded-app.ts";
 
 /** A running (or pre-existing) app. */
 export interface AppServer {
@@ -176,7 +176,13 @@ export function serveEmbedded(app: EmbeddedApp, port: number): AppServer {
  * (the app must already answer).
  * @throws HumanishError `HUMANISH_BROWSER_SERVE_FAILED`, `HUMANISH_BROWSER_APP_UNREACHABLE`.
  */
-export async function startApp(opts: { appUrl: string; serve?: ServeDecl; cwd: string; env?: Record<string, string | undefined>; signal?: AbortSignal }): Promise<AppServer> {
+export async function startApp(opts: {
+  appUrl: string;
+  serve?: ServeDecl;
+  cwd: string;
+  env?: Record<string, string | undefined>;
+  signal?: AbortSignal;
+}): Promise<AppServer> {
   const url = new URL(opts.appUrl);
   const port = Number(url.port);
   if (opts.serve?.static) {
@@ -191,9 +197,13 @@ export async function startApp(opts: { appUrl: string; serve?: ServeDecl; cwd: s
   if (opts.serve?.command) {
     // Something already answering would be studied instead of the command's app.
     if (await appAnswers(opts.appUrl)) {
-      throw new HumanishError("HUMANISH_BROWSER_SERVE_FAILED", `cannot start serve.command: something already answers at ${opts.appUrl}, so the study would not reach the command's app`, {
-        next: `stop whatever listens on 127.0.0.1:${port}, or change subject.appUrl's port`,
-      });
+      throw new HumanishError(
+        "HUMANISH_BROWSER_SERVE_FAILED",
+        `cannot start serve.command: something already answers at ${opts.appUrl}, so the study would not reach the command's app`,
+        {
+          next: `stop whatever listens on 127.0.0.1:${port}, or change subject.appUrl's port`,
+        },
+      );
     }
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(opts.env ?? process.env)) if (v !== undefined) env[k] = v;
@@ -220,8 +230,17 @@ export async function startApp(opts: { appUrl: string; serve?: ServeDecl; cwd: s
     while (!(await appAnswers(opts.appUrl, 1_000))) {
       if (child.exitCode !== null || Date.now() > deadline || opts.signal?.aborted) {
         await stop();
-        const detail = child.exitCode !== null ? `serve.command exited with ${child.exitCode}` : opts.signal?.aborted ? "interrupted while waiting for serve.command" : `serve.command was not ready within readyTimeoutMs (${readyMs} ms)`;
-        throw appUnreachable(opts.appUrl, detail, `make serve.command listen on 127.0.0.1:$PORT (PORT=${port}) and answer a GET of ${opts.appUrl} below 500, or raise readyTimeoutMs`);
+        const detail =
+          child.exitCode !== null
+            ? `serve.command exited with ${child.exitCode}`
+            : opts.signal?.aborted
+              ? "interrupted while waiting for serve.command"
+              : `serve.command was not ready within readyTimeoutMs (${readyMs} ms)`;
+        throw appUnreachable(
+          opts.appUrl,
+          detail,
+          `make serve.command listen on 127.0.0.1:$PORT (PORT=${port}) and answer a GET of ${opts.appUrl} below 500, or raise readyTimeoutMs`,
+        );
       }
       await Bun.sleep(200);
     }

@@ -36,7 +36,7 @@ export function composeBrief(lab: TerminalLabConfig, nonce: string): string {
   const tasks = actor.tasks ?? [];
   if (tasks.length > 0) {
     lines.push("", "Work through these in order:");
-    tasks.forEach((t, i) => lines.push(`${i + 1}. ${t.goal}`));
+    for (const [i, t] of tasks.entries()) lines.push(`${i + 1}. ${t.goal}`);
   }
   lines.push(
     "",

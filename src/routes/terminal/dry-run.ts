@@ -42,7 +42,10 @@ export async function runTerminalDryRun(ctx: StudyContext<TerminalLabConfig>, pl
     `${keyNames.length ? `runtime key channel openai-env via ${keyNames.join(" or ")} (not read in a dry run)` : "no runtime key (the participant calls no model)"}; ` +
       `policies allowPrivateRepoAccess=${p.allowPrivateRepoAccess} allowProviderCredentials=${p.allowProviderCredentials} allowPaymentCredentials=${p.allowPaymentCredentials} allowGitHubMutation=${p.allowGitHubMutation}`,
   );
-  add("terminal-lab.caps.declared", `maxUsd=${plan.caps.maxUsd ?? "unset"} maxJobs=${plan.caps.maxJobs ?? "unset"} maxMinutes=${plan.caps.maxMinutes ?? "unset"}`);
+  add(
+    "terminal-lab.caps.declared",
+    `maxUsd=${plan.caps.maxUsd ?? "unset"} maxJobs=${plan.caps.maxJobs ?? "unset"} maxMinutes=${plan.caps.maxMinutes ?? "unset"}`,
+  );
   const runtime = plan.participant.runtime();
   if (runtime) {
     add(
@@ -52,7 +55,14 @@ export async function runTerminalDryRun(ctx: StudyContext<TerminalLabConfig>, pl
   }
   add("terminal-lab.contract.ready", `${(lab.actors[0].tasks ?? []).length} task(s) with hidden checks; a live run needs --live (or scenario.mode: live)`);
 
-  const tasks: TaskResult[] = (lab.actors[0].tasks ?? []).map((t) => ({ id: t.id, goal: t.goal, participantId: pid, status: "not_run", passed: false, detail: "dry run: not checked" }));
+  const tasks: TaskResult[] = (lab.actors[0].tasks ?? []).map((t) => ({
+    id: t.id,
+    goal: t.goal,
+    participantId: pid,
+    status: "not_run",
+    passed: false,
+    detail: "dry run: not checked",
+  }));
   const bundle = await writer.finalize({
     route: "terminal",
     mode: "dry-run",
@@ -62,7 +72,17 @@ export async function runTerminalDryRun(ctx: StudyContext<TerminalLabConfig>, pl
     subject: { source: "terminal-product", name: product.name, publicSurfaces: product.publicSurfaces, provenance: "unpinned" },
     outcome: { state: "completed" },
     lifecycle,
-    participants: [{ id: pid, actorType: descriptor.type, label: descriptor.type, status: "contract_proof_only", completionReason: null, reason: "dry run: contract only", trace: null }],
+    participants: [
+      {
+        id: pid,
+        actorType: descriptor.type,
+        label: descriptor.type,
+        status: "contract_proof_only",
+        completionReason: null,
+        reason: "dry run: contract only",
+        trace: null,
+      },
+    ],
     tasks,
     caps: plan.caps,
     warnings: ctx.labWarnings,
@@ -84,6 +104,16 @@ export async function runTerminalDryRun(ctx: StudyContext<TerminalLabConfig>, pl
     verify: { ok: verify.ok, shareSafety: verify.shareSafety.status },
     verification: verify,
     warnings: ctx.labWarnings.map((w) => ({ code: w.code, message: w.message })),
-    ...(verify.ok ? {} : { error: { code: "HUMANISH_VERIFY_FAILED", message: verify.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.message}`).join("; ") } }),
+    ...(verify.ok
+      ? {}
+      : {
+          error: {
+            code: "HUMANISH_VERIFY_FAILED",
+            message: verify.checks
+              .filter((c) => !c.ok)
+              .map((c) => `${c.name}: ${c.message}`)
+              .join("; "),
+          },
+        }),
   };
 }

@@ -154,15 +154,35 @@ export function providerCostLine(args: {
 }): CostLine {
   const base = { kind: args.kind, participantId: args.participantId } as const;
   if (args.descriptor.runtimeKeyNames.length === 0) {
-    return { ...base, usd: 0, count: 0, basis: "no-spend-signal", ratesAsOf: args.today, source: `humanish: ${args.descriptor.type} calls no model provider`, reason: null };
+    return {
+      ...base,
+      usd: 0,
+      count: 0,
+      basis: "no-spend-signal",
+      ratesAsOf: args.today,
+      source: `humanish: ${args.descriptor.type} calls no model provider`,
+      reason: null,
+    };
   }
   if (!args.keyedCommandRan) {
-    return { ...base, usd: 0, count: 0, basis: "no-spend-signal", ratesAsOf: args.today, source: `humanish: the ${args.descriptor.type} command that carries the runtime key never ran`, reason: null };
+    return {
+      ...base,
+      usd: 0,
+      count: 0,
+      basis: "no-spend-signal",
+      ratesAsOf: args.today,
+      source: `humanish: the ${args.descriptor.type} command that carries the runtime key never ran`,
+      reason: null,
+    };
   }
   const e = args.outcome?.estimatedCost;
   const modelId = e?.modelId ?? undefined;
   if (!e || e.estimatedCostUsd === null) {
-    return unmeasuredLine(args.kind, e?.reason ?? "no_token_usage", { participantId: args.participantId, ...(modelId ? { modelId } : {}), basis: "unmeasured" });
+    return unmeasuredLine(args.kind, e?.reason ?? "no_token_usage", {
+      participantId: args.participantId,
+      ...(modelId ? { modelId } : {}),
+      basis: "unmeasured",
+    });
   }
   const u = args.outcome?.tokenUsage;
   return {

@@ -13,9 +13,9 @@
  * A failure or an interruption after the run directory exists still leaves a bundle that says
  * what happened; a failure before it (preflight) throws a HumanishError and creates nothing.
  */
-import { PROJECT_LABEL } from "../../sandbox/controller.ts";
-import type { TerminalParticipantOutcome } from "../../actors/terminal/participant.ts";
+
 import { decodeText, tailText } from "../../actors/terminal/exec.ts";
+import type { TerminalParticipantOutcome } from "../../actors/terminal/participant.ts";
 import { deriveReview, stakeholderLine, summarizeCost } from "../../bundle/derive.ts";
 import type { CleanupProof, RunOutcome, TaskResult } from "../../bundle/schemas.ts";
 import { verifyRun } from "../../bundle/verify.ts";
@@ -23,22 +23,32 @@ import { createRunWriter } from "../../bundle/writer.ts";
 import type { DockerClient } from "../../docker/index.ts";
 import { HumanishError, isHumanishError } from "../../errors.ts";
 import { isTerminalLab } from "../../lab/routing.ts";
-import { TERMINAL_STUDY_DIR, type LabConfig, type TerminalLabConfig } from "../../lab/schema.ts";
+import { type LabConfig, TERMINAL_STUDY_DIR, type TerminalLabConfig } from "../../lab/schema.ts";
+import { PROJECT_LABEL } from "../../sandbox/controller.ts";
 import { createDockerSandboxProvider, releaseContainer } from "../../sandbox/index.ts";
 import type { ReleaseProof, Sandbox, SandboxProvider } from "../../sandbox/types.ts";
 import { studySecrets } from "../../secrets/index.ts";
 import type { ProgressEvent, StudyContext, StudyResult } from "../types.ts";
 import { briefDigest, composeBrief, DEFAULT_PERSONA, newNonce } from "./brief.ts";
+import { loadSandboxCa, SANDBOX_CA_PATH, type SandboxCa } from "./ca.ts";
 import { runTerminalDryRun, TERMINAL_PARTICIPANT_ID } from "./dry-run.ts";
-import { ACTOR_TRACE_FILE, buildActorTrace, buildTerminalLedgers, cleanupProof, deadlineLabel, isoDate, participantRecord, providerCostLine } from "./evidence.ts";
-import { checkEngine, planTerminalStudy, type EngineReady, type TerminalPlan } from "./preflight.ts";
+import {
+  ACTOR_TRACE_FILE,
+  buildActorTrace,
+  buildTerminalLedgers,
+  cleanupProof,
+  deadlineLabel,
+  isoDate,
+  participantRecord,
+  providerCostLine,
+} from "./evidence.ts";
+import { checkEngine, type EngineReady, planTerminalStudy, type TerminalPlan } from "./preflight.ts";
 import { createTerminalRecording, TERMINAL_EVENTS_FILE, type TerminalRecording } from "./recorder.ts";
 import { runTaskChecks } from "./tasks.ts";
-import { loadSandboxCa, SANDBOX_CA_PATH, type SandboxCa } from "./ca.ts";
 
-export { planTerminalStudy, checkEngine, createTerminalParticipant, type TerminalPlan, type TerminalCaps, type EngineReady } from "./preflight.ts";
-export { composeBrief, briefDigest, DEFAULT_PERSONA, DEFAULT_MISSION } from "./brief.ts";
+export { briefDigest, composeBrief, DEFAULT_MISSION, DEFAULT_PERSONA } from "./brief.ts";
 export { TERMINAL_PARTICIPANT_ID } from "./dry-run.ts";
+export { checkEngine, createTerminalParticipant, type EngineReady, planTerminalStudy, type TerminalCaps, type TerminalPlan } from "./preflight.ts";
 
 /** The non-root user participants, installs of the participant runtime aside, run as. */
 export const PARTICIPANT_USER = "user";
@@ -79,10 +89,14 @@ export async function runTerminalStudy(ctx: StudyContext<LabConfig>, deps: Termi
   if (ctx.mode === "dry-run") return runTerminalDryRun(tctx, plan);
   const ca = loadSandboxCa(ctx.env);
   const interruptedInPreflight = (cause?: unknown) =>
-    new HumanishError("HUMANISH_INTERRUPTED", `The study was interrupted (${signalName(ctx.signal)}) during preflight; no sandbox or run directory was created.`, {
-      next: "Run the lab again.",
-      ...(cause ? { cause } : {}),
-    });
+    new HumanishError(
+      "HUMANISH_INTERRUPTED",
+      `The study was interrupted (${signalName(ctx.signal)}) during preflight; no sandbox or run directory was created.`,
+      {
+        next: "Run the lab again.",
+        ...(cause ? { cause } : {}),
+      },
+    );
   let engine: EngineReady;
   try {
     engine = await checkEngine(lab, {
@@ -105,7 +119,13 @@ function signalName(signal: AbortSignal): "SIGINT" | "SIGTERM" {
 
 class Interrupted extends Error {}
 
-async function runLive(ctx: StudyContext<TerminalLabConfig>, plan: TerminalPlan, engine: EngineReady, deps: TerminalStudyDeps, ca: SandboxCa | undefined): Promise<StudyResult> {
+async function runLive(
+  ctx: StudyContext<TerminalLabConfig>,
+  plan: TerminalPlan,
+  engine: EngineReady,
+  deps: TerminalStudyDeps,
+  ca: SandboxCa | undefined,
+): Promise<StudyResult> {
   const lab = ctx.lab;
   const pid = TERMINAL_PARTICIPANT_ID;
   const actor = lab.actors[0];
@@ -143,8 +163,14 @@ async function runLive(ctx: StudyContext<TerminalLabConfig>, plan: TerminalPlan,
   const workdir = TERMINAL_STUDY_DIR;
   const provider = deps.sandboxProvider ?? createDockerSandboxProvider({ docker: engine.docker });
 
-  log.lifecycle("terminal-lab.run.created", `run ${ctx.runId}: lab ${lab.id}, actor ${plan.descriptor.type}, target docker, image ${engine.image}${engine.built ? " (built by this run)" : ""}`);
-  log.lifecycle("terminal-lab.subject.declared", `product ${product.name}; public surfaces ${product.publicSurfaces.join(" ")}; provenance UNPINNED; brief sha256:${briefDigest(brief)}`);
+  log.lifecycle(
+    "terminal-lab.run.created",
+    `run ${ctx.runId}: lab ${lab.id}, actor ${plan.descriptor.type}, target docker, image ${engine.image}${engine.built ? " (built by this run)" : ""}`,
+  );
+  log.lifecycle(
+    "terminal-lab.subject.declared",
+    `product ${product.name}; public surfaces ${product.publicSurfaces.join(" ")}; provenance UNPINNED; brief sha256:${briefDigest(brief)}`,
+  );
   log.lifecycle(
     "terminal-lab.caps.declared",
     `maxUsd=${caps.maxUsd} maxJobs=${caps.maxJobs ?? "unset"} maxMinutes=${caps.maxMinutes}; first-output deadline ${deps.firstOutputMs ?? DEFAULT_FIRST_OUTPUT_MS} ms`,
@@ -191,7 +217,10 @@ async function runLive(ctx: StudyContext<TerminalLabConfig>, plan: TerminalPlan,
     log.lifecycle("terminal-lab.sandbox.ready", `${workdir} ready (root-owned, mode 0777); participant user ${PARTICIPANT_USER}`);
     if (ca) {
       await sandbox.writeFile(SANDBOX_CA_PATH, ca.pem, 0o644);
-      log.lifecycle("terminal-lab.sandbox.ca", `extra CA bundle (${ca.pem.length} bytes of public certificates) copied to ${SANDBOX_CA_PATH}; network commands get ${Object.keys(ca.env).join(", ")}`);
+      log.lifecycle(
+        "terminal-lab.sandbox.ca",
+        `extra CA bundle (${ca.pem.length} bytes of public certificates) copied to ${SANDBOX_CA_PATH}; network commands get ${Object.keys(ca.env).join(", ")}`,
+      );
     }
 
     await setPhase("provision", "participant runtime");
@@ -209,9 +238,13 @@ async function runLive(ctx: StudyContext<TerminalLabConfig>, plan: TerminalPlan,
       // The network was granted for product.install; a participant that calls no model gets none
       // (ARCHITECTURE.md invariant 2). Without a confirmed detach the study does not go on.
       if (!sandbox.detachNetwork) {
-        throw new HumanishError("HUMANISH_SANDBOX_NETWORK_DETACH_FAILED", `the ${provider.provider} sandbox cannot take its network away before the participant`, {
-          next: "run this lab on the docker target",
-        });
+        throw new HumanishError(
+          "HUMANISH_SANDBOX_NETWORK_DETACH_FAILED",
+          `the ${provider.provider} sandbox cannot take its network away before the participant`,
+          {
+            next: "run this lab on the docker target",
+          },
+        );
       }
       await sandbox.detachNetwork();
       log.lifecycle("terminal-lab.network.detached", "network taken away after product.install; the participant runs with none");
@@ -264,7 +297,10 @@ async function runLive(ctx: StudyContext<TerminalLabConfig>, plan: TerminalPlan,
     else if (createdId && provider.provider === "docker") proof = await releaseContainer(engine.docker, createdId);
     if (proof) {
       cleanup.push(cleanupProof(proof, pid));
-      log.lifecycle(proof.outcome === "released" ? "terminal-lab.cleanup.verified" : "terminal-lab.cleanup.unconfirmed", `${proof.provider} ${proof.id}: ${proof.outcome} (${proof.reason})`);
+      log.lifecycle(
+        proof.outcome === "released" ? "terminal-lab.cleanup.verified" : "terminal-lab.cleanup.unconfirmed",
+        `${proof.provider} ${proof.id}: ${proof.outcome} (${proof.reason})`,
+      );
     } else {
       log.lifecycle("terminal-lab.cleanup.skipped", "no sandbox was created");
     }
@@ -292,9 +328,13 @@ async function runLive(ctx: StudyContext<TerminalLabConfig>, plan: TerminalPlan,
   }
   if (cleanup.some((c) => c.outcome !== "released")) {
     const prev = failure ? ` (after ${failure.code})` : "";
-    failure = new HumanishError("HUMANISH_TERMINAL_LAB_CLEANUP_UNPROVEN", `the sandbox release was not confirmed${prev}: ${cleanup.map((c) => `${c.id} ${c.reason}`).join("; ")}`, {
-      next: `Remove it by id: docker rm -f ${cleanup.map((c) => c.id).join(" ")}`,
-    });
+    failure = new HumanishError(
+      "HUMANISH_TERMINAL_LAB_CLEANUP_UNPROVEN",
+      `the sandbox release was not confirmed${prev}: ${cleanup.map((c) => `${c.id} ${c.reason}`).join("; ")}`,
+      {
+        next: `Remove it by id: docker rm -f ${cleanup.map((c) => c.id).join(" ")}`,
+      },
+    );
   }
 
   await setPhase("write");
@@ -318,7 +358,13 @@ async function runLive(ctx: StudyContext<TerminalLabConfig>, plan: TerminalPlan,
     fallback: {
       status: "failed",
       completionReason: interrupted ? "interrupted" : "harness_error",
-      reason: redact(interrupted ? `interrupted by ${interrupted} before the participant ran` : failure ? `${failure.code}: ${failure.message}` : "the participant did not run"),
+      reason: redact(
+        interrupted
+          ? `interrupted by ${interrupted} before the participant ran`
+          : failure
+            ? `${failure.code}: ${failure.message}`
+            : "the participant did not run",
+      ),
     },
   });
 
@@ -423,12 +469,21 @@ async function runLive(ctx: StudyContext<TerminalLabConfig>, plan: TerminalPlan,
           };
   }
   if (!error && !interrupted && participantFailed && outcome) {
-    error = { code: "HUMANISH_TERMINAL_LAB_FAILED", message: redact(`the participant runtime failed: ${outcome.reason}`), next: "Read actor.json and terminal-transcript.txt in the run directory." };
+    error = {
+      code: "HUMANISH_TERMINAL_LAB_FAILED",
+      message: redact(`the participant runtime failed: ${outcome.reason}`),
+      next: "Read actor.json and terminal-transcript.txt in the run directory.",
+    };
   }
   if (!error && !verify.ok) {
     error = {
       code: "HUMANISH_VERIFY_FAILED",
-      message: redact(verify.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.message}`).join("; ")),
+      message: redact(
+        verify.checks
+          .filter((c) => !c.ok)
+          .map((c) => `${c.name}: ${c.message}`)
+          .join("; "),
+      ),
       next: `humanish verify --run ${ctx.runId}`,
     };
   }
@@ -488,7 +543,7 @@ async function runInstall(
   const argv = ["bash", "-c", 'exec 0</dev/null; exec "$@"', "humanish-install", "bash", "-lc", command];
   const env = { ...o.networkEnv, HOME: "/root", DEBIAN_FRONTEND: "noninteractive" };
   const chunks: Uint8Array[] = [];
-  let r;
+  let r: Awaited<ReturnType<typeof sandbox.exec>>;
   try {
     r = await sandbox.exec({
       cmd: argv,
@@ -504,16 +559,29 @@ async function runInstall(
     if (o.signal.aborted) throw new Interrupted();
     throw e;
   }
-  o.rec.recorder.command({ label: `install-${index + 1}`, argv, envNames: Object.keys(env).sort(), user: "root", exitCode: r.exitCode, timedOut: r.timedOut, deadline: null, durationMs: r.durationMs });
+  o.rec.recorder.command({
+    label: `install-${index + 1}`,
+    argv,
+    envNames: Object.keys(env).sort(),
+    user: "root",
+    exitCode: r.exitCode,
+    timedOut: r.timedOut,
+    deadline: null,
+    durationMs: r.durationMs,
+  });
   const text = chunks.length > 0 ? chunks.map((c) => decodeText(c)).join("") : decodeText(r.stdout) + decodeText(r.stderr);
-  o.provisionLog.push(`$ ${command}\n${text}${text.endsWith("\n") || text === "" ? "" : "\n"}[exit ${r.exitCode}${r.timedOut ? ", timed out" : ""} after ${Math.round(r.durationMs)} ms]\n`);
+  o.provisionLog.push(
+    `$ ${command}\n${text}${text.endsWith("\n") || text === "" ? "" : "\n"}[exit ${r.exitCode}${r.timedOut ? ", timed out" : ""} after ${Math.round(r.durationMs)} ms]\n`,
+  );
   if (o.signal.aborted) throw new Interrupted();
   if (r.exitCode !== 0 || r.timedOut) {
     o.rec.recorder.lifecycle("terminal-lab.product.install.error", `product.install[${index}] exited ${r.exitCode}${r.timedOut ? " (timed out)" : ""}`);
     throw new HumanishError(
       "HUMANISH_TERMINAL_LAB_INSTALL_FAILED",
       `subject.product.install[${index}] (${index + 1} of ${total}) ${r.timedOut ? `timed out after ${INSTALL_TIMEOUT_MS} ms` : `exited ${r.exitCode}`}: ${tailText(text.trim(), 400)}`,
-      { next: "Fix that install command (the full output is in provision.log in the run directory); it runs as root in the sandbox image with execution.network: bridge." },
+      {
+        next: "Fix that install command (the full output is in provision.log in the run directory); it runs as root in the sandbox image with execution.network: bridge.",
+      },
     );
   }
 }

@@ -9,14 +9,15 @@
  * for the one command that needs it).
  * `checkEngine` (live only): the Docker engine answers; the sandbox image is present or built.
  */
+
+import { RUNTIME_KEY_NAMES, resolveRuntimeKey } from "../../actors/codex-exec/command.ts";
 import { codexModel, createCodexExec } from "../../actors/codex-exec/index.ts";
-import { resolveRuntimeKey, RUNTIME_KEY_NAMES } from "../../actors/codex-exec/command.ts";
 import { isModelPriced } from "../../actors/codex-exec/pricing.ts";
 import { resolveActor } from "../../actors/registry.ts";
 import { createScriptedTerminal } from "../../actors/scripted-terminal/index.ts";
 import type { RuntimeKey, TerminalParticipant } from "../../actors/terminal/participant.ts";
 import type { ActorDescriptor } from "../../actors/types.ts";
-import { createDockerClient, isDockerApiError, type DockerClient } from "../../docker/index.ts";
+import { createDockerClient, type DockerClient, isDockerApiError } from "../../docker/index.ts";
 import { HumanishError } from "../../errors.ts";
 import type { TerminalLabConfig } from "../../lab/schema.ts";
 import { ensureImage } from "../../runtime/images.ts";
@@ -153,9 +154,13 @@ export async function checkEngine(
       await docker.imageInspect(lab.execution.image);
     } catch (e) {
       if (isDockerApiError(e, 404)) {
-        throw new HumanishError("HUMANISH_SANDBOX_IMAGE_MISSING", `execution.image ${lab.execution.image} is not present in the Docker engine; no registry is contacted.`, {
-          next: `Build or load ${lab.execution.image} first (docker build / docker load), or remove execution.image to use the humanish sandbox image.`,
-        });
+        throw new HumanishError(
+          "HUMANISH_SANDBOX_IMAGE_MISSING",
+          `execution.image ${lab.execution.image} is not present in the Docker engine; no registry is contacted.`,
+          {
+            next: `Build or load ${lab.execution.image} first (docker build / docker load), or remove execution.image to use the humanish sandbox image.`,
+          },
+        );
       }
       throw e;
     }

@@ -67,7 +67,17 @@ describe("version parsing", () => {
     expect(parseCodexVersion("codex-cli 0.171.0\n")).toBe("0.171.0");
     expect(parseCodexVersion("codex-cli 0.171.0")).toBe("0.171.0");
     expect(parseCodexVersion("codex-cli 1.2.3-alpha.4\n")).toBe("1.2.3-alpha.4");
-    for (const bad of ["codex-cli 0.171\n", "codex 0.171.0\n", "codex-cli 0.171.0\nextra\n", " codex-cli 0.171.0\n", "codex-cli  0.171.0", "codex-cli v0.171.0", "", "codex-cli 0.171.0\n\n", "codex-cli ^0.171.0"]) {
+    for (const bad of [
+      "codex-cli 0.171\n",
+      "codex 0.171.0\n",
+      "codex-cli 0.171.0\nextra\n",
+      " codex-cli 0.171.0\n",
+      "codex-cli  0.171.0",
+      "codex-cli v0.171.0",
+      "",
+      "codex-cli 0.171.0\n\n",
+      "codex-cli ^0.171.0",
+    ]) {
       expect(parseCodexVersion(bad)).toBeUndefined();
     }
   });

@@ -3,7 +3,14 @@
  * sums the turn; turn.failed is final; an `error` event alone is not final).
  */
 import { describe, expect, test } from "bun:test";
-import { CodexEventStream, codexTokenUsage, findVerdictMarker, MAX_EVENT_LINE_BYTES, MAX_ITEM_TEXT_CHARS, MAX_TRACE_ITEMS } from "../../../src/actors/codex-exec/events.ts";
+import {
+  CodexEventStream,
+  codexTokenUsage,
+  findVerdictMarker,
+  MAX_EVENT_LINE_BYTES,
+  MAX_ITEM_TEXT_CHARS,
+  MAX_TRACE_ITEMS,
+} from "../../../src/actors/codex-exec/events.ts";
 
 const id = (s: string) => s;
 const enc = new TextEncoder();
@@ -12,7 +19,17 @@ const SUCCESS = [
   { type: "thread.started", thread_id: "0199a213-81c0-7800-8aa1-bbab2a035a53" },
   { type: "turn.started" },
   { type: "item.started", item: { id: "item_0", type: "command_execution", command: "bash -lc 'jq --help'", aggregated_output: "", status: "in_progress" } },
-  { type: "item.completed", item: { id: "item_0", type: "command_execution", command: "bash -lc 'jq --help'", aggregated_output: "Usage: jq [OPTIONS] FILTER\n", exit_code: 0, status: "completed" } },
+  {
+    type: "item.completed",
+    item: {
+      id: "item_0",
+      type: "command_execution",
+      command: "bash -lc 'jq --help'",
+      aggregated_output: "Usage: jq [OPTIONS] FILTER\n",
+      exit_code: 0,
+      status: "completed",
+    },
+  },
   { type: "error", message: "stream disconnected - retrying turn (1/5)" },
   { type: "item.completed", item: { id: "item_1", type: "reasoning", text: "**Reading the help**" } },
   { type: "item.completed", item: { id: "item_2", type: "file_change", changes: [{ path: "pretty.json", kind: "add" }], status: "completed" } },
@@ -21,7 +38,7 @@ const SUCCESS = [
 ];
 
 function jsonl(events: unknown[]): Uint8Array {
-  return enc.encode(events.map((e) => JSON.stringify(e)).join("\n") + "\n");
+  return enc.encode(`${events.map((e) => JSON.stringify(e)).join("\n")}\n`);
 }
 
 describe("CodexEventStream", () => {
@@ -62,7 +79,10 @@ describe("CodexEventStream", () => {
   });
 
   test("a 1-byte drip with a multi-byte character split across chunks", () => {
-    const bytes = jsonl([{ type: "item.completed", item: { id: "m", type: "agent_message", text: "café ✓" } }, { type: "turn.completed", usage: { input_tokens: 1, cached_input_tokens: 0, output_tokens: 2 } }]);
+    const bytes = jsonl([
+      { type: "item.completed", item: { id: "m", type: "agent_message", text: "café ✓" } },
+      { type: "turn.completed", usage: { input_tokens: 1, cached_input_tokens: 0, output_tokens: 2 } },
+    ]);
     const s = new CodexEventStream(id);
     for (const b of bytes) s.push(new Uint8Array([b]));
     const st = s.end();
@@ -81,7 +101,13 @@ describe("CodexEventStream", () => {
 
   test("turn.failed is final and carries its message", () => {
     const s = new CodexEventStream(id);
-    s.push(jsonl([{ type: "turn.started" }, { type: "error", message: "retrying" }, { type: "turn.failed", error: { message: "exceeded retry limit, last status: 429" } }]));
+    s.push(
+      jsonl([
+        { type: "turn.started" },
+        { type: "error", message: "retrying" },
+        { type: "turn.failed", error: { message: "exceeded retry limit, last status: 429" } },
+      ]),
+    );
     const st = s.end();
     expect(st.end).toBe("turn_failed");
     expect(st.turnFailedMessage).toBe("exceeded retry limit, last status: 429");
@@ -111,7 +137,11 @@ describe("CodexEventStream", () => {
 
   test("junk lines, unknown events and unknown items never crash", () => {
     const s = new CodexEventStream(id);
-    s.push(enc.encode('not json\n[1,2]\n{"no":"type"}\n{"type":"thread.mystery"}\n{"type":"item.completed","item":{"id":"x","type":"hologram"}}\n{"type":"item.completed"}\n'));
+    s.push(
+      enc.encode(
+        'not json\n[1,2]\n{"no":"type"}\n{"type":"thread.mystery"}\n{"type":"item.completed","item":{"id":"x","type":"hologram"}}\n{"type":"item.completed"}\n',
+      ),
+    );
     const st = s.end();
     expect(st.malformedLines).toBe(5);
     expect([...st.items.values()].map((i) => [i.kind, i.title])).toEqual([["notice", "unrecognised item type hologram"]]);
@@ -135,7 +165,15 @@ describe("CodexEventStream", () => {
 
   test("every text goes through the redactor", () => {
     const s = new CodexEventStream((t) => t.replaceAll("SECRET-VALUE", "[R]"));
-    s.push(jsonl([{ type: "item.completed", item: { id: "c", type: "command_execution", command: "echo SECRET-VALUE", aggregated_output: "SECRET-VALUE\n", exit_code: 0, status: "completed" } }, { type: "error", message: "bad key SECRET-VALUE" }]));
+    s.push(
+      jsonl([
+        {
+          type: "item.completed",
+          item: { id: "c", type: "command_execution", command: "echo SECRET-VALUE", aggregated_output: "SECRET-VALUE\n", exit_code: 0, status: "completed" },
+        },
+        { type: "error", message: "bad key SECRET-VALUE" },
+      ]),
+    );
     const st = s.end();
     expect(JSON.stringify([...st.items.values()])).not.toContain("SECRET-VALUE");
     expect(st.errors).toEqual(["bad key [R]"]);
@@ -143,8 +181,11 @@ describe("CodexEventStream", () => {
 
   test("item text is kept as a bounded tail; items beyond the trace limit are counted, not kept", () => {
     const s = new CodexEventStream(id);
-    s.push(jsonl([{ type: "item.completed", item: { id: "long", type: "agent_message", text: "a".repeat(20_000) + "END" } }]));
-    const events = Array.from({ length: MAX_TRACE_ITEMS + 5 }, (_, i) => ({ type: "item.completed", item: { id: `c${i}`, type: "command_execution", command: "true", aggregated_output: "", exit_code: 0, status: "completed" } }));
+    s.push(jsonl([{ type: "item.completed", item: { id: "long", type: "agent_message", text: `${"a".repeat(20_000)}END` } }]));
+    const events = Array.from({ length: MAX_TRACE_ITEMS + 5 }, (_, i) => ({
+      type: "item.completed",
+      item: { id: `c${i}`, type: "command_execution", command: "true", aggregated_output: "", exit_code: 0, status: "completed" },
+    }));
     s.push(jsonl(events));
     const st = s.end();
     const long = st.items.get("long")!;
@@ -166,7 +207,12 @@ describe("CodexEventStream", () => {
 describe("findVerdictMarker", () => {
   test("only a marker with this run's nonce counts; the last one wins", () => {
     expect(findVerdictMarker(["HUMANISH_ACTOR_VERDICT=passed HUMANISH_ACTOR_NONCE=other0000000"], "abc123def456")).toBeUndefined();
-    expect(findVerdictMarker(["HUMANISH_ACTOR_VERDICT=blocked HUMANISH_ACTOR_NONCE=abc123def456", "…\nHUMANISH_ACTOR_VERDICT=failed HUMANISH_ACTOR_NONCE=abc123def456"], "abc123def456")).toEqual({ verdict: "failed" });
+    expect(
+      findVerdictMarker(
+        ["HUMANISH_ACTOR_VERDICT=blocked HUMANISH_ACTOR_NONCE=abc123def456", "…\nHUMANISH_ACTOR_VERDICT=failed HUMANISH_ACTOR_NONCE=abc123def456"],
+        "abc123def456",
+      ),
+    ).toEqual({ verdict: "failed" });
     expect(findVerdictMarker(["HUMANISH_ACTOR_VERDICT=<passed|blocked|failed> HUMANISH_ACTOR_NONCE=abc123def456"], "abc123def456")).toBeUndefined();
     expect(findVerdictMarker([], "abc123def456")).toBeUndefined();
   });

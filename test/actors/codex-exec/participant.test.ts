@@ -158,7 +158,9 @@ describe("codex-exec participant (stand-in binary)", () => {
   test("run() refuses without a runtime key (never reaches the sandbox)", async () => {
     const before = seen.length;
     try {
-      await participant.run(runContext(sandbox, { brief: "b", nonce: NONCE, deadlines: { firstOutputMs: 1000, deadlineAt: Date.now() + 1000 }, redact: (s) => s }));
+      await participant.run(
+        runContext(sandbox, { brief: "b", nonce: NONCE, deadlines: { firstOutputMs: 1000, deadlineAt: Date.now() + 1000 }, redact: (s) => s }),
+      );
       throw new Error("expected a refusal");
     } catch (e) {
       expect(isHumanishError(e, "HUMANISH_TERMINAL_LAB_RUNTIME_AUTH_MISSING")).toBe(true);

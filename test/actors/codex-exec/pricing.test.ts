@@ -2,7 +2,13 @@
 import { describe, expect, test } from "bun:test";
 import { CODEX_RATE_TABLE, estimateCodexCost, isModelPriced } from "../../../src/actors/codex-exec/pricing.ts";
 
-const usage = (input: number, cachedInput: number, output: number) => ({ input, cachedInput, output, total: input + output, turns: [{ input, cachedInput, output }] });
+const usage = (input: number, cachedInput: number, output: number) => ({
+  input,
+  cachedInput,
+  output,
+  total: input + output,
+  turns: [{ input, cachedInput, output }],
+});
 
 describe("estimateCodexCost", () => {
   test("priced model: (input − cached) × in + cached × cached + output × out, dated and sourced", () => {
@@ -22,7 +28,14 @@ describe("estimateCodexCost", () => {
 
   test("unknown model → null with a reason, never 0", () => {
     const r = estimateCodexCost(usage(1000, 0, 10), "some-future-model");
-    expect(r.estimate).toEqual({ schema: "humanish.actor-estimated-cost.v1", estimatedCostUsd: null, reason: "no_rate_for_model", ratesAsOf: null, source: null, modelId: "some-future-model" });
+    expect(r.estimate).toEqual({
+      schema: "humanish.actor-estimated-cost.v1",
+      estimatedCostUsd: null,
+      reason: "no_rate_for_model",
+      ratesAsOf: null,
+      source: null,
+      modelId: "some-future-model",
+    });
     expect(estimateCodexCost(usage(1000, 0, 10), undefined).estimate.estimatedCostUsd).toBeNull();
   });
 

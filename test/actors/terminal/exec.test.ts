@@ -35,10 +35,17 @@ const run = (cmd: string[], o: { firstOutputMs?: number; inMs?: number; signal?:
 /** Pids of processes (other than the probe itself) whose command line contains `needle`. */
 async function processesMatching(needle: string): Promise<string> {
   const r = await sandbox.exec({
-    cmd: ["bash", "-c", `for d in /proc/[0-9]*; do c=$(tr '\\0' ' ' < $d/cmdline 2>/dev/null); case "$c" in *${needle}*) [ "\${d#/proc/}" != "$$" ] && echo "\${d#/proc/}: $c";; esac; done; true`],
+    cmd: [
+      "bash",
+      "-c",
+      `for d in /proc/[0-9]*; do c=$(tr '\\0' ' ' < $d/cmdline 2>/dev/null); case "$c" in *${needle}*) [ "\${d#/proc/}" != "$$" ] && echo "\${d#/proc/}: $c";; esac; done; true`,
+    ],
     user: "root",
   });
-  return decodeText(r.stdout).split("\n").filter((l) => l && !l.includes("for d in")).join("\n");
+  return decodeText(r.stdout)
+    .split("\n")
+    .filter((l) => l && !l.includes("for d in"))
+    .join("\n");
 }
 
 describe("runParticipantCommand", () => {
@@ -84,11 +91,27 @@ describe("runParticipantCommand", () => {
   });
 
   test("nothing starts when the deadline has passed or the study is already interrupted", async () => {
-    const passed = await runParticipantCommand({ sandbox, cmd: ["true"], user: "user", cwd: TERMINAL_STUDY_DIR, firstOutputMs: 1000, deadlineAt: Date.now() - 1, signal: new AbortController().signal });
+    const passed = await runParticipantCommand({
+      sandbox,
+      cmd: ["true"],
+      user: "user",
+      cwd: TERMINAL_STUDY_DIR,
+      firstOutputMs: 1000,
+      deadlineAt: Date.now() - 1,
+      signal: new AbortController().signal,
+    });
     expect(passed).toMatchObject({ started: false, deadline: "max-minutes" });
     const ac = new AbortController();
     ac.abort("SIGINT");
-    const aborted = await runParticipantCommand({ sandbox, cmd: ["true"], user: "user", cwd: TERMINAL_STUDY_DIR, firstOutputMs: 1000, deadlineAt: Date.now() + 10_000, signal: ac.signal });
+    const aborted = await runParticipantCommand({
+      sandbox,
+      cmd: ["true"],
+      user: "user",
+      cwd: TERMINAL_STUDY_DIR,
+      firstOutputMs: 1000,
+      deadlineAt: Date.now() + 10_000,
+      signal: ac.signal,
+    });
     expect(aborted).toMatchObject({ started: false, deadline: "interrupted" });
   });
 
@@ -102,7 +125,18 @@ describe("runParticipantCommand", () => {
 
 describe("helpers", () => {
   test("wrapper argv: KILL backstop a few seconds after the deadline, stdin from /dev/null", () => {
-    expect(wrapParticipantArgv(["codex", "exec"], 60_000)).toEqual(["timeout", "-s", "KILL", "63s", "bash", "-c", 'exec 0</dev/null; exec "$@"', "humanish-participant", "codex", "exec"]);
+    expect(wrapParticipantArgv(["codex", "exec"], 60_000)).toEqual([
+      "timeout",
+      "-s",
+      "KILL",
+      "63s",
+      "bash",
+      "-c",
+      'exec 0</dev/null; exec "$@"',
+      "humanish-participant",
+      "codex",
+      "exec",
+    ]);
   });
   test("tailText", () => {
     expect(tailText("")).toBe("(no output)");

@@ -19,7 +19,6 @@ afterAll(() => rmSync(empty, { recursive: true, force: true }));
 
 const sha = (b: Uint8Array | string) => createHash("sha256").update(b).digest("hex");
 
-
 describe("embedded app todomvc-vanillajs", () => {
   test("every listed app has sources; the files are the npm package's, byte for byte, with a listing hash", async () => {
     expect(Object.keys(EMBEDDED_APP_SOURCES).sort()).toEqual([...EMBEDDED_APP_NAMES].sort());
@@ -32,7 +31,10 @@ describe("embedded app todomvc-vanillajs", () => {
       "bower_components/todomvc-common/base.js",
       "bower_components/todomvc-common/bg.png",
       "index.html",
-      ...readdirSync(join(TODOMVC_ROOT, "js")).filter((f) => f.endsWith(".js")).sort().map((f) => `js/${f}`),
+      ...readdirSync(join(TODOMVC_ROOT, "js"))
+        .filter((f) => f.endsWith(".js"))
+        .sort()
+        .map((f) => `js/${f}`),
     ];
     expect(app.files.map((f) => f.path)).toEqual(expected);
     for (const f of app.files) {
@@ -123,6 +125,8 @@ describe("embedded app todomvc-vanillajs", () => {
       await app.close();
     }
     // A project-relative root that does not exist there still fails as before.
-    await expect(startApp({ appUrl: `http://127.0.0.1:${freePort()}/`, serve: { static: { root: "node_modules/todomvc/examples/vanillajs" } }, cwd: empty })).rejects.toMatchObject({ code: "HUMANISH_BROWSER_SERVE_FAILED" });
+    await expect(
+      startApp({ appUrl: `http://127.0.0.1:${freePort()}/`, serve: { static: { root: "node_modules/todomvc/examples/vanillajs" } }, cwd: empty }),
+    ).rejects.toMatchObject({ code: "HUMANISH_BROWSER_SERVE_FAILED" });
   });
 });

@@ -21,11 +21,11 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { evaluateCheck, openTarget } from "../../../src/actors/scripted-browser/index.ts";
+import { HumanishError } from "../../../src/errors.ts";
 import type { LabConfig } from "../../../src/lab/index.ts";
 import { admitPng } from "../../../src/png/index.ts";
 import { runBrowserStudy } from "../../../src/routes/browser/index.ts";
 import { startApp } from "../../../src/routes/browser/serve.ts";
-import { HumanishError } from "../../../src/errors.ts";
 import { containersOfTestRun, freePort, guestPrereqs, TEST_LABEL } from "../../runtime/guest-support.ts";
 import { scriptedBrowserLab, studyContext } from "./support.ts";
 
@@ -61,14 +61,18 @@ describe("openTarget", () => {
 describe("browser route, hostile labs", () => {
   test("open with dot segments reaches the page; a failed check after all steps ran still verifies", async () => {
     const { docker, testRun } = await guestPrereqs();
-    const config = lab(freePort(), "dots", `    tasks:
+    const config = lab(
+      freePort(),
+      "dots",
+      `    tasks:
       - id: impossible
         goal: See text the app never shows.
         check:
           textIncludes: [text the app never shows]
     steps:
       - open: /sub/../sub/page.html
-      - screenshot: sub`);
+      - screenshot: sub`,
+    );
     const res = await runBrowserStudy(ctxFor(config, `dots-${testRun}`), { docker, labels: { [TEST_LABEL]: testRun } });
     expect(res.error).toBeUndefined();
     expect(res.verify.ok).toBe(true);
@@ -84,14 +88,18 @@ describe("browser route, hostile labs", () => {
 
   test("a waitForText that never appears ends at its deadline with step_failed and keeps the last frame", async () => {
     const { docker, testRun } = await guestPrereqs();
-    const config = lab(freePort(), "never", `    tasks:
+    const config = lab(
+      freePort(),
+      "never",
+      `    tasks:
       - id: home
         goal: Open the home page.
         check:
           textIncludes: [Plain home page]
     steps:
       - open: /
-      - waitForText: a sentence that never appears`);
+      - waitForText: a sentence that never appears`,
+    );
     const started = Date.now();
     const res = await runBrowserStudy(ctxFor(config, `never-${testRun}`), { docker, labels: { [TEST_LABEL]: testRun } });
     expect(Date.now() - started).toBeLessThan(60_000);
@@ -112,7 +120,10 @@ describe("browser route, hostile labs", () => {
 describe("browser route, second tab", () => {
   test("after a second tab opens, observations carry no text of the hidden owner tab", async () => {
     const { docker, testRun } = await guestPrereqs();
-    const config = lab(freePort(), "tabs", `    tasks:
+    const config = lab(
+      freePort(),
+      "tabs",
+      `    tasks:
       - id: before-click
         goal: See the opener page.
         check:
@@ -125,11 +136,15 @@ describe("browser route, second tab", () => {
       - open: /tab.html
       - click: {x: 300, y: 400}
       - wait: {ms: 500}
-      - screenshot: after-click`);
+      - screenshot: after-click`,
+    );
     const res = await runBrowserStudy(ctxFor(config, `tabs-${testRun}`), { docker, labels: { [TEST_LABEL]: testRun } });
     expect(res.error).toBeUndefined();
     expect(res.verify.ok).toBe(true);
-    expect(res.tasks.map((t) => [t.id, t.passed])).toEqual([["before-click", true], ["hidden-marker", false]]);
+    expect(res.tasks.map((t) => [t.id, t.passed])).toEqual([
+      ["before-click", true],
+      ["hidden-marker", false],
+    ]);
     expect(await containersOfTestRun(docker, testRun)).toEqual([]);
   }, 180_000);
 });
@@ -152,7 +167,10 @@ describe("evaluateCheck", () => {
 
   test("live: text of file:///etc/passwd reached through the address bar does not pass a check", async () => {
     const { docker, testRun } = await guestPrereqs();
-    const config = lab(freePort(), "fileurl", `    tasks:
+    const config = lab(
+      freePort(),
+      "fileurl",
+      `    tasks:
       - id: passwd
         goal: Read a file that is not the app.
         check:
@@ -163,7 +181,8 @@ describe("evaluateCheck", () => {
       - type: "file:///etc/passwd"
       - press: Enter
       - wait: {ms: 800}
-      - screenshot: file`);
+      - screenshot: file`,
+    );
     const res = await runBrowserStudy(ctxFor(config, `file-${testRun}`), { docker, labels: { [TEST_LABEL]: testRun } });
     expect(res.error).toBeUndefined();
     expect(res.verify.ok).toBe(true);

@@ -1,5 +1,5 @@
 /** Helpers shared by the browser-route tests. */
-import { parseLab, type LabConfig } from "../../../src/lab/index.ts";
+import { type LabConfig, parseLab } from "../../../src/lab/index.ts";
 import type { StudyContext } from "../../../src/routes/types.ts";
 
 /** A StudyContext for calling `runBrowserStudy` directly (no CLI), in project `cwd`. */

@@ -10,7 +10,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileS
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { verifyRun } from "../../../src/bundle/index.ts";
-import { loadLab, parseLab, type LabConfig } from "../../../src/lab/index.ts";
+import { type LabConfig, loadLab, parseLab } from "../../../src/lab/index.ts";
 import { admitPng } from "../../../src/png/index.ts";
 import { loadEmbeddedApp } from "../../../src/routes/browser/embedded-app.ts";
 import { runBrowserStudy } from "../../../src/routes/browser/index.ts";
@@ -38,7 +38,10 @@ describe("browser route", () => {
     expect(loaded.ref).toBe("embedded:todomvc-first-run");
     const runId = `todomvc-${testRun}`;
     const created: string[] = [];
-    const res = await runBrowserStudy({ ...ctxFor(loaded.config, runId, "live", emptyCwd), labSource: { ref: loaded.ref, sha256: loaded.sha256 } }, { docker, labels: { [TEST_LABEL]: testRun }, onDesktopCreated: (_p, id) => created.push(id) });
+    const res = await runBrowserStudy(
+      { ...ctxFor(loaded.config, runId, "live", emptyCwd), labSource: { ref: loaded.ref, sha256: loaded.sha256 } },
+      { docker, labels: { [TEST_LABEL]: testRun }, onDesktopCreated: (_p, id) => created.push(id) },
+    );
     expect(res.error).toBeUndefined();
     expect(res.ok).toBe(true);
     expect(res.verdict).toBe("1/1 reached the goal; tasks: add-two-todos 1/1 · complete-one 1/1 · clear-completed 1/1");
@@ -52,12 +55,23 @@ describe("browser route", () => {
     // Provenance of the served app: name, package and the SHA-256 over its files, in the lifecycle and served-app.json.
     const app = await loadEmbeddedApp("todomvc-vanillajs");
     const served = JSON.parse(readFileSync(join(res.runDir, "served-app.json"), "utf8"));
-    expect(served).toMatchObject({ schema: "humanish.served-app.v1", source: "embedded", name: "todomvc-vanillajs", package: "todomvc@0.1.1", dir: "examples/vanillajs", sha256: app.sha256, bytes: app.bytes });
+    expect(served).toMatchObject({
+      schema: "humanish.served-app.v1",
+      source: "embedded",
+      name: "todomvc-vanillajs",
+      package: "todomvc@0.1.1",
+      dir: "examples/vanillajs",
+      sha256: app.sha256,
+      bytes: app.bytes,
+    });
     expect(served.files).toEqual(app.files.map((f) => ({ path: f.path, bytes: f.bytes.byteLength, sha256: f.sha256 })));
     const ev = run.lifecycle.find((e: { event: string }) => e.event === "browser-lab.subject.embedded");
     expect(ev?.message).toContain(`embedded app todomvc-vanillajs from todomvc@0.1.1`);
     expect(ev?.message).toContain(app.sha256);
-    expect(run.participants[0].desktopGeometry).toMatchObject({ preset: "desktop", screen: { requested: { width: 1440, height: 950 }, verified: { width: 1440, height: 950 } } });
+    expect(run.participants[0].desktopGeometry).toMatchObject({
+      preset: "desktop",
+      screen: { requested: { width: 1440, height: 950 }, verified: { width: 1440, height: 950 } },
+    });
     const trace = JSON.parse(readFileSync(join(res.runDir, "actors/p1.json"), "utf8"));
     expect(trace.lane).toBe("scripted-browser");
     const kinds = trace.items.map((i: { kind: string }) => i.kind);
@@ -80,7 +94,11 @@ describe("browser route", () => {
   test("count 2 runs desktop + mobile, each on its own guest, with the floored mobile geometry recorded", async () => {
     const { docker, testRun } = await guestPrereqs();
     const port = freePort();
-    const config = scriptedBrowserLab({ port, id: "two-devices", root: TODOMVC_STATIC, actorBody: `    count: 2
+    const config = scriptedBrowserLab({
+      port,
+      id: "two-devices",
+      root: TODOMVC_STATIC,
+      actorBody: `    count: 2
     tasks:
       - id: add-todo
         goal: Add a todo.
@@ -95,9 +113,14 @@ describe("browser route", () => {
       - type: Buy milk
       - press: Enter
       - waitForText: 1 item left
-      - screenshot: added` });
+      - screenshot: added`,
+    });
     const created: string[] = [];
-    const res = await runBrowserStudy(ctxFor(config, `two-${testRun}`), { docker, labels: { [TEST_LABEL]: testRun }, onDesktopCreated: (_p, id) => created.push(id) });
+    const res = await runBrowserStudy(ctxFor(config, `two-${testRun}`), {
+      docker,
+      labels: { [TEST_LABEL]: testRun },
+      onDesktopCreated: (_p, id) => created.push(id),
+    });
     expect(res.error).toBeUndefined();
     expect(res.verdict).toBe("2/2 reached the goal; tasks: add-todo 2/2 · on-root 2/2");
     expect(res.participants.map((p) => p.id)).toEqual(["p1", "p2"]);
@@ -113,13 +136,22 @@ describe("browser route", () => {
   test("SIGINT mid-study: the participant stops, the desktop is released, the bundle says interrupted and verifies", async () => {
     const { docker, testRun } = await guestPrereqs();
     const port = freePort();
-    const config = scriptedBrowserLab({ port, id: "interrupt-probe", root: TODOMVC_STATIC, actorBody: `    steps:
+    const config = scriptedBrowserLab({
+      port,
+      id: "interrupt-probe",
+      root: TODOMVC_STATIC,
+      actorBody: `    steps:
       - waitForText: Double-click to edit a todo
-      - wait: {ms: 30000}` });
+      - wait: {ms: 30000}`,
+    });
     const ac = new AbortController();
-    const ctx = { ...ctxFor(config, `int-${testRun}`), signal: ac.signal, progress: (e: { phase: string; detail?: string }) => {
-      if (e.phase === "participate" && e.detail?.startsWith("step 2/")) setTimeout(() => ac.abort("SIGINT"), 500);
-    } };
+    const ctx = {
+      ...ctxFor(config, `int-${testRun}`),
+      signal: ac.signal,
+      progress: (e: { phase: string; detail?: string }) => {
+        if (e.phase === "participate" && e.detail?.startsWith("step 2/")) setTimeout(() => ac.abort("SIGINT"), 500);
+      },
+    };
     const started = Date.now();
     const res = await runBrowserStudy(ctx, { docker, labels: { [TEST_LABEL]: testRun } });
     expect(Date.now() - started).toBeLessThan(25_000);

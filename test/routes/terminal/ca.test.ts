@@ -41,7 +41,9 @@ describe("loadSandboxCa", () => {
     expect(code({ HUMANISH_SANDBOX_CA_CERTS: join(project.dir, "missing.pem") })).toBe("HUMANISH_TERMINAL_LAB_CA_INVALID");
     expect(code({ HUMANISH_SANDBOX_CA_CERTS: project.dir })).toBe("HUMANISH_TERMINAL_LAB_CA_INVALID");
     expect(code({ HUMANISH_SANDBOX_CA_CERTS: file("empty.pem", "hello") })).toBe("HUMANISH_TERMINAL_LAB_CA_INVALID");
-    expect(code({ HUMANISH_SANDBOX_CA_CERTS: file("key.pem", CERT + "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n") })).toBe("HUMANISH_TERMINAL_LAB_CA_INVALID");
+    expect(code({ HUMANISH_SANDBOX_CA_CERTS: file("key.pem", `${CERT}-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n`) })).toBe(
+      "HUMANISH_TERMINAL_LAB_CA_INVALID",
+    );
     expect(code({ HUMANISH_SANDBOX_CA_CERTS: file("big.pem", CERT + "x".repeat(SANDBOX_CA_MAX_BYTES)) })).toBe("HUMANISH_TERMINAL_LAB_CA_INVALID");
   });
 });

@@ -22,7 +22,9 @@ const CANARY = "sk-canary-4c1d9e7a2b6f8035-humanish-codex";
  */
 const HOST_CA = process.env.NODE_EXTRA_CA_CERTS;
 const CA_KNOB: Record<string, string> = HOST_CA ? { HUMANISH_SANDBOX_CA_CERTS: HOST_CA } : {};
-const CA_CMD_ENV: Record<string, string> = HOST_CA ? { NODE_EXTRA_CA_CERTS: "/opt/humanish-ca-bundle.pem", CODEX_CA_CERTIFICATE: "/opt/humanish-ca-bundle.pem" } : {};
+const CA_CMD_ENV: Record<string, string> = HOST_CA
+  ? { NODE_EXTRA_CA_CERTS: "/opt/humanish-ca-bundle.pem", CODEX_CA_CERTIFICATE: "/opt/humanish-ca-bundle.pem" }
+  : {};
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
@@ -70,7 +72,7 @@ function recordingProvider(intercept: (o: ExecOptions, real: Sandbox) => Promise
 }
 
 function fakeStream(o: ExecOptions, events: unknown[]): ExecResult {
-  const bytes = enc.encode(events.map((e) => JSON.stringify(e)).join("\n") + "\n");
+  const bytes = enc.encode(`${events.map((e) => JSON.stringify(e)).join("\n")}\n`);
   // Deliver in two chunks split inside a line, like a pipe would.
   o.onStdout?.(bytes.subarray(0, 37));
   o.onStdout?.(bytes.subarray(37));
@@ -100,13 +102,34 @@ describe("codex-exec live, up to the real version probe", () => {
       return fakeStream(o, [
         { type: "thread.started", thread_id: "0199a213-81c0-7800-8aa1-bbab2a035a53" },
         { type: "turn.started" },
-        { type: "item.completed", item: { id: "item_0", type: "command_execution", command: "bash -lc 'jq --help | head -3'", aggregated_output: `Usage: jq [OPTIONS] FILTER\nleaked ${CANARY}\n`, exit_code: 0, status: "completed" } },
+        {
+          type: "item.completed",
+          item: {
+            id: "item_0",
+            type: "command_execution",
+            command: "bash -lc 'jq --help | head -3'",
+            aggregated_output: `Usage: jq [OPTIONS] FILTER\nleaked ${CANARY}\n`,
+            exit_code: 0,
+            status: "completed",
+          },
+        },
         { type: "error", message: "stream disconnected - retrying turn (1/5)" },
-        { type: "item.completed", item: { id: "item_1", type: "agent_message", text: `jq's help was clear enough.\nHUMANISH_ACTOR_VERDICT=passed HUMANISH_ACTOR_NONCE=${nonce}` } },
+        {
+          type: "item.completed",
+          item: { id: "item_1", type: "agent_message", text: `jq's help was clear enough.\nHUMANISH_ACTOR_VERDICT=passed HUMANISH_ACTOR_NONCE=${nonce}` },
+        },
         { type: "turn.completed", usage: { input_tokens: 24763, cached_input_tokens: 24448, output_tokens: 122 } },
       ]);
     });
-    const ctx = studyContext({ cwd: project.dir, lab: lab.config, text: lab.text, ref: lab.ref, runId, mode: "live", env: { CODEX_API_KEY: CANARY, PATH: "/usr/bin:/bin", ...CA_KNOB } });
+    const ctx = studyContext({
+      cwd: project.dir,
+      lab: lab.config,
+      text: lab.text,
+      ref: lab.ref,
+      runId,
+      mode: "live",
+      env: { CODEX_API_KEY: CANARY, PATH: "/usr/bin:/bin", ...CA_KNOB },
+    });
     const r = await runTerminalStudy(ctx, { sandboxProvider: provider });
 
     // The real probe: install and `codex --version` ran for real, without any key.
@@ -117,7 +140,15 @@ describe("codex-exec live, up to the real version probe", () => {
     expect(probe?.user).toBe("user");
     expect(probe?.env).toEqual({ HOME: "/home/user" });
     const trace = JSON.parse(readFileSync(join(r.runDir, "actor.json"), "utf8"));
-    expect(trace.runtime).toMatchObject({ package: "@openai/codex", requestedVersion: "0.171.0", observedVersion: "0.171.0", versionStatus: "verified", requestedModel: "gpt-5.1-codex", modelStatus: "humanish_default", requestedReasoningEffort: "low" });
+    expect(trace.runtime).toMatchObject({
+      package: "@openai/codex",
+      requestedVersion: "0.171.0",
+      observedVersion: "0.171.0",
+      versionStatus: "verified",
+      requestedModel: "gpt-5.1-codex",
+      modelStatus: "humanish_default",
+      requestedReasoningEffort: "low",
+    });
     expect(trace.providerVersion).toBe("0.171.0");
 
     // Exactly one command carried the key, and it is the codex exec with this argv and env.
@@ -149,7 +180,8 @@ describe("codex-exec live, up to the real version probe", () => {
     expect(prompt).not.toContain("jq -e 'length == 4'");
     expect(prompt).not.toContain("tr -d");
     // The real CLI knows every flag.
-    for (const flag of ["--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--cd", "--model", "--config"]) expect(help).toContain(flag);
+    for (const flag of ["--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--cd", "--model", "--config"])
+      expect(help).toContain(flag);
     expect(inspectText.length).toBeGreaterThan(100);
     expect(inspectText).not.toContain(CANARY);
     expect(pid1Environ).not.toContain(CANARY);
@@ -187,7 +219,10 @@ describe("codex-exec live, up to the real version probe", () => {
     // Replace the npm install with a stand-in `codex` that reports another version.
     const provider = recordingProvider(async (o, real) => {
       if (!o.cmd.includes("@openai/codex@0.171.0")) return undefined;
-      return real.exec({ ...o, cmd: ["bash", "-c", 'printf "#!/bin/sh\\necho codex-cli 0.170.9\\n" > /usr/local/bin/codex && chmod 755 /usr/local/bin/codex'] });
+      return real.exec({
+        ...o,
+        cmd: ["bash", "-c", 'printf "#!/bin/sh\\necho codex-cli 0.170.9\\n" > /usr/local/bin/codex && chmod 755 /usr/local/bin/codex'],
+      });
     });
     const ctx = studyContext({ cwd: project.dir, lab: lab.config, text: lab.text, runId, mode: "live", env: { OPENAI_API_KEY: CANARY, ...CA_KNOB } });
     const r = await runTerminalStudy(ctx, { sandboxProvider: provider });
@@ -215,12 +250,19 @@ describe("codex-exec live, up to the real version probe", () => {
       const pkg = o.cmd.find((a) => a.startsWith("@openai/codex@") && a !== "@openai/codex@latest");
       if (o.cmd.includes("install") && pkg) {
         resolved = pkg.slice("@openai/codex@".length);
-        return real.exec({ ...o, cmd: ["bash", "-c", `printf "#!/bin/sh\\necho codex-cli ${resolved}\\n" > /usr/local/bin/codex && chmod 755 /usr/local/bin/codex`] });
+        return real.exec({
+          ...o,
+          cmd: ["bash", "-c", `printf "#!/bin/sh\\necho codex-cli ${resolved}\\n" > /usr/local/bin/codex && chmod 755 /usr/local/bin/codex`],
+        });
       }
-      if (o.env?.CODEX_API_KEY) return fakeStream(o, [{ type: "turn.started" }, { type: "turn.failed", error: { message: "simulated: exceeded retry limit" } }]);
+      if (o.env?.CODEX_API_KEY)
+        return fakeStream(o, [{ type: "turn.started" }, { type: "turn.failed", error: { message: "simulated: exceeded retry limit" } }]);
       return undefined;
     });
-    const r = await runTerminalStudy(studyContext({ cwd: project.dir, lab: labFromText(text), text, runId, mode: "live", env: { CODEX_API_KEY: CANARY, ...CA_KNOB } }), { sandboxProvider: provider });
+    const r = await runTerminalStudy(
+      studyContext({ cwd: project.dir, lab: labFromText(text), text, runId, mode: "live", env: { CODEX_API_KEY: CANARY, ...CA_KNOB } }),
+      { sandboxProvider: provider },
+    );
     expect(resolved).toMatch(/^\d+\.\d+\.\d+/);
     expect(provider.seen.filter((e) => e.cmd.includes("view"))).toHaveLength(1);
     const ledgers = JSON.parse(readFileSync(join(r.runDir, "terminal-ledgers.json"), "utf8"));

@@ -22,7 +22,8 @@ afterAll(async () => {
 function lab(opts: { steps: string[]; install?: string[]; maxMinutes?: number; tasks?: boolean }): string {
   const steps = opts.steps.map((s) => `      - run: ${JSON.stringify(s)}`).join("\n");
   const install = opts.install ? `    install:\n${opts.install.map((c) => `      - ${JSON.stringify(c)}`).join("\n")}\n` : "";
-  const tasks = opts.tasks === false ? "" : `    tasks:\n      - id: made-file\n        goal: Create done.txt.\n        check:\n          run: test -e done.txt\n`;
+  const tasks =
+    opts.tasks === false ? "" : `    tasks:\n      - id: made-file\n        goal: Create done.txt.\n        check:\n          run: test -e done.txt\n`;
   return `schema: humanish.lab.v2
 id: failure-probe
 subject:
@@ -44,7 +45,10 @@ async function live(text: string, firstOutputMs?: number) {
   await requireDocker();
   const runId = testRunId("fail");
   runIds.push(runId);
-  const r = await runTerminalStudy(studyContext({ cwd: project.dir, lab: labFromText(text), text, runId, mode: "live" }), firstOutputMs ? { firstOutputMs } : {});
+  const r = await runTerminalStudy(
+    studyContext({ cwd: project.dir, lab: labFromText(text), text, runId, mode: "live" }),
+    firstOutputMs ? { firstOutputMs } : {},
+  );
   return { r, runId, run: JSON.parse(readFileSync(join(r.runDir, "run.json"), "utf8")) };
 }
 
@@ -94,7 +98,9 @@ describe("a hanging participant", () => {
 
 describe("a failing install command", () => {
   test("ends with INSTALL_FAILED, a partial bundle that verifies and says why, and no container", async () => {
-    const { r, runId, run } = await live(lab({ steps: ["touch done.txt"], install: ["echo preparing", "echo 'no such package' >&2; exit 3", "echo never-runs"] }));
+    const { r, runId, run } = await live(
+      lab({ steps: ["touch done.txt"], install: ["echo preparing", "echo 'no such package' >&2; exit 3", "echo never-runs"] }),
+    );
     expect(r.ok).toBe(false);
     expect(r.error?.code).toBe("HUMANISH_TERMINAL_LAB_INSTALL_FAILED");
     expect(r.error?.message).toContain("install[1] (2 of 3) exited 3");

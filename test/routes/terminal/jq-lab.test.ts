@@ -32,7 +32,12 @@ describe("jq-first-contact lab, live on Docker", () => {
 
   test("every task passes and the reward is 1", () => {
     expect(result.error).toBeUndefined();
-    expect(result.tasks.map((t) => `${t.id}:${t.status}`)).toEqual(["pretty-print:passed", "open-order-ids:passed", "open-total:passed", "orders-per-customer:passed"]);
+    expect(result.tasks.map((t) => `${t.id}:${t.status}`)).toEqual([
+      "pretty-print:passed",
+      "open-order-ids:passed",
+      "open-total:passed",
+      "orders-per-customer:passed",
+    ]);
     expect(result.reward).toBe(1);
     expect(result.verdict).toBe("1/1 reached the goal; tasks: pretty-print 1/1 · open-order-ids 1/1 · open-total 1/1 · orders-per-customer 1/1");
     expect(result.participants).toEqual([{ id: "p1", status: "passed", completionReason: "turn_completed" }]);
@@ -53,9 +58,21 @@ describe("jq-first-contact lab, live on Docker", () => {
   test("evidence: receipt, ledgers with command digests and env names, transcript, cleanup proof", () => {
     const files = listFiles(result.runDir);
     expect(files).toEqual(
-      expect.arrayContaining(["run.json", "status.json", "actor.json", "terminal-ledgers.json", "terminal-events.ndjson", "terminal-transcript.txt", "sandbox-receipts.ndjson", "provision.log"]),
+      expect.arrayContaining([
+        "run.json",
+        "status.json",
+        "actor.json",
+        "terminal-ledgers.json",
+        "terminal-events.ndjson",
+        "terminal-transcript.txt",
+        "sandbox-receipts.ndjson",
+        "provision.log",
+      ]),
     );
-    const receipts = readFileSync(join(result.runDir, "sandbox-receipts.ndjson"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const receipts = readFileSync(join(result.runDir, "sandbox-receipts.ndjson"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(receipts).toHaveLength(1);
     expect(receipts[0].id).toMatch(/^[0-9a-f]{64}$/);
     const ledgers = JSON.parse(readFileSync(join(result.runDir, "terminal-ledgers.json"), "utf8"));
@@ -75,7 +92,9 @@ describe("jq-first-contact lab, live on Docker", () => {
     expect(ev.indexOf("terminal-lab.sandbox.created")).toBeLessThan(ev.indexOf("terminal-lab.product.prepared"));
     // The network was granted for install only: the scripted participant ran with none.
     expect(ev.indexOf("terminal-lab.network.detached")).toBeGreaterThan(ev.indexOf("terminal-lab.product.prepared"));
-    expect(ev.indexOf("terminal-lab.network.detached")).toBeLessThan(ev.indexOf("terminal-lab.participant.started") === -1 ? Infinity : ev.indexOf("terminal-lab.participant.started"));
+    expect(ev.indexOf("terminal-lab.network.detached")).toBeLessThan(
+      ev.indexOf("terminal-lab.participant.started") === -1 ? Infinity : ev.indexOf("terminal-lab.participant.started"),
+    );
     const transcript = readFileSync(join(result.runDir, "terminal-transcript.txt"), "utf8");
     expect(transcript).toContain("Usage:"); // jq --help reached the participant
     expect(transcript).toContain("A-1001");

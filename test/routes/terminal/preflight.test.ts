@@ -51,14 +51,29 @@ describe("dry run", () => {
       expect(run.cleanup).toEqual([]);
       expect(run.participants[0].status).toBe("contract_proof_only");
       const events = run.lifecycle.map((l: { event: string }) => l.event);
-      expect(events).toEqual(expect.arrayContaining(["terminal-lab.run.created", "terminal-lab.subject.declared", "terminal-lab.credentials.declared", "terminal-lab.caps.declared", "terminal-lab.contract.ready"]));
+      expect(events).toEqual(
+        expect.arrayContaining([
+          "terminal-lab.run.created",
+          "terminal-lab.subject.declared",
+          "terminal-lab.credentials.declared",
+          "terminal-lab.caps.declared",
+          "terminal-lab.contract.ready",
+        ]),
+      );
       expect(existsSync(join(r.runDir, "sandbox-receipts.ndjson"))).toBe(false);
     });
   }
 
   test("codex dry run declares the exact runtime it would install and the model it would pass", async () => {
     const lab = committedLab("codex-first-contact");
-    const ctx = studyContext({ cwd: project.dir, lab: lab.config, text: lab.text, runId: testRunId("dry"), mode: "dry-run", env: { CODEX_API_KEY: "sk-dryrun-canary-0123456789abcdefghij" } });
+    const ctx = studyContext({
+      cwd: project.dir,
+      lab: lab.config,
+      text: lab.text,
+      runId: testRunId("dry"),
+      mode: "dry-run",
+      env: { CODEX_API_KEY: "sk-dryrun-canary-0123456789abcdefghij" },
+    });
     const r = await runTerminalStudy(ctx, { docker: deadDocker });
     const text = readFileSync(join(r.runDir, "run.json"), "utf8");
     expect(text).toContain("@openai/codex@0.171.0");
@@ -68,7 +83,7 @@ describe("dry run", () => {
 
   test("e2b-terminal target: dry run works", async () => {
     const lab = committedLab("jq-first-contact");
-    const text = withTarget(lab.text, "e2b-terminal").replace(/\n  network: bridge\n/, "\n");
+    const text = withTarget(lab.text, "e2b-terminal").replace(/\n {2}network: bridge\n/, "\n");
     const config = labFromText(text);
     const r = await runTerminalStudy(studyContext({ cwd: project.dir, lab: config, text, runId: testRunId("dry"), mode: "dry-run" }), { docker: deadDocker });
     expect(r.ok).toBe(true);
@@ -109,7 +124,7 @@ describe("live preflight refuses before anything exists", () => {
   });
 
   test("e2b-terminal live → TARGET_UNSUPPORTED, nothing spent", async () => {
-    const text = withTarget(committedLab("jq-first-contact").text, "e2b-terminal").replace(/\n  network: bridge\n/, "\n");
+    const text = withTarget(committedLab("jq-first-contact").text, "e2b-terminal").replace(/\n {2}network: bridge\n/, "\n");
     const { err } = await live(text);
     expect(err.code).toBe("HUMANISH_TERMINAL_LAB_TARGET_UNSUPPORTED");
     expect(err.next).toContain("--dry-run");

@@ -18,7 +18,13 @@ const enc = new TextEncoder();
 function setup() {
   const writer = createRunWriter({ cwd: project.dir, runId: testRunId("rec"), secrets: [SECRET], heartbeatMs: 0 });
   const progress: string[] = [];
-  const rec = createTerminalRecording({ writer, participantId: "p1", redact: (s) => writer.redactor.text(s), longestSecret: SECRET.length, onProgress: (d) => progress.push(d) });
+  const rec = createTerminalRecording({
+    writer,
+    participantId: "p1",
+    redact: (s) => writer.redactor.text(s),
+    longestSecret: SECRET.length,
+    onProgress: (d) => progress.push(d),
+  });
   const events = () =>
     readFileSync(join(writer.runDir, TERMINAL_EVENTS_FILE), "utf8")
       .trim()
@@ -51,7 +57,9 @@ describe("terminal recorder", () => {
     rec.recorder.output("stdout", enc.encode(filler));
     rec.recorder.output("stdout", enc.encode(`${SECRET}\n`));
     await rec.flush();
-    const all = events().map((e) => e.chunk).join("");
+    const all = events()
+      .map((e) => e.chunk)
+      .join("");
     expect(all).toBe(`${filler}[REDACTED_SECRET]\n`);
     expect(events().length).toBe(2);
   });
@@ -64,13 +72,26 @@ describe("terminal recorder", () => {
     const t = rec.transcript();
     expect(t).toContain(`[humanish: participant output truncated after ${TRANSCRIPT_MAX_BYTES} bytes]`);
     expect(t.length).toBeLessThan(TRANSCRIPT_MAX_BYTES + 200);
-    expect(events().map((e) => e.chunk).join("").length).toBeLessThan(TRANSCRIPT_MAX_BYTES + 200);
+    expect(
+      events()
+        .map((e) => e.chunk)
+        .join("").length,
+    ).toBeLessThan(TRANSCRIPT_MAX_BYTES + 200);
   });
 
   test("command log: sha256-16 of the exact argv, sorted env NAMES, no command text or values", () => {
     const { rec } = setup();
     const argv = ["bash", "-lc", `echo ${SECRET}`];
-    rec.recorder.command({ label: "participant-step-1", argv, envNames: ["HOME", "CODEX_API_KEY"], user: "user", exitCode: 0, timedOut: false, deadline: null, durationMs: 12.7 });
+    rec.recorder.command({
+      label: "participant-step-1",
+      argv,
+      envNames: ["HOME", "CODEX_API_KEY"],
+      user: "user",
+      exitCode: 0,
+      timedOut: false,
+      deadline: null,
+      durationMs: 12.7,
+    });
     const [entry] = rec.commandLog;
     expect(entry).toMatchObject({ label: "participant-step-1", envNames: ["CODEX_API_KEY", "HOME"], exitCode: 0, timedOut: false, durationMs: 13 });
     expect(entry!.commandDigest).toBe(createHash("sha256").update(JSON.stringify(argv)).digest("hex").slice(0, 16));
