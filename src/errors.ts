@@ -1,7 +1,7 @@
 /**
  * The one error type every layer throws for a known failure.
  *
- * Each failure has a stable `HUMANISH_*` code (reference contracts.md §4.3), a message that
+ * Each failure has a stable `HUMANISH_*` code, a message that
  * names the field, file or resource involved, and a `next` step a person can take. The CLI
  * turns it into `error: {code, message, next}` in `--json` envelopes, or the three human lines
  * `humanish <cmd> failed: …` / `code: …` / `next: …` on stderr.

@@ -1,5 +1,5 @@
 /**
- * Host side of browser control (reference subsystems.md §1.1, §1.5, §1.9–§1.11).
+ * Host side of browser control.
  */
 import { type CuaExecutorError, type CuaExecutorErrorCode, cuaError, isCuaExecutorError } from "./errors.ts";
 import type { BrowserControlExecutor } from "./executor.ts";
@@ -17,9 +17,9 @@ import {
 } from "./schemas.ts";
 import type { BrowserControlTransport } from "./transport.ts";
 
-/** Default client request deadline: 35 s (§1.9). */
+/** Default client request deadline: 35 s. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 35_000;
-/** Smallest and largest caller-chosen request deadline: 1 s … 60 s (§1.9). */
+/** Smallest and largest caller-chosen request deadline: 1 s … 60 s. */
 export const MIN_REQUEST_TIMEOUT_MS = 1_000;
 export const MAX_REQUEST_TIMEOUT_MS = 60_000;
 

@@ -1,5 +1,5 @@
 /**
- * Guest side of browser control (reference subsystems.md §1.1, §1.5, §1.8–§1.11).
+ * Guest side of browser control.
  */
 import { type CuaDisposition, type CuaExecutorErrorCode, cuaError, isCuaExecutorError } from "./errors.ts";
 import type { BrowserExecutor } from "./executor.ts";
@@ -7,7 +7,7 @@ import { encodeObservation } from "./observation.ts";
 import { type BrowserControlIdentity, type BrowserControlOperation, identitySchema, OPERATIONS, requestSchema, sameIdentity } from "./schemas.ts";
 import type { BrowserControlTransport } from "./transport.ts";
 
-/** Dispatcher per-request deadline: 35 s, including writing the reply (§1.9). */
+/** Dispatcher per-request deadline: 35 s, including writing the reply. */
 export const DISPATCHER_DEADLINE_MS = 35_000;
 
 /** Options of {@link attachBrowserControlDispatcher}. */

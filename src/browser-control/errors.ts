@@ -1,5 +1,5 @@
 /**
- * The closed executor error vocabulary of browser control (reference subsystems.md §1.8).
+ * The closed executor error vocabulary of browser control.
  *
  * Every failure of an executor — host client, guest dispatcher or the guest desktop driver —
  * is a {@link CuaExecutorError} carrying one of twelve {@link CuaExecutorErrorCode}s and one of
@@ -8,7 +8,7 @@
  */
 import { HumanishError } from "../errors.ts";
 
-/** The twelve executor error codes, in reference order (§1.8). */
+/** The twelve executor error codes, in reference order. */
 export const CUA_EXECUTOR_ERROR_CODES = [
   "executor_closed",
   "executor_not_ready",
@@ -24,11 +24,11 @@ export const CUA_EXECUTOR_ERROR_CODES = [
   "execution_failed",
 ] as const;
 
-/** One executor error code (§1.8). */
+/** One executor error code. */
 export type CuaExecutorErrorCode = (typeof CUA_EXECUTOR_ERROR_CODES)[number];
 
 /**
- * The two dispositions (§1.8).
+ * The two dispositions.
  * - `not_dispatched`: positive evidence that no input could have reached the desktop; the
  *   caller may decide what to do next (the channel may stay usable for `action_rejected`).
  * - `outcome_uncertain`: input may have been dispatched, a write may have happened or an
@@ -36,7 +36,7 @@ export type CuaExecutorErrorCode = (typeof CUA_EXECUTOR_ERROR_CODES)[number];
  */
 export const CUA_DISPOSITIONS = ["not_dispatched", "outcome_uncertain"] as const;
 
-/** One disposition (§1.8). */
+/** One disposition. */
 export type CuaDisposition = (typeof CUA_DISPOSITIONS)[number];
 
 const CODE_SET: ReadonlySet<string> = new Set(CUA_EXECUTOR_ERROR_CODES);
@@ -63,7 +63,7 @@ const NEXT: Record<CuaExecutorErrorCode, string> = {
   executor_not_ready: "wait for ready() before observing or executing",
   executor_busy: "await the request in flight before sending another; requests are never queued",
   cancelled: "nothing to do unless the abort was unexpected; check the caller's AbortSignal",
-  invalid_request: "fix the action or request so it matches the browser-control schema (subsystems.md §1.4-§1.6)",
+  invalid_request: "fix the action or request so it matches the browser-control request and action schemas",
   invalid_response: "the peer sent a malformed frame, reply or PNG; inspect the guest build and restart the desktop",
   protocol_mismatch: "host and guest disagree on identity or sequence; restart the desktop with a fresh identity",
   session_revoked: "the desktop owner withdrew authority; start a new desktop session",
@@ -81,7 +81,7 @@ const NEXT: Record<CuaExecutorErrorCode, string> = {
  * look-alike objects. Throws `TypeError` if `errorCode` or `disposition` is outside the closed lists.
  */
 export class CuaExecutorError extends HumanishError {
-  /** One of the twelve wire codes (§1.8). */
+  /** One of the twelve wire codes. */
   readonly errorCode: CuaExecutorErrorCode;
   /** `not_dispatched` or `outcome_uncertain`. */
   readonly disposition: CuaDisposition;

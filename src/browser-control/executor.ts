@@ -1,5 +1,5 @@
 /**
- * The executor seam shared by both ends of browser control (reference subsystems.md §1.1, §1.8, §3.7).
+ * The executor seam shared by both ends of browser control.
  */
 import type { CuaAction, CuaObservation } from "./schemas.ts";
 

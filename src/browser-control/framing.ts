@@ -1,5 +1,5 @@
 /**
- * Length-prefixed JSON framing (reference subsystems.md §1.2).
+ * Length-prefixed JSON framing.
  *
  * A frame is a 4-byte unsigned big-endian payload length (1 … 12 MiB) followed by that many
  * bytes of strict UTF-8 JSON: no byte-order mark, no overlong forms, surrogates, truncated

@@ -1,7 +1,7 @@
 /**
  * Browser control: the framed host ↔ guest channel that drives one browser desktop
- * (reference subsystems.md §1, protocol version 1: HELLO, OBSERVE, EXECUTE only — no recording
- * transfer, no `speak`, no `heldKeys`; design ARCHITECTURE.md "Browser control").
+ * (protocol version 1: HELLO, OBSERVE, EXECUTE only — no recording transfer, no `speak`, no
+ * `heldKeys`; design ARCHITECTURE.md "Browser control").
  *
  * ## For the guest driver (src/guest/): implement `BrowserExecutor`
  *

@@ -1,6 +1,6 @@
 /**
  * Observation encode/decode between memory (`CuaObservation`, PNG bytes) and the wire
- * (`WireObservation`, canonical base64) — reference subsystems.md §1.7 and §2.
+ * (`WireObservation`, canonical base64); every PNG passes admission on the way in.
  */
 import { admitPng } from "../png/index.ts";
 import { type CuaDisposition, cuaError } from "./errors.ts";

@@ -1,5 +1,5 @@
 /**
- * zod schemas for browser-control protocol version 1 (reference subsystems.md §1.3–§1.7).
+ * zod schemas for browser-control protocol version 1.
  *
  * Everything is strict: unknown keys are rejected everywhere. Version 1 has exactly the
  * operations `HELLO`, `OBSERVE` and `EXECUTE`; there is no recording transfer, no `speak`
@@ -8,25 +8,25 @@
 import { z } from "zod";
 import { CUA_DISPOSITIONS, CUA_EXECUTOR_ERROR_CODES } from "./errors.ts";
 
-/** Largest frame payload in bytes (12 MiB, §1.2). */
+/** Largest frame payload in bytes (12 MiB). */
 export const MAX_FRAME_BYTES = 12 * 1024 * 1024;
-/** Largest absolute coordinate/delta on the wire (§1.6). */
+/** Largest absolute coordinate/delta on the wire. */
 export const MAX_COORDINATE = 1_000_000;
-/** Largest `type` text: 64 KiB, checked as string length AND UTF-8 byte length (§1.6). */
+/** Largest `type` text: 64 KiB, checked as string length AND UTF-8 byte length. */
 export const MAX_TYPE_TEXT = 64 * 1024;
-/** Largest observation text fields (`stateSignature`, `url`, `title`, `text`): 64 KiB (§1.7). */
+/** Largest observation text fields (`stateSignature`, `url`, `title`, `text`): 64 KiB. */
 export const MAX_OBSERVATION_TEXT = 64 * 1024;
-/** `keypress.keys`: 1–16 entries of 1–64 chars (§1.6). */
+/** `keypress.keys`: 1–16 entries of 1–64 chars. */
 export const MAX_KEYS = 16;
-/** Longest key name (§1.6). */
+/** Longest key name. */
 export const MAX_KEY_NAME = 64;
-/** `drag.path`: 1–1024 points (§1.6). */
+/** `drag.path`: 1–1024 points. */
 export const MAX_DRAG_POINTS = 1024;
-/** `wait.ms`: 0–30,000 ms (§1.6). */
+/** `wait.ms`: 0–30,000 ms. */
 export const MAX_WAIT_MS = 30_000;
-/** Largest PNG in an observation: 8 MiB (§2). */
+/** Largest PNG in an observation: 8 MiB. */
 export const MAX_PNG_BYTES = 8 * 1024 * 1024;
-/** Largest base64 `png` string: 4·ceil(8 MiB / 3) chars (§1.7). */
+/** Largest base64 `png` string: 4·ceil(8 MiB / 3) chars. */
 export const MAX_PNG_BASE64 = 4 * Math.ceil(MAX_PNG_BYTES / 3);
 
 const utf8 = new TextEncoder();
@@ -44,14 +44,14 @@ export function utf8ByteLength(s: string): number {
   return ascii ? s.length : utf8.encode(s).byteLength;
 }
 
-/** Identity token: 1–128 chars of `[A-Za-z0-9._-]` (§1.3). */
+/** Identity token: 1–128 chars of `[A-Za-z0-9._-]`. */
 export const tokenSchema = z
   .string()
   .min(1)
   .max(128)
   .regex(/^[A-Za-z0-9._-]+$/);
 
-/** `BrowserControlIdentity` (§1.3): a consistency check, not authentication. */
+/** `BrowserControlIdentity`: a consistency check, not authentication. */
 export const identitySchema = z.strictObject({
   generation: tokenSchema,
   challenge: tokenSchema,
@@ -65,7 +65,7 @@ export function sameIdentity(a: BrowserControlIdentity, b: BrowserControlIdentit
   return a.generation === b.generation && a.challenge === b.challenge && a.runtimeRevision === b.runtimeRevision;
 }
 
-/** A finite coordinate within ±1,000,000 px; fractions are kept (§1.6). */
+/** A finite coordinate within ±1,000,000 px; fractions are kept. */
 export const coordinateSchema = z.number().min(-MAX_COORDINATE).max(MAX_COORDINATE);
 
 const boundedText = (max: number) =>
@@ -99,7 +99,7 @@ const dragSchema = z.strictObject({ kind: z.literal("drag"), path: z.array(point
 const waitSchema = z.strictObject({ kind: z.literal("wait"), ms: z.number().min(0).max(MAX_WAIT_MS).optional() });
 const screenshotSchema = z.strictObject({ kind: z.literal("screenshot") });
 
-/** The browser action union `CuaAction` (§1.6), discriminated on `kind`. */
+/** The browser action union `CuaAction`, discriminated on `kind`. */
 export const cuaActionSchema = z.discriminatedUnion("kind", [
   clickSchema,
   doubleClickSchema,
@@ -119,7 +119,7 @@ export type CuaActionKind = CuaAction["kind"];
 export const CUA_ACTION_KINDS: readonly CuaActionKind[] = ["click", "double_click", "move", "scroll", "type", "keypress", "drag", "wait", "screenshot"];
 
 /**
- * Observation as it travels on the wire (§1.7): `png` is base64 of the PNG bytes. The base64
+ * Observation as it travels on the wire: `png` is base64 of the PNG bytes. The base64
  * must be canonical (re-encodes to the identical string); the PNG admission (src/png) runs in
  * `decodeObservation`.
  */
@@ -153,7 +153,7 @@ export interface CuaObservation {
   scrollY?: number;
 }
 
-/** The three operations of version 1 (§1.5). */
+/** The three operations of version 1. */
 export const OPERATIONS = ["HELLO", "OBSERVE", "EXECUTE"] as const;
 /** One operation. */
 export type BrowserControlOperation = (typeof OPERATIONS)[number];
@@ -166,7 +166,7 @@ const common = {
   requestId: tokenSchema,
 };
 
-/** Request envelope (§1.4), discriminated on `operation`; `actionId`/`action` only on EXECUTE. */
+/** Request envelope, discriminated on `operation`; `actionId`/`action` only on EXECUTE. */
 export const requestSchema = z
   .discriminatedUnion("operation", [
     z.strictObject({ ...common, type: z.literal("request"), operation: z.literal("HELLO") }),
@@ -195,7 +195,7 @@ const errorSchema = z.strictObject({
 const replyCommon = { ...common, type: z.literal("reply"), operation: z.enum(OPERATIONS), actionId: tokenSchema.optional() };
 
 /**
- * Reply envelope (§1.4), discriminated on `ok`. Cross-field rules: `actionId` present iff
+ * Reply envelope, discriminated on `ok`. Cross-field rules: `actionId` present iff
  * EXECUTE (and equal to `action-<seq>`), `requestId` equal to `request-<seq>`, and on success
  * `observation` present iff OBSERVE. Error replies carry only `{code, disposition}`.
  */

@@ -1,5 +1,5 @@
 /**
- * Boot of the guest desktop (reference subsystems.md §3.3, adapted to a plain container): an
+ * Boot of the guest desktop: an
  * Xauthority cookie, `Xvfb` at the device geometry, Chromium with a fresh profile and
  * `--remote-debugging-pipe` (its own sandbox on — never disabled), the single page attached over
  * CDP, the owner's initial navigation, and a proof that Chromium's renderers are sandboxed.
@@ -63,7 +63,7 @@ function bootError(phase: string, detail: string, cause?: unknown): HumanishErro
   });
 }
 
-/** Inspect every Chromium renderer's /proc status (sandbox proof; §3.3 step 7 analogue). */
+/** Inspect every Chromium renderer's /proc status (the proof that every renderer runs inside Chromium's sandbox). */
 export function inspectRendererSandbox(browserPid: number): SandboxProof {
   const ownNet = readlinkSafe(`/proc/${browserPid}/ns/net`);
   let renderers = 0;

@@ -1,5 +1,5 @@
 /**
- * The guest desktop executor (reference subsystems.md §3.4–§3.7): implements browser control's
+ * The guest desktop executor: implements browser control's
  * `BrowserExecutor` on one Xvfb display with Chromium.
  *
  * - observe: `xwd -root` (whole screen, browser chrome included) → PNG (pngjs) → `admitPng`

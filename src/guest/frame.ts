@@ -1,6 +1,6 @@
 /**
  * Frame conversion for the guest driver: X Window Dump (`xwd -root`) bytes → RGBA pixels → PNG,
- * and the coarse perceptual `stateSignature` of a frame (reference subsystems.md §3.7).
+ * and the coarse perceptual `stateSignature` of a frame.
  *
  * XWD layout facts used here: a 100-byte header of 25 big-endian CARD32 fields (header size,
  * version 7, pixmap format 2 = ZPixmap, depth, width, height, x offset, byte order, bitmap

@@ -1,5 +1,5 @@
 /**
- * The guest desktop driver (ARCHITECTURE.md "Browser control"; reference subsystems.md §3):
+ * The guest desktop driver (ARCHITECTURE.md "Browser control"):
  * `runGuestServe` is what `humanish guest serve` calls inside the guest container.
  */
 

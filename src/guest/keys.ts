@@ -1,5 +1,5 @@
 /**
- * The closed key-name table of the guest driver (reference subsystems.md §3.5).
+ * The closed key-name table of the guest driver.
  *
  * Participant key names are looked up case-insensitively in a fixed table and mapped to
  * xdotool keysym names; nothing else ever reaches xdotool's argument syntax. Anything outside

@@ -1,5 +1,5 @@
 /**
- * Native helpers of the guest desktop (reference subsystems.md §3.2): `xdotool` for input and
+ * Native helpers of the guest desktop: `xdotool` for input and
  * `xwd` for capture, each spawned directly (no shell) with a minimal fixed environment, a 10 s
  * deadline and bounded output. Helper stderr is consumed and counted, never returned.
  */

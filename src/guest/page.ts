@@ -1,5 +1,5 @@
 /**
- * The guest's view of Chromium's single page over CDP (reference subsystems.md §3.6):
+ * The guest's view of Chromium's single page over CDP:
  * - tracks a generation counter bumped on every navigation, frame attach/detach, dialog, and
  *   page target creation/destruction, plus the set of open page targets and whether a dialog
  *   was ever seen (a dialog poisons content text for the rest of the session);

@@ -1,6 +1,6 @@
 /**
- * xdotool argument builders that only ever contain table-checked tokens (reference
- * subsystems.md §3.4–§3.5).
+ * xdotool argument builders that only ever contain table-checked tokens: the closed
+ * key table and bounded pointer paths, so no lab or model text reaches xdotool as an argument.
  */
 import { xdotoolChord } from "./keys.ts";
 

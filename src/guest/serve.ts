@@ -1,6 +1,6 @@
 /**
- * `humanish guest serve` — the guest agent (ARCHITECTURE.md "Browser control"; reference
- * subsystems.md §3.8 adapted to a container): read `<io>/config.json`, forward the app port
+ * `humanish guest serve` — the guest agent (ARCHITECTURE.md "Browser control"; the
+ * guest agent of a desktop session, run inside a container): read `<io>/config.json`, forward the app port
  * into `<io>/app.sock`, boot Xvfb + Chromium, open the initial URL, then listen on
  * `<io>/control.sock` for exactly one host connection and run the browser-control dispatcher
  * over it until the channel ends or the lifetime cap fires. Boot failures are written to

@@ -1,7 +1,7 @@
 /**
  * The lab a person is building in `humanish init`: answers → a `humanish.lab.v2` document →
  * YAML, validated by the lab loader's own `parseLab` (src/lab), so the wizard holds no second
- * copy of the rules (issue 5 "init"). Templates are complete drafts; the wizard changes one
+ * copy of the rules. Templates are complete drafts; the wizard changes one
  * answer at a time and validates the whole draft after each change, so every error the person
  * sees is the loader's message about the field they just answered.
  */

@@ -1,5 +1,5 @@
 /**
- * `humanish init` (issue 5; contracts.md §4.2 `init` row, §4.3 codes): writes
+ * `humanish init`: writes
  * `humanish/labs/<id>.yaml` from the interactive wizard or, with `--yes`, from a template;
  * adds `.humanish/` to `.gitignore`; returns `humanish.init-result.v1` with the exact next command.
  *

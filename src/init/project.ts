@@ -1,6 +1,6 @@
 /**
  * Project-file writes of `humanish init`, contained in the project directory (`--cwd`):
- * `humanish/labs/<id>.yaml` and the `.humanish/` line of `.gitignore` (contracts.md §2.1, §4.2).
+ * `humanish/labs/<id>.yaml` and the `.humanish/` line of `.gitignore`.
  *
  * Refusals (`HUMANISH_UNSAFE_PROJECT_PATH`): a lab id that is not one plain file name, any
  * directory on the way (`humanish/`, `humanish/labs/`) or the target file that is a symlink or

@@ -1,5 +1,5 @@
 /**
- * The interactive `humanish init` wizard (issue 5 "init"), built with `@clack/prompts`.
+ * The interactive `humanish init` wizard, built with `@clack/prompts`.
  *
  * It asks, in order: what is studied (a CLI product or a local web app); the lab id; the
  * product's name, public surfaces and install commands, or the app's loopback URL and how it is

@@ -1,6 +1,6 @@
 /**
  * PNG admission: the one strict gate every screenshot passes before it enters a bundle or a
- * model (reference subsystems.md §2; policy in test/fixtures/cases/README.md).
+ * model (the admission policy and its handed cases: test/fixtures/cases/README.md).
  *
  * Checks run in order and the first failure decides; nothing is allocated in proportion to the
  * image before the header has been validated, and nothing is inflated beyond the size the

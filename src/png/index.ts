@@ -1,5 +1,5 @@
 /**
- * PNG admission (reference subsystems.md §2): `admitPng(bytes, limits?)` decides whether a
+ * PNG admission: `admitPng(bytes, limits?)` decides whether a
  * screenshot may enter a bundle or a model, returning `{ok:true, width, height, colorType, pixels?}`
  * or `{ok:false, code, detail}` with a stable `HUMANISH_PNG_*` code. See ./admit.ts.
  */

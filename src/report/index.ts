@@ -1,5 +1,5 @@
 /**
- * The people-facing report surfaces (issue 5): the self-contained HTML study report of a run
+ * The people-facing report surfaces: the self-contained HTML study report of a run
  * and the loopback run-library server. The CLI (`humanish report`, `humanish serve`) and the
  * routes (after a completed `lab run`) import from here only.
  */

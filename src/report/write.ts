@@ -1,6 +1,6 @@
 /**
  * `writeReport(runDir)`: renders the run's report and lists it in the bundle manifest
- * (issue 5 "Report"; the artifact kind `report`, path `report/index.html`). The run is reopened
+ * (artifact kind `report`, path `report/index.html`). The run is reopened
  * with the bundle layer's `reopenRunWriter`, the HTML written through it (redacted like every
  * artifact), and the bundle re-finalized so `run.json` lists the report with its size and
  * SHA-256. `latest.json` and `status.json` are left alone.

@@ -1,6 +1,6 @@
 /**
  * One entry for every study: dispatch to the lab's route, then write the run's HTML report into
- * the bundle (issue 5: every completed `lab run` has `report/index.html`, listed in run.json).
+ * the bundle.
  * `selectLabBackend` (src/lab) is the single source of routing truth.
  */
 import { HumanishError } from "../errors.ts";

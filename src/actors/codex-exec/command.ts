@@ -1,6 +1,6 @@
 /**
  * Pure builders for the Codex participant's commands and its command-scoped credentials
- * (reference contracts.md §5.3, cases/README.md "CODEX_API_KEY rule").
+ *.
  *
  * Key rule: the runtime key is read from `CODEX_API_KEY`, else `OPENAI_API_KEY` (first non-blank
  * wins). `codex exec` authenticates only from `CODEX_API_KEY`, so the exec command's env always

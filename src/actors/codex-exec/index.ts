@@ -1,6 +1,5 @@
 /**
- * `codex-exec`: the OpenAI Codex CLI as a terminal participant (reference contracts.md §5,
- * subsystems.md §9).
+ * `codex-exec`: the OpenAI Codex CLI as a terminal participant.
  *
  * prepare (unkeyed, before any key is used):
  *  1. version: `execution.runtime.version` (exact semver), or — when absent — `latest` resolved

@@ -1,6 +1,6 @@
 /**
  * `scripted-browser`: a participant with no model that drives the same browser-control executor
- * an LLM participant would (issue 4 §6). Each lab step becomes executor actions:
+ * an LLM participant would. Each lab step becomes executor actions:
  * - `open <path>` → keypress Ctrl+L, type `<origin><path>` (address bar, printable ASCII), Enter,
  *   then observe until the page URL is the target (10 s);
  * - `click {x,y,button}` → click; `type` → type; `press` → keypress; `scroll` → scroll at (x, y)

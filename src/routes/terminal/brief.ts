@@ -1,7 +1,6 @@
 /**
- * The participant's brief for a terminal study (reference contracts.md §5.4 "Prompt
- * composition", §6.3): persona, product, public surfaces, mission, then the task GOALS in order.
- * Task checks never appear here (issue 2 §4). A model participant is asked to end with a verdict
+ * The participant's brief for a terminal study: persona, product, public surfaces, mission, then the task GOALS in order.
+ * Task checks never appear here. A model participant is asked to end with a verdict
  * line carrying this run's nonce, so its claim can be matched to this run only.
  */
 import { createHash, randomUUID } from "node:crypto";

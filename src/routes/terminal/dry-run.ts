@@ -1,5 +1,5 @@
 /**
- * Terminal dry run (reference contracts.md §5.7): a contract-only bundle. No engine, no sandbox,
+ * Terminal dry run: a contract-only bundle. No engine, no sandbox,
  * no key read for use, no network, no spend — on every target (`docker` and `e2b-terminal`).
  * The bundle records what a live run would do (subject, credentials channel by NAME, caps, the
  * declared runtime) and verifies.

@@ -1,5 +1,5 @@
 /**
- * Hidden task checks (issue 2 §4): each task's `check.run` runs in the sandbox AFTER the
+ * Hidden task checks: each task's `check.run` runs in the sandbox AFTER the
  * participant ended, as the participant user, in the study directory, with stdin closed, no
  * secret in its env and a deadline. A task passes when the check exits `check.expectExit`.
  * The participant never sees these commands: they are not in the brief and did not exist in the
