@@ -1,5 +1,5 @@
 /**
- * Run bundle layer (ARCHITECTURE.md `bundle/`; issue 2 §8–§10): schemas, redaction, the atomic
+ * Run bundle layer: schemas, redaction, the atomic
  * run writer, `verifyRun`, and the run library (`listRuns`, `resolveRunDir`).
  * Routes, the env server, the report and the CLI import from here.
  *
@@ -11,7 +11,9 @@
  * - live browser: `actor.json` or `actors/<id>.json` (lane `scripted-browser`/`computer-use`),
  *   `screenshots/NNN.png` (admitted PNGs), `desktopGeometry` on each participant, receipts;
  * - after the fact: `report/index.html` (write + `finalize()` again, or `reopenRunWriter`),
- *   `orphan-release.json` (via `recordOrphanRelease`, unlisted).
+ *   `orphan-release.json` (via `recordOrphanRelease`: a signed appendix once the run is sealed);
+ * - at every seal: `signature.json`, the Ed25519 signature over run.json, status.json and every
+ *   listed artifact (src/bundle/signing/).
  * Cost: build lines with `summarizeCost`, `unmeasuredLine`, `buildTerminalCostLedger`,
  * `buildNoSpendProof` so the numbers match what `verifyRun` recomputes.
  */
@@ -61,8 +63,33 @@ export {
   tail,
 } from "./redact.ts";
 export { isPidAlive, listRuns, livenessOf, type RunLiveness, type RunSummary, resolveRunDir, summarizeRunDir } from "./runs.ts";
+export { describeSafeReadFailure, type SafeRead, type SafeReadFailure, safeReadFile, safeReadOrThrow } from "./safe-read.ts";
 export * from "./schemas.ts";
-export { DEADLINE_GRACE_MS, VERIFY_LIMITS, verifyRun } from "./verify.ts";
+export { canonicalJson } from "./signing/canonical.ts";
+export {
+  configDir,
+  defaultTrust,
+  fingerprintOf,
+  isTrusted,
+  loadSigningKey,
+  NO_TRUST,
+  parseTrust,
+  readTrustFile,
+  SIGNING_KEY_FILE,
+  type SigningKey,
+  type TrustSet,
+} from "./signing/keys.ts";
+export {
+  APPENDIX_SIGNATURE_SUFFIX,
+  type BundleManifest,
+  buildManifest,
+  checkBundleSignature,
+  encodeSigned,
+  SIGNATURE_FILE,
+  signManifest,
+} from "./signing/manifest.ts";
+export { sealRunDir, writeSignedAppendix } from "./signing/seal.ts";
+export { type BundleFile, CHECKS, DEADLINE_GRACE_MS, VERIFY_LIMITS, type VerifyFilesInput, type VerifyRunOptions, verifyFiles, verifyRun } from "./verify.ts";
 export {
   createRunWriter,
   labRefFor,

@@ -1,16 +1,19 @@
 /**
  * The run library: list runs newest first with their liveness, and resolve `--run <id|latest>`
- * to a run directory (reference contracts.md §2.1, §2.7; issue 5 §3).
+ * to a run directory.
  * Liveness: `finished` once the bundle is sealed; `running` while `status.json` says running and
  * its recorded pid is alive; `interrupted` otherwise (the process died before finalizing).
+ * Every file is read through the safe reader (regular files only, bounded), so a FIFO, a link
+ * to a device or a huge sparse file in a run directory makes that row less known, never a hang.
  */
 
 import type { Stats } from "node:fs";
-import { lstat, readdir, readFile, stat } from "node:fs/promises";
+import { lstat, readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { HumanishError } from "../errors.ts";
 import { summarizeBundle } from "./derive.ts";
 import { artifactRootFor, isSafeRunSegment, RUN_FILE, runsDir } from "./paths.ts";
+import { safeReadFile } from "./safe-read.ts";
 import { LatestRunSchema, type Mode, type Route, RunBundleSchema, type RunStatus, RunStatusSchema, type Verdict } from "./schemas.ts";
 
 /** Liveness of a run directory. */
@@ -62,9 +65,17 @@ export function livenessOf(status: RunStatus | null, sealed: boolean, alive: (pi
   return "interrupted";
 }
 
-async function readJson(path: string): Promise<unknown> {
+/** Largest `run.json` read for a listing row (bytes); the verifier's own bound is larger. */
+export const MAX_RUN_JSON_BYTES = 32 * 1024 * 1024;
+/** Largest `status.json` / `latest.json` read (bytes). */
+export const MAX_STATUS_BYTES = 1024 * 1024;
+
+/** JSON of a regular file within `maxBytes`, or undefined (missing, refused, or not JSON). */
+function readJson(path: string, maxBytes: number): unknown {
+  const r = safeReadFile(path, maxBytes);
+  if (!r.ok) return undefined;
   try {
-    return JSON.parse(await readFile(path, "utf8"));
+    return JSON.parse(new TextDecoder().decode(r.bytes));
   } catch {
     return undefined;
   }
@@ -84,10 +95,10 @@ export async function summarizeRunDir(cwd: string, runId: string): Promise<RunSu
     return null;
   }
   if (!st.isDirectory() || st.isSymbolicLink()) return null;
-  const bundleRaw = await readJson(join(dir, RUN_FILE));
+  const bundleRaw = readJson(join(dir, RUN_FILE), MAX_RUN_JSON_BYTES);
   const b = bundleRaw === undefined ? null : RunBundleSchema.safeParse(bundleRaw);
   const bundle = b?.success && b.data.runId === runId ? b.data : null;
-  const statusRaw = await readJson(join(dir, "status.json"));
+  const statusRaw = readJson(join(dir, "status.json"), MAX_STATUS_BYTES);
   const s = statusRaw === undefined ? null : RunStatusSchema.safeParse(statusRaw);
   const status = s?.success && s.data.runId === runId ? s.data : null;
   const liveness = livenessOf(status, bundle !== null);
@@ -192,7 +203,7 @@ export async function listRuns(cwd: string): Promise<RunSummary[]> {
 export async function resolveRunDir(cwd: string, idOrLatest: string = "latest"): Promise<string> {
   let id = idOrLatest;
   if (idOrLatest === "latest") {
-    const raw = await readJson(join(runsDir(cwd), "latest.json"));
+    const raw = readJson(join(runsDir(cwd), "latest.json"), MAX_STATUS_BYTES);
     const p = raw === undefined ? null : LatestRunSchema.safeParse(raw);
     if (p?.success && p.data.path === artifactRootFor(p.data.runId) && (await summarizeRunDir(cwd, p.data.runId))) {
       id = p.data.runId;

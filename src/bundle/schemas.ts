@@ -1,13 +1,13 @@
 /**
- * Zod schemas and types of everything a run bundle holds (reference contracts.md §2, §5.5,
- * §5.6; our design wins where it differs). Objects are strict: an unknown key is a shape
+ * Zod schemas and types of everything a run bundle holds (the upstream bundle contract,
+ * reshaped where our design differs). Objects are strict: an unknown key is a shape
  * failure, so `verifyRun` stays fail-closed and writers learn about typos at write time.
  *
  * Units: times are ISO-8601 strings, durations in ms, sizes in bytes, money in USD.
  */
 import { z } from "zod";
 
-/** Run ids the builder emits: `^[a-z0-9][a-z0-9-]{0,127}$`, no `--` (contracts §2.1). */
+/** Run ids the builder emits: `^[a-z0-9][a-z0-9-]{0,127}$`, no `--`. */
 export const RUN_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,127}$/;
 
 /** A run id as written by humanish (see {@link RUN_ID_PATTERN}). */
@@ -38,7 +38,7 @@ export const ModeSchema = z.enum(["dry-run", "live"]);
 export type Mode = z.infer<typeof ModeSchema>;
 
 /* ------------------------------------------------------------------------------------------ */
-/* Cost (contracts §2.5, §5.5; our labelling rule)                                              */
+/* Cost (our labelling rule)                                                                   */
 /* ------------------------------------------------------------------------------------------ */
 
 /** How a cost line's number was obtained. */
@@ -97,9 +97,10 @@ export type RunCostSummary = z.infer<typeof RunCostSummarySchema>;
 /** Proof of one resource's release, by exact id. Only `released` counts as cleanup proven. */
 export const CleanupProofSchema = z.strictObject({
   id: z.string().min(1),
-  provider: z.enum(["docker", "e2b"]),
-  /** `sandbox` (terminal) or `desktop` (browser guest). Defaults to `sandbox`. */
-  kind: z.enum(["sandbox", "desktop"]).optional(),
+  /** `host`: a process started on the host (a browser lab's serve.command), released by pid + start time. */
+  provider: z.enum(["docker", "e2b", "host"]),
+  /** `sandbox` (terminal), `desktop` (browser guest) or `app-server` (host process). Defaults to `sandbox`. */
+  kind: z.enum(["sandbox", "desktop", "app-server"]).optional(),
   participantId: z.string().min(1).optional(),
   outcome: z.enum(["released", "retained", "unconfirmed"]),
   reason: z.string().min(1),
@@ -108,7 +109,7 @@ export const CleanupProofSchema = z.strictObject({
 export type CleanupProof = z.infer<typeof CleanupProofSchema>;
 
 /* ------------------------------------------------------------------------------------------ */
-/* Actor runtime and actor trace (contracts §2.4, §5.6)                                         */
+/* Actor runtime and actor trace                                                               */
 /* ------------------------------------------------------------------------------------------ */
 
 /** `humanish.actor-runtime.v1`: what runtime was requested, what was observed, what was declared. */
@@ -238,7 +239,7 @@ export const ActorTraceSchema = z.strictObject({
 export type ActorTrace = z.infer<typeof ActorTraceSchema>;
 
 /* ------------------------------------------------------------------------------------------ */
-/* Terminal ledgers (contracts §5.5)                                                             */
+/* Terminal ledgers                                                                              */
 /* ------------------------------------------------------------------------------------------ */
 
 /** A lifecycle record `{at, event, message}` (message redacted). */
@@ -348,7 +349,7 @@ export const DesktopGeometrySchema = z.strictObject({
 export type DesktopGeometry = z.infer<typeof DesktopGeometrySchema>;
 
 /* ------------------------------------------------------------------------------------------ */
-/* Run bundle (contracts §2.2, reshaped by our design)                                           */
+/* Run bundle (reshaped by our design)                                                           */
 /* ------------------------------------------------------------------------------------------ */
 
 /** Closed set of artifact kinds. `screenshot` must be an admitted PNG; `report` is `report/index.html`. */
@@ -411,7 +412,7 @@ export const TaskResultSchema = z.strictObject({
 });
 export type TaskResult = z.infer<typeof TaskResultSchema>;
 
-/** ParticipantOutcomes: tallies over participant statuses (contracts §2.3). */
+/** ParticipantOutcomes: tallies over participant statuses. */
 export const ParticipantOutcomesSchema = z.strictObject({
   total: NonNegInt,
   reachedGoal: NonNegInt,
@@ -528,7 +529,7 @@ export const RunBundleInputSchema = z.strictObject({
 export type RunBundleInput = z.input<typeof RunBundleInputSchema>;
 
 /* ------------------------------------------------------------------------------------------ */
-/* Status and latest (derived, never evidence; contracts §2.7, §2.1)                            */
+/* Status and latest (derived, never evidence)                                                  */
 /* ------------------------------------------------------------------------------------------ */
 
 /**
@@ -584,11 +585,11 @@ export const LatestRunSchema = z.strictObject({
 export type LatestRun = z.infer<typeof LatestRunSchema>;
 
 /* ------------------------------------------------------------------------------------------ */
-/* Verify result (contracts §3)                                                                  */
+/* Verify result                                                                                  */
 /* ------------------------------------------------------------------------------------------ */
 
 /** Share-safety reason codes. */
-export const ShareReasonCodeSchema = z.enum(["VERIFY_FAILED", "PUBLIC_SAFETY_FINDINGS", "RAW_SCREENSHOTS", "UNSCANNED_ARTIFACT"]);
+export const ShareReasonCodeSchema = z.enum(["VERIFY_FAILED", "PUBLIC_SAFETY_FINDINGS", "UNTRUSTED_SIGNER", "RAW_SCREENSHOTS", "UNSCANNED_ARTIFACT"]);
 
 /** `humanish.verify-result.v1`. `ok` = every check ok. */
 export const VerifyResultSchema = z.strictObject({
@@ -602,6 +603,12 @@ export const VerifyResultSchema = z.strictObject({
     status: z.enum(["share_ready", "local_only", "blocked"]),
     reasons: z.array(z.strictObject({ code: ShareReasonCodeSchema, message: z.string() })),
   }),
+  /**
+   * Who sealed the bundle, when its signature verified (null: unsigned or bad signature).
+   * `publicKey` is the base64 raw Ed25519 key, `fingerprint` `ed25519:<32 hex>`; `trusted` says
+   * whether it is the local user's key or one passed with `--trust`.
+   */
+  signer: z.strictObject({ fingerprint: z.string(), publicKey: z.string(), trusted: z.boolean() }).nullable().optional(),
   warnings: z.array(z.string()),
   error: z.strictObject({ code: z.enum(["HUMANISH_RUN_NOT_FOUND", "HUMANISH_INVALID_RUN_BUNDLE"]), message: z.string() }).optional(),
 });

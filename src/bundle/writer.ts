@@ -1,6 +1,7 @@
 /**
- * The run writer: owns one `.humanish/runs/<runId>/` directory (reference contracts.md §2.1,
- * §2.2, §2.7; issue 2 §8). Every byte goes through the redactor; every file is written atomically
+ * The run writer: owns one `.humanish/runs/<runId>/` directory. Every free-text byte goes
+ * through the redactor (JSON is redacted value by value before it is serialised: keys and schema
+ * words are structure and never scrubbed); every file is written atomically
  * (temp file in the same directory → fsync → rename); paths are contained in the run dir; the
  * bundle manifest `run.json` lists every artifact with its byte count and the SHA-256 of the
  * final bytes on disk.
@@ -17,7 +18,7 @@
  */
 
 import { randomBytes } from "node:crypto";
-import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, type Stats, writeSync } from "node:fs";
+import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, renameSync, type Stats, writeSync } from "node:fs";
 import { lstat, mkdir, open, readFile, rename, rm } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, sep } from "node:path";
 import type { z } from "zod";
@@ -26,7 +27,9 @@ import { HumanishError } from "../errors.ts";
 import { deriveReview, summarizeCost } from "./derive.ts";
 import { artifactRootFor, assertRunId, DERIVED_FILES, ORPHAN_RELEASE_FILE, RUN_FILE, runDirFor, runsDir, safeRelPath } from "./paths.ts";
 import { admitPngBytes } from "./png.ts";
-import { createRedactor, escapeDelInJson, type Redactor } from "./redact.ts";
+import { createRedactor, escapeDelInJson, MIN_SECRET_LENGTH, type Redactor } from "./redact.ts";
+import { safeReadFile } from "./safe-read.ts";
+import { schemaConstants } from "./schema-constants.ts";
 import {
   ActorTraceSchema,
   type ArtifactEntry,
@@ -48,6 +51,8 @@ import {
   TerminalEventSchema,
   TerminalLedgersSchema,
 } from "./schemas.ts";
+import { SIGNATURE_FILE } from "./signing/manifest.ts";
+import { sealRunDir, writeSignedAppendix } from "./signing/seal.ts";
 
 /** Options of {@link createRunWriter}. */
 export interface RunWriterOptions {
@@ -113,8 +118,11 @@ export interface RunWriter {
   /**
    * Seal the bundle: list every tracked artifact (bytes + SHA-256 read back from disk), write
    * `run.json`, mark `status.json` finished and (first finalize of a new run) point
-   * `.humanish/runs/latest.json` here. Call again with no argument after adding artifacts.
-   * @throws HUMANISH_INVALID_RUN_BUNDLE when the input does not match the schema
+   * `.humanish/runs/latest.json` here; then sign run.json, status.json and every listed artifact
+   * into `signature.json` with the user's key (src/bundle/signing/). A later `writeStatus`
+   * re-signs. Call again with no argument after adding artifacts.
+   * @throws HUMANISH_INVALID_RUN_BUNDLE when the input does not match the schema; the signing
+   *   key loader's codes (HUMANISH_SIGNING_KEY_INVALID / _INSECURE / _UNAVAILABLE)
    */
   finalize(input?: RunBundleInput): Promise<RunBundle>;
   /** Tracked artifacts so far (path → kind). */
@@ -123,7 +131,29 @@ export interface RunWriter {
   close(): void;
 }
 
-const RESERVED = new Set<string>([RUN_FILE, ...DERIVED_FILES]);
+const RESERVED = new Set<string>([RUN_FILE, SIGNATURE_FILE, ...DERIVED_FILES]);
+
+/**
+ * The words of every schema this writer writes: string values equal to one are structure
+ * (enum and literal values), so the redactor leaves them alone and a secret value that happens to
+ * be `docker` or `live` can never break a bundle. Free text is still scrubbed everywhere.
+ */
+const STRUCTURE_WORDS: ReadonlySet<string> = schemaConstants(
+  RunBundleSchema,
+  RunStatusSchema,
+  LatestRunSchema,
+  ActorTraceSchema,
+  TerminalLedgersSchema,
+  TerminalEventSchema,
+  SandboxReceiptSchema,
+  CleanupProofSchema,
+  OrphanReleaseSchema,
+);
+
+/** The redactor of a run's evidence: secrets, cwd label, secret and local-path shapes; structure kept. */
+function evidenceRedactor(secrets: readonly (string | undefined | null)[], cwd: string): Redactor {
+  return createRedactor(secrets, { cwd, constants: STRUCTURE_WORDS });
+}
 
 /** Per-kind JSON schemas checked when a JSON artifact is written. */
 const JSON_SCHEMAS: Partial<Record<ArtifactKind, z.ZodType>> = {
@@ -239,6 +269,8 @@ function makeWriter(st: WriterState): RunWriter {
   let timer: ReturnType<typeof setInterval> | undefined;
   let closed = false;
   let finalizedOnce = false;
+  /** Set once the bundle is signed: from then on every status rewrite re-signs it (the signature covers status.json). */
+  let sealed = false;
 
   /** Serialise every mutation so appends and renames never interleave. */
   const serial = <T>(fn: () => Promise<T>): Promise<T> => {
@@ -308,7 +340,12 @@ function makeWriter(st: WriterState): RunWriter {
     return { rel, abs };
   };
 
-  const prepareBytes = async (rel: string, data: string | Uint8Array, kind: ArtifactKind): Promise<Uint8Array> => {
+  /**
+   * The bytes to write for `data`. `serialisedJson` marks text that `redactor.json` produced:
+   * its string values are already redacted, and the serialised document is never scrubbed again
+   * (that would rewrite keys and schema words).
+   */
+  const prepareBytes = async (rel: string, data: string | Uint8Array, kind: ArtifactKind, serialisedJson = false): Promise<Uint8Array> => {
     if (kind === "screenshot") {
       if (!(data instanceof Uint8Array)) {
         throw new HumanishError("HUMANISH_INVALID_ARTIFACT", `screenshot ${rel} must be PNG bytes, got text`, { next: "pass the PNG as a Uint8Array" });
@@ -331,10 +368,10 @@ function makeWriter(st: WriterState): RunWriter {
       }
       return data;
     }
-    const out = typeof data === "string" ? new TextEncoder().encode(st.redactor.text(data)) : st.redactor.bytes(data);
+    const out = typeof data === "string" ? new TextEncoder().encode(serialisedJson ? data : st.redactor.text(data)) : st.redactor.bytes(data);
     const schema = JSON_SCHEMAS[kind];
+    let parsed: unknown;
     if (schema) {
-      let parsed: unknown;
       try {
         parsed = JSON.parse(new TextDecoder().decode(out));
       } catch {
@@ -353,7 +390,8 @@ function makeWriter(st: WriterState): RunWriter {
     } catch {
       asText = null;
     }
-    if (st.redactor.containsSecret(asText ?? out)) {
+    if (serialisedJson && parsed === undefined) parsed = JSON.parse(asText ?? "null");
+    if (serialisedJson ? st.redactor.containsSecretIn(parsed) : st.redactor.containsSecret(asText ?? out)) {
       throw new HumanishError("HUMANISH_REDACTION_FAILED", `${rel}: a secret value survived redaction; nothing was written`, {
         next: "report this as a bug: the redactor must scrub every provisioned value",
       });
@@ -382,6 +420,7 @@ function makeWriter(st: WriterState): RunWriter {
     const checked = RunStatusSchema.parse(st.redactor.value(next));
     st.status = checked;
     await atomicWrite(join(st.runDir, "status.json"), new TextEncoder().encode(st.redactor.json(checked)), `${artifactRootFor(st.runId)}/status.json`);
+    if (sealed) sealRunDir(st.runDir, st.runId);
   };
 
   const startHeartbeat = () => {
@@ -417,7 +456,13 @@ function makeWriter(st: WriterState): RunWriter {
     },
 
     writeJson(relPath, value, opts) {
-      return writer.writeArtifact(relPath, st.redactor.json(value), opts);
+      return serial(async () => {
+        const { rel, abs } = await contained(relPath);
+        const bytes = await prepareBytes(rel, st.redactor.json(value), opts.kind, true);
+        await atomicWrite(abs, bytes, `${artifactRootFor(st.runId)}/${rel}`);
+        st.tracked.set(rel, opts.kind);
+        return { path: rel, kind: opts.kind, bytes: bytes.byteLength, sha256: sha256Hex(bytes) };
+      });
     },
 
     appendNdjson(relPath, record, opts = {}) {
@@ -434,11 +479,13 @@ function makeWriter(st: WriterState): RunWriter {
             });
           }
         }
-        const line = escapeDelInJson(st.redactor.text(JSON.stringify(redacted)));
+        // String values were redacted above; the serialised line is never scrubbed again (that
+        // would rewrite keys and schema words).
+        const line = escapeDelInJson(JSON.stringify(redacted));
         if (line.includes("\n"))
           throw new HumanishError("HUMANISH_INVALID_ARTIFACT", `${rel}: record serialised with a raw newline`, { next: "report this as a bug" });
         const bytes = new TextEncoder().encode(`${line}\n`);
-        if (st.redactor.containsSecret(line)) {
+        if (st.redactor.containsSecretIn(redacted)) {
           throw new HumanishError("HUMANISH_REDACTION_FAILED", `${rel}: a secret value survived redaction; nothing was appended`, {
             next: "report this as a bug",
           });
@@ -557,8 +604,7 @@ function makeWriter(st: WriterState): RunWriter {
         // and digests) is attached afterwards so a short secret value can never rewrite a digest.
         const { artifacts: manifest, ...content } = bundle;
         const redactedContent = st.redactor.value(content);
-        const contentText = JSON.stringify(redactedContent);
-        if (st.redactor.containsSecret(contentText)) {
+        if (st.redactor.containsSecretIn(redactedContent)) {
           throw new HumanishError("HUMANISH_REDACTION_FAILED", "run.json: a secret value survived redaction; nothing was written", {
             next: "report this as a bug",
           });
@@ -603,6 +649,9 @@ function makeWriter(st: WriterState): RunWriter {
             ".humanish/runs/latest.json",
           );
         }
+        // Sign what is now on disk: every listed artifact, run.json and status.json.
+        sealRunDir(st.runDir, st.runId);
+        sealed = true;
         return checked.data;
       });
     },
@@ -616,11 +665,25 @@ function makeWriter(st: WriterState): RunWriter {
 /**
  * Create the run directory `<cwd>/.humanish/runs/<runId>` (exclusively) and return its writer.
  * Writes the first `status.json` (state running, phase `start`) before returning.
- * @throws HUMANISH_INVALID_RUN_ID for a malformed id; HUMANISH_RUN_ID_IN_USE when the run exists;
+ * @throws HUMANISH_INVALID_RUN_ID for a malformed id; HUMANISH_SECRET_IN_IDENTIFIER when the run id
+ *         or lab id contains a secret value; HUMANISH_RUN_ID_IN_USE when the run exists;
  *         HUMANISH_UNSAFE_PROJECT_PATH when `.humanish` or `runs` is a symlink; HUMANISH_BUNDLE_WRITE_FAILED
  */
 export function createRunWriter(opts: RunWriterOptions): RunWriter {
   assertRunId(opts.runId);
+  // Identifiers are directory names and structure, never scrubbed: one carrying a secret value
+  // is refused before anything is written.
+  const secretValues = opts.secrets.filter((v): v is string => typeof v === "string" && v.length >= MIN_SECRET_LENGTH);
+  for (const [what, value] of [
+    ["run id", opts.runId],
+    ["lab id", opts.lab ?? ""],
+  ] as const) {
+    if (secretValues.some((v) => value.includes(v))) {
+      throw new HumanishError("HUMANISH_SECRET_IN_IDENTIFIER", `the ${what} contains the value of a secret variable; nothing was written`, {
+        next: what === "run id" ? "choose another --run-id (or omit it)" : "rename the lab's id",
+      });
+    }
+  }
   ensureRunsDir(opts.cwd);
   const runDir = runDirFor(opts.cwd, opts.runId);
   try {
@@ -641,7 +704,7 @@ export function createRunWriter(opts: RunWriterOptions): RunWriter {
     );
   }
   const now = opts.now ?? (() => new Date());
-  const redactor = createRedactor(opts.secrets, { cwd: opts.cwd });
+  const redactor = evidenceRedactor(opts.secrets, opts.cwd);
   const startedAt = now().toISOString();
   const status: RunStatus = RunStatusSchema.parse(
     redactor.value({
@@ -698,12 +761,18 @@ export async function reopenRunWriter(opts: {
 }): Promise<RunWriter> {
   assertRunId(opts.runId);
   const runDir = runDirFor(opts.cwd, opts.runId);
-  let raw: string;
-  try {
-    raw = await readFile(join(runDir, RUN_FILE), "utf8");
-  } catch {
-    throw new HumanishError("HUMANISH_RUN_NOT_FOUND", `run ${opts.runId} has no run.json in .humanish/runs/`, { next: "list runs with `humanish runs`" });
+  // Through the safe reader: a FIFO, device link or huge file in place of run.json is refused, never read.
+  const read = safeReadFile(join(runDir, RUN_FILE), 64 * 1024 * 1024);
+  if (!read.ok) {
+    throw new HumanishError(
+      read.reason === "not_found" ? "HUMANISH_RUN_NOT_FOUND" : "HUMANISH_UNSAFE_BUNDLE_FILE",
+      read.reason === "not_found"
+        ? `run ${opts.runId} has no run.json in .humanish/runs/`
+        : `${artifactRootFor(opts.runId)}/run.json is refused (${read.reason})`,
+      { next: read.reason === "not_found" ? "list runs with `humanish runs`" : `run \`humanish verify --run ${opts.runId}\` for details` },
+    );
   }
+  const raw = new TextDecoder().decode(read.bytes);
   let parsed: RunBundle;
   try {
     parsed = RunBundleSchema.parse(JSON.parse(raw));
@@ -737,7 +806,7 @@ export async function reopenRunWriter(opts: {
     cwd: opts.cwd,
     runId: opts.runId,
     runDir,
-    redactor: createRedactor(opts.secrets, { cwd: opts.cwd }),
+    redactor: evidenceRedactor(opts.secrets, opts.cwd),
     tracked,
     input,
     reopened: true,
@@ -751,8 +820,9 @@ export async function reopenRunWriter(opts: {
  * Append one after-the-fact release proof to `.humanish/runs/<runId>/orphan-release.json`
  * (`humanish.orphan-release.v1`), the record orphan reconciliation keeps when it releases a
  * resource of a run whose controller died. Redacted (cwd → `[target-cwd]`, host paths and secret
- * shapes removed), schema-checked, written atomically. `verifyRun` accepts this file beside the
- * bundle and counts its `released` proofs as cleanup of the same exact ids.
+ * shapes removed), schema-checked, written atomically. In a sealed run it is written as a signed
+ * appendix (`orphan-release.json.sig.json` extends the run's signature), the only form
+ * `verifyRun` accepts; it then counts its `released` proofs as cleanup of the same exact ids.
  * Returns the project-relative path written, or null when the run directory does not exist here.
  * An existing record that does not parse is replaced (it was never valid evidence).
  * @throws HUMANISH_INVALID_RUN_ID, HUMANISH_INVALID_ARTIFACT (proof shape), HUMANISH_BUNDLE_WRITE_FAILED
@@ -766,11 +836,12 @@ export function recordOrphanRelease(cwd: string, runId: string, proof: CleanupPr
   } catch {
     return null;
   }
-  const redactor = createRedactor([], { cwd });
+  const redactor = evidenceRedactor([], cwd);
   const file = join(dir, ORPHAN_RELEASE_FILE);
   let doc: OrphanRelease = { schema: "humanish.orphan-release.v1", runId, releases: [] };
   try {
-    const prev = OrphanReleaseSchema.safeParse(JSON.parse(readFileSync(file, "utf8")));
+    const read = safeReadFile(file, 4 * 1024 * 1024);
+    const prev = read.ok ? OrphanReleaseSchema.safeParse(JSON.parse(new TextDecoder().decode(read.bytes))) : { success: false as const };
     if (prev.success && prev.data.runId === runId) doc = prev.data;
   } catch {
     /* first record */
@@ -783,8 +854,13 @@ export function recordOrphanRelease(cwd: string, runId: string, proof: CleanupPr
   }
   doc.releases.push(p.data);
   try {
-    atomicWriteSync(file, new TextEncoder().encode(redactor.json(doc)));
+    const bytes = new TextEncoder().encode(redactor.json(doc));
+    // A sealed run takes the record as a signed appendix (the only form verify accepts);
+    // a run that died before sealing keeps it as a plain record of what was released.
+    if (safeReadFile(join(dir, SIGNATURE_FILE), 64 * 1024).ok) writeSignedAppendix(dir, runId, ORPHAN_RELEASE_FILE, bytes);
+    else atomicWriteSync(file, bytes);
   } catch (e) {
+    if (e instanceof HumanishError) throw e;
     throw new HumanishError(
       "HUMANISH_BUNDLE_WRITE_FAILED",
       `could not write ${artifactRootFor(runId)}/${ORPHAN_RELEASE_FILE}: ${(e as NodeJS.ErrnoException).code ?? "error"}`,

@@ -23,6 +23,13 @@ export interface CommandSpec {
   flags: Record<string, FlagSpec>;
   /** Result schema id printed with `--json`. */
   schema: string;
+  /**
+   * Whether the orphan sweep (release of containers and host processes whose controller died)
+   * runs before the command. True only for commands that create resources (containers, app
+   * servers, images); read-only commands never wait on the engine, so an unresponsive
+   * `DOCKER_HOST` cannot slow `verify` or `runs`.
+   */
+  sweep: boolean;
 }
 
 const json: Record<string, FlagSpec> = { json: { type: "boolean", help: "print exactly one JSON document on stdout" } };
@@ -40,6 +47,7 @@ export const COMMANDS: CommandSpec[] = [
     positionals: [],
     flags: { ...cwd, ...json },
     schema: "humanish.lab-list-result.v1",
+    sweep: false,
   },
   {
     path: ["lab", "inspect"],
@@ -47,6 +55,7 @@ export const COMMANDS: CommandSpec[] = [
     positionals: [{ name: "lab", required: true }],
     flags: { ...cwd, ...json },
     schema: "humanish.lab-inspect-result.v1",
+    sweep: false,
   },
   {
     path: ["lab", "run"],
@@ -61,14 +70,33 @@ export const COMMANDS: CommandSpec[] = [
       ...json,
     },
     schema: "humanish.lab-run-result.v1",
+    sweep: true,
   },
-  { path: ["runs"], summary: "list runs, newest first", positionals: [], flags: { ...cwd, ...json }, schema: "humanish.runs-result.v1" },
+  { path: ["runs"], summary: "list runs, newest first", positionals: [], flags: { ...cwd, ...json }, schema: "humanish.runs-result.v1", sweep: false },
   {
     path: ["verify"],
     summary: "verify a run bundle fail-closed (exit 0 iff ok)",
     positionals: [],
-    flags: { ...run, ...cwd, ...json },
+    flags: {
+      ...run,
+      trust: {
+        type: "string",
+        value: "KEYS",
+        help: "also trust these signers (comma-separated): a public key, an ed25519: fingerprint, or a file holding one",
+      },
+      ...cwd,
+      ...json,
+    },
     schema: "humanish.verify-result.v1",
+    sweep: false,
+  },
+  {
+    path: ["keys"],
+    summary: "show your bundle-signing public key and fingerprint (creates the key pair on first use)",
+    positionals: [],
+    flags: { ...json },
+    schema: "humanish.keys-result.v1",
+    sweep: false,
   },
   {
     path: ["report"],
@@ -76,6 +104,7 @@ export const COMMANDS: CommandSpec[] = [
     positionals: [],
     flags: { ...run, open: { type: "boolean", help: "open the report in a browser" }, ...cwd, ...json },
     schema: "humanish.report-result.v1",
+    sweep: false,
   },
   {
     path: ["serve"],
@@ -88,6 +117,7 @@ export const COMMANDS: CommandSpec[] = [
       ...json,
     },
     schema: "humanish.serve-result.v1",
+    sweep: false,
   },
   {
     path: ["doctor"],
@@ -95,6 +125,7 @@ export const COMMANDS: CommandSpec[] = [
     positionals: [],
     flags: { lab: { type: "string", value: "LAB", help: "also validate this lab and its route's prerequisites" }, ...envFile, ...cwd, ...json },
     schema: "humanish.doctor-result.v1",
+    sweep: false,
   },
   {
     path: ["runtime", "status"],
@@ -102,6 +133,7 @@ export const COMMANDS: CommandSpec[] = [
     positionals: [],
     flags: { ...json },
     schema: "humanish.runtime-result.v1",
+    sweep: false,
   },
   {
     path: ["runtime", "setup"],
@@ -111,10 +143,22 @@ export const COMMANDS: CommandSpec[] = [
       "from-archive": { type: "string", value: "FILE", help: "load an image archive instead of building" },
       sha256: { type: "string", value: "HEX", help: "expected SHA-256 of the archive (required with --from-archive)" },
       bytes: { type: "string", value: "N", help: "expected byte count of the archive (required with --from-archive)" },
-      only: { type: "string", value: "sandbox|guest", help: "set up only this image" },
+      only: { type: "string", value: "sandbox|guest", help: "set up only this image (default both)" },
       ...json,
     },
     schema: "humanish.runtime-result.v1",
+    sweep: true,
+  },
+  {
+    path: ["runtime", "prune"],
+    summary: "remove humanish images that are no longer current (never one a container uses)",
+    positionals: [],
+    flags: {
+      "dry-run": { type: "boolean", help: "list what would be removed and the bytes it would free; remove nothing" },
+      ...json,
+    },
+    schema: "humanish.runtime-prune-result.v1",
+    sweep: true,
   },
   {
     path: ["init"],
@@ -129,6 +173,7 @@ export const COMMANDS: CommandSpec[] = [
       ...json,
     },
     schema: "humanish.init-result.v1",
+    sweep: false,
   },
   {
     path: ["env", "serve"],
@@ -138,7 +183,7 @@ export const COMMANDS: CommandSpec[] = [
       backend: { type: "string", value: "docker|e2b", help: "sandbox backend (default docker)" },
       host: { type: "string", value: "HOST", help: "bind address (default 127.0.0.1)" },
       port: { type: "string", value: "PORT", help: "port (default 8000)" },
-      "max-concurrent": { type: "string", value: "N", help: "max concurrent environments (default MAX_CONCURRENT_ENVS or 4)" },
+      "max-concurrent": { type: "string", value: "N", help: "max concurrent sessions, a whole number ≥ 1 (default MAX_CONCURRENT_ENVS or 4)" },
       "session-timeout-ms": { type: "string", value: "MS", help: "idle session timeout before the reaper frees it" },
       "sandbox-timeout-ms": { type: "string", value: "MS", help: "sandbox lifetime (default 300000)" },
       "command-timeout-ms": { type: "string", value: "MS", help: "per-command timeout" },
@@ -148,6 +193,7 @@ export const COMMANDS: CommandSpec[] = [
       json: { type: "boolean", help: "after shutdown, print one JSON document with the url and every release outcome" },
     },
     schema: "humanish.env-serve-result.v1",
+    sweep: true,
   },
   {
     path: ["guest", "serve"],
@@ -157,6 +203,7 @@ export const COMMANDS: CommandSpec[] = [
       "io-dir": { type: "string", value: "DIR", help: "private directory holding config.json and the control/app sockets" },
     },
     schema: "humanish.guest-serve-result.v1",
+    sweep: false,
   },
 ];
 

@@ -3,11 +3,13 @@
  * library server). A relative path is accepted only when every segment is a plain name (no `.`,
  * `..`, empty segment, backslash, NUL or percent sign); every directory on the way and the file
  * itself must not be a symlink; the file must be a regular file with exactly one link and at
- * most `maxBytes` long. The final open uses `O_NOFOLLOW`, so a symlink swapped in after the
- * checks is still refused.
+ * most `maxBytes` long. The file itself is read by the bundle's safe reader (`O_NOFOLLOW |
+ * O_NONBLOCK`, same-inode and regular-file re-check on the descriptor, a read bounded by the size
+ * seen), so a link, FIFO or device swapped in after the checks is still refused and never read.
  */
-import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, type Stats } from "node:fs";
+import { lstatSync, type Stats } from "node:fs";
 import { join } from "node:path";
+import { safeReadFile } from "../bundle/safe-read.ts";
 import { HumanishError } from "../errors.ts";
 
 /** Splits a bundle-relative path into safe segments, or returns null when any segment is unsafe. */
@@ -24,7 +26,7 @@ export function safeSegments(rel: string): string[] | null {
 }
 
 /** Why a contained read failed. */
-export type ContainedReadFailure = "unsafe_path" | "not_found" | "symlink" | "not_regular" | "hardlinked" | "too_large";
+export type ContainedReadFailure = "unsafe_path" | "not_found" | "symlink" | "not_regular" | "hardlinked" | "too_large" | "changed" | "unreadable";
 
 /** Result of {@link readContainedFile}: the bytes, or why they were refused. */
 export type ContainedRead = { ok: true; bytes: Uint8Array } | { ok: false; reason: ContainedReadFailure };
@@ -61,28 +63,8 @@ export function readContainedFile(root: string, rel: string, maxBytes: number): 
       if (st.size > maxBytes) return { ok: false, reason: "too_large" };
     }
   }
-  let fd: number;
-  try {
-    fd = openSync(cur, constants.O_RDONLY | constants.O_NOFOLLOW);
-  } catch (err) {
-    return { ok: false, reason: (err as NodeJS.ErrnoException).code === "ELOOP" ? "symlink" : "not_found" };
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) return { ok: false, reason: "not_regular" };
-    if (st.nlink !== 1) return { ok: false, reason: "hardlinked" };
-    if (st.size > maxBytes) return { ok: false, reason: "too_large" };
-    const buf = new Uint8Array(st.size);
-    let off = 0;
-    while (off < buf.length) {
-      const n = readSync(fd, buf, off, buf.length - off, off);
-      if (n <= 0) break;
-      off += n;
-    }
-    return { ok: true, bytes: off === buf.length ? buf : buf.subarray(0, off) };
-  } finally {
-    closeSync(fd);
-  }
+  const r = safeReadFile(cur, maxBytes);
+  return r.ok ? { ok: true, bytes: r.bytes } : { ok: false, reason: r.reason };
 }
 
 /** Like {@link readContainedFile} but throws `HUMANISH_INVALID_RUN_BUNDLE` naming the file on refusal. */

@@ -1,6 +1,6 @@
 /**
- * Builds a {@link ReportModel} from a run directory: `run.json` (`humanish.run-bundle.v1`,
- * contracts.md §2.2 as reshaped by src/bundle/schemas.ts), the participants' actor traces, the
+ * Builds a {@link ReportModel} from a run directory: `run.json` (`humanish.run-bundle.v1`, as
+ * src/bundle/schemas.ts defines it), the participants' actor traces, the
  * terminal transcript, and the listed screenshots. Every file is read through the contained,
  * no-follow reader (files.ts), only when `run.json` lists it.
  */

@@ -1,5 +1,5 @@
 /**
- * The run library server (`humanish serve`, issue 5 "Run library"; contracts.md §4.2 `serve`).
+ * The run library server (`humanish serve`).
  *
  * `Bun.serve` bound to 127.0.0.1 only, read-only, with exactly three kinds of route:
  * - `GET /` — the index of every run, newest first (`listRuns`).
@@ -13,8 +13,9 @@
  * rebinding); methods other than GET/HEAD (405); a request target with `%`, a backslash, a `..`
  * or `.` segment, or an empty segment (400 — encoded and double-encoded traversal never reach
  * the file system); a run id that is not one safe segment (404); a symlinked or non-directory
- * run, a symlinked/hard-linked/non-regular report file (403). Files are opened with O_NOFOLLOW
- * below a run directory that is itself checked with lstat.
+ * run, a symlinked/hard-linked/non-regular report file (403). Every file (the index's run.json
+ * and status.json included) goes through the bundle's safe reader — regular files only, bounded,
+ * opened non-blocking — so no bundle content can stall a request or keep SIGTERM from landing.
  */
 import { lstatSync, type Stats } from "node:fs";
 import { join } from "node:path";

@@ -1,16 +1,18 @@
 import { describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import {
   buildNoSpendProof,
   createRunWriter,
   type RunBundle,
   RunBundleSchema,
   recordOrphanRelease,
+  sealRunDir,
   type VerifyResult,
   VerifyResultSchema,
   verifyRun,
+  writeSignedAppendix,
 } from "../../src/bundle/index.ts";
 import { makePng, projectPerTest, terminalLedgers, terminalTrace, writeDryRunTerminal, writeLiveBrowser, writeLiveTerminal } from "./helpers.ts";
 
@@ -22,13 +24,18 @@ function failed(v: VerifyResult): string[] {
 function readBundle(dir: string): RunBundle {
   return RunBundleSchema.parse(JSON.parse(readFileSync(join(dir, "run.json"), "utf8")));
 }
-/** Rewrite run.json by hand (as an attacker or a buggy tool would). */
+/**
+ * Rewrite run.json by hand and re-sign it with this test process's key — a buggy tool that holds
+ * the key — so the semantic check under test is the one that fails, not the signature.
+ * (Tamper without the key is covered in test/bundle/verify-signing.test.ts.)
+ */
 function editBundle(dir: string, fn: (b: Record<string, any>) => void) {
   const b = JSON.parse(readFileSync(join(dir, "run.json"), "utf8"));
   fn(b);
   writeFileSync(join(dir, "run.json"), JSON.stringify(b, null, 2));
+  sealRunDir(dir, basename(dir));
 }
-/** Overwrite a listed artifact and update its listing, as a tool bypassing the writer would. */
+/** Overwrite a listed artifact and update its listing (re-signed), as a keyed tool bypassing the writer would. */
 function plant(dir: string, rel: string, content: string) {
   writeFileSync(join(dir, rel), content);
   const bytes = readFileSync(join(dir, rel));
@@ -60,6 +67,7 @@ describe("verifyRun: good bundles", () => {
       "run.json exists",
       "run schema",
       "run bundle shape",
+      "bundle signature",
       "redaction passed",
       "storage containment",
       "artifacts intact",
@@ -97,17 +105,21 @@ describe("verifyRun: good bundles", () => {
     expect(v.checks.find((c) => c.name === "screenshots admitted")?.message).toBe("2 PNG file(s) admitted");
   });
 
-  test("status.json is derived: rewriting it does not fail verify, but it is still scanned", async () => {
+  test("status.json is covered by the signature, and still scanned", async () => {
     const cwd = project();
     const { w } = await writeLiveTerminal(cwd);
     const status = JSON.parse(readFileSync(join(w.runDir, "status.json"), "utf8"));
     status.updatedAt = new Date().toISOString();
     writeFileSync(join(w.runDir, "status.json"), JSON.stringify(status));
+    expect(failed(await verifyRun(w.runDir))).toEqual(["bundle signature"]);
+    // a status rewrite through the writer after the seal re-signs
+    await w.writeStatus({ phase: "verify" });
     expect((await verifyRun(w.runDir)).ok).toBe(true);
     status.detail = "opened /Users/alice/secret-project";
     writeFileSync(join(w.runDir, "status.json"), JSON.stringify(status));
+    sealRunDir(w.runDir, w.runId);
     const v = await verifyRun(w.runDir);
-    expect(failed(v)).toEqual(["public-safety scan"]);
+    expect(failed(v)).toEqual(["redaction passed", "public-safety scan"]);
     expect(v.shareSafety.status).toBe("blocked");
   });
 });
@@ -151,7 +163,7 @@ describe("verifyRun: tampering fails closed", () => {
     const i = text.indexOf('"sha256": "', text.indexOf('"artifacts": [')) + 11;
     const mutated = text.slice(0, i) + (text[i] === "0" ? "1" : "0") + text.slice(i + 1);
     writeFileSync(join(w.runDir, "run.json"), mutated);
-    expect(failed(await verifyRun(w.runDir))).toEqual(["artifacts intact"]);
+    expect(failed(await verifyRun(w.runDir))).toEqual(["bundle signature", "artifacts intact"]);
     // change one digit of the duration
     const j = text.indexOf('"durationMs": 60000') + '"durationMs": 6000'.length;
     writeFileSync(join(w.runDir, "run.json"), `${text.slice(0, j)}1${text.slice(j + 1)}`);
@@ -297,7 +309,7 @@ describe("verifyRun: tampering fails closed", () => {
       b.artifacts.push({ path: "notes.log", kind: "log", bytes: body.length, sha256: createHash("sha256").update(body).digest("hex") });
     });
     const v = await verifyRun(w.runDir);
-    expect(failed(v)).toEqual(["public-safety scan"]);
+    expect(failed(v)).toEqual(["redaction passed", "public-safety scan"]);
     expect(v.shareSafety.status).toBe("blocked");
     expect(v.shareSafety.reasons.map((r) => r.code)).toEqual(["VERIFY_FAILED", "PUBLIC_SAFETY_FINDINGS"]);
     // JSON-escaped local paths are found too
@@ -312,7 +324,7 @@ describe("verifyRun: tampering fails closed", () => {
       join(w.runDir, "run.json"),
       readFileSync(join(w.runDir, "run.json"), "utf8").replace('"message": "ok"', `"message": "at \\u002fhome\\u002falice\\u002fx ${esc.length}"`),
     );
-    expect(failed(await verifyRun(w.runDir))).toEqual(["public-safety scan"]);
+    expect(failed(await verifyRun(w.runDir))).toEqual(["bundle signature", "redaction passed", "public-safety scan"]);
   });
 
   test("shapes hidden behind HTML character references or percent-encoding are found", async () => {
@@ -328,7 +340,7 @@ describe("verifyRun: tampering fails closed", () => {
     ]) {
       // planted behind the writer's back (the writer itself would redact these), listing updated
       plant(w.runDir, "report/index.html", `<!doctype html><p>${hidden}</p>`);
-      expect({ hidden, failed: failed(await verifyRun(w.runDir)) }).toEqual({ hidden, failed: ["public-safety scan"] });
+      expect({ hidden, failed: failed(await verifyRun(w.runDir)) }).toEqual({ hidden, failed: ["redaction passed", "public-safety scan"] });
     }
     // the writer redacts the percent-encoded forms itself, so its output verifies
     await w.writeArtifact("report/index.html", "<!doctype html><p>at %2Fhome%2Falice%2Fnotes</p>", { kind: "report" });
@@ -417,11 +429,17 @@ describe("verifyRun: evidence semantics", () => {
     const v = await verifyRun(w.runDir);
     expect(failed(v)).toEqual([]);
     expect(v.checks.find((c) => c.name === "cleanup proven")?.message).toContain("orphan reconciliation");
-    // malformed or unsafe records fail
-    writeFileSync(join(w.runDir, "orphan-release.json"), JSON.stringify({ ...orphan, runId: "other" }));
+    // malformed or unsafe records fail, even when signed as appendices by the bundle's own key
+    const resign = (doc: unknown) => writeSignedAppendix(w.runDir, w.runId, "orphan-release.json", new TextEncoder().encode(JSON.stringify(doc)));
+    resign({ ...orphan, runId: "other" });
     expect(failed(await verifyRun(w.runDir))).toEqual(["artifact schemas", "cleanup proven"]);
-    writeFileSync(join(w.runDir, "orphan-release.json"), JSON.stringify({ ...orphan, releases: [{ ...orphan.releases[0], reason: "io dir /home/alice/x" }] }));
-    expect(failed(await verifyRun(w.runDir))).toEqual(["public-safety scan"]);
+    resign({ ...orphan, releases: [{ ...orphan.releases[0], reason: "io dir /home/alice/x" }] });
+    expect(failed(await verifyRun(w.runDir))).toEqual(["redaction passed", "public-safety scan"]);
+    // a hand edit of the signed appendix, or the appendix without its signature, is refused
+    writeFileSync(join(w.runDir, "orphan-release.json"), JSON.stringify(orphan));
+    expect(failed(await verifyRun(w.runDir))).toEqual(["no unlisted files", "cleanup proven"]);
+    unlinkSync(join(w.runDir, "orphan-release.json.sig.json"));
+    expect(failed(await verifyRun(w.runDir))).toEqual(["no unlisted files", "cleanup proven"]);
   });
 
   test("terminal evidence: a lying no-spend proof fails", async () => {

@@ -1,8 +1,9 @@
 /** Command path (`"lab run"`) → handler. Every entry of spec.ts COMMANDS has one. */
 import type { Handler } from "./context.ts";
+import { keysCommand } from "./keys.ts";
 import { labInspect, labList, labRun } from "./lab.ts";
 import { reportCommand, runsCommand, serveCommand, verifyCommand } from "./runs.ts";
-import { doctorCommand, runtimeSetup, runtimeStatus } from "./runtime.ts";
+import { doctorCommand, runtimePrune, runtimeSetup, runtimeStatus } from "./runtime.ts";
 import { envServeCommand, guestServeCommand, initCommand } from "./servers.ts";
 
 export type { CommandContext, Handler } from "./context.ts";
@@ -13,11 +14,13 @@ export const HANDLERS: Record<string, Handler> = {
   "lab run": labRun,
   runs: runsCommand,
   verify: verifyCommand,
+  keys: keysCommand,
   report: reportCommand,
   serve: serveCommand,
   doctor: doctorCommand,
   "runtime status": runtimeStatus,
   "runtime setup": runtimeSetup,
+  "runtime prune": runtimePrune,
   init: initCommand,
   "env serve": envServeCommand,
   "guest serve": guestServeCommand,

@@ -1,6 +1,6 @@
 /** `humanish runs | verify | report | serve` — the run library. */
 import { basename, relative } from "node:path";
-import { listRuns, resolveRunDir, summarizeRunDir, verifyRun } from "../../bundle/index.ts";
+import { defaultTrust, listRuns, parseTrust, readTrustFile, resolveRunDir, summarizeRunDir, verifyRun } from "../../bundle/index.ts";
 import { formatDuration } from "../../report/html.ts";
 import type { CommandOutcome } from "../output.ts";
 import { type CommandContext, intFlag, strFlag } from "./context.ts";
@@ -19,14 +19,19 @@ export async function runsCommand(ctx: CommandContext): Promise<CommandOutcome> 
   return { result: { schema: ctx.spec.schema, ok: true, cwd: ctx.cwd, runs }, human };
 }
 
-/** `verify [--run ID|latest]`: exit 0 iff the bundle verifies. */
+/**
+ * `verify [--run ID|latest] [--trust KEYS]`: exit 0 iff the bundle verifies. It is shareable only
+ * when signed by the local user's key or one named with `--trust`.
+ */
 export async function verifyCommand(ctx: CommandContext): Promise<CommandOutcome> {
   const runDir = await resolveRunDir(ctx.cwd, strFlag(ctx, "run") ?? "latest");
-  const v = await verifyRun(runDir);
+  const extra = parseTrust([strFlag(ctx, "trust") ?? ""], readTrustFile);
+  const v = await verifyRun(runDir, { trust: defaultTrust(ctx.env, extra) });
   const failed = v.checks.filter((c) => !c.ok);
   const human = [
     `${relative(ctx.cwd, runDir)}: ${v.ok ? "verified" : "NOT verified"} · share safety ${v.shareSafety.status}${v.shareSafety.reasons.length ? ` (${v.shareSafety.reasons.map((r) => r.code).join(", ")})` : ""}`,
     ...v.checks.map((c) => `  ${c.ok ? "✓" : "✗"} ${c.name}${c.ok ? "" : `: ${c.message}`}`),
+    ...(v.signer ? [`  signer ${v.signer.fingerprint} (${v.signer.trusted ? "trusted" : "not trusted: pass --trust to trust it"})`] : []),
   ].join("\n");
   // A run whose controller is still alive has not sealed its bundle yet: say so, not "re-run".
   const running = !v.ok && (await summarizeRunDir(ctx.cwd, basename(runDir)))?.liveness === "running";

@@ -1,0 +1,139 @@
+/**
+ * Sealing a run directory on disk: build the manifest from the files as they are now (read
+ * through the safe reader), sign it with the user's key, write `signature.json` atomically; and
+ * adding a signed appendix to a sealed run. The pure parts live in ./manifest.ts.
+ */
+import { randomBytes } from "node:crypto";
+import { closeSync, fsyncSync, openSync, readdirSync, renameSync, rmSync, writeSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { HumanishError } from "../../errors.ts";
+import { artifactRootFor } from "../paths.ts";
+import { safeReadFile, safeReadOrThrow } from "../safe-read.ts";
+import { loadSigningKey, type SigningKey } from "./keys.ts";
+import {
+  APPENDIX_SIGNATURE_SUFFIX,
+  BundleSignatureSchema,
+  buildManifest,
+  checkAppendix,
+  encodeSigned,
+  SIGNATURE_FILE,
+  signAppendix,
+  signManifest,
+} from "./manifest.ts";
+
+/** Largest file sealed (bytes) — the verifier's own per-file bound. */
+const MAX_SEAL_FILE_BYTES = 64 * 1024 * 1024;
+
+/** Temp file in the same directory → fsync → rename; `label` names the file in errors. */
+export function writeFileAtomicSync(path: string, bytes: Uint8Array, label: string): void {
+  const tmp = join(dirname(path), `.tmp-${randomBytes(6).toString("hex")}`);
+  try {
+    const fd = openSync(tmp, "wx", 0o600);
+    try {
+      writeSync(fd, bytes);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, path);
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    throw new HumanishError("HUMANISH_BUNDLE_WRITE_FAILED", `could not write ${label}: ${(e as NodeJS.ErrnoException).code ?? "error"}`, {
+      next: "check free disk space and permissions of the .humanish directory",
+      cause: e,
+    });
+  }
+}
+
+/** The manifest digest of the run's current `signature.json`, or null when there is none that parses. */
+function currentSeal(runDir: string): string | null {
+  const sig = safeReadFile(join(runDir, SIGNATURE_FILE), 64 * 1024);
+  if (!sig.ok) return null;
+  try {
+    const p = BundleSignatureSchema.safeParse(JSON.parse(new TextDecoder().decode(sig.bytes)));
+    return p.success ? p.data.manifestSha256 : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Carry the run's valid appendices over to a new seal: each top-level `X` + `X.sig.json` that
+ * this key signed as an extension of the previous seal is re-signed to extend `next`. Anything
+ * else (unsigned, another key, a forged signature) is left as it is, and verify refuses it.
+ */
+function carryAppendices(runDir: string, runId: string, key: SigningKey, previous: string, next: string): void {
+  const root = artifactRootFor(runId);
+  for (const name of readdirSync(runDir)) {
+    if (!name.endsWith(APPENDIX_SIGNATURE_SUFFIX)) continue;
+    const rel = name.slice(0, -APPENDIX_SIGNATURE_SUFFIX.length);
+    const sig = safeReadFile(join(runDir, name), 64 * 1024);
+    const body = safeReadFile(join(runDir, rel), MAX_SEAL_FILE_BYTES);
+    if (!sig.ok || !body.ok) continue;
+    if (!checkAppendix(sig.bytes, { runId, path: rel, bytes: body.bytes, manifestSha256: previous, signer: key.publicKey }).ok) continue;
+    const doc = signAppendix(key.privateKey, key.publicKey, { runId, path: rel, bytes: body.bytes, extendsSha256: next });
+    writeFileAtomicSync(join(runDir, name), encodeSigned(doc), `${root}/${name}`);
+  }
+}
+
+/**
+ * Sign the run at `runDir` as it is on disk: `run.json`, `status.json` and every artifact
+ * `run.json` lists; appendices this key signed for the previous seal are carried over to the
+ * new one. Returns the manifest digest.
+ * @throws HumanishError HUMANISH_UNSAFE_BUNDLE_FILE / HUMANISH_RUN_NOT_FOUND (a covered file is
+ *   refused or missing), HUMANISH_BUNDLE_WRITE_FAILED, and the key loader's codes
+ */
+export function sealRunDir(runDir: string, runId: string, key: SigningKey | null = loadSigningKey()): string {
+  if (!key) throw new HumanishError("HUMANISH_SIGNING_KEY_UNAVAILABLE", "no signing key", { next: "run `humanish keys` to create one" });
+  const root = artifactRootFor(runId);
+  const read = (rel: string) => safeReadOrThrow(join(runDir, rel), `${root}/${rel}`, MAX_SEAL_FILE_BYTES);
+  const files = new Map<string, Uint8Array>();
+  const runBytes = read("run.json");
+  files.set("run.json", runBytes);
+  const listed = ((JSON.parse(new TextDecoder().decode(runBytes)) as { artifacts?: { path: string }[] }).artifacts ?? []).map((a) => a.path);
+  // status.json is covered when present; anything but a plain file there is refused, never skipped.
+  const status = safeReadFile(join(runDir, "status.json"), MAX_SEAL_FILE_BYTES);
+  if (status.ok) files.set("status.json", status.bytes);
+  else if (status.reason !== "not_found") files.set("status.json", read("status.json"));
+  for (const rel of listed) files.set(rel, read(rel));
+  const doc = signManifest(key.privateKey, key.publicKey, buildManifest(runId, files, listed));
+  const previous = currentSeal(runDir);
+  writeFileAtomicSync(join(runDir, SIGNATURE_FILE), encodeSigned(doc), `${root}/${SIGNATURE_FILE}`);
+  if (previous && previous !== doc.manifestSha256) carryAppendices(runDir, runId, key, previous, doc.manifestSha256);
+  return doc.manifestSha256;
+}
+
+/**
+ * Write `bytes` to `rel` in the sealed run at `runDir`, with its appendix signature at
+ * `rel + ".sig.json"` extending the run's current seal. Both writes are atomic; the signature
+ * is written last, so a crash in between leaves an unsigned (refused) appendix, never a
+ * signature over other bytes.
+ * Appendices are top-level files, so a later re-seal can carry them over.
+ * @throws HumanishError HUMANISH_BUNDLE_NOT_SEALED when the run has no valid `signature.json`;
+ *   HUMANISH_UNSAFE_ARTIFACT_PATH for a name that is not one plain file name;
+ *   HUMANISH_BUNDLE_WRITE_FAILED; the key loader's codes
+ */
+export function writeSignedAppendix(runDir: string, runId: string, rel: string, bytes: Uint8Array, key: SigningKey | null = loadSigningKey()): void {
+  if (!key) throw new HumanishError("HUMANISH_SIGNING_KEY_UNAVAILABLE", "no signing key", { next: "run `humanish keys` to create one" });
+  const root = artifactRootFor(runId);
+  if (
+    !/^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$/.test(rel) ||
+    rel.endsWith(APPENDIX_SIGNATURE_SUFFIX) ||
+    rel === SIGNATURE_FILE ||
+    rel === "run.json" ||
+    rel === "status.json"
+  ) {
+    throw new HumanishError("HUMANISH_UNSAFE_ARTIFACT_PATH", `appendix ${JSON.stringify(rel.slice(0, 80))} must be one plain top-level file name`, {
+      next: "name appendices like orphan-release.json",
+    });
+  }
+  const extendsSha256 = currentSeal(runDir);
+  if (!extendsSha256) {
+    throw new HumanishError("HUMANISH_BUNDLE_NOT_SEALED", `${root} has no signature.json to extend, so ${rel} cannot be a signed appendix`, {
+      next: "only a sealed run (run.json + signature.json) takes appendices",
+    });
+  }
+  writeFileAtomicSync(join(runDir, rel), bytes, `${root}/${rel}`);
+  const doc = signAppendix(key.privateKey, key.publicKey, { runId, path: rel, bytes, extendsSha256 });
+  writeFileAtomicSync(join(runDir, `${rel}${APPENDIX_SIGNATURE_SUFFIX}`), encodeSigned(doc), `${root}/${rel}${APPENDIX_SIGNATURE_SUFFIX}`);
+}

@@ -1,0 +1,60 @@
+/**
+ * The state one verify pass shares between its checks. The input half is fixed by the caller;
+ * the derived half is filled by checks in table order (a later check reads what an earlier one
+ * parsed, e.g. the bundle, the traces, the signer), so every check is a named function of this
+ * context and the table in ./core.ts is the only place that orders them.
+ */
+
+import type { ActorTrace, CleanupProof, RunBundle, SandboxReceipt, TerminalLedgers } from "../schemas.ts";
+import type { TrustSet } from "../signing/keys.ts";
+
+/** A path the disk walk saw but did not read (directory, link, special or oversized file). */
+export interface UnreadPath {
+  path: string;
+  dir: boolean;
+}
+
+/** The bundle's signer, once its signature checked out. */
+export interface Signer {
+  publicKey: string;
+  fingerprint: string;
+  trusted: boolean;
+}
+
+export interface VerifyContext {
+  /** The run directory's name (the run id it must carry). */
+  readonly run: string;
+  /** Every regular file read, by bundle-relative path. */
+  readonly files: ReadonlyMap<string, Uint8Array>;
+  readonly unread: readonly UnreadPath[];
+  /** Problems the disk walk found (links, special files, bounds). */
+  readonly containment: readonly string[];
+  readonly trust: TrustSet;
+
+  rawBundle: unknown;
+  bundle: RunBundle | null;
+  signer: Signer | null;
+  /** Digest of the manifest the signature covers, when it verified. */
+  manifestSha256: string | null;
+  /** Unlisted files accepted as signed appendices (each appendix and its signature file). */
+  appendices: Set<string>;
+  /** Why an unlisted file was not accepted as an appendix, by path. */
+  appendixProblems: Map<string, string>;
+  traces: Map<string, ActorTrace>;
+  ledgers: TerminalLedgers | null;
+  receipts: SandboxReceipt[];
+  orphanReleases: CleanupProof[];
+  scanFindings: number;
+  raw: boolean;
+  unscanned: string[];
+  warnings: string[];
+}
+
+/** What one check reports: its problems (none = ok) and the message when ok. */
+export interface CheckOutcome {
+  problems: string[];
+  ok: string;
+}
+
+/** A named check of the table. */
+export type Check = (ctx: VerifyContext) => CheckOutcome | Promise<CheckOutcome>;
