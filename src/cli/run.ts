@@ -1,19 +1,18 @@
 /**
  * The CLI driver: parse argv, load `--env-file`, run the command handler, print the result.
- * Exit codes (issue 2 §2): 0 ok; 2 a domain failure (`ok: false`); 1 a usage error;
+ * Exit codes: 0 ok; 2 a domain failure (`ok: false`); 1 a usage error;
  * 130/143 after SIGINT/SIGTERM, only once cleanup has run.
  */
 
 import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
-import { redact } from "../bundle/index.ts";
 import { HumanishError } from "../errors.ts";
 import { secretValuesFromEnv } from "../secrets/index.ts";
 import { BUILD_COMMIT, VERSION } from "../version.ts";
 import { helpText, parseArgv } from "./argv.ts";
 import { type CommandContext, HANDLERS } from "./commands/index.ts";
 import { loadEnvFile } from "./env-file.ts";
-import { type CliIO, type CommandOutcome, emit, failure } from "./output.ts";
+import { type CliIO, type CommandOutcome, emit, failure, inertText, scrubForTerminal, scrubJsonForTerminal } from "./output.ts";
 import type { CommandSpec } from "./spec.ts";
 
 /** Runs one invocation and returns the process exit code. Never throws. */
@@ -44,12 +43,12 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     case "usage-error":
       if (parsed.json) {
         io.stdout(
-          `${redact(
-            JSON.stringify({ schema: parsed.schema, ok: false, error: { code: "HUMANISH_USAGE", message: parsed.message, next: parsed.next } }, null, 2),
+          `${scrubJsonForTerminal(
+            { schema: parsed.schema, ok: false, error: { code: "HUMANISH_USAGE", message: parsed.message, next: parsed.next } },
             secretValuesFromEnv(io.env),
           )}\n`,
         );
-      } else io.stderr(redact(`humanish: ${parsed.message}\n`, secretValuesFromEnv(io.env)));
+      } else io.stderr(`${inertText(scrubForTerminal(`humanish: ${parsed.message}`, secretValuesFromEnv(io.env)))}\n`);
       return 1;
     case "command":
       return runCommand(parsed.spec, parsed.args, parsed.flags, io);
@@ -65,12 +64,12 @@ async function runCommand(spec: CommandSpec, args: Record<string, string>, flags
     const cwd = resolveCwd(typeof flags.cwd === "string" ? flags.cwd : ".");
     let env = io.env;
     if (typeof flags["env-file"] === "string") {
-      const fileEnv = loadEnvFile(flags["env-file"], cwd);
-      env = { ...io.env, ...fileEnv };
-      secrets = secretValuesFromEnv(env, Object.keys(fileEnv));
+      const file = loadEnvFile(flags["env-file"], cwd);
+      env = { ...io.env, ...file.env };
+      secrets = secretValuesFromEnv(env, file.secretNames);
     }
     const ctx: CommandContext = { spec, args, flags, cwd, env, secrets, json, io };
-    if (name !== "guest serve") await reconcileBeforeCommand(ctx);
+    if (spec.sweep) await reconcileBeforeCommand(ctx);
     outcome = await HANDLERS[name]!(ctx);
   } catch (e) {
     outcome = failure(spec.schema, e);
@@ -89,25 +88,33 @@ function resolveCwd(dir: string): string {
 }
 
 /**
- * Every command first releases orphaned containers of ours whose controlling process died
- * (issue 4 §5), by exact id, recording the outcome in that run's directory. A missing engine
- * is not an error here: commands that need one say so themselves.
+ * Commands that create resources (`sweep: true` in the command table) first release what
+ * earlier invocations left behind when their controlling process died: host processes they
+ * started (a browser lab's serve.command, by pid + start time) and containers of ours (by exact
+ * id), each outcome recorded in that run's directory. A missing or unsupported engine is not an
+ * error here: commands that need one say so themselves.
  */
 async function reconcileBeforeCommand(ctx: CommandContext): Promise<void> {
+  const say = (line: string) => {
+    if (!ctx.json) ctx.io.stderr(`humanish: ${inertText(scrubForTerminal(line, ctx.secrets))}\n`);
+  };
+  const { reconcileHostProcesses } = await import("../runtime/host-process.ts");
+  for (const r of await reconcileHostProcesses(ctx.cwd)) {
+    say(
+      `orphaned app server ${r.proof.id} of run ${r.runId ?? "?"} (its controller is gone): ${r.proof.outcome}${r.recordedIn ? `, recorded in ${r.recordedIn}` : ""}`,
+    );
+  }
   try {
-    const [{ createDockerClient, resolveDockerSocket }, { reconcileOrphans }] = await Promise.all([
+    const [{ dockerClientFor, resolveDockerSocket }, { reconcileOrphans }] = await Promise.all([
       import("../docker/index.ts"),
       import("../runtime/reconcile.ts"),
     ]);
-    const socket = resolveDockerSocket(ctx.env);
-    if (!existsSync(socket)) return;
-    const released = await reconcileOrphans(createDockerClient({ socketPath: socket, timeoutMs: 5000 }), ctx.cwd);
-    if (!ctx.json) {
-      for (const r of released) {
-        ctx.io.stderr(
-          `humanish: orphaned container ${r.proof.id.slice(0, 12)} of run ${r.runId ?? "?"} (its controller is gone): ${r.proof.outcome}${r.recordedIn ? `, recorded in ${r.recordedIn}` : ""}\n`,
-        );
-      }
+    if (!existsSync(resolveDockerSocket(ctx.env))) return;
+    const released = await reconcileOrphans(dockerClientFor(ctx.env, { timeoutMs: 5000 }), ctx.cwd);
+    for (const r of released) {
+      say(
+        `orphaned container ${r.proof.id.slice(0, 12)} of run ${r.runId ?? "?"} (its controller is gone): ${r.proof.outcome}${r.recordedIn ? `, recorded in ${r.recordedIn}` : ""}`,
+      );
     }
   } catch (e) {
     if (!(e instanceof HumanishError)) throw e;

@@ -1,7 +1,7 @@
 /**
- * Docker Engine API client over the Unix socket with `fetch(url, { unix })` (issue 2 §5,
- * ARCHITECTURE.md "Local runtime (Docker)"). API version prefix `v1.41`; `DOCKER_HOST=unix://…`
- * overrides the default socket `/var/run/docker.sock`.
+ * Docker Engine API client over the Unix socket with `fetch(url, { unix })` (ARCHITECTURE.md
+ * "Local runtime (Docker)"). API version prefix `v1.41`; `DOCKER_HOST=unix://…` overrides the
+ * default socket `/var/run/docker.sock`; other transports are refused ({@link resolveDockerSocket}).
  *
  * Methods are named after Engine API operations. Failures are `HumanishError`s:
  * `DockerApiError` (HTTP status + engine message), `HUMANISH_DOCKER_UNAVAILABLE` (socket unreachable),
@@ -12,7 +12,18 @@ import { HumanishError } from "../errors.ts";
 import { type DemuxCallbacks, type DemuxedOutput, demuxBody, rawBody } from "./demux.ts";
 import { DockerApiError, dockerStreamInvalid, dockerTimeout, dockerUnavailable } from "./errors.ts";
 import { type JsonMessage, progressFailed, readProgress } from "./json-stream.ts";
-import type { ContainerCreateBody, ContainerInspect, ContainerSummary, EngineVersion, ExecCreateBody, ExecInspect, ImageInspect, PathStat } from "./types.ts";
+import type {
+  ContainerCreateBody,
+  ContainerInspect,
+  ContainerSummary,
+  EngineVersion,
+  ExecCreateBody,
+  ExecInspect,
+  ImageInspect,
+  ImageSummary,
+  PathStat,
+  SystemDf,
+} from "./types.ts";
 
 /** Default socket when `DOCKER_HOST` is unset. */
 export const DEFAULT_DOCKER_SOCKET = "/var/run/docker.sock";
@@ -21,19 +32,29 @@ export const DOCKER_API_VERSION = "v1.41";
 /** Default deadline of a non-streaming request, ms. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
+/** Code when `DOCKER_HOST` names an endpoint humanish does not speak (tcp, ssh, npipe, …). */
+export const DOCKER_HOST_UNSUPPORTED = "HUMANISH_DOCKER_HOST_UNSUPPORTED";
+
 /**
- * The socket path: `DOCKER_HOST=unix:///path` when set, else `/var/run/docker.sock`.
- * Throws `HUMANISH_DOCKER_UNAVAILABLE` when `DOCKER_HOST` names a non-unix transport (tcp/ssh).
+ * The one rule for finding the engine, used by every caller (CLI orphan sweep, both routes, the
+ * env server, doctor, runtime, tests): `DOCKER_HOST=unix:///abs/path` → that socket; unset or
+ * empty → `/var/run/docker.sock`. Pass the command context's env (process env merged with
+ * `--env-file`) so both sources give the same answer.
+ * @throws HumanishError `HUMANISH_DOCKER_HOST_UNSUPPORTED` for `tcp://`, `ssh://`, `npipe://`, a
+ *   relative unix path or anything else: humanish talks to a local engine over its Unix socket only.
  */
 export function resolveDockerSocket(env: Record<string, string | undefined> = process.env): string {
   const host = env.DOCKER_HOST;
   if (host === undefined || host === "") return DEFAULT_DOCKER_SOCKET;
-  if (host.startsWith("unix://") && host.length > "unix://".length) return host.slice("unix://".length);
+  if (host.startsWith("unix://") && host.slice("unix://".length).startsWith("/")) return host.slice("unix://".length);
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(host)?.[1]?.toLowerCase();
+  const what = scheme === "unix" ? "a unix:// socket without an absolute path" : scheme ? `a ${scheme}:// endpoint` : "not a URL";
   throw new HumanishError(
-    "HUMANISH_DOCKER_UNAVAILABLE",
-    `DOCKER_HOST=${host} is not a unix:// socket; humanish talks to a local engine over its Unix socket only`,
+    DOCKER_HOST_UNSUPPORTED,
+    `DOCKER_HOST=${host} is ${what}; humanish talks to a local Docker engine over its Unix socket only (DOCKER_HOST=unix:///path)`,
     {
-      next: "set DOCKER_HOST=unix:///var/run/docker.sock (or unset it) / start dockerd locally",
+      next: "unset DOCKER_HOST to use /var/run/docker.sock, or set DOCKER_HOST=unix:///path/to/docker.sock (remote engines: forward their socket to a local path first)",
+      details: { dockerHost: host, ...(scheme ? { scheme } : {}) },
     },
   );
 }
@@ -213,6 +234,24 @@ export class DockerClient {
     return this.json<EngineVersion>(await this.call("SystemVersion", "GET", "/version", opts), "SystemVersion");
   }
 
+  /**
+   * `GET /images/json?filters={"reference":[…],"label":[…]}` — used only to FIND images (e.g. stale
+   * humanish images); removal is always by exact id. `references` entries are repository names
+   * (`humanish-sandbox`), `labels` are `key` or `key=value`.
+   */
+  async imageList(opts: CallOptions & { references?: string[]; labels?: string[] } = {}): Promise<ImageSummary[]> {
+    const f: Record<string, string[]> = {};
+    if (opts.references?.length) f.reference = opts.references;
+    if (opts.labels?.length) f.label = opts.labels;
+    const res = await this.call("ImageList", "GET", "/images/json", { ...opts, query: { filters: Object.keys(f).length ? JSON.stringify(f) : undefined } });
+    return this.json(res, "ImageList");
+  }
+
+  /** `GET /system/df`: disk usage of layers, images (with their shared bytes), containers. */
+  async systemDf(opts: CallOptions = {}): Promise<SystemDf> {
+    return this.json<SystemDf>(await this.call("SystemDataUsage", "GET", "/system/df", opts), "SystemDataUsage");
+  }
+
   /** `GET /images/{name}/json`. Throws `DockerApiError` 404 when the image is missing. */
   async imageInspect(name: string, opts: CallOptions = {}): Promise<ImageInspect> {
     return this.json<ImageInspect>(await this.call("ImageInspect", "GET", `/images/${encodeURIComponent(name)}/json`, opts), "ImageInspect");
@@ -324,9 +363,17 @@ export class DockerClient {
     return this.json(res, "ContainerWait");
   }
 
-  /** `GET /containers/{id}/json`. Throws `DockerApiError` 404 when the container does not exist. */
-  async containerInspect(id: string, opts: CallOptions = {}): Promise<ContainerInspect> {
-    return this.json<ContainerInspect>(await this.call("ContainerInspect", "GET", `/containers/${encodeURIComponent(id)}/json`, opts), "ContainerInspect");
+  /**
+   * `GET /containers/{id}/json` (with `size: true`, `?size=1`: `SizeRw` = bytes in its writable
+   * layer, which costs the engine a walk of that layer). Throws `DockerApiError` 404 when the
+   * container does not exist.
+   */
+  async containerInspect(id: string, opts: CallOptions & { size?: boolean } = {}): Promise<ContainerInspect> {
+    const { size, ...rest } = opts;
+    return this.json<ContainerInspect>(
+      await this.call("ContainerInspect", "GET", `/containers/${encodeURIComponent(id)}/json`, { ...rest, query: { size: size ? 1 : undefined } }),
+      "ContainerInspect",
+    );
   }
 
   /**
@@ -474,4 +521,13 @@ function parseStat(header: string | null): PathStat | undefined {
 /** Creates a client for the given (or default) Unix socket. See `DockerClient`. */
 export function createDockerClient(opts: DockerClientOptions = {}): DockerClient {
   return new DockerClient(opts);
+}
+
+/**
+ * A client for the engine `env` names (see {@link resolveDockerSocket}) — what every command uses
+ * with its context's env, so `DOCKER_HOST` from the environment and from `--env-file` agree.
+ * @throws HumanishError `HUMANISH_DOCKER_HOST_UNSUPPORTED`.
+ */
+export function dockerClientFor(env: Record<string, string | undefined>, opts: Omit<DockerClientOptions, "socketPath"> = {}): DockerClient {
+  return new DockerClient({ ...opts, socketPath: resolveDockerSocket(env) });
 }

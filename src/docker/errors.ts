@@ -1,5 +1,5 @@
 /**
- * Errors of the Docker Engine API client (issue 2 §5).
+ * Errors of the Docker Engine API client.
  *
  * Every failure is a `HumanishError`: `DockerApiError` (`HUMANISH_DOCKER_API_ERROR`) when the engine
  * answered with a non-success HTTP status, `HUMANISH_DOCKER_UNAVAILABLE` when the socket could not be

@@ -1,5 +1,5 @@
 /**
- * Public API of the Docker Engine API client (issue 2 §5): our own client over the Unix socket,
+ * Public API of the Docker Engine API client: our own client over the Unix socket,
  * the 8-byte stream demultiplexer, the JSON progress parser, and a minimal ustar writer/reader.
  *
  * Usage: `const docker = createDockerClient(); await docker.ping();`
@@ -10,9 +10,11 @@ export {
   DEFAULT_DOCKER_SOCKET,
   DEFAULT_REQUEST_TIMEOUT_MS,
   DOCKER_API_VERSION,
+  DOCKER_HOST_UNSUPPORTED,
   DockerClient,
   type DockerClientOptions,
   type DockerRequestBody,
+  dockerClientFor,
   type ImageBuildOptions,
   type ImageBuildResult,
   type ImageLoadResult,

@@ -25,6 +25,31 @@ export interface ImageInspect {
   [key: string]: unknown;
 }
 
+/** One row of `GET /images/json` (subset). Sizes in bytes. */
+export interface ImageSummary {
+  Id: string;
+  RepoTags: string[] | null;
+  Labels: Record<string, string> | null;
+  Size: number;
+  Created: number;
+  [key: string]: unknown;
+}
+
+/** `GET /system/df` (subset). Sizes in bytes; `SharedSize` = bytes shared with other images. */
+export interface SystemDf {
+  /** Bytes of every image layer in the engine (shared layers once). */
+  LayersSize: number;
+  Images: { Id: string; RepoTags: string[] | null; Size: number; SharedSize: number; Containers: number; Labels?: Record<string, string> | null }[];
+  [key: string]: unknown;
+}
+
+/** One ulimit of a container (`fsize` in bytes, `nofile` in descriptors, …). */
+export interface Ulimit {
+  Name: string;
+  Soft: number;
+  Hard: number;
+}
+
 /** `HostConfig` of a container create (subset). Memory in bytes, NanoCpus in 1e-9 CPUs. */
 export interface HostConfig {
   Init?: boolean;
@@ -40,6 +65,7 @@ export interface HostConfig {
   AutoRemove?: boolean;
   ShmSize?: number;
   Tmpfs?: Record<string, string>;
+  Ulimits?: Ulimit[];
   Binds?: string[];
   Devices?: { PathOnHost: string; PathInContainer: string; CgroupPermissions: string }[];
   [key: string]: unknown;
@@ -73,6 +99,10 @@ export interface ContainerInspect {
   State: { Status: string; Running: boolean; ExitCode: number; Pid: number; OOMKilled?: boolean; Error?: string };
   Config: { Image: string; Env: string[] | null; Labels: Record<string, string> | null; User: string; WorkingDir: string; Cmd: string[] | null };
   HostConfig: HostConfig;
+  /** `sha256:…` id of the image the container was created from. */
+  Image?: string;
+  /** Bytes written to the container's writable layer (only with `?size=1`). */
+  SizeRw?: number;
   /** Networks the container is attached to, by network name (empty when it has none). */
   NetworkSettings?: { Networks?: Record<string, { NetworkID?: string; IPAddress?: string }> | null };
   [key: string]: unknown;
@@ -83,6 +113,8 @@ export interface ContainerSummary {
   Id: string;
   Names: string[];
   Image: string;
+  /** `sha256:…` id of the container's image (exact, whatever tag `Image` shows). */
+  ImageID: string;
   State: string;
   Status: string;
   Labels: Record<string, string>;

@@ -1,5 +1,5 @@
 /**
- * The browser guest image (`runtime/guest/`, issue 4 §1): recipe = the embedded Dockerfile plus
+ * The browser guest image (`runtime/guest/`): recipe = the embedded Dockerfile plus
  * the compiled humanish binary (the guest agent). Its runtime revision is
  * `guest-api1-<sha256 over the recipe and the binary>`; the image carries it as the label
  * `to.humanish.runtime.revision` (plus `to.humanish.runtime.api=1`) and as the guest's env, and

@@ -1,5 +1,5 @@
 /**
- * Local runtime images (issue 2 §11, ARCHITECTURE.md "Local runtime (Docker)"): tags derived from a
+ * Local runtime images (ARCHITECTURE.md "Local runtime (Docker)"): tags derived from a
  * recipe's content, status without side effects, builds through the Engine API from an in-memory tar
  * of the recipe, and loading of a prebuilt archive whose byte count and SHA-256 are verified before a
  * single byte reaches the engine.
@@ -14,6 +14,7 @@ import { createHash } from "node:crypto";
 import { open, stat } from "node:fs/promises";
 import { type DockerClient, isDockerApiError, type JsonMessage, tarPack } from "../docker/index.ts";
 import { HumanishError } from "../errors.ts";
+import { fetchArtifact, type RecipeArtifact, validateArtifact } from "./artifacts.ts";
 
 /** Label carrying the recipe revision on a built image. */
 export const REVISION_LABEL = "humanish.runtime-revision";
@@ -34,6 +35,12 @@ export interface ImageRecipe {
   buildArgs?: Record<string, string>;
   /** File modes in the build context by path (default 0o644), e.g. `{ humanish: 0o555 }`. */
   modes?: Record<string, number>;
+  /**
+   * Pinned files fetched at build time (./artifacts.ts) and verified against their SHA-256
+   * before they join the build context. Their pins, not their bytes, enter the revision: the
+   * bytes are proven equal to the pin before any build.
+   */
+  artifacts?: RecipeArtifact[];
 }
 
 /** Status of a recipe's image in the engine. */
@@ -65,6 +72,14 @@ function validate(recipe: ImageRecipe): void {
       next: "use lowercase letters, digits and . _ / - separators",
     });
   }
+  for (const a of recipe.artifacts ?? []) {
+    validateArtifact(a);
+    if (a.path in recipe.files) {
+      throw new HumanishError("HUMANISH_IMAGE_RECIPE_INVALID", `image recipe ${recipe.name} names ${a.path} both as a file and as an artifact`, {
+        next: "give the artifact its own path",
+      });
+    }
+  }
   const df = recipe.dockerfile ?? "Dockerfile";
   if (!(df in recipe.files)) {
     throw new HumanishError("HUMANISH_IMAGE_RECIPE_INVALID", `image recipe ${recipe.name} has no ${df} among its files`, {
@@ -92,6 +107,8 @@ export function recipeRevision(recipe: ImageRecipe): string {
   }
   for (const [k, v] of Object.entries(recipe.labels ?? {}).sort(([a], [b]) => (a < b ? -1 : 1))) field(enc.encode(`label ${k}=${v}`));
   for (const [k, v] of Object.entries(recipe.buildArgs ?? {}).sort(([a], [b]) => (a < b ? -1 : 1))) field(enc.encode(`arg ${k}=${v}`));
+  for (const a of [...(recipe.artifacts ?? [])].sort((x, y) => (x.path < y.path ? -1 : 1)))
+    field(enc.encode(`artifact ${a.path} ${a.npmSpec} ${a.sha256} ${a.bytes}`));
   return h.digest("hex").slice(0, 12);
 }
 
@@ -100,14 +117,38 @@ export function recipeTag(recipe: ImageRecipe): string {
   return `${recipe.name}:${recipeRevision(recipe)}`;
 }
 
-/** The recipe's files as a tar build context (bytes). */
-export function recipeContext(recipe: ImageRecipe): Uint8Array {
+/**
+ * The recipe's files as a tar build context (bytes). `artifacts` holds the verified bytes of
+ * each declared artifact by path (see {@link fetchRecipeArtifacts}); a missing one throws
+ * `HUMANISH_IMAGE_RECIPE_INVALID`.
+ */
+export function recipeContext(recipe: ImageRecipe, artifacts: Record<string, Uint8Array> = {}): Uint8Array {
   validate(recipe);
+  const files: Record<string, string | Uint8Array> = { ...recipe.files };
+  for (const a of recipe.artifacts ?? []) {
+    const bytes = artifacts[a.path];
+    if (!bytes) {
+      throw new HumanishError("HUMANISH_IMAGE_RECIPE_INVALID", `image recipe ${recipe.name}: artifact ${a.path} (${a.npmSpec}) was not fetched`, {
+        next: "fetch the recipe's artifacts first (fetchRecipeArtifacts)",
+      });
+    }
+    files[a.path] = bytes;
+  }
   return tarPack(
-    Object.keys(recipe.files)
+    Object.keys(files)
       .sort()
-      .map((path) => ({ path, data: recipe.files[path]!, mode: recipe.modes?.[path] ?? 0o644 })),
+      .map((path) => ({ path, data: files[path]!, mode: recipe.modes?.[path] ?? 0o644 })),
   );
+}
+
+/**
+ * The verified bytes of every artifact of the recipe, by context path.
+ * @throws HumanishError `HUMANISH_IMAGE_ARTIFACT_MISMATCH`, `HUMANISH_IMAGE_ARTIFACT_UNAVAILABLE`.
+ */
+export function fetchRecipeArtifacts(recipe: ImageRecipe, env: Record<string, string | undefined> = process.env): Record<string, Uint8Array> {
+  const out: Record<string, Uint8Array> = {};
+  for (const a of recipe.artifacts ?? []) out[a.path] = fetchArtifact(a, env);
+  return out;
 }
 
 /**
@@ -139,6 +180,8 @@ export interface EnsureImageOptions {
   signal?: AbortSignal;
   /** Overall build deadline in ms (default none). */
   timeoutMs?: number;
+  /** Environment for fetching the recipe's artifacts (npm config, proxies); default process.env. */
+  env?: Record<string, string | undefined>;
 }
 
 /** Result of `ensureImage`. */
@@ -152,14 +195,18 @@ export interface EnsureImageResult {
 
 /**
  * Returns the recipe's image, building it through the Engine API (`POST /build` with the recipe
- * tarred in memory, labelled with its revision) when absent. Throws `HUMANISH_IMAGE_BUILD_FAILED`
- * (with the engine's message) when the build fails, `HUMANISH_DOCKER_UNAVAILABLE` when no engine.
+ * tarred in memory, its artifacts fetched and verified first, labelled with its revision) when
+ * absent. Throws `HUMANISH_IMAGE_BUILD_FAILED` (with the engine's message) when the build fails,
+ * `HUMANISH_IMAGE_ARTIFACT_MISMATCH` / `HUMANISH_IMAGE_ARTIFACT_UNAVAILABLE` when an artifact
+ * cannot be had as pinned, `HUMANISH_DOCKER_UNAVAILABLE` when no engine.
  */
 export async function ensureImage(docker: DockerClient, recipe: ImageRecipe, opts: EnsureImageOptions = {}): Promise<EnsureImageResult> {
   const status = await imageStatus(docker, recipe);
   if (status.present && status.imageId && !opts.force) return { tag: status.tag, revision: status.revision, imageId: status.imageId, built: false };
+  // Artifacts are fetched and verified before the engine sees a byte; their errors stay as they are.
+  const artifacts = fetchRecipeArtifacts(recipe, opts.env);
   try {
-    const res = await docker.imageBuild(recipeContext(recipe), {
+    const res = await docker.imageBuild(recipeContext(recipe, artifacts), {
       tags: [status.tag],
       ...(recipe.dockerfile ? { dockerfile: recipe.dockerfile } : {}),
       labels: { ...(recipe.labels ?? {}), [REVISION_LABEL]: status.revision, [RECIPE_LABEL]: recipe.name },

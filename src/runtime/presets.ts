@@ -1,6 +1,6 @@
 /**
  * Screen geometry of a local guest for a device preset (presets themselves live in the lab
- * schema, reference contracts.md §1.4). The guest floors the screen width at
+ * schema). The guest floors the screen width at
  * {@link MIN_SCREEN_WIDTH} because Chromium's window cannot be narrower; the bundle then records
  * the declared size as `requested` and the floored one as `verified`, with a warning.
  */

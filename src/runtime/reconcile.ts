@@ -1,10 +1,11 @@
 /**
- * Orphan reconciliation (issue 4 §5; ARCHITECTURE.md invariant 7): the CLI calls
+ * Orphan reconciliation (ARCHITECTURE.md invariant 7): the CLI calls
  * {@link reconcileOrphans} at the start of every command. It lists containers labelled
  * `humanish.owner=humanish` that carry a controller label (only to FIND candidates), keeps those
  * whose controlling process is no longer alive (./controller.ts), releases each by its exact id,
  * and records the outcome in that run's directory as `orphan-release.json`
- * (`humanish.orphan-release.v1`, appended per container) in the project named by the container's
+ * (`humanish.orphan-release.v1`, appended per container; in a sealed run a signed appendix of
+ * the run's signature, the only form verify accepts) in the project named by the container's
  * `humanish.project` label, else in `cwd`, when that run directory exists;
  * the dead controller's private io directory (`<tmp>/humanish-gd-*`) is removed after a release.
  */

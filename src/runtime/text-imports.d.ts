@@ -1,6 +1,6 @@
 /**
  * Recipe files imported as text (`import x from "…/Dockerfile" with { type: "text" }`), so the
- * compiled single binary embeds the image recipes (issue 2 §11).
+ * compiled single binary embeds the image recipes.
  */
 declare module "*/Dockerfile" {
   const text: string;

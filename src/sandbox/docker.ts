@@ -1,9 +1,11 @@
 /**
- * The Docker backend of the sandbox seam (issue 2 §6, ARCHITECTURE.md "Local runtime (Docker)").
+ * The Docker backend of the sandbox seam (ARCHITECTURE.md "Local runtime (Docker)").
  *
  * A sandbox is one container running a long-lived idle process (`sleep infinity` under Docker's init)
  * so every command is an exec inside it. Hardening: `no-new-privileges`, all capabilities dropped,
- * memory (no swap) / CPU / pids limits, network `none` unless `network: "bridge"`. Labels
+ * memory (no swap) / CPU / pids limits, network `none` unless `network: "bridge"`, and a disk bound
+ * (default 2 GiB): `RLIMIT_FSIZE` per file, enforced by the kernel, plus a writable-layer watchdog
+ * that stops the container once its total writes exceed the bound (./disk-watch.ts). Labels
  * `humanish.run=<runId>` and `humanish.owner=humanish` are for finding orphans; release is by exact id.
  *
  * Secrets go only into one exec's env (`ExecOptions.env`), never the container env, labels or files.
@@ -17,6 +19,7 @@ import { posix } from "node:path";
 import { type DockerClient, isDockerApiError, runExec, tarPack, tarUnpack } from "../docker/index.ts";
 import { HumanishError } from "../errors.ts";
 import { CONTROLLER_LABEL, controllerIdentity } from "./controller.ts";
+import { DEFAULT_DISK_BYTES, type DiskLimitBreach, type DiskWatch, watchDisk } from "./disk-watch.ts";
 import { type ReleaseDeadlines, releaseContainer } from "./release.ts";
 import type { ExecOptions, ExecResult, ReleaseProof, Sandbox, SandboxCreateOptions, SandboxProvider } from "./types.ts";
 
@@ -27,6 +30,8 @@ export interface DockerSandboxProviderOptions {
   release?: ReleaseDeadlines;
   /** After a kill, how long to wait for the exec's output to drain before giving up, ms (default 10000). */
   killDrainMs?: number;
+  /** Interval of the disk watchdog's writable-layer polls, ms (default 2000). */
+  diskWatchMs?: number;
 }
 
 /**
@@ -117,16 +122,58 @@ function wrap(e: unknown, code: string, message: string, next: string): Humanish
   });
 }
 
+function diskLimitError(id: string, b: DiskLimitBreach): HumanishError {
+  return new HumanishError("HUMANISH_SANDBOX_DISK_LIMIT_EXCEEDED", `sandbox ${id}: ${b.reason}`, {
+    next: "the participant filled the disk: this is recorded as the reason the seat stopped; raise execution.limits.diskMiB if the product legitimately needs more",
+    details: { limitBytes: b.limitBytes, observedBytes: b.observedBytes, at: b.at },
+  });
+}
+
 class DockerSandbox implements Sandbox {
   readonly provider = "docker" as const;
+  /** Set once the container runs (see `startDiskWatch`). */
+  private watch: DiskWatch | undefined;
 
   constructor(
     readonly id: string,
     private readonly docker: DockerClient,
     private readonly opts: DockerSandboxProviderOptions,
+    readonly diskLimitBytes: number,
   ) {}
 
+  /** Starts the disk watchdog (after the container started). */
+  startDiskWatch(): void {
+    this.watch = watchDisk(this.docker, this.id, { limitBytes: this.diskLimitBytes, ...(this.opts.diskWatchMs ? { intervalMs: this.opts.diskWatchMs } : {}) });
+  }
+
+  diskLimit(): { limitBytes: number; breach?: DiskLimitBreach } {
+    const breach = this.watch?.breach();
+    return { limitBytes: this.diskLimitBytes, ...(breach ? { breach } : {}) };
+  }
+
   async exec(opts: ExecOptions): Promise<ExecResult> {
+    const before = this.watch?.breach();
+    if (before) throw diskLimitError(this.id, before);
+    // The watchdog records its breach before it kills the container, so an exec ended by that
+    // kill sees it here: its result says nothing about the product, the breach says why.
+    let result: ExecResult;
+    try {
+      result = await this.execInner(opts);
+    } catch (e) {
+      const during = this.watch?.breach();
+      if (!during) throw e;
+      await this.watch?.stopped();
+      throw diskLimitError(this.id, during);
+    }
+    const after = this.watch?.breach();
+    if (after) {
+      await this.watch?.stopped();
+      throw diskLimitError(this.id, after);
+    }
+    return result;
+  }
+
+  private async execInner(opts: ExecOptions): Promise<ExecResult> {
     if (!Array.isArray(opts.cmd) || opts.cmd.length === 0 || opts.cmd.some((a) => typeof a !== "string" || a.includes("\0"))) {
       throw new HumanishError("HUMANISH_SANDBOX_EXEC_INVALID", "exec: cmd must be a non-empty argv of strings without NUL bytes", {
         next: 'pass cmd as e.g. ["bash", "-lc", "jq --help"]',
@@ -384,6 +431,7 @@ class DockerSandbox implements Sandbox {
   }
 
   release(): Promise<ReleaseProof> {
+    this.watch?.stop();
     return releaseContainer(this.docker, this.id, this.opts.release);
   }
 }
@@ -433,10 +481,11 @@ export function createDockerSandboxProvider(opts: DockerSandboxProviderOptions):
       const memory = o.memoryBytes ?? DEFAULT_MEMORY_BYTES;
       const cpus = o.cpus ?? DEFAULT_CPUS;
       const pids = o.pidsLimit ?? DEFAULT_PIDS_LIMIT;
-      if (!(memory >= 6 * 1024 * 1024) || !(cpus > 0) || !(pids > 0)) {
+      const disk = o.diskBytes ?? DEFAULT_DISK_BYTES;
+      if (!(memory >= 6 * 1024 * 1024) || !(cpus > 0) || !(pids > 0) || !(Number.isSafeInteger(disk) && disk >= 1024 * 1024)) {
         throw new HumanishError(
           "HUMANISH_SANDBOX_CREATE_INVALID",
-          `create: limits must be positive (memoryBytes ≥ 6 MiB, cpus > 0, pidsLimit > 0; got ${memory}, ${cpus}, ${pids})`,
+          `create: limits must be positive (memoryBytes ≥ 6 MiB, cpus > 0, pidsLimit > 0, diskBytes ≥ 1 MiB; got ${memory}, ${cpus}, ${pids}, ${disk})`,
           {
             next: "fix the limits",
           },
@@ -463,6 +512,8 @@ export function createDockerSandboxProvider(opts: DockerSandboxProviderOptions):
             MemorySwap: memory,
             NanoCpus: Math.round(cpus * 1e9),
             PidsLimit: pids,
+            // The kernel refuses to grow any one file past the bound (no storage driver needed).
+            Ulimits: [{ Name: "fsize", Soft: disk, Hard: disk }],
           },
         });
         id = created.Id;
@@ -480,7 +531,7 @@ export function createDockerSandboxProvider(opts: DockerSandboxProviderOptions):
           "check `docker info` and the image; retry",
         );
       }
-      const sandbox = new DockerSandbox(id, docker, opts);
+      const sandbox = new DockerSandbox(id, docker, opts, disk);
       try {
         await o.onCreated?.(id);
       } catch (e) {
@@ -498,6 +549,7 @@ export function createDockerSandboxProvider(opts: DockerSandboxProviderOptions):
           "check `docker info` and the image's entrypoint requirements (`sleep` must exist)",
         );
       }
+      sandbox.startDiskWatch();
       return sandbox;
     },
   };

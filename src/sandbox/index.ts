@@ -1,8 +1,9 @@
 /**
- * Public API of the sandbox seam and its Docker backend (issue 2 §6).
+ * Public API of the sandbox seam and its Docker backend.
  * Routes and the environment server use `SandboxProvider`/`Sandbox` from here.
  */
 
+export { DEFAULT_DISK_BYTES, DEFAULT_DISK_WATCH_MS, type DiskLimitBreach } from "./disk-watch.ts";
 export {
   createDockerSandboxProvider,
   DEFAULT_CPUS,

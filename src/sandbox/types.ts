@@ -17,6 +17,11 @@ export interface SandboxCreateOptions {
   cpus?: number;
   /** Max processes (default 256). */
   pidsLimit?: number;
+  /**
+   * Most bytes the sandbox may write (default 2 GiB): no file may grow past it, and a sandbox
+   * whose writes add up past it is stopped (Docker: see src/sandbox/disk-watch.ts).
+   */
+  diskBytes?: number;
   /** Working directory inside the sandbox (default `/home/user`). */
   workdir?: string;
   /** Non-secret env for the whole sandbox. Secrets must go per-exec only. */
@@ -71,9 +76,12 @@ export type ReleaseOutcome = "released" | "retained" | "unconfirmed";
 
 /** The recorded proof of a release, written into the run's cleanup ledger. */
 export interface ReleaseProof {
-  /** Exact resource id (Docker container id, E2B sandbox id). */
+  /** Exact resource id (Docker container id, E2B sandbox id, `host-process:<pid>:<start ticks>`). */
   id: string;
-  provider: "docker" | "e2b";
+  /** `host`: a process humanish started on the host (a browser lab's serve.command). */
+  provider: "docker" | "e2b" | "host";
+  /** What the resource was, when not a sandbox: `desktop` (browser guest), `app-server` (host process). */
+  kind?: "sandbox" | "desktop" | "app-server";
   outcome: ReleaseOutcome;
   /** How the outcome was confirmed, e.g. `inspect-404`, or why not. */
   reason: string;
@@ -96,6 +104,11 @@ export interface Sandbox {
    * @throws HumanishError `HUMANISH_SANDBOX_NETWORK_DETACH_FAILED` when detaching is unconfirmed.
    */
   detachNetwork?(): Promise<void>;
+  /**
+   * The disk bound in bytes and, once the sandbox was stopped for exceeding it, the breach (an
+   * exec then throws `HUMANISH_SANDBOX_DISK_LIMIT_EXCEEDED`). Providers without one leave it undefined.
+   */
+  diskLimit?(): { limitBytes: number; breach?: { limitBytes: number; observedBytes: number; at: string; reason: string } };
   /** Remove by exact id and confirm it is gone. Never throws; the proof says what happened. */
   release(): Promise<ReleaseProof>;
 }

@@ -1,7 +1,8 @@
 /**
- * Issue 4 §5 through the CLI: a controller SIGKILLed while it owns a sandbox leaves an orphan;
- * the next `humanish` command — any command, from any directory — releases it by exact id and
- * records the outcome in the run's own directory (found through the container's project label).
+ * Orphan release through the CLI: a controller SIGKILLed while it owns a sandbox leaves an
+ * orphan; the next `humanish` command that creates resources (here `runtime prune --dry-run`),
+ * from any directory, releases it by exact id and records the outcome in the run's own
+ * directory (found through the container's project label). Read-only commands leave it alone.
  */
 import { afterAll, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -44,8 +45,14 @@ test("SIGKILLed controller → the next command releases its sandbox by exact id
   await child.exited;
   expect((await docker.containerInspect(orphan)).State.Running).toBe(true);
 
-  // Any command, run from another directory.
-  const r = await cli(["lab", "list", "--cwd", elsewhere]);
+  // A read-only command never touches the engine, so the orphan is still there.
+  const readOnly = await cli(["lab", "list", "--cwd", elsewhere]);
+  expect(readOnly.code).toBe(0);
+  expect(readOnly.stderr).not.toContain("orphaned container");
+  expect((await docker.containerInspect(orphan)).State.Running).toBe(true);
+
+  // A sweeping command (its cwd is not the project: the project label says where to record).
+  const r = await cli(["runtime", "prune", "--dry-run"]);
   expect(r.code).toBe(0);
   expect(r.stderr).toContain(`orphaned container ${orphan.slice(0, 12)} of run ${runId}`);
   expect(r.stderr).toContain("released");
@@ -62,6 +69,6 @@ test("SIGKILLed controller → the next command releases its sandbox by exact id
   expect(rec.releases).toHaveLength(1);
   expect(rec.releases[0]).toMatchObject({ id: orphan, provider: "docker", outcome: "released" });
   // The next command finds nothing more to do.
-  const again = await cli(["lab", "list", "--cwd", elsewhere]);
+  const again = await cli(["runtime", "prune", "--dry-run"]);
   expect(again.stderr).not.toContain(orphan.slice(0, 12));
 }, 120_000);

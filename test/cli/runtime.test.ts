@@ -39,6 +39,40 @@ describe("runtime and doctor (real engine)", () => {
     const missingDigest = await cli(["runtime", "setup", "--from-archive", file, "--json"]);
     expect(missingDigest.json<{ error: { code: string } }>().error.code).toBe("HUMANISH_LOCAL_RUNTIME_SETUP_FAILED");
   });
+  test("setup --only sandbox sets up only the sandbox image and says how many bytes it added", async () => {
+    await requireDocker();
+    const r = await cli(["runtime", "setup", "--only", "sandbox", "--json"]);
+    const j = r.json<{ ok: boolean; actions: string[]; addedBytes: number; images: { sandbox: { present: boolean; node: { version: string } | null } } }>();
+    expect(j.ok).toBe(true);
+    expect(j.images.sandbox.present).toBe(true);
+    expect(j.images.sandbox.node?.version).toMatch(/^22\./);
+    // Already present: nothing built, the guest image untouched, nothing added.
+    expect(j.actions.filter((a) => a.includes("humanish-guest"))).toEqual([]);
+    expect(j.actions.some((a) => a.startsWith("humanish-sandbox:") && a.endsWith("already present"))).toBe(true);
+    expect(j.addedBytes).toBe(0);
+    const human = await cli(["runtime", "setup", "--only", "sandbox"]);
+    expect(human.stdout).toContain("added 0 bytes of image layers");
+  });
+  test("setup --only is validated: an unknown image, or combined with --from-archive, is a usage error", async () => {
+    await requireDocker();
+    const bad = await cli(["runtime", "setup", "--only", "everything", "--json"]);
+    expect(bad.code).toBe(2);
+    expect(bad.json<{ error: { code: string; message: string } }>().error).toMatchObject({ code: "HUMANISH_USAGE" });
+    expect(bad.json<{ error: { message: string } }>().error.message).toContain("--only must be sandbox or guest");
+    const dir = tmp();
+    const file = join(dir, "image.tar");
+    writeFileSync(file, "x");
+    const sha = new Bun.CryptoHasher("sha256").update("x").digest("hex");
+    const both = await cli(["runtime", "setup", "--only", "guest", "--from-archive", file, "--sha256", sha, "--bytes", "1", "--json"]);
+    expect(both.json<{ error: { code: string } }>().error.code).toBe("HUMANISH_USAGE");
+    expect((await cli(["runtime", "setup", "--help"])).stdout).toContain("--only");
+  });
+  test("doctor shows the sandbox image's Node version and tarball SHA-256", async () => {
+    await requireDocker();
+    const r = await cli(["doctor", "--cwd", tmp(), "--json"]);
+    const sandbox = r.json<{ checks: { name: string; message: string }[] }>().checks.find((c) => c.name === "sandbox image");
+    expect(sandbox?.message).toMatch(/node 22\.\d+\.\d+, tarball sha256 [0-9a-f]{64}/);
+  });
   test("doctor names keys by name only and checks a lab's route prerequisites", async () => {
     await requireDocker();
     const canary = "sk-canary-doctor-0123456789abcdef";

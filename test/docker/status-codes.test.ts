@@ -186,7 +186,7 @@ describe("status codes against a fake engine", () => {
     } catch (e) {
       refused = e;
     }
-    expect((refused as { code?: string }).code).toBe("HUMANISH_DOCKER_UNAVAILABLE");
+    expect((refused as { code?: string }).code).toBe("HUMANISH_DOCKER_HOST_UNSUPPORTED");
     engine = startFakeEngine({ "GET /_ping": () => new Response("OK") });
     const saved = process.env.DOCKER_HOST;
     process.env.DOCKER_HOST = `unix://${engine.socketPath}`;

@@ -70,7 +70,11 @@ describe("recipes and revisions", () => {
     expect(sandboxRecipe.files.Dockerfile).toBe(onDisk);
     expect(sandboxRecipe.name).toBe(SANDBOX_IMAGE_NAME);
     expect(onDisk).toMatch(/^FROM debian:bookworm-slim$/m);
-    for (const pkg of ["bash", "coreutils", "ca-certificates", "nodejs", "npm"]) expect(onDisk).toContain(` ${pkg}`);
+    for (const pkg of ["bash", "coreutils", "ca-certificates"]) expect(onDisk).toContain(` ${pkg}`);
+    // Node comes from the pinned npm registry tarballs, not from Debian's (too old) nodejs.
+    expect(onDisk).not.toMatch(/apt-get install[^\n]* nodejs/);
+    expect(onDisk).toContain("COPY node.tgz npm.tgz");
+    expect(sandboxRecipe.artifacts?.map((a) => a.path)).toEqual(["node.tgz", "npm.tgz"]);
     expect(onDisk).toMatch(/^USER user$/m);
     expect(onDisk).toMatch(/^WORKDIR \/home\/user$/m);
   });

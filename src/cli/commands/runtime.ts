@@ -1,21 +1,29 @@
 /**
- * `humanish runtime status | setup` and `humanish doctor`: what this machine can run.
- * Status never builds, pulls or starts anything (reference subsystems.md §4.2); setup builds the
- * images from their embedded recipes through the Engine API, or loads a verified archive.
+ * `humanish runtime status | setup | prune` and `humanish doctor`: what this machine can run.
+ * Status never builds, pulls or starts anything; setup builds the images from their embedded
+ * recipes through the Engine API, or loads a verified archive; prune removes stale humanish
+ * images by exact id (src/runtime/prune.ts).
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { createDockerClient, resolveDockerSocket } from "../../docker/index.ts";
+import { dockerClientFor } from "../../docker/index.ts";
 import { HumanishError } from "../../errors.ts";
 import { loadLab, selectLabBackend } from "../../lab/index.ts";
-import { type RuntimeResult, runtimeStatus as readRuntimeStatus, runtimeSetup as setupRuntime } from "../../runtime/status.ts";
-import type { CommandOutcome } from "../output.ts";
+import { type PruneResult, pruneImages } from "../../runtime/prune.ts";
+import { type RuntimeResult, runtimeStatus as readRuntimeStatus, type SetupOnly, runtimeSetup as setupRuntime } from "../../runtime/status.ts";
+import { type CommandOutcome, inertText } from "../output.ts";
 import { type CommandContext, intFlag, strFlag } from "./context.ts";
 
 function renderRuntime(r: RuntimeResult): string {
   const lines = [r.engine.reachable ? `engine: Docker ${r.engine.version} (API ${r.engine.apiVersion})` : "engine: unreachable"];
   for (const [name, img] of Object.entries(r.images)) {
-    if (img) lines.push(`${name.padEnd(8)} ${img.present ? "present" : "missing"}  ${img.ref}${img.origin === "env" ? " (HUMANISH_LOCAL_RUNTIME_IMAGE)" : ""}`);
+    if (img) {
+      const node = img.node ? `  node ${img.node.version} (sha256 ${img.node.sha256.slice(0, 12)}…)` : "";
+      lines.push(`${name.padEnd(8)} ${img.present ? "present" : "missing"}  ${img.ref}${img.origin === "env" ? " (HUMANISH_LOCAL_RUNTIME_IMAGE)" : ""}${node}`);
+    }
+  }
+  if (r.reclaimable && r.reclaimable.count > 0) {
+    lines.push(`reclaimable: ${r.reclaimable.count} stale image(s), ${formatBytes(r.reclaimable.bytes)} — humanish runtime prune`);
   }
   for (const a of r.actions ?? []) lines.push(`- ${a}`);
   lines.push(r.message);
@@ -23,7 +31,13 @@ function renderRuntime(r: RuntimeResult): string {
 }
 
 function dockerFor(ctx: CommandContext) {
-  return createDockerClient({ socketPath: resolveDockerSocket(ctx.env) });
+  return dockerClientFor(ctx.env);
+}
+
+/** Bytes as a short human figure (MiB/GiB, 1 decimal); exact bytes stay in `--json`. */
+function formatBytes(n: number): string {
+  if (n >= 1024 ** 3) return `${(n / 1024 ** 3).toFixed(1)} GiB`;
+  return `${(n / 1024 ** 2).toFixed(1)} MiB`;
 }
 
 /** `runtime status`: engine + images, read-only (src/runtime/status.ts). */
@@ -49,14 +63,37 @@ export async function runtimeSetup(ctx: CommandContext): Promise<CommandOutcome>
     }
     fromArchive = { file: archive, sha256: sha256.toLowerCase(), bytes: intFlag(ctx, "bytes", 0) };
   }
+  const only = strFlag(ctx, "only");
+  if (only !== undefined && only !== "sandbox" && only !== "guest") {
+    throw new HumanishError("HUMANISH_USAGE", `--only must be sandbox or guest, got ${JSON.stringify(only)}`, {
+      next: "humanish runtime setup --only sandbox (or --only guest; omit it for both)",
+    });
+  }
   const r = await setupRuntime(dockerFor(ctx), {
     env: ctx.env,
     ...(fromArchive ? { fromArchive } : {}),
+    ...(only ? { only: only as SetupOnly } : {}),
     onProgress: (line) => {
-      if (!ctx.json && line.startsWith("Step ")) ctx.io.stderr(`  ${line}\n`);
+      if (!ctx.json && line.startsWith("Step ")) ctx.io.stderr(`  ${inertText(line)}\n`);
     },
   });
   return { result: { ...r, schema: ctx.spec.schema }, human: renderRuntime(r) };
+}
+
+function renderPrune(r: PruneResult): string {
+  const lines = r.images.map(
+    (i) =>
+      `${i.state.padEnd(7)} ${(i.tags[0] ?? i.id.slice(7, 19)).padEnd(32)} ${formatBytes(i.bytes)}${i.containers ? ` (used by ${i.containers.length} container(s))` : ""}`,
+  );
+  for (const x of r.removed) lines.push(`${x.outcome === "removed" ? "removed" : "kept   "} ${x.tags[0] ?? x.id}${x.reason ? ` — ${x.reason}` : ""}`);
+  lines.push(r.message);
+  return lines.join("\n");
+}
+
+/** `runtime prune [--dry-run]`: remove stale humanish images by exact id (src/runtime/prune.ts). */
+export async function runtimePrune(ctx: CommandContext): Promise<CommandOutcome> {
+  const r = await pruneImages(dockerFor(ctx), ctx.env, { dryRun: ctx.flags["dry-run"] === true });
+  return { result: { ...r, schema: ctx.spec.schema }, human: renderPrune(r) };
 }
 
 interface DoctorCheck {
@@ -123,7 +160,10 @@ export async function doctorCommand(ctx: CommandContext): Promise<CommandOutcome
         rt.engine.reachable ? `not checked: ${rt.error?.message ?? "status failed"}` : "not checked: engine unreachable",
         false,
       );
-    else add(`${name} image`, img.present, needed, img.present ? img.ref : `${img.ref} missing — humanish runtime setup`);
+    else {
+      const node = img.node ? `; node ${img.node.version}, tarball sha256 ${img.node.sha256}` : "";
+      add(`${name} image`, img.present, needed, img.present ? `${img.ref}${node}` : `${img.ref} missing — humanish runtime setup`);
+    }
   }
   const has = (n: string) => typeof ctx.env[n] === "string" && ctx.env[n] !== "";
   const codexKey = has("CODEX_API_KEY") || has("OPENAI_API_KEY");

@@ -9,6 +9,7 @@ import { realpathSync, statSync } from "node:fs";
 import { isAbsolute, join, normalize, relative, resolve, sep } from "node:path";
 import { HumanishError } from "../../errors.ts";
 import { embeddedRootName } from "../../lab/embedded-apps.ts";
+import { type HostProcessOwner, type OwnedHostProcess, ownHostProcess, releaseHostProcess } from "../../runtime/host-process.ts";
 import { type EmbeddedApp, loadEmbeddedApp } from "./embedded-app.ts";
 
 /** A running (or pre-existing) app. */
@@ -22,6 +23,11 @@ export interface AppServer {
    * for a project directory, a command or an external app.
    */
   embedded?: EmbeddedAppProvenance;
+  /**
+   * For `command`: the owner record id `host-process:<pid>:<start ticks>` of its process group,
+   * written before the app was waited on, so a later command can end it if this one dies.
+   */
+  hostProcessId?: string;
   /** Stop what this module started (nothing for `external`). */
   close(): Promise<void>;
 }
@@ -171,9 +177,9 @@ export function serveEmbedded(app: EmbeddedApp, port: number): AppServer {
 
 /**
  * Start the app for a study: `serve.static` (root relative to `cwd`, or `embedded:<name>` served
- * from memory — see {@link serveEmbedded}), `serve.command` (shell in
- * `cwd` with `PORT`, its own process group, ready when a GET of appUrl answers < 500), or nothing
- * (the app must already answer).
+ * from memory — see {@link serveEmbedded}), `serve.command` (shell in `cwd` with `PORT`, its own
+ * process group, owned like a container: pid + start time recorded for `owner` before readiness
+ * is awaited, ready when a GET of appUrl answers < 500), or nothing (the app must already answer).
  * @throws HumanishError `HUMANISH_BROWSER_SERVE_FAILED`, `HUMANISH_BROWSER_APP_UNREACHABLE`.
  */
 export async function startApp(opts: {
@@ -182,6 +188,8 @@ export async function startApp(opts: {
   cwd: string;
   env?: Record<string, string | undefined>;
   signal?: AbortSignal;
+  /** Run and project the app server belongs to (recorded with its pid). */
+  owner?: Omit<HostProcessOwner, "port">;
 }): Promise<AppServer> {
   const url = new URL(opts.appUrl);
   const port = Number(url.port);
@@ -208,22 +216,33 @@ export async function startApp(opts: {
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(opts.env ?? process.env)) if (v !== undefined) env[k] = v;
     env.PORT = String(port);
+    // detached: the shell leads its own process group, so the whole app tree is ended together.
     const child: ChildProcess = spawn("/bin/sh", ["-c", opts.serve.command], { cwd: opts.cwd, env, detached: true, stdio: "ignore" });
-    const stop = async () => {
-      if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
-      try {
-        process.kill(-child.pid, "SIGTERM");
-      } catch {
-        return;
-      }
-      const done = await Promise.race([new Promise((r) => child.once("exit", r)).then(() => true), Bun.sleep(3_000).then(() => false)]);
-      if (!done) {
+    let owned: OwnedHostProcess;
+    try {
+      if (child.pid === undefined) throw new Error("spawn gave no pid");
+      owned = ownHostProcess(child.pid, { ...(opts.owner ?? {}), port });
+    } catch (e) {
+      // Our own unreaped child: its pid cannot have been reused yet, so the group is safe to kill.
+      if (child.pid !== undefined) {
         try {
           process.kill(-child.pid, "SIGKILL");
         } catch {
           /* already gone */
         }
       }
+      throw new HumanishError(
+        "HUMANISH_BROWSER_SERVE_FAILED",
+        `serve.command could not be recorded as owned by this run (${(e as Error).message}); it was stopped`,
+        {
+          next: "check that the temp directory is writable, then run the lab again",
+        },
+      );
+    }
+    const stop = async () => {
+      const proof = await releaseHostProcess(owned.record);
+      // An unconfirmed stop keeps the record, so the next command's sweep tries again.
+      if (proof.outcome === "released") owned.disown();
     };
     const readyMs = opts.serve.readyTimeoutMs ?? 30_000;
     const deadline = Date.now() + readyMs;
@@ -244,7 +263,7 @@ export async function startApp(opts: {
       }
       await Bun.sleep(200);
     }
-    return { kind: "command", port, close: stop };
+    return { kind: "command", port, hostProcessId: owned.id, close: stop };
   }
   if (!(await appAnswers(opts.appUrl))) throw appUnreachable(opts.appUrl, "nothing answered and the lab declares no subject.serve");
   return { kind: "external", port, close: async () => undefined };

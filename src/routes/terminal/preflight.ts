@@ -1,5 +1,5 @@
 /**
- * Terminal study preflight (reference contracts.md §5.2): everything that can refuse a study is
+ * Terminal study preflight: everything that can refuse a study is
  * checked before a run directory, a sandbox, a key read for use, or any spend exists.
  *
  * `planTerminalStudy` (pure, no I/O): actor resolves to a terminal-lane descriptor; product has a
@@ -17,11 +17,11 @@ import { resolveActor } from "../../actors/registry.ts";
 import { createScriptedTerminal } from "../../actors/scripted-terminal/index.ts";
 import type { RuntimeKey, TerminalParticipant } from "../../actors/terminal/participant.ts";
 import type { ActorDescriptor } from "../../actors/types.ts";
-import { createDockerClient, type DockerClient, isDockerApiError } from "../../docker/index.ts";
+import { type DockerClient, dockerClientFor, isDockerApiError } from "../../docker/index.ts";
 import { HumanishError } from "../../errors.ts";
 import type { TerminalLabConfig } from "../../lab/schema.ts";
 import { ensureImage } from "../../runtime/images.ts";
-import { sandboxRecipe } from "../../runtime/recipes.ts";
+import { nodeFactsOf, sandboxRecipe } from "../../runtime/recipes.ts";
 
 /** Caps as recorded in the bundle (null = not declared). */
 export interface TerminalCaps {
@@ -135,23 +135,28 @@ export interface EngineReady {
   image: string;
   /** True when this preflight built the image. */
   built: boolean;
+  /** Node runtime of the image from its labels; null for an image without them (a lab's own). */
+  node: { version: string; sha256: string; npmVersion: string | null } | null;
 }
 
 /**
  * Engine preflight: the Docker engine answers `/_ping`, and the image exists — `execution.image`
  * must already be present; the humanish sandbox image is built from its embedded recipe when
- * missing. Throws `HUMANISH_DOCKER_UNAVAILABLE`, `HUMANISH_SANDBOX_IMAGE_MISSING` or
- * `HUMANISH_IMAGE_BUILD_FAILED`.
+ * missing. The engine is the one `opts.env` names (the command's env: process env merged with
+ * `--env-file`; default process.env). Throws `HUMANISH_DOCKER_HOST_UNSUPPORTED`,
+ * `HUMANISH_DOCKER_UNAVAILABLE`, `HUMANISH_SANDBOX_IMAGE_MISSING` or `HUMANISH_IMAGE_BUILD_FAILED`.
  */
 export async function checkEngine(
   lab: TerminalLabConfig,
-  opts: { docker?: DockerClient; signal?: AbortSignal; onBuild?: (line: string) => void } = {},
+  opts: { docker?: DockerClient; env?: Record<string, string | undefined>; signal?: AbortSignal; onBuild?: (line: string) => void } = {},
 ): Promise<EngineReady> {
-  const docker = opts.docker ?? createDockerClient();
+  const env = opts.env ?? process.env;
+  const docker = opts.docker ?? dockerClientFor(env);
   await docker.ping();
   if (lab.execution.image) {
+    let labels: Record<string, string> | null | undefined;
     try {
-      await docker.imageInspect(lab.execution.image);
+      labels = (await docker.imageInspect(lab.execution.image)).Config?.Labels;
     } catch (e) {
       if (isDockerApiError(e, 404)) {
         throw new HumanishError(
@@ -164,11 +169,13 @@ export async function checkEngine(
       }
       throw e;
     }
-    return { docker, image: lab.execution.image, built: false };
+    return { docker, image: lab.execution.image, built: false, node: nodeFactsOf(labels) };
   }
   const r = await ensureImage(docker, sandboxRecipe, {
+    env,
     ...(opts.signal ? { signal: opts.signal } : {}),
     ...(opts.onBuild ? { onProgress: (m) => typeof m.stream === "string" && m.stream.trim() && opts.onBuild?.(m.stream.trim()) } : {}),
   });
-  return { docker, image: r.tag, built: r.built };
+  const node = nodeFactsOf((await docker.imageInspect(r.tag)).Config?.Labels);
+  return { docker, image: r.tag, built: r.built, node };
 }
