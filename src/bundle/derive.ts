@@ -1,10 +1,10 @@
 /**
  * Pure derivations over bundle data: review (verdict, participant tallies, task funnel), the
- * stakeholder line, cost summaries and the terminal cost ledger / no-spend proof
- * (reference contracts.md §2.3, §2.5, §5.5). Routes use these so the numbers they write are the
- * numbers `verifyRun` recomputes.
+ * stakeholder line, cost summaries and the terminal cost ledger / no-spend proof. Routes use
+ * these so the numbers they write are the numbers `verifyRun` recomputes.
  */
 import type {
+  CompletionReason,
   CostLine,
   Mode,
   NoSpendProof,
@@ -26,17 +26,56 @@ export function round6(n: number): number {
 }
 
 /**
- * Tally participant statuses: passed→reachedGoal; abandoned; incomplete|timed_out→ranOut;
- * blocked; failed→harnessFailed; `reportedFriction` overlaps the others.
+ * What a participant's ending says. `goal`: it reached the goal. `finding`: something about the
+ * product — giving up, being blocked, running out of time or budget, a scripted step the product
+ * did not satisfy. `harness`: humanish or the participant's runtime failed, or the run was
+ * interrupted — never a finding about the product. A participant giving up is a finding, never a
+ * harness failure; a harness failure is never reported as a finding.
+ */
+export type ParticipantCategory = "goal" | "finding" | "harness";
+
+/** The category of every completion reason. */
+export const COMPLETION_CATEGORY: Readonly<Record<CompletionReason, ParticipantCategory>> = {
+  goal_satisfied: "goal",
+  turn_completed: "finding",
+  gave_up: "finding",
+  blocked_approval: "finding",
+  timed_out: "finding",
+  budget_reached: "finding",
+  step_failed: "finding",
+  actor_error: "harness",
+  harness_error: "harness",
+  interrupted: "harness",
+};
+
+/**
+ * A participant's category: `goal` when it passed; otherwise its completion reason's category;
+ * a `failed` participant without a reason is a harness failure (nothing says the product did it).
+ */
+export function participantCategory(p: Pick<RunParticipant, "status" | "completionReason">): ParticipantCategory {
+  if (p.status === "passed") return "goal";
+  if (p.completionReason) {
+    const c = COMPLETION_CATEGORY[p.completionReason];
+    return c === "goal" ? "finding" : c;
+  }
+  return p.status === "failed" ? "harness" : "finding";
+}
+
+/**
+ * Tally participants: passed→reachedGoal; a harness category (see {@link participantCategory})
+ * →harnessFailed whatever the status; findings by status: abandoned; incomplete|timed_out→ranOut;
+ * blocked; a finding with status `failed` (e.g. `step_failed`) counts only in `total` — it did not
+ * reach the goal and is no harness failure. `reportedFriction` overlaps the others.
  */
 export function tallyParticipants(participants: readonly RunParticipant[]): ParticipantOutcomes {
   const t: ParticipantOutcomes = { total: participants.length, reachedGoal: 0, abandoned: 0, ranOut: 0, blocked: 0, harnessFailed: 0, reportedFriction: 0 };
   for (const p of participants) {
-    if (p.status === "passed") t.reachedGoal++;
+    const c = participantCategory(p);
+    if (c === "goal") t.reachedGoal++;
+    else if (c === "harness") t.harnessFailed++;
     else if (p.status === "abandoned") t.abandoned++;
     else if (p.status === "incomplete" || p.status === "timed_out") t.ranOut++;
     else if (p.status === "blocked") t.blocked++;
-    else if (p.status === "failed") t.harnessFailed++;
     if (p.reportedFriction) t.reportedFriction++;
   }
   return t;
@@ -70,6 +109,7 @@ export function deriveVerdict(mode: Mode, outcome: RunOutcome, participants: rea
   if (outcome.state !== "completed" || participants.length === 0) return "fail";
   const s = participants.map((p) => p.status);
   if (s.every((x) => x === "passed")) return "pass";
+  if (participants.some((p) => participantCategory(p) === "harness")) return "fail";
   if (s.includes("failed")) return "fail";
   if (s.includes("timed_out")) return "timed_out";
   if (s.includes("blocked")) return "blocked";

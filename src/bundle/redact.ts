@@ -1,14 +1,23 @@
 /**
- * Redaction (ARCHITECTURE invariant 1; reference contracts.md §3.6). Applied to every byte
- * humanish writes or prints, in this order:
- *   1. literal scrub of every provided secret VALUE of ≥ 4 chars (longest first) → `[REDACTED_SECRET]`;
+ * Redaction: the rule that no secret value and no secret shape ever reaches disk or stdout, and
+ * that shareable evidence carries no host-local path. Applied to every free-text string humanish
+ * writes or prints, in this order:
+ *   1. literal scrub of every provided secret VALUE of ≥ 4 chars (longest first; also its
+ *      JSON-escaped and escaped-bytes forms) → `[REDACTED_SECRET]`;
  *   2. the target cwd (when given) → `[target-cwd]`;
- *   3. secret-shape patterns → `[REDACTED_SECRET]`, local-path shapes → `[REDACTED_LOCAL_PATH]` /
- *      `[REDACTED_RUNTIME_PATH]`;
+ *   3. secret-shape patterns → `[REDACTED_SECRET]`; for shareable evidence also local-path shapes →
+ *      `[REDACTED_LOCAL_PATH]` / `[REDACTED_RUNTIME_PATH]`;
  *   4. only then, optionally, truncation to a tail — never truncate first.
+ * Structure is never scrubbed: JSON keys and strings that are constants of our own schemas
+ * (enum and literal values such as `docker` or `live`) are left as they are; only string values
+ * are redacted, before serialisation, never the serialised document.
  * The same pattern table is the detector `findSensitive` that `verifyRun` scans with.
  */
 import { createHash } from "node:crypto";
+import { DEFAULT_TAIL_CHARS, tail } from "../text/tail.ts";
+import { encodeOutputString } from "./output-codec.ts";
+
+export { DEFAULT_TAIL_CHARS, tail };
 
 /** Replacement for secret values and secret shapes. */
 export const REDACTED_SECRET = "[REDACTED_SECRET]";
@@ -21,18 +30,21 @@ export const TARGET_CWD = "[target-cwd]";
 
 /** Secret values shorter than this are not scrubbed literally (they would shred ordinary text). */
 export const MIN_SECRET_LENGTH = 4;
-/** Default tail length for output tails (chars). */
-export const DEFAULT_TAIL_CHARS = 2000;
 
 /** Characters that may continue a path: stops at whitespace, quotes, brackets and separators. */
 const PATH_CHARS = "[^\\s\"'`<>|;,(){}\\[\\]\\\\]";
+/**
+ * Right after a `\xHH` escape of stored output (a control or invalid byte the product printed):
+ * the escape's hex digits are not a word the shape is glued to.
+ */
+const AFTER_BYTE_ESCAPE = "(?<=\\\\x[0-9a-f]{2})";
 /** A shape must not be glued to a preceding word character (e.g. `task-…` is not `sk-…`). */
-const WB = "(?<![A-Za-z0-9])";
+const WB = `(?:(?<![A-Za-z0-9])|${AFTER_BYTE_ESCAPE})`;
 /**
  * A path must start a token: not preceded by a word or path character, so `http://h:80/tmp/x`,
  * `./tmp/x` and `a/home/b` are left alone while `PATH=/home/a/bin` and `"/tmp/x"` are not.
  */
-const PB = "(?<![A-Za-z0-9._~/-])";
+const PB = `(?:(?<![A-Za-z0-9._~/-])|${AFTER_BYTE_ESCAPE})`;
 
 interface Shape {
   name: string;
@@ -40,11 +52,13 @@ interface Shape {
   replacement: string;
 }
 
-/** The shape table (contracts §3.6). Every regex is global; order matters (longest/most specific first). */
+/** The shape table. Every regex is global; order matters (longest/most specific first). */
 const SHAPES: readonly Shape[] = [
   {
+    // The whole block; when its END line never comes (a truncated key), the base64 body lines
+    // that follow the header (`\x0d` is a CR of stored output).
     name: "pem-private-key",
-    re: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----)?/g,
+    re: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----|(?:(?:\\x0d)?\s*[A-Za-z0-9+/=]{16,})*)/g,
     replacement: REDACTED_SECRET,
   },
   { name: "pem-key-header", re: /BEGIN (?:RSA|OPENSSH|PRIVATE) KEY/gi, replacement: REDACTED_SECRET },
@@ -52,6 +66,14 @@ const SHAPES: readonly Shape[] = [
   {
     name: "openai-key",
     re: new RegExp(`${WB}sk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{20,}`, "g"),
+    replacement: REDACTED_SECRET,
+  },
+  {
+    // A key glued to preceding letters (`aaask-proj-…`). Only prefixes distinctive enough to be a
+    // key wherever they appear, and only with a body that mixes digits, upper- and lower-case
+    // letters as generated keys do, so words like `task-proj-migration-cleanup` stay.
+    name: "glued-key",
+    re: /(?<=[A-Za-z0-9])(?:sk-(?:proj|svcacct|ant)-|(?:sk|rk)_live_|github_pat_|xox[baprs]-|gh[pousr]_|AIza)(?=[A-Za-z0-9_-]*[0-9])(?=[A-Za-z0-9_-]*[A-Z])(?=[A-Za-z0-9_-]*[a-z])[A-Za-z0-9_-]{20,}/g,
     replacement: REDACTED_SECRET,
   },
   { name: "stripe-key", re: new RegExp(`${WB}(?:sk|rk)_live_[A-Za-z0-9]{16,}`, "g"), replacement: REDACTED_SECRET },
@@ -135,6 +157,8 @@ export function escapeDelInJson(json: string): string {
 
 /** Names of the secret/path shapes, in application order (for documentation and tests). */
 export const SHAPE_NAMES: readonly string[] = SHAPES.map((s) => s.name);
+/** The shapes that are secrets (as opposed to local paths): scrubbed on every stream. */
+const SECRET_SHAPES: readonly Shape[] = SHAPES.filter((s) => s.replacement === REDACTED_SECRET);
 
 /** A sensitive shape found in text: the shape's name and the character offset. */
 export interface SensitiveFinding {
@@ -169,11 +193,21 @@ export interface RedactorOptions {
    * redacted as local paths. Applied after the literal scrub, before the patterns.
    */
   cwd?: string;
+  /**
+   * Whether local-path shapes are redacted (default true: evidence that can be shared). The
+   * user's own terminal passes false: it shows the user's own paths, but never a secret.
+   */
+  paths?: boolean;
+  /**
+   * Strings that are constants of the schemas being written (enum and literal values). A string
+   * value exactly equal to one is structure, not free text, and is never scrubbed.
+   */
+  constants?: ReadonlySet<string>;
 }
 
 /** A reusable redactor bound to one set of secret values. */
 export interface Redactor {
-  /** Redact a string (literal scrub → cwd label → patterns). */
+  /** Redact a free-text string (literal scrub → cwd label → patterns). */
   text(s: string): string;
   /** Redact, then keep the last `maxChars` chars (`…` prefix; `(no output)` when empty). */
   tail(s: string, maxChars?: number): string;
@@ -183,51 +217,59 @@ export interface Redactor {
    */
   bytes(u8: Uint8Array): Uint8Array;
   /**
-   * Redact a JSON value: every string (keys included) is redacted before serialisation, then the
-   * serialised text is redacted again. Returns the pretty JSON text (2-space indent, trailing newline).
+   * Redact a JSON value and serialise it: string values are redacted (keys and schema
+   * constants are structure and stay), then the value is serialised once. Returns pretty JSON
+   * (2-space indent, trailing newline).
    */
   json(value: unknown): string;
-  /** Deep copy of `value` with every string redacted (keys included). */
+  /** Deep copy of `value` with every free-text string value redacted (keys and constants kept). */
   value<T>(value: T): T;
   /** True when `s` still contains a known secret value (after any transformation). */
   containsSecret(s: string | Uint8Array): boolean;
+  /**
+   * True when a free-text string value or key anywhere in `value` still contains a known secret
+   * value. Strings and keys equal to a schema constant are structure and are not checked.
+   */
+  containsSecretIn(value: unknown): boolean;
+  /**
+   * The largest offset `c ≤ desired` at which `s` may be cut into two separately redacted
+   * chunks without a secret straddling the cut (see {@link safeCut}). 0 means "hold everything".
+   */
+  safeCut(s: string, desired: number): number;
 }
 
 /**
  * Build a redactor for the given secret values. Values shorter than {@link MIN_SECRET_LENGTH}
- * chars (after trimming nothing) are skipped; duplicates are collapsed; longest first so a secret
- * that contains another is scrubbed whole.
+ * chars are skipped; duplicates are collapsed; longest first so a secret that contains another
+ * is scrubbed whole.
  */
 export function createRedactor(secrets: readonly (string | undefined | null)[], opts: RedactorOptions = {}): Redactor {
   // A value and its trimmed form (an env-file line may carry a stray newline or spaces).
   const raw = secrets.filter((s): s is string => typeof s === "string");
   const values = [...new Set([...raw, ...raw.map((s) => s.trim())].filter((s) => s.length >= MIN_SECRET_LENGTH))].sort((a, b) => b.length - a.length);
-  // JSON-escaped forms too: a secret with quotes/backslashes/controls appears escaped in JSON text.
+  // JSON-escaped and escaped-bytes forms too: a secret with quotes, backslashes or controls
+  // appears escaped in JSON text and in stored participant output.
   const forms = new Set<string>();
   for (const v of values) {
     forms.add(v);
     const esc = JSON.stringify(v).slice(1, -1);
     if (esc !== v) forms.add(esc);
+    const out = encodeOutputString(v);
+    if (out !== v) forms.add(out);
   }
-  const literal =
-    forms.size === 0
-      ? null
-      : new RegExp(
-          [...forms]
-            .sort((a, b) => b.length - a.length)
-            .map(escapeRegExp)
-            .join("|"),
-          "g",
-        );
+  const formList = [...forms].sort((a, b) => b.length - a.length);
+  const literal = formList.length === 0 ? null : new RegExp(formList.map(escapeRegExp).join("|"), "g");
   const secretBytes = values.map((v) => new TextEncoder().encode(v));
   const cwd = opts.cwd && opts.cwd.length > 1 ? opts.cwd.replace(/\/+$/, "") : undefined;
   const cwdRe = cwd ? new RegExp(`${escapeRegExp(cwd)}(?=/|$|[^A-Za-z0-9._-])`, "g") : null;
+  const shapes = opts.paths === false ? SECRET_SHAPES : SHAPES;
+  const constants = opts.constants ?? new Set<string>();
 
   const plain = (s: string): string => {
     let out = s;
     if (literal) out = out.replace(literal, REDACTED_SECRET);
     if (cwdRe) out = out.replace(cwdRe, TARGET_CWD);
-    for (const shape of SHAPES) out = out.replace(shape.re, shape.replacement);
+    for (const shape of shapes) out = out.replace(shape.re, shape.replacement);
     // A percent-encoded token (a URL a participant typed) that decodes to a secret value or a
     // secret/local-path shape is replaced whole — the verifier decodes these too.
     if (out.includes("%")) {
@@ -237,7 +279,9 @@ export function createRedactor(secrets: readonly (string | undefined | null)[], 
         if (dec === tok) return tok;
         if (literal) literal.lastIndex = 0;
         const hasSecret = literal ? literal.test(dec) : false;
-        return hasSecret || findSensitive(dec, 1).length > 0 ? REDACTED_SECRET : tok;
+        const found =
+          opts.paths === false ? findSensitive(dec, 50).some((f) => SECRET_SHAPES.some((x) => x.name === f.shape)) : findSensitive(dec, 1).length > 0;
+        return hasSecret || found ? REDACTED_SECRET : tok;
       });
     }
     return out;
@@ -247,11 +291,11 @@ export function createRedactor(secrets: readonly (string | undefined | null)[], 
   const text = (s: string): string => mapOutsidePngDataUris(s, plain);
 
   const deep = (v: unknown): unknown => {
-    if (typeof v === "string") return text(v);
+    if (typeof v === "string") return constants.has(v) ? v : text(v);
     if (Array.isArray(v)) return v.map(deep);
     if (v && typeof v === "object") {
       const o: Record<string, unknown> = {};
-      for (const [k, val] of Object.entries(v as Record<string, unknown>)) o[text(k)] = deep(val);
+      for (const [k, val] of Object.entries(v as Record<string, unknown>)) o[k] = deep(val);
       return o;
     }
     return v;
@@ -273,7 +317,7 @@ export function createRedactor(secrets: readonly (string | undefined | null)[], 
       const needle = Buffer.from(sb).toString("latin1");
       out = out.split(needle).join(REDACTED_SECRET);
     }
-    for (const shape of SHAPES) out = out.replace(shape.re, shape.replacement);
+    for (const shape of shapes) out = out.replace(shape.re, shape.replacement);
     return new Uint8Array(Buffer.from(out, "latin1"));
   };
 
@@ -290,26 +334,90 @@ export function createRedactor(secrets: readonly (string | undefined | null)[], 
     if (hasSecretBytes(Buffer.from(outside.join("\n"), "utf8"))) return true;
     return payloads.some((p) => containsSecret(decodeBase64Payload(p)));
   };
+  const containsSecretIn = (root: unknown): boolean => {
+    const stack: unknown[] = [root];
+    while (stack.length) {
+      const v = stack.pop();
+      if (typeof v === "string") {
+        if (!constants.has(v) && containsSecret(v)) return true;
+      } else if (Array.isArray(v)) stack.push(...v);
+      else if (v && typeof v === "object") {
+        for (const [k, val] of Object.entries(v as Record<string, unknown>)) {
+          if (!constants.has(k) && containsSecret(k)) return true;
+          stack.push(val);
+        }
+      }
+    }
+    return false;
+  };
 
   return {
     text,
     tail: (s, maxChars = DEFAULT_TAIL_CHARS) => tail(text(s), maxChars),
     bytes,
-    json: (value) => {
-      const once = escapeDelInJson(JSON.stringify(deep(value), null, 2));
-      const twice = text(once);
-      // The second pass only ever shortens matches inside strings; if it ever broke the JSON,
-      // the string-level pass alone (already complete) is the safe answer.
-      try {
-        JSON.parse(twice);
-        return `${twice}\n`;
-      } catch {
-        return `${once}\n`;
-      }
-    },
+    json: (value) => `${escapeDelInJson(JSON.stringify(deep(value), null, 2))}\n`,
     value: <T>(value: T) => deep(value) as T,
     containsSecret,
+    containsSecretIn,
+    safeCut: (s, desired) => safeCut(s, desired, { literals: cwd ? [...formList, cwd] : formList, shapes }),
   };
+}
+
+/** `Bearer` with a token that may still be arriving, at the end of the text. */
+const OPEN_BEARER = /Bearer\s*[A-Za-z0-9._~+/=-]*$/;
+/** A PEM key header that may still be arriving (`-----BEGIN RSA PRIV`), at the end of the text. */
+const OPEN_PEM_HEADER = /(?:-----)?BEGIN(?: [A-Z0-9 ]*)?$/i;
+
+/**
+ * Where a stream of text may be cut into chunks that are redacted one by one without a secret
+ * straddling a cut, so joining the redacted chunks can never rebuild a secret. The rule:
+ *   - a cut lies at a whitespace boundary (the char before it is whitespace) — every shape except
+ *     bearer tokens and PEM blocks is free of whitespace, so none can span such a cut;
+ *   - never inside a literal secret, the cwd or a shape match, and never after the start of a
+ *     match that reaches the end of the text (it may continue, e.g. `sk-…{20,}`);
+ *   - never after the start of a tail that is a prefix of a literal secret or of the cwd;
+ *   - never after an open `Bearer …` or `-----BEGIN …` header at the tail, nor after a
+ *     `-----BEGIN ` line whose `-----END …-----` has not arrived.
+ * Holding back has no length bound of its own: callers bound it by capping the raw output they
+ * keep (the terminal recorder keeps at most 512 KiB), and flush everything at the end of a stream.
+ * Returns the cut (0 = emit nothing yet). Pure.
+ */
+export function safeCut(s: string, desired: number, rules: { literals: readonly string[]; shapes: readonly Shape[] }): number {
+  let hold = Math.min(desired, s.length);
+  const pem = s.lastIndexOf("-----BEGIN ");
+  if (pem !== -1 && !/-----END [^\n]*-----/.test(s.slice(pem))) hold = Math.min(hold, pem);
+  for (const re of [OPEN_BEARER, OPEN_PEM_HEADER]) {
+    const m = re.exec(s);
+    if (m) hold = Math.min(hold, m.index);
+  }
+  // A tail that may grow into a literal secret.
+  for (const lit of rules.literals) {
+    for (let k = Math.min(lit.length - 1, s.length); k > 0; k--) {
+      if (s.length - k >= hold) break;
+      if (lit.startsWith(s.slice(s.length - k))) {
+        hold = s.length - k;
+        break;
+      }
+    }
+  }
+  // Spans that a cut must not enter; a span reaching the end may still be growing.
+  const spans: [number, number][] = [];
+  for (const lit of rules.literals) {
+    for (let i = s.indexOf(lit); i !== -1; i = s.indexOf(lit, i + 1)) spans.push([i, i + lit.length]);
+  }
+  for (const shape of rules.shapes) {
+    shape.re.lastIndex = 0;
+    for (const m of s.matchAll(shape.re)) spans.push([m.index ?? 0, (m.index ?? 0) + m[0].length]);
+  }
+  for (const [a, b] of spans) if (b >= s.length) hold = Math.min(hold, a);
+  let cut = hold;
+  for (;;) {
+    // Back to a whitespace boundary, then out of every span the cut would enter.
+    while (cut > 0 && !/\s/.test(s[cut - 1]!)) cut--;
+    const inside = spans.find(([a, b]) => a < cut && cut < b);
+    if (!inside) return cut;
+    cut = inside[0];
+  }
 }
 
 /**
@@ -377,16 +485,6 @@ export function pngNonImageChunks(bytes: Uint8Array): Uint8Array[] | null {
 export function redact(text: string, secrets: readonly string[], opts: RedactorOptions & { tailChars?: number } = {}): string {
   const r = createRedactor(secrets, opts);
   return opts.tailChars === undefined ? r.text(text) : r.tail(text, opts.tailChars);
-}
-
-/**
- * Keep the last `maxChars` characters of already-redacted text: `…` prefix when cut,
- * `(no output)` when empty. Never call this before redaction.
- */
-export function tail(text: string, maxChars = DEFAULT_TAIL_CHARS): string {
-  if (text.length === 0) return "(no output)";
-  if (text.length <= maxChars) return text;
-  return `…${text.slice(text.length - Math.max(0, maxChars - 1))}`;
 }
 
 /** `digestText`: SHA-256 hex of the UTF-8 text, first `n` chars (12 default; 16 for commands). */

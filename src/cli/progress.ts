@@ -1,17 +1,19 @@
 /**
  * The live per-participant progress display a study shows on stderr in human mode
- * (issue 5 "Progress"; ARCHITECTURE.md "The three people").
+ * (ARCHITECTURE.md "The three people").
  *
  * One line per participant: label, phase, elapsed time since that participant's first event,
  * tasks passed so far, and the current step or command. On a TTY the block of lines is redrawn
  * in place (cursor-up + clear-line); on a pipe or file each change of phase or detail is
  * appended as a plain line, so logs stay readable. Participant text is already redacted by the
- * route; this module also strips control characters (ANSI escapes, carriage returns) so a
- * participant's output can never move the cursor or recolour the terminal.
+ * route; this module also drops ANSI sequences and escapes every other control character
+ * (see {@link sanitizeProgressText}) so a participant's output can never move the cursor,
+ * retitle or recolour the terminal.
  *
  * `--json` mode never creates a display: the CLI passes a no-op progress sink instead.
  */
 import type { ProgressEvent } from "../routes/types.ts";
+import { inertText } from "./output.ts";
 
 /** A writable text sink (process.stderr, or a test buffer). `columns` is the TTY width, if known. */
 export interface ProgressStream {
@@ -50,12 +52,16 @@ interface ParticipantState {
 }
 
 const ESCAPE_SEQUENCE = /\u001b(?:\[[0-?]*[ -/]*[@-~]|\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|[@-Z\\-_])/g;
-// eslint-disable-next-line no-control-regex
-const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/g;
 
-/** Removes ANSI escape sequences and control characters, collapsing them to single spaces. */
+/**
+ * One display line of participant text: complete ANSI sequences (colours, cursor moves, titles)
+ * are dropped, newlines and tabs become spaces, and every other active character (a lone ESC or
+ * BEL, C1, DEL, bidi controls) is shown escaped by the CLI's shared {@link inertText}.
+ */
 export function sanitizeProgressText(text: string): string {
-  return text.replace(ESCAPE_SEQUENCE, " ").replace(CONTROL_CHARS, " ").replace(/ {2,}/g, " ").trim();
+  return inertText(text.replace(ESCAPE_SEQUENCE, " ").replace(/[\n\t\r]/g, " "))
+    .replace(/ {2,}/g, " ")
+    .trim();
 }
 
 /** `m:ss` (or `h:mm:ss`) for a duration in ms. */

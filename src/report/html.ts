@@ -1,5 +1,5 @@
 /**
- * Renders the study report: one self-contained HTML document (issue 5 "Report").
+ * Renders the study report: one self-contained HTML document.
  *
  * - No network and no external assets: styles are one inline `<style>` block allowed by its
  *   SHA-256 in a strict Content-Security-Policy meta (`default-src 'none'`, no script source at
@@ -10,6 +10,7 @@
  */
 import { createHash } from "node:crypto";
 import type { RunSummary } from "../bundle/index.ts";
+import { outputSegments } from "../bundle/output-codec.ts";
 import type { ReportCostLine, ReportModel, ReportTimelineEntry } from "./model.ts";
 
 /** HTML-escapes text for element content and double- or single-quoted attribute values. */
@@ -66,6 +67,7 @@ ol.timeline .at{font-size:12px;color:var(--muted);float:right}
 ol.timeline code{white-space:pre-wrap;word-break:break-word}
 pre{background:var(--card);border:1px solid var(--line);border-radius:6px;padding:12px;overflow:auto;white-space:pre-wrap;word-break:break-word;font:13px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;max-height:70vh}
 pre.detail{max-height:220px;margin:4px 0 0;padding:6px 8px}
+pre.transcript .byte{color:var(--muted,#777);border:1px dotted currentColor;border-radius:3px;padding:0 1px}
 .shots{display:grid;grid-template-columns:repeat(auto-fill,minmax(320px,1fr));gap:14px}
 figure{margin:0;background:var(--card);border:1px solid var(--line);border-radius:6px;padding:8px}
 figure img{max-width:100%;height:auto;display:block;border:1px solid var(--line)}
@@ -107,6 +109,17 @@ function cls(word: string): string {
 }
 
 const e = escapeHtml;
+
+/**
+ * The stored transcript (escaped-bytes text) as HTML: the product's text decoded, each control
+ * or invalid byte shown as a marked `\xHH`, so a reader sees where raw bytes were printed and
+ * nothing acts on the page.
+ */
+export function transcriptHtml(encoded: string): string {
+  return outputSegments(encoded)
+    .map((seg) => (seg.escaped ? `<span class="byte">${e(seg.text)}</span>` : e(seg.text)))
+    .join("");
+}
 
 function section(title: string, body: string, id: string): string {
   return `<section id="${id}"><h2>${e(title)}</h2>${body}</section>`;
@@ -163,7 +176,7 @@ function renderEvidence(m: ReportModel): string {
         ? `<p class="empty">No terminal transcript was written (a dry run writes none).</p>`
         : m.transcript.length === 0
           ? `<p class="empty">The participant's terminal printed nothing.</p>`
-          : `<pre id="transcript" class="transcript">${e(m.transcript)}</pre>`,
+          : `<pre id="transcript" class="transcript">${transcriptHtml(m.transcript)}</pre>`,
     );
   }
   if (m.route === "browser" || m.screenshots.length > 0) {

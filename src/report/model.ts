@@ -1,9 +1,9 @@
 /**
  * The report model: everything the HTML study report shows, already read from a run directory
- * and reduced to plain values (issue 5 "Report"). `renderReportHtml(model)` is a pure function
+ * and reduced to plain values. `renderReportHtml(model)` is a pure function
  * of this model; `loadReportModel(runDir)` (load.ts) builds it from the bundle's files.
  *
- * Null discipline follows the bundle (contracts.md §2.5, invariant 5): a cost of `null` means
+ * Null discipline follows the bundle (a null cost is unmeasured, never zero): a cost of `null` means
  * "exists but unmeasured" and is shown as the word `unmeasured`, never as 0.
  */
 
@@ -99,10 +99,10 @@ export interface ReportWarning {
   message: string;
 }
 
-/** The verify result summary (`humanish.verify-result.v1`, contracts.md §3). */
+/** The verify result summary (`humanish.verify-result.v1`). */
 export interface ReportVerify {
   ok: boolean;
-  /** `share_ready` | `local_only` | `blocked` (§3.4). */
+  /** `share_ready` | `local_only` | `blocked`. */
   shareSafety: string;
   shareReasons: { code: string; message: string }[];
   checks: { name: string; ok: boolean; message: string }[];

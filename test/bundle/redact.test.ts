@@ -11,7 +11,7 @@ import {
   tail,
 } from "../../src/bundle/index.ts";
 
-/** One sample per secret shape of reference §3.6 (built at run time so no literal key sits in the tree). */
+/** One sample per secret shape (built at run time so no literal key sits in the tree). */
 const rep = (c: string, n: number) => c.repeat(n);
 const SAMPLES: Record<string, string> = {
   "openai-key": `sk-proj-${rep("A1b2", 6)}`,
@@ -31,9 +31,10 @@ const SAMPLES: Record<string, string> = {
   "npm-token": `//registry.npmjs.org/:_authToken=${rep("n", 24)}`,
   "bearer-token": `Authorization: Bearer ${rep("t", 30)}`,
   "hosted-substrate-url": "https://49983-abc.e2b.app/path?x=1",
+  "glued-key": `aaask-proj-${rep("Ab3", 9)}`,
 };
 
-describe("redact: secret shapes (reference §3.6)", () => {
+describe("redact: secret shapes", () => {
   for (const [name, sample] of Object.entries(SAMPLES)) {
     test(`${name} is redacted and detected`, () => {
       const text = `before ${sample} after`;
@@ -55,9 +56,25 @@ describe("redact: secret shapes (reference §3.6)", () => {
   });
 
   test("words that merely contain a prefix are left alone", () => {
-    const text = "task-abcdefghijklmnopqrstuvwxyz and mask-0123456789abcdefghijkl and ghp_short";
+    const text =
+      "task-abcdefghijklmnopqrstuvwxyz and mask-0123456789abcdefghijkl and ghp_short and task-proj-migration-cleanup-2024 and desk_live_streamingservice1";
     expect(redact(text, [])).toBe(text);
     expect(findSensitive(text)).toEqual([]);
+  });
+
+  test("a key glued to preceding letters is caught, by its distinctive prefix and mixed-case body", () => {
+    for (const key of [`sk-proj-${rep("Zq7", 10)}`, `sk-ant-${rep("aB9", 9)}`, `github_pat_${rep("x1Y", 8)}`, `ghp_${rep("Q9z", 8)}`]) {
+      const text = `see aaa${key} now`;
+      expect(redact(text, [])).toBe(`see aaa${REDACTED_SECRET} now`);
+      expect(findSensitive(text).length).toBeGreaterThan(0);
+    }
+  });
+
+  test("a shape or path right after an escaped byte of stored output is still caught", () => {
+    const key = `AKIA${rep("Q", 16)}`;
+    const text = `bel\\x07${key} esc\\x1b/tmp/x/y`;
+    expect(redact(text, [])).toBe(`bel\\x07${REDACTED_SECRET} esc\\x1b${REDACTED_LOCAL_PATH}`);
+    expect(redact(`x${key}`, [])).toBe(`x${key}`); // glued to a letter: not a key
   });
 
   test("hex digests and ISO dates are not secrets", () => {
@@ -112,13 +129,26 @@ describe("redact: literal scrub", () => {
     expect(out).toBe(`KEY=${REDACTED_SECRET}`);
   });
 
-  test("JSON: secrets with quotes and backslashes do not survive serialisation", () => {
+  test("JSON: secrets with quotes and backslashes do not survive serialisation in values", () => {
     const secret = 'pa"ss\\word-123';
     const r = createRedactor([secret]);
-    const json = r.json({ msg: `x ${secret} y`, [secret]: 1 });
+    const json = r.json({ msg: `x ${secret} y`, list: [secret] });
     expect(json).not.toContain(secret);
     expect(json).not.toContain(JSON.stringify(secret).slice(1, -1));
-    expect(JSON.parse(json)).toEqual({ msg: `x ${REDACTED_SECRET} y`, [REDACTED_SECRET]: 1 });
+    expect(JSON.parse(json)).toEqual({ msg: `x ${REDACTED_SECRET} y`, list: [REDACTED_SECRET] });
+  });
+
+  test("JSON: keys and schema constants are structure and never scrubbed; a secret in another key is still caught", () => {
+    const r = createRedactor(["docker", "live-secret-value"], { constants: new Set(["docker", "live"]) });
+    const doc = { kind: "docker", mode: "live", note: "ran on docker with live-secret-value", docker: 1 };
+    const out = JSON.parse(r.json(doc));
+    expect(out).toEqual({ kind: "docker", mode: "live", note: `ran on ${REDACTED_SECRET} with ${REDACTED_SECRET}`, docker: 1 });
+    // Schema words are structure, as values and as keys; any other key or value holding a secret
+    // value is caught, so a write fails closed.
+    expect(r.containsSecretIn(out)).toBe(false);
+    expect(r.containsSecretIn({ kind: "docker", note: "ok" })).toBe(false);
+    expect(r.containsSecretIn({ "live-secret-value": 1 })).toBe(true);
+    expect(r.containsSecretIn({ note: "x live-secret-value" })).toBe(true);
   });
 
   test("bytes: binary input keeps every other byte exactly", () => {
@@ -175,5 +205,32 @@ describe("truncation comes last", () => {
     const out = redact(text, [secret], { tailChars: 10 });
     expect(out).toBe(`…${REDACTED_SECRET.slice(-9)}`);
     expect(out).not.toContain("9876");
+  });
+});
+
+describe("safe cuts of a stream", () => {
+  const r = createRedactor(["zq9-canary-7731-secret", "open sesame 42"]);
+  test("cuts only at whitespace, at or before the desired offset", () => {
+    expect(r.safeCut("alpha beta gamma", 16)).toBe(11);
+    expect(r.safeCut("alpha beta\ngamma", 11)).toBe(11);
+    expect(r.safeCut("nowhitespaceatall", 17)).toBe(0);
+  });
+  test("holds back a tail that may grow into a literal secret, even across spaces", () => {
+    expect(r.safeCut("ok zq9-can", 10)).toBe(3);
+    expect(r.safeCut("ok open ", 8)).toBe(3);
+    expect(r.safeCut("ok open sesame 42 done ", 23)).toBe(23);
+  });
+  test("holds back open shapes: a growing key, a bearer token, an unfinished PEM block", () => {
+    const key = `sk-proj-${rep("Ab3", 10)}`;
+    expect(r.safeCut(`x ${key}`, 2 + key.length)).toBe(2);
+    expect(r.safeCut("auth: Bearer ", 13)).toBe(6);
+    expect(r.safeCut(`auth: Bearer ${rep("t", 30)} `, 44)).toBe(44);
+    const pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIabc\n";
+    expect(r.safeCut(`a\n${pem}`, 2 + pem.length)).toBe(2);
+    expect(r.safeCut(`a\n${pem}-----END RSA PRIVATE KEY-----\n`, 2 + pem.length + 30)).toBe(2 + pem.length + 30);
+  });
+  test("never inside a match, even one containing whitespace", () => {
+    const t = "say open sesame 42 now";
+    expect(r.safeCut(t, 9)).toBe(4); // "say open |sesame" would split the secret
   });
 });

@@ -53,6 +53,12 @@ describe("progress display", () => {
     expect(line.endsWith("…")).toBe(true);
   });
 
+  test("lone ESC, BEL, C1 and bidi controls are shown escaped, never passed through", () => {
+    const out = sanitizeProgressText("a\u001b b\u0007 c\u009b31m d\u202e e\u007f");
+    expect(out).toBe("a\\x1b b\\x07 c\\x9b31m d\\u{202e} e\\x7f");
+    expect(out).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202e]/);
+  });
+
   test("helpers", () => {
     expect(formatElapsed(0)).toBe("0:00");
     expect(formatElapsed(59_999)).toBe("0:59");

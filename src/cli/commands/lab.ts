@@ -4,6 +4,7 @@ import { assertRunId, newRunId } from "../../bundle/index.ts";
 import { HumanishError } from "../../errors.ts";
 import { listLabs, loadLab, resolveLabMode, selectLabBackend } from "../../lab/index.ts";
 import { runStudy, type StudyContext, type StudyResult } from "../../routes/index.ts";
+import { secretIn } from "../../secrets/index.ts";
 import { type CommandOutcome, failure } from "../output.ts";
 import { createProgressDisplay } from "../progress.ts";
 import { type CommandContext, strFlag } from "./context.ts";
@@ -65,6 +66,18 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
   const requested = strFlag(ctx, "run-id");
   if (requested !== undefined) assertRunId(requested);
   const runId = requested ?? newRunId(loaded.config.id);
+  // An identifier becomes a directory name and structure in every file, which is never scrubbed:
+  // one that carries a secret value is refused before anything is written.
+  for (const [what, value, fix] of [
+    ["run id", runId, "choose another --run-id (or omit it)"],
+    ["lab id", loaded.config.id, `rename the lab's id in ${loaded.ref}`],
+  ] as const) {
+    if (secretIn(value, ctx.secrets) !== undefined) {
+      throw new HumanishError("HUMANISH_SECRET_IN_IDENTIFIER", `the ${what} contains the value of a secret variable; nothing was written`, {
+        next: fix,
+      });
+    }
+  }
 
   const controller = new AbortController();
   let interrupted: "SIGINT" | "SIGTERM" | undefined;

@@ -1,5 +1,5 @@
 /**
- * Builders of the terminal study's evidence objects (reference contracts.md §2.4, §5.5): the
+ * Builders of the terminal study's evidence objects: the
  * actor trace, the run's participant record, cost lines, the terminal ledgers. Pure: the route
  * hands the results to the run writer, which redacts and schema-checks every byte.
  */

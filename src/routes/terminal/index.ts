@@ -25,7 +25,7 @@ import { HumanishError, isHumanishError } from "../../errors.ts";
 import { isTerminalLab } from "../../lab/routing.ts";
 import { type LabConfig, TERMINAL_STUDY_DIR, type TerminalLabConfig } from "../../lab/schema.ts";
 import { PROJECT_LABEL } from "../../sandbox/controller.ts";
-import { createDockerSandboxProvider, releaseContainer } from "../../sandbox/index.ts";
+import { createDockerSandboxProvider, DEFAULT_DISK_BYTES, releaseContainer } from "../../sandbox/index.ts";
 import type { ReleaseProof, Sandbox, SandboxProvider } from "../../sandbox/types.ts";
 import { studySecrets } from "../../secrets/index.ts";
 import type { ProgressEvent, StudyContext, StudyResult } from "../types.ts";
@@ -58,10 +58,12 @@ export const DEFAULT_FIRST_OUTPUT_MS = 90_000;
 export const INSTALL_TIMEOUT_MS = 600_000;
 /** Deadline of the sandbox readiness probe, ms. */
 const READY_TIMEOUT_MS = 60_000;
+/** Disk bound of a sandbox when the lab sets no `execution.limits.diskMiB`, MiB. */
+const DEFAULT_DISK_MIB = DEFAULT_DISK_BYTES / (1024 * 1024);
 
 /** Optional seams (tests, later backends). The CLI passes none. */
 export interface TerminalStudyDeps {
-  /** Docker client (default: `DOCKER_HOST` or /var/run/docker.sock). */
+  /** Docker client (default: the engine the command's env names, see resolveDockerSocket). */
   docker?: DockerClient;
   /** Sandbox provider (default: the Docker provider over `docker`). */
   sandboxProvider?: SandboxProvider;
@@ -101,6 +103,7 @@ export async function runTerminalStudy(ctx: StudyContext<LabConfig>, deps: Termi
   try {
     engine = await checkEngine(lab, {
       ...(deps.docker ? { docker: deps.docker } : {}),
+      env: ctx.env,
       signal: ctx.signal,
       onBuild: (line) => ctx.progress({ participant: TERMINAL_PARTICIPANT_ID, phase: "preflight", detail: `building sandbox image: ${line}` }),
     });
@@ -151,7 +154,6 @@ async function runLive(
     writer,
     participantId: pid,
     redact,
-    longestSecret: secrets.reduce((m, s) => Math.max(m, s.length), 0),
     onProgress: (detail) => progress({ phase, detail }),
   });
   const log = rec.recorder;
@@ -161,11 +163,12 @@ async function runLive(
   const maxMinutes = caps.maxMinutes ?? 0;
   const product = lab.subject.product;
   const workdir = TERMINAL_STUDY_DIR;
+  const diskMiB = lab.execution.limits?.diskMiB ?? DEFAULT_DISK_MIB;
   const provider = deps.sandboxProvider ?? createDockerSandboxProvider({ docker: engine.docker });
 
   log.lifecycle(
     "terminal-lab.run.created",
-    `run ${ctx.runId}: lab ${lab.id}, actor ${plan.descriptor.type}, target docker, image ${engine.image}${engine.built ? " (built by this run)" : ""}`,
+    `run ${ctx.runId}: lab ${lab.id}, actor ${plan.descriptor.type}, target docker, image ${engine.image}${engine.built ? " (built by this run)" : ""}; ${engine.node ? `node ${engine.node.version} (tarball sha256 ${engine.node.sha256})${engine.node.npmVersion ? `, npm ${engine.node.npmVersion}` : ""}` : "node unrecorded (the image carries no humanish.node labels)"}; disk limit ${diskMiB} MiB`,
   );
   log.lifecycle(
     "terminal-lab.subject.declared",
@@ -200,6 +203,7 @@ async function runLive(
       runId: ctx.runId,
       image: engine.image,
       network: plan.network,
+      diskBytes: diskMiB * 1024 * 1024,
       workdir,
       labels: { "humanish.lab": lab.id, "humanish.participant": pid, [PROJECT_LABEL]: ctx.cwd },
       onCreated: async (id) => {
@@ -230,7 +234,7 @@ async function runLive(
     const install = product.install ?? [];
     for (const [i, command] of install.entries()) {
       await setPhase("provision", `install ${i + 1}/${install.length}: ${command}`);
-      await runInstall(sandbox, command, i, install.length, { workdir, signal: ctx.signal, rec, provisionLog, networkEnv });
+      await runInstall(sandbox, command, i, install.length, { workdir, signal: ctx.signal, rec, provisionLog, networkEnv, network: plan.network });
       guard();
     }
     log.lifecycle("terminal-lab.product.prepared", `${install.length} install command(s) ran as root, unkeyed`);
@@ -532,13 +536,23 @@ async function readyProbe(sandbox: Sandbox, signal: AbortSignal): Promise<void> 
   }
 }
 
+/**
+ * The next step of a failed install, for the lab's network: a lab without network may simply
+ * need `execution.network: bridge`; a lab that has it must look elsewhere (name, version, registry).
+ */
+export function installFailureHint(network: "none" | "bridge"): string {
+  return network === "bridge"
+    ? "Fix that install command (the full output is in provision.log in the run directory); it ran as root with network (execution.network: bridge), so check the package name and version and that the registry answers from this machine."
+    : "Fix that install command (the full output is in provision.log in the run directory); it ran as root with no network: if it downloads anything, set execution.network: bridge in the lab.";
+}
+
 /** Runs one `product.install` command as root, unkeyed; throws `HUMANISH_TERMINAL_LAB_INSTALL_FAILED`. */
 async function runInstall(
   sandbox: Sandbox,
   command: string,
   index: number,
   total: number,
-  o: { workdir: string; signal: AbortSignal; rec: TerminalRecording; provisionLog: string[]; networkEnv: Record<string, string> },
+  o: { workdir: string; signal: AbortSignal; rec: TerminalRecording; provisionLog: string[]; networkEnv: Record<string, string>; network: "none" | "bridge" },
 ): Promise<void> {
   const argv = ["bash", "-c", 'exec 0</dev/null; exec "$@"', "humanish-install", "bash", "-lc", command];
   const env = { ...o.networkEnv, HOME: "/root", DEBIAN_FRONTEND: "noninteractive" };
@@ -580,7 +594,7 @@ async function runInstall(
       "HUMANISH_TERMINAL_LAB_INSTALL_FAILED",
       `subject.product.install[${index}] (${index + 1} of ${total}) ${r.timedOut ? `timed out after ${INSTALL_TIMEOUT_MS} ms` : `exited ${r.exitCode}`}: ${tailText(text.trim(), 400)}`,
       {
-        next: "Fix that install command (the full output is in provision.log in the run directory); it runs as root in the sandbox image with execution.network: bridge.",
+        next: installFailureHint(o.network),
       },
     );
   }

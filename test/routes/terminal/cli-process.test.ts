@@ -1,5 +1,5 @@
 /**
- * The terminal route driven through the real CLI in a child process (issue 2 §2, §12):
+ * The terminal route driven through the real CLI in a child process:
  * - SIGINT mid-run → exit 130 after cleanup; SIGTERM → 143; no container with the run's label;
  *   the partial bundle says it was interrupted and verifies;
  * - a canary runtime key appears in 0 bytes of the run directory, stdout and stderr, even when

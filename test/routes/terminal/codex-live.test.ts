@@ -1,6 +1,6 @@
 /**
  * The codex-exec live path against the real Docker engine and the real npm registry, up to the
- * real Codex CLI version probe (issue 2 §11). The one key-bearing command is intercepted at the
+ * real Codex CLI version probe. The one key-bearing command is intercepted at the
  * sandbox seam — its argv and env are asserted instead of sending a canary key to the network —
  * and answered with a recorded-shape `codex exec --json` stream.
  */

@@ -1,5 +1,5 @@
 /**
- * Bad input on a live terminal study (issue 2 §12, §14): a hanging participant killed at its
+ * Bad input on a live terminal study: a hanging participant killed at its
  * maxMinutes deadline, a silent one killed at its first-output deadline, a failing install
  * command — each ends with a clear outcome, a partial bundle that says what happened, and no
  * container left.

@@ -1,5 +1,5 @@
 /**
- * The committed jq lab end to end against the real Docker engine (issue 2 §11, §12 "Route"):
+ * The committed jq lab end to end against the real Docker engine:
  * jq is installed from Debian inside the sandbox, the scripted participant learns it from
  * `jq --help` and uses it; every hidden check passes, the bundle verifies, no container is left.
  */
@@ -92,9 +92,14 @@ describe("jq-first-contact lab, live on Docker", () => {
     expect(ev.indexOf("terminal-lab.sandbox.created")).toBeLessThan(ev.indexOf("terminal-lab.product.prepared"));
     // The network was granted for install only: the scripted participant ran with none.
     expect(ev.indexOf("terminal-lab.network.detached")).toBeGreaterThan(ev.indexOf("terminal-lab.product.prepared"));
-    expect(ev.indexOf("terminal-lab.network.detached")).toBeLessThan(
-      ev.indexOf("terminal-lab.participant.started") === -1 ? Infinity : ev.indexOf("terminal-lab.participant.started"),
-    );
+    const detached = ev.indexOf("terminal-lab.network.detached");
+    const firstStep = ev.indexOf("terminal-lab.participant.step.started");
+    expect(detached).toBeGreaterThan(-1);
+    expect(firstStep).toBeGreaterThan(-1);
+    expect(detached).toBeLessThan(firstStep);
+    // And in the command log: every install command ran before the first participant command.
+    const firstParticipant = labels.indexOf("participant-step-1");
+    expect(labels.slice(firstParticipant).some((l: string) => l.startsWith("install-"))).toBe(false);
     const transcript = readFileSync(join(result.runDir, "terminal-transcript.txt"), "utf8");
     expect(transcript).toContain("Usage:"); // jq --help reached the participant
     expect(transcript).toContain("A-1001");

@@ -1,7 +1,6 @@
 /**
  * Terminal dry runs (contract-only bundles on every target, with no engine, key or network) and
- * live preflight refusals, each before any run directory or sandbox exists (reference
- * contracts.md §5.2, §5.7; issue 2 §7, §14).
+ * live preflight refusals, each before any run directory or sandbox exists.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";

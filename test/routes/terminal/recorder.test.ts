@@ -1,11 +1,13 @@
 /**
- * The terminal recorder: events appended per complete line so a secret split across output
- * chunks is still scrubbed whole; the 512 KiB raw-output cap; command log digests and env NAMES.
+ * The terminal recorder: events cut only where no secret can straddle the cut, so a secret split
+ * across output chunks is still scrubbed whole; output bytes kept losslessly; the 512 KiB
+ * raw-output cap; command log digests and env NAMES.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { decodeOutputText } from "../../../src/bundle/output-codec.ts";
 import { createRunWriter } from "../../../src/bundle/writer.ts";
 import { createTerminalRecording, TERMINAL_EVENTS_FILE, TRANSCRIPT_MAX_BYTES } from "../../../src/routes/terminal/recorder.ts";
 import { testRunId, tmpProject } from "./support.ts";
@@ -22,7 +24,6 @@ function setup() {
     writer,
     participantId: "p1",
     redact: (s) => writer.redactor.text(s),
-    longestSecret: SECRET.length,
     onProgress: (d) => progress.push(d),
   });
   const events = () =>
@@ -51,17 +52,43 @@ describe("terminal recorder", () => {
     expect(readFileSync(join(writer.runDir, "terminal-transcript.txt"), "utf8")).not.toContain(SECRET);
   });
 
-  test("a very long line is flushed in pieces that keep a tail back, so a secret at a cut survives whole", async () => {
+  test("a very long line is flushed in pieces cut at whitespace, so a secret at a cut survives whole", async () => {
     const { rec, events } = setup();
-    const filler = "x".repeat(64 * 1024 + 100);
-    rec.recorder.output("stdout", enc.encode(filler));
-    rec.recorder.output("stdout", enc.encode(`${SECRET}\n`));
+    const filler = `${"x".repeat(999)} `.repeat(66);
+    rec.recorder.output("stdout", enc.encode(filler + SECRET.slice(0, 9)));
+    rec.recorder.output("stdout", enc.encode(`${SECRET.slice(9)} end\n`));
     await rec.flush();
-    const all = events()
+    const chunks = events().map((e) => e.chunk);
+    expect(chunks.join("")).toBe(`${filler}[REDACTED_SECRET] end\n`);
+    expect(chunks.length).toBe(2);
+    expect(chunks[0]!.endsWith(" ")).toBe(true);
+  });
+
+  test("the breaker's repro: 65100 bytes, then a secret arriving across the flush size, then more — never split", async () => {
+    const { rec, events } = setup();
+    rec.recorder.output("stdout", enc.encode("a".repeat(65100)));
+    rec.recorder.output("stdout", enc.encode(SECRET));
+    rec.recorder.output("stdout", enc.encode(`${"b".repeat(500)}\n`));
+    await rec.flush();
+    const chunks = events().map((e) => e.chunk);
+    expect(chunks.join("")).toBe(`${"a".repeat(65100)}[REDACTED_SECRET]${"b".repeat(500)}\n`);
+    for (const c of chunks) for (let k = 4; k < SECRET.length; k++) expect(c.endsWith(SECRET.slice(0, k))).toBe(false);
+  });
+
+  test("control bytes, invalid UTF-8 and backslashes are kept losslessly in the escaped-bytes encoding", async () => {
+    const { rec, events, writer } = setup();
+    const raw = Uint8Array.from([0x07, 0x08, 0x00, 0x1b, 0x5d, 0x30, 0x3b, 0x78, 0x07, 0xff, 0xfe, 0x5c, 0x0a]);
+    rec.recorder.output("stdout", raw.subarray(0, 5));
+    rec.recorder.output("stdout", raw.subarray(5));
+    await rec.flush();
+    const joined = events()
       .map((e) => e.chunk)
       .join("");
-    expect(all).toBe(`${filler}[REDACTED_SECRET]\n`);
-    expect(events().length).toBe(2);
+    expect(joined).toBe("\\x07\\x08\\x00\\x1b]0;x\\x07\\xff\\xfe\\\\\n");
+    expect(Array.from(decodeOutputText(joined))).toEqual(Array.from(raw));
+    await writer.writeArtifact("terminal-transcript.txt", rec.transcript(), { kind: "terminal-transcript" });
+    const stored = readFileSync(join(writer.runDir, "terminal-transcript.txt"), "utf8");
+    expect(Array.from(decodeOutputText(stored))).toEqual(Array.from(raw));
   });
 
   test("raw output is capped at 512 KiB, with a note", async () => {
