@@ -1,16 +1,17 @@
 /**
- * Environment-server step latency and throughput (issue 6 "Performance"), on the real Docker
- * engine. Prints, in one process:
+ * Environment-server step latency and throughput, on the real Docker engine. Prints, in one
+ * process:
  *   - a raw Engine API exec of `bash -c 'echo hi'` (create → start → drain → inspect, over the
  *     socket with fetch, nothing else) — the baseline;
- *   - the same command as a `terminal` step over HTTP (`POST /step`) and over WebSocket;
+ *   - the same command as a `terminal` call over HTTP (`POST /mcp` tools/call on an MCP session;
+ *     `POST /step` is stateless, as in OpenEnv) and as a WebSocket step;
  *   p50/p95 of each, and the ratio of each step's p50/p95 to the baseline's (goal ≤ 1.3×);
  *   - episodes per minute at capacity: `--max-concurrent` WebSocket clients each looping
  *     reset (1 setup command) → 2 commands → final answer (1 verify command).
  * Usage: bun bench/env-step.ts [--iterations 40] [--capacity 2] [--seconds 20] [--image IMAGE (default: the humanish sandbox image)]
  */
 import { parseArgs } from "node:util";
-import { createDockerClient } from "../src/docker/index.ts";
+import { dockerClientFor, resolveDockerSocket } from "../src/docker/index.ts";
 import { envBackendFromProvider } from "../src/env/backends.ts";
 import { startEnvServer } from "../src/env/server.ts";
 import { ensureImage } from "../src/runtime/images.ts";
@@ -28,10 +29,10 @@ const { values } = parseArgs({
 const N = Number(values.iterations);
 const CAP = Number(values.capacity);
 const SECONDS = Number(values.seconds);
-const docker = createDockerClient({ socketPath: process.env.DOCKER_HOST?.startsWith("unix://") ? process.env.DOCKER_HOST.slice(7) : "/var/run/docker.sock" });
+const docker = dockerClientFor(process.env);
 // Default: the humanish sandbox image (built once when absent), as `env serve` uses.
 const IMAGE = values.image ?? (await ensureImage(docker, sandboxRecipe)).tag;
-const SOCKET = process.env.DOCKER_HOST?.startsWith("unix://") ? process.env.DOCKER_HOST.slice(7) : "/var/run/docker.sock";
+const SOCKET = resolveDockerSocket(process.env);
 const COMMAND = "echo hi";
 
 function pct(xs: number[], p: number): number {
@@ -66,11 +67,15 @@ async function rawExec(containerId: string): Promise<void> {
 const backend = envBackendFromProvider(createDockerSandboxProvider({ docker }), { image: IMAGE, labels: { "humanish.bench": "env-step" } });
 const server = await startEnvServer({ backend, port: 0, maxConcurrent: Math.max(CAP, 2), log: () => undefined });
 const step = { action: { type: "call_tool", tool_name: "terminal", arguments: { command: COMMAND } } };
+let rpcId = 0;
+const mcp = async (method: string, params: Record<string, unknown>) =>
+  (await (await fetch(`${server.url}/mcp`, { method: "POST", body: JSON.stringify({ jsonrpc: "2.0", id: ++rpcId, method, params }) })).json()) as any;
 
 try {
-  // HTTP session and one WebSocket session, each with its own sandbox.
-  const reset = (await (await fetch(`${server.url}/reset`, { method: "POST", body: "{}" })).json()) as any;
-  const httpSandbox: string = reset.metadata.sandbox_id;
+  // One MCP session over HTTP and one WebSocket session, each with its own sandbox.
+  const session_id: string = (await mcp("openenv/session/create", {})).result.session_id;
+  const call = { name: "terminal", arguments: { command: COMMAND }, session_id };
+  await mcp("tools/call", call);
   const ws = new WebSocket(`${server.url.replace("http", "ws")}/ws`);
   await new Promise((r) => (ws.onopen = r));
   let onMsg: ((m: any) => void) | null = null;
@@ -80,7 +85,7 @@ try {
       onMsg = resolve;
       ws.send(JSON.stringify(msg));
     });
-  await wsRequest({ type: "reset", data: {} });
+  const wsSandbox: string = (await wsRequest({ type: "reset", data: {} })).data.metadata.sandbox_id;
 
   const raw: number[] = [];
   const http: number[] = [];
@@ -89,12 +94,12 @@ try {
   for (let i = 0; i < N + warm; i++) {
     // Interleaved so all three see the same engine load.
     let t0 = performance.now();
-    await rawExec(httpSandbox);
+    await rawExec(wsSandbox);
     const r = performance.now() - t0;
     t0 = performance.now();
-    const res = (await (await fetch(`${server.url}/step`, { method: "POST", body: JSON.stringify(step) })).json()) as any;
+    const res = await mcp("tools/call", call);
     const h = performance.now() - t0;
-    if (res.observation.result.stdout !== "hi\n") throw new Error("HTTP step output mismatch");
+    if (res.result.structuredContent.result.stdout !== "hi\n") throw new Error("MCP tools/call output mismatch");
     t0 = performance.now();
     const wres = await wsRequest({ type: "step", data: step.action });
     const w = performance.now() - t0;
@@ -110,15 +115,12 @@ try {
     `${name.padEnd(26)} p50 ${fmt(pct(xs, 50))} ms  p95 ${fmt(pct(xs, 95))} ms  ratio p50 ${(pct(xs, 50) / pct(raw, 50)).toFixed(2)}×  p95 ${(pct(xs, 95) / pct(raw, 95)).toFixed(2)}×`;
   console.log(`step round trip, command ${JSON.stringify(COMMAND)}, ${N} iterations (after ${warm} warm-up), image ${IMAGE}`);
   console.log(line("raw Engine API exec", raw));
-  console.log(line("HTTP POST /step", http));
+  console.log(line("HTTP POST /mcp tools/call", http));
   console.log(line("WebSocket step", wsT));
   console.log(`goal ≤ 1.30× — HTTP ${(pct(http, 50) / pct(raw, 50)).toFixed(2)}×, WebSocket ${(pct(wsT, 50) / pct(raw, 50)).toFixed(2)}× (p50)`);
   await wsRequest({ type: "step", data: { type: "call_tool", tool_name: "terminal", arguments: { final_answer: "x" } } });
   ws.close();
-  await fetch(`${server.url}/step`, {
-    method: "POST",
-    body: JSON.stringify({ action: { type: "call_tool", tool_name: "terminal", arguments: { final_answer: "x" } } }),
-  });
+  await mcp("openenv/session/close", { session_id });
 
   // Episodes per minute at capacity.
   const until = Date.now() + SECONDS * 1000;

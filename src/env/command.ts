@@ -3,7 +3,7 @@
  * builds the backend, starts the server, runs until SIGINT/SIGTERM (or `signal` aborts), then
  * releases every owned sandbox by exact id and reports each outcome.
  */
-import { createDockerClient } from "../docker/index.ts";
+import { dockerClientFor } from "../docker/index.ts";
 import { HumanishError, isHumanishError } from "../errors.ts";
 import { ensureImage } from "../runtime/images.ts";
 import { sandboxRecipe } from "../runtime/recipes.ts";
@@ -22,8 +22,8 @@ import { ENV_DEFAULTS, type EnvServerHandle, type EnvServerOptions, startEnvServ
 export interface EnvServeCommandOptions extends Pick<EnvServerOptions, "host" | "port" | "sessionTimeoutMs" | "sandboxTimeoutMs" | "commandTimeoutMs"> {
   /** `docker` (default) or `e2b`. */
   backend?: string;
-  /** Environments with a live sandbox at once. Default: `MAX_CONCURRENT_ENVS` from `env`, else 4. */
-  maxConcurrent?: number;
+  /** Concurrent sessions (a number, or the flag's text). Default: `MAX_CONCURRENT_ENVS` from `env`, else 4. */
+  maxConcurrent?: number | string;
   /** Docker image (default: the humanish sandbox image, built when absent) or E2B template id. */
   image?: string;
   /** `none` (default) or `bridge`. */
@@ -60,6 +60,23 @@ function invalid(field: string, message: string, next: string): HumanishError {
   return new HumanishError("HUMANISH_ENV_OPTIONS_INVALID", `${field}: ${message}`, { next });
 }
 
+/**
+ * The session limit: `--max-concurrent` when given, else `MAX_CONCURRENT_ENVS`, else the default.
+ * Each must be a whole number ≥ 1 (`lots`, `0`, `2.5` are refused, naming the flag or variable).
+ */
+export function resolveMaxConcurrent(flag: number | string | undefined, fromEnv: string | undefined): number {
+  const whole = (v: number | string) =>
+    typeof v === "number" ? Number.isSafeInteger(v) && v >= 1 : /^[0-9]+$/.test(v) && Number.isSafeInteger(Number(v)) && Number(v) >= 1;
+  if (flag !== undefined) {
+    if (!whole(flag)) throw invalid("--max-concurrent", `must be a whole number ≥ 1 (got ${JSON.stringify(String(flag))})`, "pass e.g. --max-concurrent 4");
+    return Number(flag);
+  }
+  if (fromEnv === undefined || fromEnv === "") return ENV_DEFAULTS.maxConcurrent;
+  if (!whole(fromEnv))
+    throw invalid("MAX_CONCURRENT_ENVS", `must be a whole number ≥ 1 (got ${JSON.stringify(fromEnv)})`, "set MAX_CONCURRENT_ENVS=4 or pass --max-concurrent");
+  return Number(fromEnv);
+}
+
 /** Builds the env backend. Docker: pings the engine and ensures the image first. */
 async function buildBackend(
   opts: EnvServeCommandOptions,
@@ -72,12 +89,12 @@ async function buildBackend(
   if (network !== "none" && network !== "bridge")
     throw invalid("--network", `must be none or bridge (got ${JSON.stringify(network)})`, "pass --network none or --network bridge");
   if (backend === "docker") {
-    const docker = createDockerClient(env.DOCKER_HOST?.startsWith("unix://") ? { socketPath: env.DOCKER_HOST.slice(7) } : {});
+    const docker = dockerClientFor(env);
     await docker.ping();
     let image = opts.image;
     if (image === undefined) {
       log("humanish env serve: ensuring the sandbox image (built once when absent)…");
-      image = (await ensureImage(docker, sandboxRecipe)).tag;
+      image = (await ensureImage(docker, sandboxRecipe, { env })).tag;
     } else {
       try {
         await docker.imageInspect(image);
@@ -130,24 +147,14 @@ export async function runEnvServeCommand(opts: EnvServeCommandOptions = {}): Pro
 
   let server: EnvServerHandle;
   try {
-    const fromEnv = env.MAX_CONCURRENT_ENVS;
-    let maxConcurrent = opts.maxConcurrent;
-    if (maxConcurrent === undefined && fromEnv !== undefined && fromEnv !== "") {
-      if (!/^[0-9]+$/.test(fromEnv) || Number(fromEnv) < 1)
-        throw invalid(
-          "MAX_CONCURRENT_ENVS",
-          `must be a whole number ≥ 1 (got ${JSON.stringify(fromEnv)})`,
-          "set MAX_CONCURRENT_ENVS=4 or pass --max-concurrent",
-        );
-      maxConcurrent = Number(fromEnv);
-    }
+    const maxConcurrent = resolveMaxConcurrent(opts.maxConcurrent, env.MAX_CONCURRENT_ENVS);
     const sandboxTimeoutMs = opts.sandboxTimeoutMs ?? ENV_DEFAULTS.sandboxTimeoutMs;
     const backend = await buildBackend(opts, env, log, sandboxTimeoutMs);
     server = await startEnvServer({
       backend,
       host: opts.host ?? ENV_DEFAULTS.host,
       port: opts.port ?? ENV_DEFAULTS.port,
-      maxConcurrent: maxConcurrent ?? ENV_DEFAULTS.maxConcurrent,
+      maxConcurrent,
       sandboxTimeoutMs,
       ...(opts.sessionTimeoutMs !== undefined ? { sessionTimeoutMs: opts.sessionTimeoutMs } : {}),
       ...(opts.commandTimeoutMs !== undefined ? { commandTimeoutMs: opts.commandTimeoutMs } : {}),

@@ -1,6 +1,6 @@
 /**
  * One Terminus-style environment instance: an episode in a fresh sandbox, driven through the
- * single `terminal` tool (issue 6 "Contract").
+ * single `terminal` tool.
  *
  * - `reset` releases the previous sandbox by exact id, creates a fresh one and runs the setup
  *   commands; a failing setup (or a sandbox that cannot be created, e.g. E2B without a key)
@@ -12,6 +12,10 @@
  *   boundary).
  * - The sandbox lives at most `sandboxTimeoutMs`; an expiry is an infrastructure failure
  *   (`reward = null`), never a score. Nothing uncertain is replayed.
+ *
+ * Capacity: the instance holds at most one slot (see sessions.ts). It keeps it while it lives and
+ * gives it back on close once its sandbox's release is confirmed; a release that is not confirmed
+ * hands the slot to the ledger, which keeps it held until a later release confirms that id.
  *
  * Calls on one instance must be serialized by the caller (the session queue does this).
  */
@@ -28,6 +32,8 @@ import {
   type RewardOverrideIgnored,
   type RewardOverrideVerdict,
 } from "./reward.ts";
+import type { Slot } from "./sessions.ts";
+import { commandOutputText, commandResultText, finalAnswerText, toolErrorText } from "./text.ts";
 import { describeZodError, type ResetRequest, TERMINAL_TOOL_NAME, type ToolErrorType, terminalArgsSchema, terminalToolOpenEnv } from "./wire.ts";
 
 /** The wire response of reset/step: `{observation, reward, done, metadata}`. */
@@ -68,17 +74,28 @@ export interface EnvironmentConfig {
   commandTimeoutMs: number;
   /** Per-stream cap of output returned in an observation (tail kept). */
   maxOutputBytes: number;
-  /** Reserve a capacity slot; throws `HumanishError("HUMANISH_ENV_CAPACITY")` when full. */
-  reserveSlot: () => void;
-  /** Give the slot back (idempotent for the caller's bookkeeping). */
-  releaseSlot: () => void;
+  /** Takes a capacity slot; rejects with `HumanishError("HUMANISH_ENV_CAPACITY")` when none frees in time. */
+  acquireSlot: () => Promise<Slot>;
   /** Receives log events; the sink redacts before writing. */
   log: (event: EnvLogEvent) => void;
+  /** Replaces "call reset first" in the no-episode error (e.g. where reset cannot continue into a step). */
+  noEpisodeHint?: string;
+  /** Replaces "call reset to start a new one" once the episode is over (e.g. where there is no reset). */
+  episodeOverHint?: string;
 }
 
-/** Result of one shell command as reported on the wire. */
+/**
+ * Result of one shell command as reported on the wire. `output`, `error` and `success` are the
+ * upstream terminus `CommandResult` fields, so its client parses setup, verify and command lists.
+ */
 export interface CommandReport {
   command: string;
+  /** stdout then stderr as text, or `(no output)`. */
+  output: string;
+  /** Why the command did not finish normally (a timeout), else null. A non-zero exit is not an error. */
+  error: string | null;
+  /** Exit code 0 and not timed out. */
+  success: boolean;
   exit_code: number;
   stdout: string;
   stderr: string;
@@ -88,14 +105,31 @@ export interface CommandReport {
   stderr_truncated_bytes?: number;
 }
 
-/** The `GET /state` body of this instance. */
+/** How many of the latest agent commands `state.commands` keeps (`command_count` counts all). */
+export const STATE_COMMANDS_KEPT = 10;
+
+/** The state document of this instance (WebSocket `state`; see wire.ts `stateSchema`). */
 export interface EnvState {
   episode_id: string | null;
   step_count: number;
   sandbox_id: string | null;
   backend: "docker" | "e2b";
+  /** The reset's seed, recorded only: it has no effect. */
+  seed: number | null;
   done: boolean;
   reward: number | null;
+  /** The reward of the last final answer (upstream's field; null before one or after an infrastructure failure). */
+  last_reward: number | null;
+  setup_results: CommandReport[];
+  /** The hidden verify commands (the orchestrator's view; the agent never sees them). */
+  verify_commands: string[];
+  verify_results: CommandReport[];
+  /** The latest agent commands (at most {@link STATE_COMMANDS_KEPT}). */
+  commands: CommandReport[];
+  command_count: number;
+  submitted_answer: string | null;
+  /** The last framework failure as one line, else null. */
+  last_error: string | null;
   reward_override_ignored: RewardOverrideIgnored | null;
   infrastructure_failure: { code: string; message: string } | null;
   reward_source: "override" | "pass_rate" | null;
@@ -121,25 +155,35 @@ function response(fields: Record<string, unknown>, done: boolean, reward: number
   return { observation: { ...fields, done, reward, metadata }, reward, done, metadata };
 }
 
-/** One environment instance (one WebSocket session, or the server's HTTP/MCP session). */
+/** One environment instance (a WebSocket or MCP session, or one stateless request). */
 export class TerminalEnvironment {
   private sandbox: Sandbox | null = null;
   private episodeId: string | null = null;
   private stepCount = 0;
   private done = false;
   private reward: number | null = null;
+  private seed: number | null = null;
   private verify: string[] = [];
+  private setupResults: CommandReport[] = [];
+  private verifyResults: CommandReport[] = [];
+  private recent: CommandReport[] = [];
+  private commandCount = 0;
+  private submittedAnswer: string | null = null;
+  private lastError: string | null = null;
   private overrideIgnored: RewardOverrideIgnored | null = null;
   private infraFailure: { code: string; message: string } | null = null;
   private rewardOutcome: RewardOutcome | null = null;
   private lastRelease: ReleaseProof | null = null;
   private expiryTimer: ReturnType<typeof setTimeout> | null = null;
   private expired = false;
-  private holdsSlot = false;
   private closed = false;
   private creating: Promise<Sandbox> | null = null;
 
-  constructor(private readonly cfg: EnvironmentConfig) {}
+  /** @param slot a slot taken for this instance up front (persistent sessions), else null */
+  constructor(
+    private readonly cfg: EnvironmentConfig,
+    private slot: Slot | null = null,
+  ) {}
 
   /** The live sandbox id, if any. */
   get sandboxId(): string | null {
@@ -148,7 +192,23 @@ export class TerminalEnvironment {
 
   /** True while this instance holds a capacity slot. */
   get hasSlot(): boolean {
-    return this.holdsSlot;
+    return this.slot !== null;
+  }
+
+  /** True until the first reset (MCP over HTTP starts an episode lazily then). */
+  get neverReset(): boolean {
+    return this.episodeId === null && !this.closed;
+  }
+
+  /** Hands this instance the slot its session took at creation. */
+  adoptSlot(slot: Slot): void {
+    if (this.slot || this.closed) slot.free();
+    else this.slot = slot;
+  }
+
+  /** The session is closing: its slot frees once the release in flight settles. */
+  markClosing(): void {
+    this.slot?.releasing();
   }
 
   /** The state document (`GET /state`, WebSocket `state`). */
@@ -158,8 +218,17 @@ export class TerminalEnvironment {
       step_count: this.stepCount,
       sandbox_id: this.sandbox?.id ?? this.lastRelease?.id ?? null,
       backend: this.cfg.backend.name,
+      seed: this.seed,
       done: this.done,
       reward: this.reward,
+      last_reward: this.rewardOutcome?.reward ?? null,
+      setup_results: this.setupResults,
+      verify_commands: this.verify,
+      verify_results: this.verifyResults,
+      commands: this.recent,
+      command_count: this.commandCount,
+      submitted_answer: this.submittedAnswer,
+      last_error: this.lastError,
       reward_override_ignored: this.overrideIgnored,
       infrastructure_failure: this.infraFailure,
       reward_source: this.rewardOutcome?.source ?? null,
@@ -170,29 +239,39 @@ export class TerminalEnvironment {
   }
 
   /**
-   * Starts a new episode. Throws `HumanishError("HUMANISH_ENV_CAPACITY")` when no slot is free
-   * (the caller maps it to its capacity error); every other failure is returned as `done = true`.
+   * Starts a new episode. Throws `HumanishError("HUMANISH_ENV_CAPACITY")` when no slot frees in
+   * time and nothing else needs reporting (the caller maps it to its capacity error); when the
+   * previous sandbox's release was not confirmed the refusal is a `done = true` observation that
+   * reports that release. Every other failure is returned as `done = true`.
    */
   async reset(req: ResetRequest): Promise<EnvResponse> {
     if (this.closed) throw new HumanishError("HUMANISH_ENV_SESSION_CLOSED", "this environment session is closed", { next: "open a new session" });
     const previous = await this.releaseSandbox("reset");
-    // Reserve before touching episode state: a capacity refusal leaves the old state intact.
-    this.cfg.reserveSlot();
-    this.holdsSlot = true;
-    this.episodeId = req.episode_id ?? randomUUID();
-    this.stepCount = 0;
-    this.done = false;
-    this.reward = null;
-    this.overrideIgnored = null;
-    this.infraFailure = null;
-    this.rewardOutcome = null;
-    this.lastRelease = null;
-    this.expired = false;
-    const setup = req.setup ?? req.setup_scripts ?? [];
-    this.verify = req.verify ?? req.verify_scripts ?? [];
-    const meta: Record<string, unknown> = { episode_id: this.episodeId, backend: this.cfg.backend.name };
+    const meta: Record<string, unknown> = { backend: this.cfg.backend.name };
     if (previous) meta.previous_release = previous;
-    this.cfg.log({ session: this.cfg.sessionId, episode_id: this.episodeId, kind: "reset", detail: `setup=${setup.length} verify=${this.verify.length}` });
+    if (previous && previous.outcome !== "released") {
+      meta.previous_release_note = `the previous sandbox ${previous.id} was not confirmed released (${previous.reason}); it is still owned, retried, and keeps its capacity slot held until a release confirms it`;
+    }
+    if (!this.slot) {
+      // Take the slot before touching episode state: a capacity refusal leaves the old state intact.
+      try {
+        this.slot = await this.cfg.acquireSlot();
+      } catch (e) {
+        if (!previous || previous.outcome === "released" || !isHumanishError(e, "HUMANISH_ENV_CAPACITY")) throw e;
+        meta.error = toFailure(e, "HUMANISH_ENV_CAPACITY");
+        this.lastError = `${e.code}: ${e.message}`;
+        return response({}, true, null, meta);
+      }
+      if (this.closed) {
+        this.slot.free();
+        this.slot = null;
+        throw new HumanishError("HUMANISH_ENV_SESSION_CLOSED", "the session was closed while its reset waited for capacity", { next: "open a new session" });
+      }
+    }
+    this.startEpisode(req);
+    meta.episode_id = this.episodeId;
+    if (this.seed !== null) meta.seed = this.seed;
+    const setup = req.setup ?? req.setup_scripts ?? [];
 
     try {
       this.creating = this.cfg.backend.create({
@@ -210,14 +289,17 @@ export class TerminalEnvironment {
       }
     } catch (e) {
       if (isHumanishError(e, "HUMANISH_ENV_SESSION_CLOSED")) throw e;
-      this.giveBackSlot();
       return this.failReset(meta, e, "HUMANISH_ENV_SANDBOX_CREATE_FAILED");
+    } finally {
+      this.creating = null;
     }
     meta.sandbox_id = this.sandbox.id;
     this.armExpiry();
 
-    const results: CommandReport[] = [];
+    const results = this.setupResults;
+    // `setup` is this server's name; `setup_results` is upstream terminus's.
     meta.setup = results;
+    meta.setup_results = results;
     for (const command of setup) {
       let report: CommandReport;
       try {
@@ -233,6 +315,7 @@ export class TerminalEnvironment {
           command,
           reason: report.timed_out ? `timed out after ${this.cfg.commandTimeoutMs} ms` : `exited ${report.exit_code}`,
         };
+        this.lastError = `setup command ${results.length - 1} failed: ${(meta.setup_failed as { reason: string }).reason}`;
         meta.sandbox_release = await this.releaseSandbox("setup failed");
         return response({}, true, null, meta);
       }
@@ -240,18 +323,47 @@ export class TerminalEnvironment {
     return response({}, false, null, meta);
   }
 
+  /** Clears the episode state for a new episode (the slot is already held). */
+  private startEpisode(req: ResetRequest): void {
+    this.episodeId = req.episode_id ?? randomUUID();
+    this.seed = req.seed ?? null;
+    this.stepCount = 0;
+    this.done = false;
+    this.reward = null;
+    this.overrideIgnored = null;
+    this.infraFailure = null;
+    this.rewardOutcome = null;
+    this.lastRelease = null;
+    this.expired = false;
+    this.verify = req.verify ?? req.verify_scripts ?? [];
+    this.setupResults = [];
+    this.verifyResults = [];
+    this.recent = [];
+    this.commandCount = 0;
+    this.submittedAnswer = null;
+    this.lastError = null;
+    this.cfg.log({
+      session: this.cfg.sessionId,
+      episode_id: this.episodeId,
+      kind: "reset",
+      detail: `setup=${(req.setup ?? req.setup_scripts ?? []).length} verify=${this.verify.length}`,
+    });
+  }
+
   private async failReset(meta: Record<string, unknown>, e: unknown, fallbackCode: string): Promise<EnvResponse> {
     const err = toFailure(e, fallbackCode);
     this.done = true;
     this.infraFailure = { code: err.code, message: err.message };
+    this.lastError = `${err.code}: ${err.message}`;
     meta.error = err;
     this.cfg.log({ session: this.cfg.sessionId, episode_id: this.episodeId, kind: "failure", detail: `${err.code}: ${err.message}` });
     if (this.sandbox) meta.sandbox_release = await this.releaseSandbox("reset failed");
     return response({}, true, null, meta);
   }
 
-  /** `list_tools`: needs no reset. */
+  /** `list_tools`: needs no reset; counts as a step, as upstream counts every step. */
   listTools(): EnvResponse {
+    this.stepCount += 1;
     return response({ tools: [terminalToolOpenEnv()] }, this.done, this.reward, {});
   }
 
@@ -260,8 +372,10 @@ export class TerminalEnvironment {
    * Framework failures come back as `observation.error`; a non-zero exit code is a normal result.
    */
   async callTool(toolName: string, args: Record<string, unknown>, timeoutMs?: number): Promise<EnvResponse> {
-    const fail = (type: ToolErrorType, message: string, done = this.done, extra: Record<string, unknown> = {}) =>
-      response({ tool_name: toolName, result: null, error: { error_type: type, message } }, done, done ? this.reward : null, extra);
+    const fail = (type: ToolErrorType, message: string, done = this.done, extra: Record<string, unknown> = {}) => {
+      this.lastError = toolErrorText({ error_type: type, message });
+      return response({ tool_name: toolName, result: null, error: { error_type: type, message } }, done, done ? this.reward : null, extra);
+    };
     if (toolName !== TERMINAL_TOOL_NAME) return fail("tool_not_found", `unknown tool ${JSON.stringify(toolName)}; the only tool is "${TERMINAL_TOOL_NAME}"`);
     const parsed = terminalArgsSchema.safeParse(args);
     if (!parsed.success) return fail("invalid_args", `terminal arguments: ${describeZodError(parsed.error)}`);
@@ -274,8 +388,8 @@ export class TerminalEnvironment {
         infrastructure_failure: this.infraFailure,
       });
     }
-    if (this.episodeId === null) return fail("execution_error", "no episode: call reset first");
-    if (this.done || !this.sandbox) return fail("execution_error", "the episode is over; call reset to start a new one", true);
+    if (this.episodeId === null) return fail("execution_error", `no episode: ${this.cfg.noEpisodeHint ?? "call reset first"}`);
+    if (this.done || !this.sandbox) return fail("execution_error", `the episode is over; ${this.cfg.episodeOverHint ?? "call reset to start a new one"}`, true);
     this.stepCount += 1;
     if (final_answer !== "") return this.finish(final_answer);
 
@@ -287,9 +401,13 @@ export class TerminalEnvironment {
       return this.infrastructureFailure(e, toolName);
     }
     if (this.expired) return this.infrastructureFailure(this.expiryError(), toolName);
-    const obs: Record<string, unknown> = { tool_name: toolName, result: report };
+    this.commandCount += 1;
+    this.recent = [...this.recent, report].slice(-STATE_COMMANDS_KEPT);
+    // `data` is what OpenEnv's client hands its caller: the text a model reads.
+    const obs: Record<string, unknown> = { tool_name: toolName, result: { ...report, data: commandResultText(report, deadline) } };
     if (report.timed_out) {
       obs.error = { error_type: "timeout", message: `the command ran past its ${deadline} ms deadline and was killed` };
+      this.lastError = toolErrorText(obs.error as { error_type: string; message: string });
     }
     return response(obs, false, null, {});
   }
@@ -298,6 +416,7 @@ export class TerminalEnvironment {
   private async finish(finalAnswer: string): Promise<EnvResponse> {
     const sandbox = this.sandbox!;
     this.cfg.log({ session: this.cfg.sessionId, episode_id: this.episodeId, kind: "final_answer", detail: finalAnswer });
+    this.submittedAnswer = finalAnswer;
     let passed = 0;
     let verdict: RewardOverrideVerdict;
     try {
@@ -305,7 +424,8 @@ export class TerminalEnvironment {
       const clearOk = cleared.exitCode === 0 && !cleared.timedOut && new TextDecoder().decode(cleared.stdout).trim() === "deleted";
       for (const command of this.verify) {
         const report = await this.run(command, this.cfg.commandTimeoutMs, "verify");
-        if (report.exit_code === 0 && !report.timed_out) passed += 1;
+        this.verifyResults.push(report);
+        if (report.success) passed += 1;
       }
       if (!clearOk) {
         verdict = {
@@ -338,6 +458,7 @@ export class TerminalEnvironment {
       passed: outcome.passed,
       total: outcome.total,
       reward_override_ignored: outcome.overrideIgnored,
+      data: finalAnswerText(finalAnswer, outcome),
     };
     return response({ tool_name: TERMINAL_TOOL_NAME, result }, true, outcome.reward, { sandbox_release: release });
   }
@@ -347,6 +468,7 @@ export class TerminalEnvironment {
     this.infraFailure = { code: err.code, message: err.message };
     this.done = true;
     this.reward = null;
+    this.lastError = `${err.code}: ${err.message}`;
     this.cfg.log({ session: this.cfg.sessionId, episode_id: this.episodeId, kind: "failure", detail: `${err.code}: ${err.message}` });
     const release = await this.releaseSandbox("infrastructure failure");
     return response(
@@ -373,6 +495,7 @@ export class TerminalEnvironment {
       this.expired = true;
       const err = this.expiryError();
       this.infraFailure = { code: err.code, message: err.message };
+      this.lastError = `${err.code}: ${err.message}`;
       this.done = true;
       this.reward = null;
       this.cfg.log({ session: this.cfg.sessionId, episode_id: this.episodeId, kind: "failure", detail: `${err.code}: ${err.message}` });
@@ -385,25 +508,22 @@ export class TerminalEnvironment {
     this.expiryTimer = null;
   }
 
-  private giveBackSlot(): void {
-    if (this.holdsSlot) {
-      this.holdsSlot = false;
-      this.cfg.releaseSlot();
-    }
-  }
-
-  /** Releases the live sandbox by exact id (if any) and frees the slot. Never throws. */
+  /**
+   * Releases the live sandbox by exact id (if any). Never throws. A release that is not confirmed
+   * hands this instance's slot to the ledger (held until a later release confirms the id), so the
+   * capacity of a sandbox that may still run is never offered again.
+   */
   private async releaseSandbox(why: string): Promise<ReleaseProof | null> {
     this.clearExpiry();
     const sandbox = this.sandbox;
     this.sandbox = null;
-    if (!sandbox) {
-      this.giveBackSlot();
-      return null;
-    }
+    if (!sandbox) return null;
     const proof = await this.cfg.ledger.release(sandbox.id);
     this.lastRelease = proof;
-    this.giveBackSlot();
+    if (proof.outcome !== "released" && this.slot) {
+      this.cfg.ledger.holdUntilConfirmed(sandbox.id, this.slot);
+      this.slot = null;
+    }
     this.cfg.log({
       session: this.cfg.sessionId,
       episode_id: this.episodeId,
@@ -413,11 +533,17 @@ export class TerminalEnvironment {
     return proof;
   }
 
-  /** Ends this instance: releases its sandbox and slot. Later calls are refused. */
+  /**
+   * Ends this instance: releases its sandbox, then gives its slot back (unless an unconfirmed
+   * release handed it to the ledger). Later calls are refused.
+   */
   async close(): Promise<ReleaseProof | null> {
     this.closed = true;
     if (this.creating) await this.creating.catch(() => undefined);
-    return this.releaseSandbox("session closed");
+    const proof = await this.releaseSandbox("session closed");
+    this.slot?.free();
+    this.slot = null;
+    return proof;
   }
 
   private async exec(sandbox: Sandbox, script: string, timeoutMs: number): Promise<ExecResult> {
@@ -433,6 +559,9 @@ export class TerminalEnvironment {
     const err = decodeTail(res.stderr, this.cfg.maxOutputBytes);
     const report: CommandReport = {
       command,
+      output: commandOutputText({ stdout: out.text, stderr: err.text }),
+      error: res.timedOut ? `timed out after ${timeoutMs} ms and was killed` : null,
+      success: res.exitCode === 0 && !res.timedOut,
       exit_code: res.exitCode,
       stdout: out.text,
       stderr: err.text,

@@ -1,5 +1,6 @@
 /**
- * The server's ledger of owned sandboxes (ARCHITECTURE.md invariant 7).
+ * The server's ledger of owned sandboxes: every resource is released by its exact id with a
+ * recorded outcome.
  *
  * An id enters the ledger the moment the provider reports it (`onCreated`, before any setup
  * command) and leaves it only when its release is `released`. A release that is not confirmed
@@ -9,6 +10,12 @@
  */
 import type { ReleaseProof, Sandbox } from "../sandbox/types.ts";
 
+/** A capacity slot the ledger keeps held for an unconfirmed sandbox (see sessions.ts). */
+export interface HeldSlot {
+  hold(): void;
+  free(): void;
+}
+
 /** One owned sandbox: its exact id and, once the provider returned it, its handle. */
 interface OwnedSandbox {
   id: string;
@@ -17,6 +24,8 @@ interface OwnedSandbox {
   /** The last unconfirmed proof, if a release was tried. */
   lastProof: ReleaseProof | null;
   releasing: Promise<ReleaseProof> | null;
+  /** Capacity slots held until this id's release is confirmed. */
+  slots: HeldSlot[];
 }
 
 /** Summary of releasing everything (shutdown). */
@@ -38,14 +47,42 @@ export class SandboxLedger {
 
   /** Records an id as owned (called from `onCreated`, before any provisioning). */
   noteCreated(id: string, provider: "docker" | "e2b"): void {
-    if (!this.owned.has(id)) this.owned.set(id, { id, provider, sandbox: null, lastProof: null, releasing: null });
+    if (!this.owned.has(id)) this.owned.set(id, { id, provider, sandbox: null, lastProof: null, releasing: null, slots: [] });
   }
 
   /** Attaches the provider's handle to an owned id (adds it if `onCreated` was not called). */
   attach(sandbox: Sandbox): void {
     const entry = this.owned.get(sandbox.id);
     if (entry) entry.sandbox = sandbox;
-    else this.owned.set(sandbox.id, { id: sandbox.id, provider: sandbox.provider, sandbox, lastProof: null, releasing: null });
+    else this.owned.set(sandbox.id, { id: sandbox.id, provider: sandbox.provider, sandbox, lastProof: null, releasing: null, slots: [] });
+  }
+
+  /**
+   * Keeps `slot` held for as long as `id` is owned (its release not confirmed), and frees it the
+   * moment a later release (a reaper retry, shutdown, or a late answer) confirms it. An id that is
+   * no longer owned frees the slot at once.
+   */
+  holdUntilConfirmed(id: string, slot: HeldSlot): void {
+    const entry = this.owned.get(id);
+    if (!entry) {
+      slot.free();
+      return;
+    }
+    slot.hold();
+    entry.slots.push(slot);
+  }
+
+  /** Slots held for unconfirmed sandboxes. */
+  heldSlotCount(): number {
+    let n = 0;
+    for (const e of this.owned.values()) n += e.slots.length;
+    return n;
+  }
+
+  /** Drops a confirmed id and gives back the slots it held. */
+  private confirm(entry: OwnedSandbox): void {
+    if (this.owned.get(entry.id) === entry) this.owned.delete(entry.id);
+    for (const s of entry.slots.splice(0)) s.free();
   }
 
   /** Ids currently owned (live, or pending a confirmed release). */
@@ -106,7 +143,7 @@ export class SandboxLedger {
     const attempt = sandbox.release().then(
       (proof) => {
         // A late confirmation still counts: drop the id once the provider confirms it.
-        if (proof.outcome === "released") this.owned.delete(entry.id);
+        if (proof.outcome === "released") this.confirm(entry);
         return proof;
       },
       (e: unknown): ReleaseProof => ({
@@ -119,7 +156,7 @@ export class SandboxLedger {
     );
     const proof = await Promise.race([attempt, deadline]);
     clearTimeout(timer);
-    if (proof.outcome === "released") this.owned.delete(entry.id);
+    if (proof.outcome === "released") this.confirm(entry);
     else entry.lastProof = proof;
     return proof;
   }

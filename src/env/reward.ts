@@ -1,7 +1,6 @@
 /**
  * The episode reward: pass rate of the verify commands, optionally overridden by a number a
- * verify command writes to {@link REWARD_OVERRIDE_PATH} (issue 6 "Contract"; cases README
- * "Behaviours with no file").
+ * verify command writes to {@link REWARD_OVERRIDE_PATH}; a missing file means no override.
  *
  * THE OVERRIDE FILE IS NOT A TRUST BOUNDARY. Any process in the sandbox (including one the agent
  * left running in the background) can write it while the verify commands run. It exists so a

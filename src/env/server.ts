@@ -1,20 +1,22 @@
 /**
  * The environment server (`humanish env serve`): OpenEnv-style HTTP, WebSocket and MCP
- * surfaces over {@link TerminalEnvironment} (reference openenv-wire.md; issue 6 "Server").
+ * surfaces over {@link TerminalEnvironment}.
  *
  * Routes: `GET /health`, `GET /schema`, `POST /reset`, `POST /step`, `GET /state`, `POST /mcp`,
  * `GET /ws` (WebSocket, one environment per connection), `GET /web` (small terminal UI).
- * The HTTP routes and `/mcp` share one server-wide session; each WebSocket has its own.
+ * Sessions follow OpenEnv (see `SESSIONS_NOTE` in wire.ts): each WebSocket is one session, MCP
+ * sessions are opened with `openenv/session/create`, and `/reset`, `/step`, `/state` are
+ * stateless — each request gets a temporary environment that is closed before the answer.
  */
-import { randomUUID } from "node:crypto";
 import type { Server, ServerWebSocket } from "bun";
 import { createRedactor } from "../bundle/index.ts";
 import { HumanishError, isHumanishError } from "../errors.ts";
 import type { ReleaseProof, SandboxProvider } from "../sandbox/types.ts";
 import type { EnvBackend, EnvLogEvent, EnvResponse } from "./environment.ts";
 import { type ReleaseSummary, SandboxLedger, summarize } from "./ledger.ts";
-import { handleMcpMessage } from "./mcp.ts";
-import { Session, SlotPool } from "./sessions.ts";
+import { handleMcpMessage, RPC } from "./mcp.ts";
+import { HTTP_NO_EPISODE_HINT, SessionRegistry } from "./registry.ts";
+import { type Session, SlotPool } from "./sessions.ts";
 import { WEB_PAGE_HTML } from "./web.ts";
 import {
   type Action,
@@ -37,6 +39,7 @@ export const ENV_DEFAULTS = {
   commandTimeoutMs: 120_000,
   maxOutputBytes: 256 * 1024,
   releaseDeadlineMs: 30_000,
+  capacityWaitMs: 60_000,
 } as const;
 
 /** Options of {@link startEnvServer}. */
@@ -46,8 +49,10 @@ export interface EnvServerOptions {
   host?: string;
   /** 0 picks a free port. */
   port?: number;
-  /** Environments with a live sandbox at once (default 4). */
+  /** Concurrent sessions (default 4); see sessions.ts for what holds a slot. */
   maxConcurrent?: number;
+  /** How long a newcomer at the limit waits for slots whose release is in flight (default 60 000 ms). */
+  capacityWaitMs?: number;
   /** Idle time after which the reaper ends a session and releases its sandbox (default 600 000 ms). */
   sessionTimeoutMs?: number;
   /** Sandbox lifetime from creation (default 300 000 ms); expiry = infrastructure failure. */
@@ -72,20 +77,24 @@ export interface EnvServerHandle {
   port: number;
   /** Stops accepting, ends every session, releases every owned sandbox by exact id. */
   stop(): Promise<ReleaseSummary>;
+  /** Retries every release that was not confirmed (what each reaper tick does); a confirmation frees the slot it held. */
+  retryReleases(): Promise<ReleaseProof[]>;
   /** Live facts for tests and status lines. */
-  stats(): { sessions: number; slotsInUse: number; maxConcurrent: number; ownedSandboxIds: string[] };
+  stats(): { sessions: number; mcpSessions: number; slotsInUse: number; maxConcurrent: number; ownedSandboxIds: string[] };
 }
 
 interface WsData {
   session: Session;
+  /** Settles once the session has its slot (null) or was refused one (the capacity error). */
+  admission: Promise<HumanishError | null>;
 }
 
 function json(body: unknown, status = 200): Response {
   return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
 }
 
-function httpError(status: number, code: string, message: string): Response {
-  return json({ detail: message, code }, status);
+function httpError(status: number, code: string, message: string, extra: Record<string, unknown> = {}): Response {
+  return json({ detail: message, code, ...extra }, status);
 }
 
 async function readJson(req: Request): Promise<{ ok: true; value: unknown } | { ok: false }> {
@@ -139,6 +148,160 @@ function runAction(session: Session, action: Action, timeoutMs?: number): Promis
   return session.run(() => session.env.callTool(action.tool_name, action.arguments, timeoutMs));
 }
 
+const wsSend = (ws: ServerWebSocket<WsData>, type: string, data: unknown) => {
+  ws.send(JSON.stringify({ type, data }));
+};
+const wsError = (ws: ServerWebSocket<WsData>, code: WsErrorCode, message: string, extra: Record<string, unknown> = {}) =>
+  wsSend(ws, "error", { message, code, ...extra });
+
+/** A WebSocket `step`'s action: `data` is the action itself, or the HTTP body shape `{action, timeout_s}`. */
+function wsStepAction(data: Record<string, unknown>): { ok: true; action: Action; timeoutMs?: number } | { ok: false; message: string } {
+  if ("action" in data && !("type" in data)) {
+    const req = stepRequestSchema.safeParse(data);
+    if (!req.success) return { ok: false, message: `step: ${describeZodError(req.error)}` };
+    const t = req.data.timeout_s;
+    return { ok: true, action: req.data.action, ...(t == null ? {} : { timeoutMs: Math.round(t * 1000) }) };
+  }
+  const a = actionSchema.safeParse(data);
+  if (!a.success) return { ok: false, message: `step: ${describeZodError(a.error)}` };
+  return { ok: true, action: a.data };
+}
+
+/** One WebSocket message: `close` at once (so a reconnecting client waits for its release), the rest after admission. */
+async function handleWsMessage(registry: SessionRegistry, ws: ServerWebSocket<WsData>, raw: string | Buffer): Promise<void> {
+  const { session } = ws.data;
+  session.touch();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(typeof raw === "string" ? raw : raw.toString("utf8"));
+  } catch {
+    return wsError(ws, "INVALID_JSON", "the message is not valid JSON");
+  }
+  const type = (parsed as { type?: unknown })?.type;
+  if (type === "close") {
+    await registry.endWs(session);
+    ws.close(1000, "closed by client");
+    return;
+  }
+  const refusal = await ws.data.admission;
+  if (refusal) {
+    wsError(ws, "CAPACITY_REACHED", refusal.message, refusal.details ?? {});
+    ws.close(1013, "capacity reached");
+    return;
+  }
+  if (!["reset", "step", "state", "mcp"].includes(type as string)) {
+    return wsError(ws, "UNKNOWN_TYPE", `unknown message type ${JSON.stringify(type)}; expected reset, step, state, close or mcp`);
+  }
+  const msg = wsMessageSchema.safeParse(parsed);
+  if (!msg.success) return wsError(ws, "VALIDATION_ERROR", describeZodError(msg.error));
+  const m = msg.data;
+  try {
+    if (m.type === "reset") {
+      const req = resetRequestSchema.safeParse(m.data);
+      if (!req.success) return wsError(ws, "VALIDATION_ERROR", `reset: ${describeZodError(req.error)}`);
+      return wsSend(ws, "observation", await session.run(() => session.env.reset(req.data)));
+    }
+    if (m.type === "step") {
+      const step = wsStepAction(m.data);
+      if (!step.ok) return wsError(ws, "VALIDATION_ERROR", step.message);
+      return wsSend(ws, "observation", await runAction(session, step.action, step.timeoutMs));
+    }
+    if (m.type === "state") return wsSend(ws, "state", session.env.state());
+    if (m.type === "mcp") {
+      const res = await handleMcpMessage(m.data, registry.wsMcp(session));
+      if (res) wsSend(ws, "mcp", res);
+    }
+  } catch (e) {
+    if (isHumanishError(e, "HUMANISH_ENV_CAPACITY")) return wsError(ws, "CAPACITY_REACHED", e.message, e.details ?? {});
+    if (isHumanishError(e, "HUMANISH_ENV_SESSION_CLOSED")) return wsError(ws, "SESSION_ERROR", e.message);
+    return wsError(ws, "EXECUTION_ERROR", (e as Error)?.message ?? String(e));
+  }
+}
+
+/** `POST /reset` and `POST /step`: stateless, each on a temporary environment closed before the answer. */
+async function handleStateless(registry: SessionRegistry, route: "reset" | "step", req: Request): Promise<Response> {
+  const body = await readJson(req);
+  if (!body.ok) return httpError(400, "INVALID_JSON", "the request body is not valid JSON");
+  if (route === "reset") {
+    const parsed = resetRequestSchema.safeParse(body.value);
+    if (!parsed.success) return httpError(422, "VALIDATION_ERROR", `reset: ${describeZodError(parsed.error)}`);
+    try {
+      const { value, release } = await registry.withTemp(HTTP_NO_EPISODE_HINT, (s) => s.env.reset(parsed.data));
+      if (release && value.metadata.sandbox_release === undefined) value.metadata.sandbox_release = release;
+      return json(value);
+    } catch (e) {
+      if (isHumanishError(e, "HUMANISH_ENV_CAPACITY")) return httpError(503, "CAPACITY_REACHED", e.message, e.details);
+      throw e;
+    }
+  }
+  const parsed = stepRequestSchema.safeParse(body.value);
+  if (!parsed.success) return httpError(422, "VALIDATION_ERROR", `step: ${describeZodError(parsed.error)}`);
+  const t = parsed.data.timeout_s;
+  const action = parsed.data.action;
+  const { value } = await registry.withTemp(HTTP_NO_EPISODE_HINT, async (s) =>
+    action.type === "list_tools" ? s.env.listTools() : s.env.callTool(action.tool_name, action.arguments, t == null ? undefined : Math.round(t * 1000)),
+  );
+  return json(value);
+}
+
+/** Every HTTP request (the WebSocket upgrade included). */
+async function handleHttp(registry: SessionRegistry, host: string, req: Request, server: Server<WsData>): Promise<Response | undefined> {
+  const url = new URL(req.url);
+  const route = `${req.method} ${url.pathname}`;
+  const refused = refuseForeignRequest(req, host, server.port ?? 0);
+  if (refused) return refused;
+  if (registry.stopping) return httpError(503, "SHUTTING_DOWN", "the server is shutting down");
+  switch (route) {
+    case "GET /health":
+      return json({ status: "healthy" });
+    case "GET /schema":
+      return json(schemaDocument());
+    case "GET /state":
+      // Stateless, as in OpenEnv: the state of a fresh environment (no sandbox is created).
+      return json(registry.freshState());
+    case "GET /":
+      return Response.redirect("/web", 302);
+    case "GET /web":
+      return new Response(WEB_PAGE_HTML, {
+        headers: {
+          "content-type": "text/html; charset=utf-8",
+          "content-security-policy": "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'",
+        },
+      });
+    case "GET /ws": {
+      if (server.upgrade(req, { data: { session: registry.newWsSession(), admission: Promise.resolve(null) } })) return undefined;
+      return httpError(400, "VALIDATION_ERROR", "GET /ws needs a WebSocket upgrade");
+    }
+    case "POST /reset":
+      return handleStateless(registry, "reset", req);
+    case "POST /step":
+      return handleStateless(registry, "step", req);
+    case "POST /mcp": {
+      const body = await readJson(req);
+      if (!body.ok) return json({ jsonrpc: "2.0", id: null, error: { code: RPC.parse, message: "parse error: the body is not valid JSON" } });
+      const res = await handleMcpMessage(body.value, registry.httpMcp);
+      return res ? json(res) : new Response(null, { status: 202 });
+    }
+    default:
+      if (url.pathname === "/mcp") return httpError(405, "METHOD_NOT_ALLOWED", "POST JSON-RPC messages to /mcp (no server-sent event stream is offered)");
+      return httpError(404, "NOT_FOUND", `no route ${route}; see GET /schema and GET /web`);
+  }
+}
+
+/** Checks the numeric options; returns the refusal, if any. */
+function optionsError(o: { maxConcurrent: number; sessionTimeoutMs: number; capacityWaitMs: number }): HumanishError | null {
+  for (const [name, v] of Object.entries({ maxConcurrent: o.maxConcurrent, sessionTimeoutMs: o.sessionTimeoutMs })) {
+    if (!Number.isInteger(v) || v < 1)
+      return new HumanishError("HUMANISH_ENV_OPTIONS_INVALID", `${name} must be a positive integer (got ${v})`, { next: `fix ${name}` });
+  }
+  if (!Number.isInteger(o.capacityWaitMs) || o.capacityWaitMs < 0) {
+    return new HumanishError("HUMANISH_ENV_OPTIONS_INVALID", `capacityWaitMs must be a whole number of ms (got ${o.capacityWaitMs})`, {
+      next: "fix capacityWaitMs",
+    });
+  }
+  return null;
+}
+
 /**
  * Starts the server. Resolves once it listens. Errors: `HUMANISH_ENV_OPTIONS_INVALID` for a bad
  * option, `HUMANISH_ENV_LISTEN_FAILED` when the port cannot be bound.
@@ -147,165 +310,26 @@ export function startEnvServer(opts: EnvServerOptions): Promise<EnvServerHandle>
   const host = opts.host ?? ENV_DEFAULTS.host;
   const maxConcurrent = opts.maxConcurrent ?? ENV_DEFAULTS.maxConcurrent;
   const sessionTimeoutMs = opts.sessionTimeoutMs ?? ENV_DEFAULTS.sessionTimeoutMs;
-  for (const [name, v] of Object.entries({ maxConcurrent, sessionTimeoutMs })) {
-    if (!Number.isInteger(v) || v < 1) {
-      return Promise.reject(new HumanishError("HUMANISH_ENV_OPTIONS_INVALID", `${name} must be a positive integer (got ${v})`, { next: `fix ${name}` }));
-    }
-  }
+  const capacityWaitMs = opts.capacityWaitMs ?? ENV_DEFAULTS.capacityWaitMs;
+  const bad = optionsError({ maxConcurrent, sessionTimeoutMs, capacityWaitMs });
+  if (bad) return Promise.reject(bad);
   const redactor = createRedactor([...(opts.secrets ?? [])]);
   const sink = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const log = (event: EnvLogEvent) => {
     sink(redactor.text(JSON.stringify(redactor.value({ t: new Date().toISOString(), ...event }))));
   };
   const ledger = new SandboxLedger(opts.releaseDeadlineMs ?? ENV_DEFAULTS.releaseDeadlineMs);
-  const slots = new SlotPool(maxConcurrent);
+  const slots = new SlotPool(maxConcurrent, capacityWaitMs);
   const envCfg = {
     backend: opts.backend,
     ledger,
     sandboxTimeoutMs: opts.sandboxTimeoutMs ?? ENV_DEFAULTS.sandboxTimeoutMs,
     commandTimeoutMs: opts.commandTimeoutMs ?? ENV_DEFAULTS.commandTimeoutMs,
     maxOutputBytes: opts.maxOutputBytes ?? ENV_DEFAULTS.maxOutputBytes,
-    reserveSlot: () => slots.reserve(),
-    releaseSlot: () => slots.release(),
+    acquireSlot: () => slots.acquire(),
     log,
   };
-  const sessions = new Set<Session>();
-  let httpSession = new Session("http", "http", envCfg);
-  sessions.add(httpSession);
-  let stopping = false;
-
-  const wsSend = (ws: ServerWebSocket<WsData>, type: string, data: unknown) => {
-    ws.send(JSON.stringify({ type, data }));
-  };
-  const wsError = (ws: ServerWebSocket<WsData>, code: WsErrorCode, message: string) => wsSend(ws, "error", { message, code });
-
-  async function handleWsMessage(ws: ServerWebSocket<WsData>, raw: string | Buffer): Promise<void> {
-    const session = ws.data.session;
-    session.touch();
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(typeof raw === "string" ? raw : raw.toString("utf8"));
-    } catch {
-      return wsError(ws, "INVALID_JSON", "the message is not valid JSON");
-    }
-    const type = (parsed as { type?: unknown })?.type;
-    if (!["reset", "step", "state", "close", "mcp"].includes(type as string)) {
-      return wsError(ws, "UNKNOWN_TYPE", `unknown message type ${JSON.stringify(type)}; expected reset, step, state, close or mcp`);
-    }
-    const msg = wsMessageSchema.safeParse(parsed);
-    if (!msg.success) return wsError(ws, "VALIDATION_ERROR", describeZodError(msg.error));
-    const m = msg.data;
-    try {
-      switch (m.type) {
-        case "reset": {
-          const req = resetRequestSchema.safeParse(m.data);
-          if (!req.success) return wsError(ws, "VALIDATION_ERROR", `reset: ${describeZodError(req.error)}`);
-          const res = await session.run(() => session.env.reset(req.data));
-          return wsSend(ws, "observation", res);
-        }
-        case "step": {
-          // `data` is the action itself; `{action, timeout_s}` (the HTTP body shape) is accepted too.
-          const wrapped = "action" in m.data && !("type" in m.data);
-          let action: Action;
-          let timeoutMs: number | undefined;
-          if (wrapped) {
-            const req = stepRequestSchema.safeParse(m.data);
-            if (!req.success) return wsError(ws, "VALIDATION_ERROR", `step: ${describeZodError(req.error)}`);
-            action = req.data.action;
-            timeoutMs = req.data.timeout_s === undefined ? undefined : Math.round(req.data.timeout_s * 1000);
-          } else {
-            const a = actionSchema.safeParse(m.data);
-            if (!a.success) return wsError(ws, "VALIDATION_ERROR", `step: ${describeZodError(a.error)}`);
-            action = a.data;
-          }
-          return wsSend(ws, "observation", await runAction(session, action, timeoutMs));
-        }
-        case "state":
-          return wsSend(ws, "state", session.env.state());
-        case "close": {
-          sessions.delete(session);
-          await session.run(() => session.close());
-          ws.close(1000, "closed by client");
-          return;
-        }
-        case "mcp": {
-          const res = await handleMcpMessage(m.data, {
-            callTerminal: (args) => session.run(() => session.env.callTool("terminal", args)),
-          });
-          if (res) wsSend(ws, "mcp", res);
-          return;
-        }
-      }
-    } catch (e) {
-      if (isHumanishError(e, "HUMANISH_ENV_CAPACITY")) return wsError(ws, "CAPACITY_REACHED", e.message);
-      if (isHumanishError(e, "HUMANISH_ENV_SESSION_CLOSED")) return wsError(ws, "SESSION_ERROR", e.message);
-      return wsError(ws, "EXECUTION_ERROR", (e as Error)?.message ?? String(e));
-    }
-  }
-
-  async function handleHttp(req: Request, server: Server<WsData>): Promise<Response | undefined> {
-    const url = new URL(req.url);
-    const route = `${req.method} ${url.pathname}`;
-    const refused = refuseForeignRequest(req, host, server.port ?? 0);
-    if (refused) return refused;
-    if (stopping) return httpError(503, "SHUTTING_DOWN", "the server is shutting down");
-    switch (route) {
-      case "GET /health":
-        return json({ status: "healthy" });
-      case "GET /schema":
-        return json(schemaDocument());
-      case "GET /state":
-        httpSession.touch();
-        return json(httpSession.env.state());
-      case "GET /":
-        return Response.redirect("/web", 302);
-      case "GET /web":
-        return new Response(WEB_PAGE_HTML, {
-          headers: {
-            "content-type": "text/html; charset=utf-8",
-            "content-security-policy": "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'",
-          },
-        });
-      case "GET /ws": {
-        const session = new Session(`ws-${randomUUID()}`, "ws", envCfg);
-        if (server.upgrade(req, { data: { session } })) return undefined;
-        return httpError(400, "VALIDATION_ERROR", "GET /ws needs a WebSocket upgrade");
-      }
-      case "POST /reset": {
-        const body = await readJson(req);
-        if (!body.ok) return httpError(400, "INVALID_JSON", "the request body is not valid JSON");
-        const parsed = resetRequestSchema.safeParse(body.value);
-        if (!parsed.success) return httpError(422, "VALIDATION_ERROR", `reset: ${describeZodError(parsed.error)}`);
-        const session = httpSession;
-        try {
-          return json(await session.run(() => session.env.reset(parsed.data)));
-        } catch (e) {
-          if (isHumanishError(e, "HUMANISH_ENV_CAPACITY")) return httpError(503, "CAPACITY_REACHED", e.message);
-          throw e;
-        }
-      }
-      case "POST /step": {
-        const body = await readJson(req);
-        if (!body.ok) return httpError(400, "INVALID_JSON", "the request body is not valid JSON");
-        const parsed = stepRequestSchema.safeParse(body.value);
-        if (!parsed.success) return httpError(422, "VALIDATION_ERROR", `step: ${describeZodError(parsed.error)}`);
-        const t = parsed.data.timeout_s;
-        return json(await runAction(httpSession, parsed.data.action, t === undefined ? undefined : Math.round(t * 1000)));
-      }
-      case "POST /mcp": {
-        const body = await readJson(req);
-        if (!body.ok) return json({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "parse error: the body is not valid JSON" } });
-        const session = httpSession;
-        const res = await handleMcpMessage(body.value, {
-          callTerminal: (args) => session.run(() => session.env.callTool("terminal", args)),
-        });
-        return res ? json(res) : new Response(null, { status: 202 });
-      }
-      default:
-        if (url.pathname === "/mcp") return httpError(405, "METHOD_NOT_ALLOWED", "POST JSON-RPC messages to /mcp (no server-sent event stream is offered)");
-        return httpError(404, "NOT_FOUND", `no route ${route}; see GET /schema and GET /web`);
-    }
-  }
+  const registry = new SessionRegistry(envCfg, slots, log);
 
   let server: Server<WsData>;
   try {
@@ -315,7 +339,7 @@ export function startEnvServer(opts: EnvServerOptions): Promise<EnvServerHandle>
       idleTimeout: 0,
       async fetch(req, srv) {
         try {
-          return await handleHttp(req, srv);
+          return await handleHttp(registry, host, req, srv);
         } catch (e) {
           const msg = isHumanishError(e) ? `${e.code}: ${e.message}` : ((e as Error)?.message ?? String(e));
           return httpError(500, "EXECUTION_ERROR", msg);
@@ -324,11 +348,11 @@ export function startEnvServer(opts: EnvServerOptions): Promise<EnvServerHandle>
       websocket: {
         idleTimeout: 0,
         open(ws) {
-          if (stopping) {
+          if (registry.stopping) {
             ws.close(1001, "server shutting down");
             return;
           }
-          sessions.add(ws.data.session);
+          ws.data.admission = registry.admit(ws.data.session);
           ws.data.session.onEvict = () => {
             try {
               wsSend(ws, "error", { code: "SESSION_ERROR", message: "session ended by the server (idle timeout or shutdown); its sandbox was released" });
@@ -339,11 +363,10 @@ export function startEnvServer(opts: EnvServerOptions): Promise<EnvServerHandle>
           };
         },
         message(ws, raw) {
-          void handleWsMessage(ws, raw);
+          void handleWsMessage(registry, ws, raw);
         },
         close(ws) {
-          const session = ws.data.session;
-          if (sessions.delete(session)) void session.run(() => session.close());
+          void registry.endWs(ws.data.session);
         },
       },
     });
@@ -355,63 +378,31 @@ export function startEnvServer(opts: EnvServerOptions): Promise<EnvServerHandle>
     );
   }
 
+  // Each tick ends idle sessions (half-open sockets, abandoned MCP sessions) and retries unconfirmed releases.
   const reaperMs = opts.reaperIntervalMs ?? Math.min(5_000, Math.max(250, Math.floor(sessionTimeoutMs / 4)));
   let reaping = false;
   const reaper = setInterval(() => {
-    if (reaping || stopping) return;
+    if (reaping || registry.stopping) return;
     reaping = true;
-    void reap().finally(() => {
-      reaping = false;
-    });
+    void registry
+      .reapIdle(sessionTimeoutMs)
+      .then(() => ledger.retryUnconfirmed())
+      .finally(() => {
+        reaping = false;
+      });
   }, reaperMs);
-
-  /** Ends idle sessions (half-open or abandoned) and retries unconfirmed releases. */
-  async function reap(): Promise<void> {
-    const now = Date.now();
-    const idle = [...sessions].filter((s) => s.pending === 0 && now - s.lastActivity > sessionTimeoutMs);
-    await Promise.all(
-      idle.map(async (s) => {
-        if (s.kind === "http") {
-          if (!s.env.hasSlot) return;
-          sessions.delete(s);
-          const fresh = new Session("http", "http", envCfg);
-          httpSession = fresh;
-          sessions.add(fresh);
-          log({ session: s.id, episode_id: s.env.state().episode_id, kind: "release", detail: `reaper: idle for ${now - s.lastActivity} ms` });
-          await s.close();
-          return;
-        }
-        sessions.delete(s);
-        log({ session: s.id, episode_id: s.env.state().episode_id, kind: "release", detail: `reaper: idle for ${now - s.lastActivity} ms` });
-        await s.close();
-        s.onEvict?.();
-      }),
-    );
-    await ledger.retryUnconfirmed();
-  }
 
   let stopped: Promise<ReleaseSummary> | null = null;
   const handle: EnvServerHandle = {
     url: `http://${host.includes(":") ? `[${host}]` : host}:${server.port}`,
     port: server.port as number,
-    stats: () => ({ sessions: sessions.size, slotsInUse: slots.inUse, maxConcurrent, ownedSandboxIds: ledger.ids() }),
+    retryReleases: () => ledger.retryUnconfirmed(),
+    stats: () => ({ sessions: registry.sessions.size, mcpSessions: registry.mcp.size, slotsInUse: slots.inUse, maxConcurrent, ownedSandboxIds: ledger.ids() }),
     stop() {
       if (stopped) return stopped;
-      stopping = true;
       clearInterval(reaper);
       stopped = (async () => {
-        const all = [...sessions];
-        sessions.clear();
-        const proofs: ReleaseProof[] = [];
-        for (const p of await Promise.all(
-          all.map((s) =>
-            s.close().then((proof) => {
-              s.onEvict?.();
-              return proof;
-            }),
-          ),
-        ))
-          if (p) proofs.push(p);
+        const proofs = await registry.closeAll();
         const rest = await ledger.releaseAll();
         server.stop(true);
         // A proof per id: the last word on each id wins (a retry may confirm an earlier failure).

@@ -1,45 +1,139 @@
 /**
- * Sessions and capacity (reference openenv-wire.md "Sessions").
+ * Sessions and capacity.
  *
- * Each WebSocket connection is one session with its own environment; the HTTP routes and
- * `POST /mcp` share one server-wide HTTP session. A session takes a capacity slot when a reset
- * is about to create a sandbox and gives it back when its sandbox is released. The slot is
- * reserved synchronously (a critical section in the single-threaded event loop, i.e. under the
- * lock) BEFORE the sandbox is created, and given back if creation fails.
+ * The limit (`--max-concurrent` / `MAX_CONCURRENT_ENVS`) counts concurrent sessions, as OpenEnv's
+ * `max_concurrent_envs` does. A slot is held by:
+ * - each persistent session (a WebSocket connection, an MCP session over `POST /mcp`) from its
+ *   creation until its close has released its sandbox;
+ * - each temporary environment (a stateless `POST /reset`, a `tools/call` without a session id)
+ *   while it has a sandbox;
+ * - each sandbox whose release was not confirmed, until a later release confirms it, because a
+ *   sandbox that may still run must never have its capacity handed to someone else.
  *
+ * A slot whose release is in flight (a session closing) is not offered again until that release
+ * settles, but a newcomer that finds the pool full waits for in-flight releases rather than being
+ * refused: an immediate reset after a close therefore never gets `CAPACITY_REACHED`.
+ *
+ * Slots are taken synchronously inside the single-threaded event loop (the critical section that
+ * OpenEnv guards with a lock), so simultaneous requests at the limit admit exactly the free count.
  * Calls on one session run one at a time (a promise queue), so a step never overlaps a reset.
  */
 import { HumanishError } from "../errors.ts";
 import type { ReleaseProof } from "../sandbox/types.ts";
 import { type EnvironmentConfig, TerminalEnvironment } from "./environment.ts";
+import type { ResetRequest } from "./wire.ts";
 
-/** Counts capacity slots. */
-export class SlotPool {
-  private used = 0;
-  constructor(readonly max: number) {}
+/** `held`: counts and is not expected to free soon; `releasing`: counts until a release in flight settles; `free`: returned. */
+export type SlotStatus = "held" | "releasing" | "free";
 
-  /** Slots in use. */
-  get inUse(): number {
-    return this.used;
+/** One unit of capacity. Every transition notifies the pool so that waiting acquirers re-check. */
+export class Slot {
+  private current: SlotStatus = "held";
+  constructor(private readonly onChange: () => void) {}
+
+  get status(): SlotStatus {
+    return this.current;
   }
 
-  /** Takes a slot or throws `HumanishError("HUMANISH_ENV_CAPACITY")`. Synchronous: atomic. */
-  reserve(): void {
-    if (this.used >= this.max) {
-      throw new HumanishError(
-        "HUMANISH_ENV_CAPACITY",
-        `capacity reached: ${this.used} of ${this.max} environments are in use (--max-concurrent / MAX_CONCURRENT_ENVS)`,
-        { next: "retry after a session closes, or start the server with a larger --max-concurrent" },
-      );
-    }
-    this.used += 1;
+  /** A release that will free this slot is in flight. */
+  releasing(): void {
+    if (this.current === "held") this.set("releasing");
   }
 
-  /** Gives a slot back. */
-  release(): void {
-    if (this.used > 0) this.used -= 1;
+  /** Back to plain held (e.g. the release came back unconfirmed and the sandbox keeps the slot). */
+  hold(): void {
+    if (this.current === "releasing") this.set("held");
+  }
+
+  /** Gives the slot back. Idempotent. */
+  free(): void {
+    if (this.current !== "free") this.set("free");
+  }
+
+  private set(s: SlotStatus): void {
+    this.current = s;
+    this.onChange();
   }
 }
+
+/** Counts capacity slots; {@link acquire} waits for in-flight releases instead of refusing early. */
+export class SlotPool {
+  private readonly slots = new Set<Slot>();
+  private waiters: (() => void)[] = [];
+
+  /**
+   * @param max slots in all (a positive integer)
+   * @param waitMs how long an acquirer that found the pool full waits for in-flight releases, ms
+   */
+  constructor(
+    readonly max: number,
+    private readonly waitMs: number,
+  ) {}
+
+  /** Slots counted against the limit (held or releasing). */
+  get inUse(): number {
+    return this.slots.size;
+  }
+
+  /** Slots whose release is in flight. */
+  get releasingCount(): number {
+    let n = 0;
+    for (const s of this.slots) if (s.status === "releasing") n += 1;
+    return n;
+  }
+
+  /** Takes a free slot now, or returns null. Synchronous, hence atomic. */
+  tryAcquire(): Slot | null {
+    if (this.slots.size >= this.max) return null;
+    const slot: Slot = new Slot(() => this.changed(slot));
+    this.slots.add(slot);
+    return slot;
+  }
+
+  /**
+   * Takes a slot, waiting (at most `waitMs`) while the pool is full but some slot's release is in
+   * flight. Throws `HumanishError("HUMANISH_ENV_CAPACITY")` (details `active_sessions`,
+   * `max_sessions`) when the pool is full and nothing is being released, or the wait ran out.
+   */
+  async acquire(): Promise<Slot> {
+    const deadline = Date.now() + this.waitMs;
+    for (;;) {
+      const slot = this.tryAcquire();
+      if (slot) return slot;
+      const left = deadline - Date.now();
+      if (this.releasingCount === 0 || left <= 0) throw this.capacityError();
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, left);
+        function done() {
+          clearTimeout(timer);
+          resolve();
+        }
+        this.waiters.push(done);
+      });
+    }
+  }
+
+  /** The capacity refusal, with the counts OpenEnv clients read (`active_sessions`, `max_sessions`). */
+  capacityError(): HumanishError {
+    const held = this.inUse - this.releasingCount;
+    return new HumanishError(
+      "HUMANISH_ENV_CAPACITY",
+      `capacity reached: ${this.inUse} of ${this.max} sessions are active (${held} held, ${this.releasingCount} releasing; --max-concurrent / MAX_CONCURRENT_ENVS)`,
+      {
+        next: "retry after a session closes, or start the server with a larger --max-concurrent",
+        details: { active_sessions: this.inUse, max_sessions: this.max },
+      },
+    );
+  }
+
+  private changed(slot: Slot): void {
+    if (slot.status === "free") this.slots.delete(slot);
+    for (const w of this.waiters.splice(0)) w();
+  }
+}
+
+/** What created a session: a WebSocket connection, an MCP session, or one stateless request. */
+export type SessionKind = "ws" | "mcp" | "temp";
 
 /** One session: an environment, its activity clock and its call queue. */
 export class Session {
@@ -49,16 +143,25 @@ export class Session {
   /** Calls queued or running. */
   pending = 0;
   closed = false;
+  private closing: Promise<ReleaseProof | null> | null = null;
   private queue: Promise<unknown> = Promise.resolve();
   /** Called when the reaper or shutdown ends the session (e.g. to close the socket). */
   onEvict: (() => void) | null = null;
 
+  /**
+   * @param slot the session's capacity slot (persistent sessions take it at creation; a temporary
+   *   environment gets none and takes one when its reset creates a sandbox)
+   * @param lazyReset for MCP over HTTP: the reset that starts the episode on the first terminal
+   *   call when nothing reset this environment before (MCP has no reset method)
+   */
   constructor(
     readonly id: string,
-    readonly kind: "ws" | "http",
+    readonly kind: SessionKind,
     cfg: Omit<EnvironmentConfig, "sessionId">,
+    slot: Slot | null = null,
+    readonly lazyReset: ResetRequest | null = null,
   ) {
-    this.env = new TerminalEnvironment({ ...cfg, sessionId: id });
+    this.env = new TerminalEnvironment({ ...cfg, sessionId: id }, slot);
   }
 
   /** Runs `fn` after every earlier call of this session has finished. */
@@ -81,10 +184,16 @@ export class Session {
     this.lastActivity = Date.now();
   }
 
-  /** Ends the session: releases its sandbox and slot. Idempotent. */
-  async close(): Promise<ReleaseProof | null> {
-    if (this.closed) return null;
+  /**
+   * Ends the session: marks its slot as releasing at once (so a newcomer waits for it instead of
+   * being refused), then, after the calls already queued, releases its sandbox and slot.
+   * Idempotent: later calls join the first close.
+   */
+  close(): Promise<ReleaseProof | null> {
+    if (this.closing) return this.closing;
     this.closed = true;
-    return this.env.close();
+    this.env.markClosing();
+    this.closing = this.run(() => this.env.close());
+    return this.closing;
   }
 }

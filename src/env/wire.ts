@@ -1,5 +1,5 @@
 /**
- * The OpenEnv-style wire shapes the environment server speaks (reference openenv-wire.md):
+ * The OpenEnv-style wire shapes the environment server speaks:
  * request validation (zod) and the JSON schemas served at `GET /schema`.
  *
  * Actions and tool arguments are strict (unknown fields rejected); reset and step requests
@@ -45,18 +45,32 @@ export function terminalToolMcp(): { name: string; description: string; inputSch
   return { name: TERMINAL_TOOL_NAME, description: TERMINAL_TOOL_DESCRIPTION, inputSchema: terminalInputJsonSchema };
 }
 
-const commandList = z.array(z.string().max(100_000)).max(200);
+/**
+ * A command list: a list of shell commands, or one string taken as one command (as upstream
+ * terminus accepts). Blank commands are dropped, as upstream drops them.
+ */
+const commandList = z
+  .union([z.string().max(100_000), z.array(z.string().max(100_000)).max(200)])
+  .transform((v) => (typeof v === "string" ? [v] : v).filter((c) => c.trim() !== ""));
+
+/** What `/schema` and the README say about `seed`. */
+export const SEED_NOTE =
+  "Any integer is accepted and recorded (state.seed, reset metadata.seed); it has no effect: an episode is determined by its setup commands, and sandboxes are not seeded.";
 
 /**
  * `POST /reset` body / WebSocket `reset` data. `setup`/`verify` and their `_scripts` aliases are
- * lists of shell commands; giving both spellings of one list is rejected. `episode_id` names the
- * episode (default: a random UUID); `seed` is accepted for OpenEnv compatibility and has no
- * effect (an episode is determined by its setup commands). Extra fields allowed.
+ * lists of shell commands (or one string = one command); giving both spellings of one list is
+ * rejected. `episode_id` names the episode (default: a random UUID); `seed` is any integer,
+ * recorded with no effect ({@link SEED_NOTE}). Extra fields allowed.
  */
 export const resetRequestSchema = z
   .looseObject({
-    seed: z.number().int().min(0).optional(),
-    episode_id: z.string().max(255).optional(),
+    seed: z
+      .number()
+      .refine((n) => Number.isInteger(n), "seed must be an integer")
+      .nullish(),
+    // null is what OpenEnv's `Optional[...] = None` fields serialize to: the same as absent.
+    episode_id: z.string().max(255).nullish(),
     setup: commandList.optional(),
     verify: commandList.optional(),
     setup_scripts: commandList.optional(),
@@ -73,14 +87,17 @@ export const resetRequestSchema = z
 /** A validated reset request. */
 export type ResetRequest = z.infer<typeof resetRequestSchema>;
 
+/** OpenEnv's `Action` base carries `metadata` (a dict); a client that serializes the whole action sends it. */
+const actionMetadata = z.record(z.string(), z.unknown()).optional();
 /** `{"type": "list_tools"}` (strict). */
-export const listToolsActionSchema = z.object({ type: z.literal("list_tools") }).strict();
+export const listToolsActionSchema = z.object({ type: z.literal("list_tools"), metadata: actionMetadata }).strict();
 /** `{"type": "call_tool", "tool_name", "arguments"}` (strict; `arguments` defaults to `{}`). */
 export const callToolActionSchema = z
   .object({
     type: z.literal("call_tool"),
     tool_name: z.string().min(1),
     arguments: z.record(z.string(), z.unknown()).default({}),
+    metadata: actionMetadata,
   })
   .strict();
 /** A step action (strict). */
@@ -91,8 +108,8 @@ export type Action = z.infer<typeof actionSchema>;
 /** `POST /step` body (extra fields allowed). */
 export const stepRequestSchema = z.looseObject({
   action: actionSchema,
-  timeout_s: z.number().positive().optional(),
-  request_id: z.string().max(255).optional(),
+  timeout_s: z.number().positive().nullish(),
+  request_id: z.string().max(255).nullish(),
 });
 /** A validated `POST /step` body. */
 export type StepRequest = z.infer<typeof stepRequestSchema>;
@@ -140,17 +157,55 @@ const ignoredSchema = z
   })
   .strict();
 
-/** `GET /state` shape. */
-export const stateSchema = z.looseObject({
-  episode_id: z.string().nullable(),
-  step_count: z.number().int().min(0),
-  sandbox_id: z.string().nullable(),
-  backend: z.enum(["docker", "e2b"]),
-  done: z.boolean(),
-  reward: z.number().nullable(),
-  reward_override_ignored: ignoredSchema.nullable(),
-  infrastructure_failure: z.object({ code: z.string(), message: z.string() }).nullable(),
+/** One command's result in state lists (upstream terminus `CommandResult` fields first). */
+const commandResultSchema = z.looseObject({
+  command: z.string(),
+  output: z.string(),
+  error: z.string().nullable(),
+  success: z.boolean(),
+  exit_code: z.number().int(),
+  stdout: z.string(),
+  stderr: z.string(),
+  timed_out: z.boolean(),
+  duration_ms: z.number(),
 });
+
+/**
+ * How sessions map onto the routes; served in `/schema` (the state schema's description) and
+ * restated in src/env/README.md.
+ */
+export const SESSIONS_NOTE = [
+  "Sessions, as OpenEnv serves them:",
+  "each WebSocket /ws connection is one session with its own environment;",
+  "POST /mcp `openenv/session/create` opens an MCP session (params.session_id on tools/list and tools/call; `openenv/session/close` ends it);",
+  "POST /reset, POST /step and GET /state are stateless: each request gets a temporary environment that is closed (its sandbox released) before the answer,",
+  "so a /reset proves the setup commands run and a /step cannot continue it (call_tool answers `no episode`), and GET /state shows a fresh environment.",
+  "A tools/call without a session id also gets a temporary environment (an episode with no setup or verify, released after the call).",
+  "--max-concurrent / MAX_CONCURRENT_ENVS counts concurrent sessions; temporary environments count while they hold a sandbox, and so does a sandbox whose release is unconfirmed.",
+].join(" ");
+
+/** The state document (WebSocket `state`; `GET /state` shows a fresh environment's). */
+export const stateSchema = z
+  .looseObject({
+    episode_id: z.string().nullable(),
+    step_count: z.number().int().min(0).describe("steps of this episode, tool listings included"),
+    sandbox_id: z.string().nullable(),
+    backend: z.enum(["docker", "e2b"]),
+    seed: z.number().nullable().describe(SEED_NOTE),
+    done: z.boolean(),
+    reward: z.number().nullable(),
+    last_reward: z.number().nullable().describe("reward of the final answer; null before one and after an infrastructure failure"),
+    setup_results: z.array(commandResultSchema),
+    verify_commands: z.array(z.string()).describe("the hidden verify commands (orchestrator view; the agent's tool never shows them)"),
+    verify_results: z.array(commandResultSchema),
+    commands: z.array(commandResultSchema).describe("the latest agent commands (at most 10); command_count counts all"),
+    command_count: z.number().int().min(0),
+    submitted_answer: z.string().nullable(),
+    last_error: z.string().nullable().describe("the last framework failure as one line"),
+    reward_override_ignored: ignoredSchema.nullable(),
+    infrastructure_failure: z.object({ code: z.string(), message: z.string() }).nullable(),
+  })
+  .describe(SESSIONS_NOTE);
 
 /** The `GET /schema` body. */
 export function schemaDocument(): { action: unknown; observation: unknown; state: unknown } {
@@ -172,7 +227,7 @@ export const wsMessageSchema = z.discriminatedUnion("type", [
 /** A validated WebSocket client message. */
 export type WsMessage = z.infer<typeof wsMessageSchema>;
 
-/** WebSocket error codes (openenv-wire.md). */
+/** WebSocket error codes, as OpenEnv names them. */
 export type WsErrorCode = "INVALID_JSON" | "UNKNOWN_TYPE" | "VALIDATION_ERROR" | "EXECUTION_ERROR" | "CAPACITY_REACHED" | "FACTORY_ERROR" | "SESSION_ERROR";
 
 /** One-line summary of a zod error: `path: message; …` (names the field). */

@@ -6,7 +6,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import { runEnvServeCommand } from "../../src/env/index.ts";
-import { get, inspectStatus, post, testImage, WsClient } from "./support.ts";
+import { inspectStatus, post, testImage, WsClient } from "./support.ts";
 
 setDefaultTimeout(120_000);
 
@@ -47,7 +47,8 @@ describe("humanish env serve (runEnvServeCommand)", () => {
         const url = match[1]!;
         const ws = await WsClient.connect(url);
         const a = (await ws.request({ type: "reset", data: { setup: ["echo fixture-secret-value-9876"] } })).data.metadata.sandbox_id;
-        const b = (await post(url, "/reset", {})).body.metadata.sandbox_id;
+        const ws2 = await WsClient.connect(url);
+        const b = (await ws2.reset({})).metadata.sandbox_id;
         ids = [a, b];
         for (const id of ids) expect(await inspectStatus(id)).toBe(200);
         proc.kill(sig);
@@ -63,6 +64,7 @@ describe("humanish env serve (runEnvServeCommand)", () => {
         // Secret values from the environment never reach the log.
         expect(stderr).not.toContain("fixture-secret-value-9876");
         ws.close();
+        ws2.close();
       } finally {
         if (proc.exitCode === null) proc.kill("SIGKILL");
         for (const id of ids) {
@@ -77,12 +79,39 @@ describe("humanish env serve (runEnvServeCommand)", () => {
     const bad = await runEnvServeCommand({ backend: "podman", port: 0, log: () => undefined });
     expect(bad).toMatchObject({ ok: false, exitCode: 1, error: { code: "HUMANISH_ENV_OPTIONS_INVALID" } });
     expect(bad.error!.message).toContain("--backend");
-    const env = await runEnvServeCommand({ backend: "e2b", port: 0, env: { MAX_CONCURRENT_ENVS: "lots" }, log: () => undefined });
-    expect(env.error?.message).toContain("MAX_CONCURRENT_ENVS");
+    for (const value of ["lots", "0", "2.5", "-1", "1e3"]) {
+      const env = await runEnvServeCommand({ backend: "e2b", port: 0, env: { MAX_CONCURRENT_ENVS: value }, log: () => undefined });
+      expect(env).toMatchObject({ ok: false, exitCode: 1, error: { code: "HUMANISH_ENV_OPTIONS_INVALID" } });
+      expect(env.error?.message).toContain("MAX_CONCURRENT_ENVS");
+      expect(env.error?.message).toContain(JSON.stringify(value));
+    }
+    for (const value of [0, 2.5, Number.NaN]) {
+      const flag = await runEnvServeCommand({ backend: "e2b", port: 0, maxConcurrent: value, env: {}, log: () => undefined });
+      expect(flag).toMatchObject({ ok: false, exitCode: 1, error: { code: "HUMANISH_ENV_OPTIONS_INVALID" } });
+      expect(flag.error?.message).toContain("--max-concurrent");
+    }
     const net = await runEnvServeCommand({ backend: "e2b", network: "host", port: 0, env: {}, log: () => undefined });
     expect(net.error?.message).toContain("--network");
     const img = await runEnvServeCommand({ backend: "docker", image: "humanish-no-such-image:never", port: 0, env: {}, log: () => undefined });
     expect(img.error?.code).toBe("HUMANISH_SANDBOX_IMAGE_MISSING");
+  });
+
+  test("the CLI refuses a --max-concurrent or MAX_CONCURRENT_ENVS that is not a whole number ≥ 1, naming it", async () => {
+    const { cli } = await import("../cli/support.ts");
+    for (const value of ["lots", "0", "2.5"]) {
+      const flag = await cli(["env", "serve", "--backend", "e2b", "--port", "0", "--max-concurrent", value, "--json"], { PATH: process.env.PATH });
+      expect(flag.code).toBe(1);
+      expect(JSON.parse(flag.stdout)).toMatchObject({
+        ok: false,
+        error: { code: "HUMANISH_ENV_OPTIONS_INVALID", message: expect.stringContaining("--max-concurrent") },
+      });
+      const env = await cli(["env", "serve", "--backend", "e2b", "--port", "0", "--json"], { PATH: process.env.PATH, MAX_CONCURRENT_ENVS: value });
+      expect(env.code).toBe(1);
+      expect(JSON.parse(env.stdout)).toMatchObject({
+        ok: false,
+        error: { code: "HUMANISH_ENV_OPTIONS_INVALID", message: expect.stringContaining("MAX_CONCURRENT_ENVS") },
+      });
+    }
   });
 
   test("a port already in use is a domain failure (exit 2), printed once", async () => {
@@ -121,7 +150,11 @@ describe("humanish env serve (runEnvServeCommand)", () => {
     expect(r.body.reward).toBeNull();
     expect(r.body.metadata.error.code).toBe("HUMANISH_E2B_KEY_MISSING");
     expect(r.body.metadata.error.message).toContain("E2B_API_KEY");
-    expect((await get(url, "/state")).body).toMatchObject({ backend: "e2b", sandbox_id: null, infrastructure_failure: { code: "HUMANISH_E2B_KEY_MISSING" } });
+    const ws = await WsClient.connect(url);
+    expect((await ws.reset({})).metadata.error.code).toBe("HUMANISH_E2B_KEY_MISSING");
+    expect(await ws.state()).toMatchObject({ backend: "e2b", sandbox_id: null, infrastructure_failure: { code: "HUMANISH_E2B_KEY_MISSING" } });
+    expect((await ws.state()).last_error).toContain("HUMANISH_E2B_KEY_MISSING");
+    ws.close();
     ac.abort();
     const outcome = await run;
     expect(outcome).toMatchObject({ ok: true, backend: "e2b", released: 0, stoppedBy: "abort", exitCode: 0 });

@@ -13,7 +13,7 @@ import { startEnvServer } from "../../src/env/server.ts";
 import type { HumanishError } from "../../src/errors.ts";
 import { createE2BSandboxProvider, releaseE2BSandbox, shellQuote } from "../../src/sandbox/e2b.ts";
 import { type FakeE2B, startFakeE2B } from "./fake-e2b.ts";
-import { containersWithRunLabel, get, post, TEST_RUN_LABEL, terminal, testImage } from "./support.ts";
+import { containersWithRunLabel, TEST_RUN_LABEL, terminal, testImage, WsClient } from "./support.ts";
 
 setDefaultTimeout(120_000);
 let fake: FakeE2B;
@@ -123,28 +123,32 @@ describe("e2b sandbox provider (real SDK, fake server)", () => {
 describe("env server on the e2b backend", () => {
   test("an episode: setup, commands, reward override, final answer; shutdown releases by exact id", async () => {
     const server = await startEnvServer({ backend: envBackendFromProvider(provider(), { image: "base" }), port: 0, maxConcurrent: 1, log: () => undefined });
+    const ws = await WsClient.connect(server.url);
     try {
-      const reset = await post(server.url, "/reset", {
-        setup: ["echo seeded > /home/user/seed.txt"],
-        verify: ["test -f /home/user/out.txt", "echo 0.75 > /home/user/logs/verifier/reward.txt"],
-      });
+      const reset = {
+        body: await ws.reset({
+          setup: ["echo seeded > /home/user/seed.txt"],
+          verify: ["test -f /home/user/out.txt", "echo 0.75 > /home/user/logs/verifier/reward.txt"],
+        }),
+      };
       expect(reset.body.done).toBe(false);
       const id = reset.body.metadata.sandbox_id;
       expect(fake.alive()).toContain(id);
-      const s = await post(server.url, "/step", terminal({ command: "cd /home/user && cp seed.txt out.txt && cat out.txt" }));
+      const s = { body: await ws.step(terminal({ command: "cd /home/user && cp seed.txt out.txt && cat out.txt" })) };
       expect(s.body.observation.result).toMatchObject({ exit_code: 0, stdout: "seeded\n" });
-      const fin = await post(server.url, "/step", terminal({ final_answer: "ok" }));
+      const fin = { body: await ws.step(terminal({ final_answer: "ok" })) };
       expect(fin.body).toMatchObject({ done: true, reward: 0.75 });
-      expect((await get(server.url, "/state")).body).toMatchObject({ backend: "e2b", reward_source: "override", verify_passed: 2 });
+      expect(await ws.state()).toMatchObject({ backend: "e2b", reward_source: "override", verify_passed: 2, last_reward: 0.75 });
       expect(fake.alive()).not.toContain(id);
       // A second episode left running is released at shutdown.
-      const r2 = await post(server.url, "/reset", {});
+      const r2 = { body: await ws.reset({}) };
       const id2 = r2.body.metadata.sandbox_id;
       const summary = await server.stop();
       expect(summary).toMatchObject({ released: 1, unconfirmed: 0 });
       expect(summary.proofs[0]).toMatchObject({ id: id2, provider: "e2b", outcome: "released" });
       expect(fake.alive()).not.toContain(id2);
     } finally {
+      ws.close();
       await server.stop();
     }
   });
@@ -157,8 +161,8 @@ describe("env server on the e2b backend", () => {
       releaseDeadlineMs: 2_000,
       log: () => undefined,
     });
-    const r = await post(server.url, "/reset", {});
-    const id = r.body.metadata.sandbox_id;
+    const ws = await WsClient.connect(server.url);
+    const id = (await ws.reset({})).metadata.sandbox_id;
     fake.deleteMode = "hang";
     const summary = await server.stop();
     expect(summary).toMatchObject({ released: 0, unconfirmed: 1 });

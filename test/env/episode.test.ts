@@ -1,9 +1,9 @@
 /**
- * Full episodes over HTTP, WebSocket and MCP on the real Docker engine: setup, commands (files
+ * Full episodes over WebSocket and MCP sessions on the real Docker engine: setup, commands (files
  * persist, `cd` does not), final answer, reward. Also the wire surface: health, schema,
- * list_tools, validation errors and WebSocket error codes.
+ * list_tools and validation over the stateless HTTP routes, and WebSocket error codes.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 
 setDefaultTimeout(120_000);
 
@@ -12,6 +12,10 @@ import { get, inspectStatus, post, startTestServer, type TestServer, terminal, W
 let t: TestServer;
 beforeAll(async () => {
   t = await startTestServer({ maxConcurrent: 2, secrets: ["sekret-value-1234"] });
+});
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c();
 });
 afterAll(async () => {
   await t?.cleanup();
@@ -39,10 +43,10 @@ describe("HTTP", () => {
     expect(tools[0].input_schema.properties).toHaveProperty("final_answer");
   });
 
-  test("a full episode: setup, file persists, cd does not, final answer, reward", async () => {
-    const base = t.server.url;
-    const reset = await post(base, "/reset", { episode_id: "http-ep-1", setup: SETUP, verify: VERIFY });
-    expect(reset.status).toBe(200);
+  test("a full episode on a WebSocket session: setup, file persists, cd does not, final answer, reward", async () => {
+    const ws = await WsClient.connect(t.server.url);
+    cleanups.push(() => ws.close());
+    const reset = { body: await ws.reset({ episode_id: "http-ep-1", setup: SETUP, verify: VERIFY }) };
     expect(reset.body.done).toBe(false);
     expect(reset.body.reward).toBeNull();
     const sandboxId = reset.body.metadata.sandbox_id;
@@ -50,20 +54,20 @@ describe("HTTP", () => {
     expect(reset.body.metadata.setup).toHaveLength(1);
     expect(await inspectStatus(sandboxId)).toBe(200);
 
-    const s1 = await post(base, "/step", terminal({ command: "cd /home/user/work && echo hello > out.txt && pwd" }));
+    const s1 = { body: await ws.step(terminal({ command: "cd /home/user/work && echo hello > out.txt && pwd" })) };
     expect(s1.body.observation.result).toMatchObject({ exit_code: 0, stdout: "/home/user/work\n", timed_out: false });
-    const s2 = await post(base, "/step", terminal({ command: "pwd; cat work/out.txt work/seed.txt" }));
+    const s2 = { body: await ws.step(terminal({ command: "pwd; cat work/out.txt work/seed.txt" })) };
     expect(s2.body.observation.result.stdout).toBe("/home/user\nhello\nseeded\n");
-    const s3 = await post(base, "/step", terminal({ command: "export FOO=1; echo err >&2; exit 3" }));
+    const s3 = { body: await ws.step(terminal({ command: "export FOO=1; echo err >&2; exit 3" })) };
     expect(s3.body.observation.result).toMatchObject({ exit_code: 3, stderr: "err\n" });
     expect(s3.body.observation.error).toBeUndefined();
-    const s4 = await post(base, "/step", terminal({ command: 'echo "[$FOO]"; echo sekret-value-1234' }));
+    const s4 = { body: await ws.step(terminal({ command: 'echo "[$FOO]"; echo sekret-value-1234' })) };
     expect(s4.body.observation.result.stdout).toBe("[]\nsekret-value-1234\n");
 
-    const state1 = (await get(base, "/state")).body;
+    const state1 = await ws.state();
     expect(state1).toMatchObject({ episode_id: "http-ep-1", step_count: 4, sandbox_id: sandboxId, done: false, reward: null, reward_override_ignored: null });
 
-    const fin = await post(base, "/step", terminal({ final_answer: "wrote hello" }));
+    const fin = { body: await ws.step(terminal({ final_answer: "wrote hello" })) };
     expect(fin.body.done).toBe(true);
     expect(fin.body.reward).toBeCloseTo(2 / 3, 10);
     expect(fin.body.observation.result).toMatchObject({ passed: 2, total: 3, reward_source: "pass_rate" });
@@ -72,9 +76,9 @@ describe("HTTP", () => {
     expect(fin.body.metadata.sandbox_release).toMatchObject({ id: sandboxId, outcome: "released" });
     expect(await inspectStatus(sandboxId)).toBe(404);
 
-    const state2 = (await get(base, "/state")).body;
+    const state2 = await ws.state();
     expect(state2).toMatchObject({ episode_id: "http-ep-1", step_count: 5, done: true, verify_passed: 2, verify_total: 3 });
-    const after = await post(base, "/step", terminal({ command: "ls" }));
+    const after = { body: await ws.step(terminal({ command: "ls" })) };
     expect(after.body.observation.error.error_type).toBe("execution_error");
 
     // Every command and its output went through redaction before logging.
@@ -85,14 +89,15 @@ describe("HTTP", () => {
   });
 
   test("setup_scripts / verify_scripts aliases, and reset replaces the previous sandbox by exact id", async () => {
-    const base = t.server.url;
-    const r1 = await post(base, "/reset", { setup_scripts: ["touch /home/user/a"], verify_scripts: ["test -f /home/user/a"] });
+    const ws = await WsClient.connect(t.server.url);
+    cleanups.push(() => ws.close());
+    const r1 = { body: await ws.reset({ setup_scripts: ["touch /home/user/a"], verify_scripts: ["test -f /home/user/a"] }) };
     const first = r1.body.metadata.sandbox_id;
-    const r2 = await post(base, "/reset", { setup_scripts: [], verify_scripts: ["test -f /home/user/a"] });
+    const r2 = { body: await ws.reset({ setup_scripts: [], verify_scripts: ["test -f /home/user/a"] }) };
     expect(r2.body.metadata.previous_release).toMatchObject({ id: first, outcome: "released" });
     expect(await inspectStatus(first)).toBe(404);
     expect(r2.body.metadata.sandbox_id).not.toBe(first);
-    const fin = await post(base, "/step", terminal({ final_answer: "x" }));
+    const fin = { body: await ws.step(terminal({ final_answer: "x" })) };
     expect(fin.body.reward).toBe(0);
   });
 
@@ -123,7 +128,8 @@ describe("WebSocket", () => {
     try {
       expect(await ws.request("not json")).toEqual({ type: "error", data: { code: "INVALID_JSON", message: expect.any(String) } });
       expect((await ws.request({ type: "dance" })).data.code).toBe("UNKNOWN_TYPE");
-      expect((await ws.request({ type: "reset", data: { setup: "not a list" } })).data.code).toBe("VALIDATION_ERROR");
+      expect((await ws.request({ type: "reset", data: { setup: 5 } })).data.code).toBe("VALIDATION_ERROR");
+      expect((await ws.request({ type: "reset", data: { seed: 1.5 } })).data.code).toBe("VALIDATION_ERROR");
       expect((await ws.request({ type: "step", data: { type: "call_tool" } })).data.code).toBe("VALIDATION_ERROR");
 
       const reset = await ws.request({ type: "reset", data: { setup: SETUP, verify: VERIFY } });
@@ -135,8 +141,8 @@ describe("WebSocket", () => {
       expect((await step("pwd && cat work/out.txt")).data.observation.result.stdout).toBe("/home/user\nhello\n");
       const state = await ws.request({ type: "state" });
       expect(state).toMatchObject({ type: "state", data: { step_count: 2, sandbox_id: sandboxId, done: false } });
-      // The WebSocket session is separate from the HTTP one.
-      expect((await get(t.server.url, "/state")).body.sandbox_id).not.toBe(sandboxId);
+      // The stateless HTTP state is a fresh environment's, never this session's.
+      expect((await get(t.server.url, "/state")).body.sandbox_id).toBeNull();
       const fin = await ws.request({ type: "step", data: { type: "call_tool", tool_name: "terminal", arguments: { final_answer: "done" } } });
       expect(fin.data.done).toBe(true);
       expect(fin.data.reward).toBeCloseTo(2 / 3, 10);
@@ -167,7 +173,7 @@ describe("MCP", () => {
     return post(t.server.url, "/mcp", body);
   }
 
-  test("initialize, tools/list, and an episode through tools/call", async () => {
+  test("initialize, tools/list, and an episode through tools/call on an MCP session", async () => {
     const init = await rpc("initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "0" } });
     expect(init.body.result.capabilities.tools).toBeDefined();
     expect((await rpc("notifications/initialized", undefined, null)).status).toBe(202);
@@ -175,19 +181,20 @@ describe("MCP", () => {
     expect(list.body.result.tools.map((x: any) => x.name)).toEqual(["terminal"]);
     expect(list.body.result.tools[0].inputSchema.type).toBe("object");
 
-    const reset = await post(t.server.url, "/reset", { setup: SETUP, verify: VERIFY });
-    expect(reset.body.done).toBe(false);
-    const call = (args: Record<string, string>, id: number) => rpc("tools/call", { name: "terminal", arguments: args }, id);
+    const created = await rpc("openenv/session/create", { setup: SETUP, verify: VERIFY }, 3);
+    const session_id = created.body.result.session_id;
+    const call = (args: Record<string, string>, id: number) => rpc("tools/call", { name: "terminal", arguments: args, session_id }, id);
     const c1 = await call({ command: "cd work && echo hello > out.txt && pwd" }, 3);
     expect(c1.body.result.isError).toBe(false);
     expect(c1.body.result.structuredContent.result.stdout).toBe("/home/user/work\n");
-    expect(JSON.parse(c1.body.result.content[0].text).stdout).toBe("/home/user/work\n");
+    expect(c1.body.result.content[0].text).toBe("/home/user/work\n[exit code 0]");
     const c2 = await call({ command: "pwd; cat work/out.txt" }, 4);
     expect(c2.body.result.structuredContent.result.stdout).toBe("/home/user\nhello\n");
     const fin = await call({ final_answer: "done" }, 5);
     expect(fin.body.result.structuredContent.done).toBe(true);
     expect(fin.body.result.structuredContent.reward).toBeCloseTo(2 / 3, 10);
-    expect((await get(t.server.url, "/state")).body.done).toBe(true);
+    expect(fin.body.result.data).toContain("Verification: 2/3 passed");
+    expect((await rpc("openenv/session/close", { session_id }, 6)).body.result).toEqual({ session_id, closed: true });
   });
 
   test("JSON-RPC errors", async () => {

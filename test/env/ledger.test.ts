@@ -80,19 +80,31 @@ describe("SandboxLedger", () => {
   });
 });
 
-describe("SlotPool", () => {
-  test("reserves up to max, then refuses with HUMANISH_ENV_CAPACITY naming the limit", () => {
-    const pool = new SlotPool(2);
-    pool.reserve();
-    pool.reserve();
-    expect(() => pool.reserve()).toThrow(expect.objectContaining({ code: "HUMANISH_ENV_CAPACITY", message: expect.stringContaining("2 of 2") }));
-    pool.release();
-    expect(pool.inUse).toBe(1);
-    pool.reserve();
-    expect(pool.inUse).toBe(2);
-    pool.release();
-    pool.release();
-    pool.release();
+describe("SandboxLedger slot holding", () => {
+  test("an unconfirmed id keeps its slot held until a later release confirms it", async () => {
+    let attempts = 0;
+    const ledger = new SandboxLedger(1000);
+    ledger.attach(memorySandbox("u", async () => proof("u", ++attempts === 1 ? "unconfirmed" : "released")));
+    const pool = new SlotPool(1, 0);
+    const slot = pool.tryAcquire()!;
+    expect((await ledger.release("u")).outcome).toBe("unconfirmed");
+    ledger.holdUntilConfirmed("u", slot);
+    expect(slot.status).toBe("held");
+    expect(ledger.heldSlotCount()).toBe(1);
+    expect(pool.tryAcquire()).toBeNull();
+    const retried = await ledger.retryUnconfirmed();
+    expect(retried.map((p) => p.outcome)).toEqual(["released"]);
+    expect(slot.status).toBe("free");
+    expect(ledger.heldSlotCount()).toBe(0);
+    expect(pool.tryAcquire()).not.toBeNull();
+  });
+
+  test("a slot handed over for an id that is no longer owned is freed at once", () => {
+    const ledger = new SandboxLedger(1000);
+    const pool = new SlotPool(1, 0);
+    const slot = pool.tryAcquire()!;
+    ledger.holdUntilConfirmed("gone", slot);
+    expect(slot.status).toBe("free");
     expect(pool.inUse).toBe(0);
   });
 });

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 
 setDefaultTimeout(120_000);
 
-import { get, HalfOpenWs, inspectStatus, post, startTestServer, type TestServer, terminal, WsClient } from "./support.ts";
+import { HalfOpenWs, inspectStatus, post, startTestServer, type TestServer, terminal, WsClient } from "./support.ts";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -17,9 +17,19 @@ async function server(overrides: Parameters<typeof startTestServer>[0] = {}): Pr
   cleanups.push(() => t.cleanup());
   return t;
 }
+/** A WebSocket session answering with HTTP-like `{status, body}` (episodes need a session). */
+async function session(url: string) {
+  const ws = await WsClient.connect(url);
+  cleanups.push(() => ws.close());
+  return {
+    reset: async (data: Record<string, unknown>) => ({ status: 200, body: await ws.reset(data) }),
+    step: async (body: Record<string, unknown>) => ({ status: 200, body: await ws.step(body) }),
+    state: async () => ({ status: 200, body: await ws.state() }),
+  };
+}
 
 describe("episode lifecycle (docker)", () => {
-  test("a failing setup ends the reset with done = true, the captured results, and releases the sandbox", async () => {
+  test("a failing setup ends the reset with done = true, the captured results, and releases the sandbox (stateless HTTP)", async () => {
     const t = await server();
     const r = await post(t.server.url, "/reset", { setup: ["echo one", "echo broken >&2; exit 7", "echo never"], verify: ["true"] });
     expect(r.status).toBe(200);
@@ -39,34 +49,33 @@ describe("episode lifecycle (docker)", () => {
 
   test("per-command timeout kills the command, reports it, and the episode goes on", async () => {
     const t = await server({ commandTimeoutMs: 1500 });
-    await post(t.server.url, "/reset", { verify: ["test -f /home/user/after"] });
+    const s = await session(t.server.url);
+    await s.reset({ verify: ["test -f /home/user/after"] });
     const started = Date.now();
-    const slow = await post(t.server.url, "/step", terminal({ command: "echo started; sleep 30; echo never" }));
+    const slow = await s.step(terminal({ command: "echo started; sleep 30; echo never" }));
     expect(Date.now() - started).toBeLessThan(15_000);
     expect(slow.body.done).toBe(false);
     expect(slow.body.observation.error.error_type).toBe("timeout");
     expect(slow.body.observation.result).toMatchObject({ timed_out: true });
     expect(slow.body.observation.result.stdout).toBe("started\n");
     // The step's timeout_s overrides the default deadline.
-    const quick = await post(t.server.url, "/step", terminal({ command: "sleep 5" }, { timeout_s: 0.5 }));
+    const quick = await s.step(terminal({ command: "sleep 5" }, { timeout_s: 0.5 }));
     expect(quick.body.observation.result.timed_out).toBe(true);
-    const ok = await post(t.server.url, "/step", terminal({ command: "touch after && echo fine" }));
+    const ok = await s.step(terminal({ command: "touch after && echo fine" }));
     expect(ok.body.observation.result).toMatchObject({ exit_code: 0, stdout: "fine\n" });
     // No sleep survives the kill.
-    const ps = await post(
-      t.server.url,
-      "/step",
+    const ps = await s.step(
       terminal({
         command:
           "ls /proc | grep -E '^[0-9]+$' | while read p; do cat /proc/$p/cmdline 2>/dev/null | tr '\\0' ' '; echo; done | grep -cE '^sleep (30|5) ' || true",
       }),
     );
     expect(ps.body.observation.result.stdout.trim()).toBe("0");
-    const fin = await post(t.server.url, "/step", terminal({ final_answer: "x" }));
+    const fin = await s.step(terminal({ final_answer: "x" }));
     expect(fin.body.reward).toBe(1);
   });
 
-  test("capacity: a session beyond max-concurrent gets CAPACITY_REACHED, and gets in once a slot frees", async () => {
+  test("capacity counts sessions: one beyond max-concurrent gets CAPACITY_REACHED; a close lets the next one in", async () => {
     const t = await server({ maxConcurrent: 1 });
     const a = await WsClient.connect(t.server.url);
     const b = await WsClient.connect(t.server.url);
@@ -74,17 +83,21 @@ describe("episode lifecycle (docker)", () => {
     const ra = await a.request({ type: "reset", data: {} });
     expect(ra.data.done).toBe(false);
     const rb = await b.request({ type: "reset", data: {} });
-    expect(rb).toMatchObject({ type: "error", data: { code: "CAPACITY_REACHED" } });
+    expect(rb).toMatchObject({ type: "error", data: { code: "CAPACITY_REACHED", active_sessions: 1, max_sessions: 1 } });
     expect(rb.data.message).toContain("1 of 1");
     const http = await post(t.server.url, "/reset", {});
     expect(http.status).toBe(503);
     expect(http.body.code).toBe("CAPACITY_REACHED");
     expect(t.server.stats().slotsInUse).toBe(1);
-    // A's episode ends → its slot is free → B can start.
+    // Ending A's episode keeps A's session (and its slot); closing A frees it.
     await a.request({ type: "step", data: { type: "call_tool", tool_name: "terminal", arguments: { final_answer: "x" } } });
-    const rb2 = await b.request({ type: "reset", data: {} });
-    expect(rb2.type).toBe("observation");
-    expect(rb2.data.done).toBe(false);
+    expect(t.server.stats().slotsInUse).toBe(1);
+    a.ws.send(JSON.stringify({ type: "close" }));
+    const c = await WsClient.connect(t.server.url);
+    cleanups.push(() => c.close());
+    const rc = await c.request({ type: "reset", data: {} });
+    expect(rc.type).toBe("observation");
+    expect(rc.data.done).toBe(false);
   });
 
   test("capacity is reserved before creation: simultaneous resets at the limit admit exactly one", async () => {
@@ -113,7 +126,9 @@ describe("episode lifecycle (docker)", () => {
     expect(r.body.done).toBe(true);
     expect(r.body.metadata.error.code).toBe("HUMANISH_SANDBOX_IMAGE_MISSING");
     expect(missing.stats().slotsInUse).toBe(0);
-    expect((await get(missing.url, "/state")).body.infrastructure_failure.code).toBe("HUMANISH_SANDBOX_IMAGE_MISSING");
+    const s = await session(missing.url);
+    expect((await s.reset({})).body.done).toBe(true);
+    expect((await s.state()).body.infrastructure_failure.code).toBe("HUMANISH_SANDBOX_IMAGE_MISSING");
   });
 
   test("the reaper frees a half-open WebSocket session's slot and removes its container", async () => {
@@ -141,14 +156,15 @@ describe("episode lifecycle (docker)", () => {
 
   test("a sandbox past its lifetime is an infrastructure failure, never a score", async () => {
     const t = await server({ sandboxTimeoutMs: 2000 });
-    const r = await post(t.server.url, "/reset", { verify: ["true"] });
+    const s = await session(t.server.url);
+    const r = await s.reset({ verify: ["true"] });
     const id = r.body.metadata.sandbox_id;
     await Bun.sleep(2600);
-    const fin = await post(t.server.url, "/step", terminal({ final_answer: "late" }));
+    const fin = await s.step(terminal({ final_answer: "late" }));
     expect(fin.body.done).toBe(true);
     expect(fin.body.reward).toBeNull();
     expect(fin.body.observation.error.error_type).toBe("execution_error");
-    const state = (await get(t.server.url, "/state")).body;
+    const state = (await s.state()).body;
     expect(state.infrastructure_failure.code).toBe("HUMANISH_ENV_SANDBOX_EXPIRED");
     expect(state.reward).toBeNull();
     expect(await inspectStatus(id)).toBe(404);
@@ -158,12 +174,23 @@ describe("episode lifecycle (docker)", () => {
     const t = await server({ maxConcurrent: 3 });
     const ws1 = await WsClient.connect(t.server.url);
     const ws2 = await WsClient.connect(t.server.url);
-    const ids = [
+    const mcp = await post(t.server.url, "/mcp", { jsonrpc: "2.0", id: 1, method: "openenv/session/create", params: {} });
+    const session_id = mcp.body.result.session_id;
+    const call = await post(t.server.url, "/mcp", {
+      jsonrpc: "2.0",
+      id: 2,
+      method: "tools/call",
+      params: { name: "terminal", arguments: { command: "true" }, session_id },
+    });
+    expect(call.body.result.isError).toBe(false);
+    const wsIds = [
       (await ws1.request({ type: "reset", data: {} })).data.metadata.sandbox_id,
       (await ws2.request({ type: "reset", data: {} })).data.metadata.sandbox_id,
-      (await post(t.server.url, "/reset", {})).body.metadata.sandbox_id,
     ];
-    expect((await t.containers()).sort()).toEqual([...ids].sort());
+    // Two WebSocket sessions and one MCP session, each with its own sandbox.
+    const ids = await t.containers();
+    expect(ids).toHaveLength(3);
+    expect(ids).toEqual(expect.arrayContaining(wsIds));
     const summary = await t.server.stop();
     expect(summary.released).toBe(3);
     expect(summary.unconfirmed).toBe(0);

@@ -1,5 +1,5 @@
 /**
- * Every reward case of issue 6 end to end on the real Docker engine: a verify command writes the
+ * Every reward case end to end on the real Docker engine, each on its own WebSocket session: a verify command writes the
  * override file, the episode's reward and `state.reward_override_ignored` hold the right values.
  * Verify lists are [writer, false, false, false] so the pass rate (0.25) differs from every
  * accepted override value.
@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 setDefaultTimeout(120_000);
 
 import { REWARD_OVERRIDE_PATH } from "../../src/env/reward.ts";
-import { get, post, startTestServer, type TestServer, terminal } from "./support.ts";
+import { startTestServer, type TestServer, terminal, WsClient } from "./support.ts";
 
 const F = REWARD_OVERRIDE_PATH;
 let t: TestServer;
@@ -21,19 +21,23 @@ afterAll(async () => {
 });
 
 async function episode(writer: string, stepCommand?: string): Promise<{ reward: number | null; state: any; result: any }> {
-  const base = t.server.url;
-  const reset = await post(base, "/reset", { verify: [writer, "false", "false", "false"] });
-  expect(reset.status).toBe(200);
-  expect(reset.body.done).toBe(false);
-  if (stepCommand) {
-    const s = await post(base, "/step", terminal({ command: stepCommand }));
-    expect(s.body.observation.result.exit_code).toBe(0);
+  const ws = await WsClient.connect(t.server.url);
+  try {
+    const reset = await ws.reset({ verify: [writer, "false", "false", "false"] });
+    expect(reset.done).toBe(false);
+    if (stepCommand) {
+      const s = await ws.step(terminal({ command: stepCommand }));
+      expect(s.observation.result.exit_code).toBe(0);
+    }
+    const fin = await ws.step(terminal({ final_answer: "done" }));
+    expect(fin.done).toBe(true);
+    const state = await ws.state();
+    expect(state.reward).toBe(fin.reward);
+    expect(state.last_reward).toBe(fin.reward);
+    return { reward: fin.reward, state, result: fin.observation.result };
+  } finally {
+    ws.close();
   }
-  const fin = await post(base, "/step", terminal({ final_answer: "done" }));
-  expect(fin.body.done).toBe(true);
-  const state = (await get(base, "/state")).body;
-  expect(state.reward).toBe(fin.body.reward);
-  return { reward: fin.body.reward, state, result: fin.body.observation.result };
 }
 
 describe("reward override file (docker)", () => {

@@ -5,6 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { createDockerClient } from "../../src/docker/index.ts";
 import { envBackendFromProvider } from "../../src/env/backends.ts";
+import type { EnvBackend } from "../../src/env/environment.ts";
 import { type EnvServerHandle, type EnvServerOptions, startEnvServer } from "../../src/env/server.ts";
 import { ensureImage } from "../../src/runtime/images.ts";
 import { sandboxRecipe } from "../../src/runtime/recipes.ts";
@@ -62,18 +63,23 @@ export async function inspectStatus(id: string): Promise<number> {
   return (await dockerJson(`/containers/${id}/json`)).status;
 }
 
-/** Starts a server on the docker backend with small limits and a fresh run label. */
-export async function startTestServer(overrides: Partial<EnvServerOptions> = {}): Promise<TestServer> {
+/**
+ * Starts a server on the docker backend with small limits and a fresh run label. `wrapBackend`
+ * lets a test inject a fault around the real backend (e.g. a release that is not confirmed).
+ */
+export async function startTestServer(overrides: Partial<EnvServerOptions> & { wrapBackend?: (b: EnvBackend) => EnvBackend } = {}): Promise<TestServer> {
+  const { wrapBackend, ...serverOverrides } = overrides;
   const image = await testImage();
   const runLabel = `env-${randomUUID()}`;
   const docker = createDockerClient();
-  const backend = envBackendFromProvider(createDockerSandboxProvider({ docker }), {
+  const real = envBackendFromProvider(createDockerSandboxProvider({ docker }), {
     image,
     memoryBytes: 256 * 1024 * 1024,
     cpus: 0.5,
     pidsLimit: 128,
     labels: { [TEST_RUN_LABEL]: runLabel },
   });
+  const backend = wrapBackend ? wrapBackend(real) : real;
   const logs: string[] = [];
   const server = await startEnvServer({
     backend,
@@ -82,7 +88,7 @@ export async function startTestServer(overrides: Partial<EnvServerOptions> = {})
     maxConcurrent: 2,
     commandTimeoutMs: 20_000,
     log: (line) => logs.push(line),
-    ...overrides,
+    ...serverOverrides,
   });
   return {
     server,
@@ -159,6 +165,23 @@ export class WsClient {
   async request(msg: unknown, ms?: number): Promise<any> {
     this.ws.send(typeof msg === "string" ? msg : JSON.stringify(msg));
     return this.next(ms);
+  }
+
+  /** `reset` on this socket's session; the reply's `data` (an error reply is returned as is). */
+  async reset(data: Record<string, unknown> = {}): Promise<any> {
+    const r = await this.request({ type: "reset", data });
+    return r.type === "observation" ? r.data : r;
+  }
+
+  /** A step with the HTTP body shape (`{action, timeout_s?}`); the reply's `data`. */
+  async step(body: Record<string, unknown>): Promise<any> {
+    const r = await this.request({ type: "step", data: body });
+    return r.type === "observation" ? r.data : r;
+  }
+
+  /** This session's state. */
+  async state(): Promise<any> {
+    return (await this.request({ type: "state" })).data;
   }
 
   close(): void {

@@ -25,7 +25,8 @@ export async function envServeCommand(ctx: CommandContext): Promise<CommandOutco
     backend,
     host: strFlag(ctx, "host") ?? "127.0.0.1",
     port: intFlag(ctx, "port", 8000, "HUMANISH_INVALID_PORT"),
-    maxConcurrent: intFlag(ctx, "max-concurrent", Number(ctx.env.MAX_CONCURRENT_ENVS ?? 4) || 4, "HUMANISH_INVALID_OPTION", 1),
+    // Validated (with MAX_CONCURRENT_ENVS when the flag is absent) by runEnvServeCommand, as a usage error.
+    maxConcurrent: strFlag(ctx, "max-concurrent"),
     sessionTimeoutMs: ctx.flags["session-timeout-ms"] === undefined ? undefined : intFlag(ctx, "session-timeout-ms", 0, "HUMANISH_INVALID_TIMEOUT", 1),
     sandboxTimeoutMs: ctx.flags["sandbox-timeout-ms"] === undefined ? undefined : intFlag(ctx, "sandbox-timeout-ms", 0, "HUMANISH_INVALID_TIMEOUT", 1),
     commandTimeoutMs: ctx.flags["command-timeout-ms"] === undefined ? undefined : intFlag(ctx, "command-timeout-ms", 0, "HUMANISH_INVALID_TIMEOUT", 1),
