@@ -1,6 +1,7 @@
 /**
  * The actor registry: every participant type humanish knows, with its declared capabilities
- * (reference contracts.md §1.11 "Actor resolution is by registry capability lane"). Pure data;
+ * (an actor is resolved by the capability lane it serves, never by its name alone). Pure data,
+ * imported by `lab/` and `bundle/` and importing neither (nor any actor implementation):
  * implementations live in their own folders and are picked by the route that runs them.
  */
 import { HumanishError } from "../errors.ts";

@@ -1,10 +1,10 @@
 /**
  * Shared participant (actor) types: capability descriptors for the registry and the pieces of
- * the actor trace (`humanish.actor-trace.v1`, reference contracts.md §2.4) every participant
+ * the actor trace (`humanish.actor-trace.v1`) every participant
  * produces. Routes turn a participant's outcome into `actor.json`; the bundle layer validates it.
  */
 
-/** The capability lane an actor serves (reference §1.11). */
+/** The capability lane an actor serves; routes pick actors by lane. */
 export type ActorLane = "terminal" | "scripted-browser" | "computer-use";
 
 /** How an actor talks to its runtime, as recorded in the trace `protocol` field. */
@@ -12,11 +12,11 @@ export type ActorProtocol = "scripted-steps" | "terminal-exec" | "json-stream" |
 
 /**
  * Where an actor's model key lives. `in-sandbox-command-scoped`: only in the env of the one
- * command that runs the participant inside the sandbox (reference §5.3). `none`: no key at all.
+ * command that runs the participant inside the sandbox. `none`: no key at all.
  */
 export type KeyPlacement = "none" | "external" | "in-sandbox-command-scoped";
 
-/** Declared capabilities of an actor (trace `capabilities`, reference §2.4). */
+/** Declared capabilities of an actor (trace `capabilities`). */
 export interface ActorCapabilities {
   headless: boolean;
   structuredTrace: boolean;
@@ -44,10 +44,10 @@ export interface ActorDescriptor {
   summary: string;
 }
 
-/** Trace `status` (reference §2.4). `abandoned`/`incomplete` are participant outcomes, never harness faults. */
+/** Trace `status`. `abandoned`/`incomplete` are participant outcomes, never harness faults. */
 export type ActorStatus = "passed" | "abandoned" | "incomplete" | "blocked" | "timed_out" | "failed";
 
-/** Trace `completionReason` (reference §2.4). */
+/** Trace `completionReason`. */
 export type CompletionReason =
   | "goal_satisfied"
   | "turn_completed"
@@ -70,7 +70,7 @@ export type DeadlineKind =
   /** The study was interrupted (SIGINT/SIGTERM) and the participant was stopped. */
   | "interrupted";
 
-/** One trace item (reference §2.4 `items[]`). Text fields are redacted by the route before writing. */
+/** One trace item (`items[]`). Text fields are redacted by the route before writing. */
 export interface ActorItem {
   id: string;
   kind: "message" | "reasoning" | "tool_call" | "command" | "file_change" | "plan" | "notice";
@@ -93,7 +93,7 @@ export interface TurnUsage {
   reasoningOutput?: number;
 }
 
-/** Trace `tokenUsage` (reference §2.4): sums over turns plus the per-turn list. */
+/** Trace `tokenUsage`: sums over turns plus the per-turn list. */
 export interface TokenUsage {
   input: number;
   output: number;
@@ -119,7 +119,7 @@ export interface EstimatedCost {
   modelId: string | null;
 }
 
-/** `humanish.actor-runtime.v1` (reference §5.6): which runtime package ran, requested vs observed. */
+/** `humanish.actor-runtime.v1`: which runtime package ran, requested vs observed. */
 export interface ActorRuntime {
   schema: "humanish.actor-runtime.v1";
   package: string;

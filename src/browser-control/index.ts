@@ -123,7 +123,6 @@ export {
 export {
   BrowserControlTransport,
   type BrowserControlTransportOptions,
-  connectUnixSocketTransport,
   createSocketTransport,
   FRAME_ASSEMBLY_MS,
   type TransportHandlers,

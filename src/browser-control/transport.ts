@@ -3,9 +3,9 @@
  *
  * It never dials, reconnects or retries: the owner hands over a connected Node `Duplex`
  * (a `net.Socket`, a Unix-socket connection, a test duplex) and the transport frames JSON
- * messages on it until it closes, once, with an executor error code.
+ * messages on it until it closes, once, with an executor error code. Dialing is I/O and lives
+ * with its owner (the host side: src/runtime/transport.ts), which keeps this folder pure.
  */
-import { createConnection, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { type CuaExecutorErrorCode, cuaError } from "./errors.ts";
 import { encodeFrame, FrameDecoder } from "./framing.ts";
@@ -183,28 +183,4 @@ export class BrowserControlTransport {
  */
 export function createSocketTransport(socket: Duplex, opts: BrowserControlTransportOptions = {}): BrowserControlTransport {
   return new BrowserControlTransport(socket, opts);
-}
-
-/**
- * Connect to a Unix socket at `path` and wrap the connection as a transport.
- * Rejects with `transport_failed`/ND when the connection cannot be established (nothing written).
- */
-export function connectUnixSocketTransport(path: string, opts: BrowserControlTransportOptions = {}): Promise<BrowserControlTransport> {
-  return new Promise((resolve, reject) => {
-    const socket: Socket = createConnection({ path });
-    const fail = (err: Error) => {
-      socket.destroy();
-      reject(cuaError("transport_failed", "not_dispatched", `browser-control: cannot connect to Unix socket ${path}`, err));
-    };
-    socket.once("error", fail);
-    socket.once("connect", () => {
-      socket.off("error", fail);
-      try {
-        resolve(createSocketTransport(socket, opts));
-      } catch (e) {
-        socket.destroy();
-        reject(e);
-      }
-    });
-  });
 }

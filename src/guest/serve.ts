@@ -10,9 +10,9 @@ import { chmodSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Socket } from "node:net";
 import { attachBrowserControlDispatcher, createSocketTransport } from "../browser-control/index.ts";
 import { HumanishError, isHumanishError } from "../errors.ts";
-import { GUEST_IO_DIR, GUEST_LISTENING_MARKER, parseGuestConfig } from "./config.ts";
+import { type Forwarder, startForwarder } from "../forward/forward.ts";
+import { GUEST_IO_DIR, GUEST_LISTENING_MARKER, parseGuestConfig } from "./contract.ts";
 import { bootDesktop, type GuestDesktop } from "./desktop.ts";
-import { type Forwarder, startForwarder } from "./forward.ts";
 
 /** Options of {@link runGuestServe}. */
 export interface GuestServeOptions {

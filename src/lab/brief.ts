@@ -1,6 +1,5 @@
 /**
- * The part of a participant's brief that comes from the lab's tasks (reference contracts.md
- * §6.3): only the goals, numbered, under "Work through these in order:". Hidden checks never
+ * The part of a participant's brief that comes from the lab's tasks: only the goals, numbered, under "Work through these in order:". Hidden checks never
  * appear here — this is the one place routes take task text from for a brief.
  */
 import type { LabConfig } from "./schema.ts";

@@ -1,6 +1,6 @@
 /**
  * The lab manifest layer (`humanish.lab.v2`): schema, strict parsing, routing, resolution and
- * the embedded labs. Reference: contracts.md §1 and §6.3; issue 2 §3–§4; issue 4 §6.
+ * the embedded labs. Lab keys and schema ids stay compatible with the upstream lab v2 contract.
  *
  * - `parseLab(text, {source})` → `{ok, config, warnings}` | `{ok: false, error}`; never throws.
  * - `loadLab(ref, cwd)` resolves an id or path (then the embedded labs) and validates it.
@@ -21,12 +21,13 @@ export {
   loadLab,
   looksLikeLabPath,
 } from "./load.ts";
-export { MAX_LAB_TEXT_LENGTH, type ParseLabOptions, type ParseLabResult, parseLab } from "./parse.ts";
+export { MAX_LAB_BYTES, type ParseLabOptions, type ParseLabResult, parseLab } from "./parse.ts";
 export {
   isBrowserLab,
   isTerminalLab,
   type LabBackend,
   labDevices,
+  labSeats,
   ROUTE_ACTOR_TYPES,
   ROUTE_SOURCES,
   resolveLabMode,
@@ -37,3 +38,4 @@ export {
   selectLabBackend,
 } from "./routing.ts";
 export * from "./schema.ts";
+export { browserSeatDevices, expandSeats, isDevicePair, type SeatSpec } from "./seats.ts";

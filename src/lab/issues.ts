@@ -4,7 +4,7 @@
  * string, got the number 1.10 (YAML reads it as 1.1); quote it: "1.10"`.
  */
 import type { z } from "zod";
-import { FOREIGN_MARK, UNKNOWN_MARK } from "./strict.ts";
+import { clipKey, FOREIGN_MARK, UNKNOWN_MARK } from "./strict.ts";
 import type { StrictYaml } from "./yaml.ts";
 
 /** A validation problem at a field path; `key` names an offending key of the map at `path`. */
@@ -21,9 +21,10 @@ export interface Problem {
 export function formatPath(path: readonly PropertyKey[], key?: string): string {
   let out = "";
   for (const seg of key === undefined ? path : [...path, key]) {
+    const name = clipKey(String(seg));
     if (typeof seg === "number") out += `[${seg}]`;
-    else if (!/^[A-Za-z_<][A-Za-z0-9_<-]*$/.test(String(seg))) out += `[${JSON.stringify(String(seg))}]`;
-    else out += out === "" ? String(seg) : `.${String(seg)}`;
+    else if (!/^[A-Za-z_<][A-Za-z0-9_<-]*$/.test(name)) out += `[${JSON.stringify(name)}]`;
+    else out += out === "" ? name : `.${name}`;
   }
   return out === "" ? "(top level)" : out;
 }

@@ -1,5 +1,5 @@
 /**
- * Lab resolution and listing (reference contracts.md §1.1; ARCHITECTURE.md data flow step 1).
+ * Lab resolution and listing (the "load" step of a run in ARCHITECTURE.md).
  *
  * An argument that looks like a path (ends `.yaml`/`.yml`, contains `/` or `\`, or starts with
  * `.`) is read from that path, resolved against the project directory. Otherwise it is a lab id,
@@ -12,12 +12,12 @@
  * more than one hard link, is refused.
  */
 import { createHash } from "node:crypto";
-import type { Stats } from "node:fs";
-import { lstat, readdir, readFile, realpath, stat } from "node:fs/promises";
+import { constants, type Stats } from "node:fs";
+import { lstat, open, readdir, realpath, stat } from "node:fs/promises";
 import { basename, extname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { HumanishError } from "../errors.ts";
 import { EMBEDDED_ALIASES, EMBEDDED_LABS, findEmbeddedLab } from "./embedded.ts";
-import { MAX_LAB_TEXT_LENGTH, parseLab } from "./parse.ts";
+import { MAX_LAB_BYTES, parseLab } from "./parse.ts";
 import { type LabBackend, selectLabBackend } from "./routing.ts";
 import { LAB_ID_PATTERN, type LabConfig, type LabWarning } from "./schema.ts";
 
@@ -217,21 +217,56 @@ async function readLabFile(abs: string, shown: string, root: string | null): Pro
   if (!st.isFile()) {
     throw new HumanishError("HUMANISH_LAB_INVALID", `${shown}: is not a regular file`, { next: "pass the path of a .yaml lab file" });
   }
-  if (st.size > MAX_LAB_TEXT_LENGTH) {
-    throw new HumanishError("HUMANISH_LAB_INVALID", `${shown}: is ${st.size} bytes; a lab may be at most ${MAX_LAB_TEXT_LENGTH} bytes`, {
-      next: "shorten the lab",
-    });
-  }
-  let bytes: Uint8Array;
-  try {
-    bytes = await readFile(abs);
-  } catch (e) {
-    throw new HumanishError("HUMANISH_LAB_INVALID", `${shown}: cannot be read (${errText(e)})`, { next: "check the file's permissions" });
-  }
+  if (st.size > MAX_LAB_BYTES) throw tooBig(shown, st.size);
+  const bytes = await readBounded(abs, shown);
   try {
     return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
   } catch {
     throw new HumanishError("HUMANISH_LAB_INVALID", `${shown}: is not valid UTF-8`, { next: "save the lab as UTF-8 text" });
+  }
+}
+
+function tooBig(shown: string, size: number): HumanishError {
+  return new HumanishError("HUMANISH_LAB_INVALID", `${shown}: is ${size} bytes; a lab may be at most ${MAX_LAB_BYTES} bytes (1 MiB)`, {
+    next: "shorten the lab",
+  });
+}
+
+/**
+ * Reads at most `MAX_LAB_BYTES + 1` bytes of `abs` (its size on the open handle, plus one): the size is checked again on the open handle
+ * (the file stat'ed by path may have been replaced since), and a file that grows while it is
+ * read is refused rather than read to its end.
+ * @throws HumanishError `HUMANISH_LAB_INVALID` when it is too big or cannot be read.
+ */
+async function readBounded(abs: string, shown: string): Promise<Uint8Array> {
+  let fh: Awaited<ReturnType<typeof open>> | undefined;
+  try {
+    // Non-blocking, so a path swapped for a FIFO since the stat cannot hang the open.
+    fh = await open(abs, constants.O_RDONLY | constants.O_NONBLOCK);
+    const st = await fh.stat();
+    if (!st.isFile()) throw new HumanishError("HUMANISH_LAB_INVALID", `${shown}: is not a regular file`, { next: "pass the path of a .yaml lab file" });
+    const size = st.size;
+    if (size > MAX_LAB_BYTES) throw tooBig(shown, size);
+    const buf = new Uint8Array(size + 1);
+    let filled = 0;
+    for (;;) {
+      if (filled === buf.length) break;
+      const { bytesRead } = await fh.read(buf, filled, buf.length - filled, filled);
+      if (bytesRead === 0) break;
+      filled += bytesRead;
+    }
+    // The buffer holds one byte beyond the stat'ed size: filling it means the file grew.
+    if (filled > size) {
+      throw new HumanishError("HUMANISH_LAB_INVALID", `${shown}: grew while it was read (from ${size} bytes); refusing a file that is still being written`, {
+        next: "run again once the file is saved",
+      });
+    }
+    return buf.subarray(0, filled);
+  } catch (e) {
+    if (e instanceof HumanishError) throw e;
+    throw new HumanishError("HUMANISH_LAB_INVALID", `${shown}: cannot be read (${errText(e)})`, { next: "check the file's permissions" });
+  } finally {
+    await fh?.close();
   }
 }
 

@@ -1,7 +1,7 @@
 /**
  * `parseLab`: YAML text → a validated, normalised {@link LabConfig} plus warnings, or the first
- * problem as `HUMANISH_LAB_INVALID` naming the field path and its line (reference contracts.md
- * §1.1 "Parse result", §1.12 cross-validation, §1.13 inert warnings; issue 2 §3).
+ * problem as `HUMANISH_LAB_INVALID` naming the field path and its line; route-specific
+ * cross-validation, and warnings for accepted fields that do not act yet.
  *
  * Order of checks: strict YAML → top-level shape and `schema` → unknown top-level keys → route
  * from `subject.source` → actor type and count → route schema (strict, no coercion) →
@@ -20,7 +20,6 @@ import {
   CodexExecActorSchema,
   ComputerUseActorSchema,
   DEVICE_PRESETS,
-  DEVICES_BY_COUNT,
   LAB_SCHEMA_ID,
   type LabConfig,
   type LabWarning,
@@ -31,11 +30,12 @@ import {
   TerminalSubjectSchema,
 } from "./schema.ts";
 import { topForeign } from "./schema-common.ts";
+import { browserSeatDevices, isDevicePair, seatProblems } from "./seats.ts";
 import { unknownKeyText } from "./strict.ts";
 import { loadStrictYaml, type StrictYaml } from "./yaml.ts";
 
-/** Largest lab text accepted, in UTF-16 code units (~1 MiB). */
-export const MAX_LAB_TEXT_LENGTH = 1_048_576;
+/** Largest lab accepted, in UTF-8 bytes (1 MiB); a file is refused by its size before it is read. */
+export const MAX_LAB_BYTES = 1_048_576;
 
 /** The result of {@link parseLab}. */
 export type ParseLabResult = { ok: true; config: LabConfig; warnings: LabWarning[] } | { ok: false; error: { code: "HUMANISH_LAB_INVALID"; message: string } };
@@ -73,7 +73,13 @@ function isMapping(v: unknown): v is Record<string, unknown> {
 
 function parseInner(text: string, source: string): ParseLabResult {
   if (typeof text !== "string") return invalid(`${source}: the lab text must be a string`);
-  if (text.length > MAX_LAB_TEXT_LENGTH) return invalid(`${source}: the lab is ${text.length} characters; at most ${MAX_LAB_TEXT_LENGTH} are accepted`);
+  // Every UTF-16 unit is at least one UTF-8 byte, so a string far past the bound in units is
+  // refused without measuring all of it.
+  const measured = text.length <= 4 * MAX_LAB_BYTES;
+  const bytes = measured ? Buffer.byteLength(text, "utf8") : text.length;
+  if (bytes > MAX_LAB_BYTES) {
+    return invalid(`${source}: the lab is ${measured ? "" : "at least "}${bytes} bytes; a lab may be at most ${MAX_LAB_BYTES} bytes (1 MiB)`);
+  }
   if (text.includes("\u0000")) return invalid(`${source}: the lab contains a NUL byte; it must be UTF-8 YAML text`);
 
   const loaded = loadStrictYaml(text);
@@ -226,6 +232,7 @@ function parseTerminal(root: Record<string, unknown>, yaml: StrictYaml, fail: Fa
   const problems: Problem[] = [];
 
   taskIdProblems(actor.tasks ?? [], problems);
+  problems.push(...seatProblems(rawActor(root), actor, "terminal"));
 
   const ex = lab.execution;
   const install = lab.subject.product.install ?? [];
@@ -241,6 +248,13 @@ function parseTerminal(root: Record<string, unknown>, yaml: StrictYaml, fail: Fa
     if (ex.image !== undefined)
       problems.push({ path: ["execution", "image"], message: "only acts on target docker (E2B sandboxes use their own template); remove it" });
     if (ex.network !== undefined) problems.push({ path: ["execution", "network"], message: "only acts on target docker; remove it" });
+    if (ex.limits !== undefined)
+      problems.push({ path: ["execution", "limits"], message: "only acts on target docker (the Docker sandbox's disk bound); remove it" });
+    if (ex.runtimeAuth === "openai-egress")
+      problems.push({
+        path: ["execution", "runtimeAuth"],
+        message: "openai-egress needs target docker (the key stays in the host's model gateway); use openai-env on e2b-terminal",
+      });
   }
   if (ex.network === "bridge" && actor.type === "scripted-terminal" && install.length === 0) {
     problems.push({
@@ -290,6 +304,7 @@ function parseBrowser(root: Record<string, unknown>, yaml: StrictYaml, fail: Fai
   const raw = lab.actors[0]!;
   const problems: Problem[] = [];
   taskIdProblems(raw.tasks ?? [], problems);
+  problems.push(...seatProblems(rawActor(root), raw, "browser"));
 
   let config: BrowserLabConfig;
   if (raw.type === "scripted-browser") {
@@ -304,12 +319,12 @@ function parseBrowser(root: Record<string, unknown>, yaml: StrictYaml, fail: Fai
     for (const [i, step] of steps.entries()) {
       if (step.kind !== "click" && step.kind !== "scroll") continue;
       if (step.x === undefined || step.y === undefined) continue;
-      for (const name of DEVICES_BY_COUNT[raw.count]) {
+      for (const name of new Set(browserSeatDevices(raw).map((d) => d.name))) {
         const d = DEVICE_PRESETS[name];
         if (step.x >= d.width || step.y >= d.height) {
           problems.push({
             path: ["actors", 0, "steps", i, step.kind],
-            message: `(${step.x}, ${step.y}) is outside the ${name} frame ${d.width}×${d.height}${raw.count === 2 ? " (count 2 runs the same steps on desktop and mobile)" : ""}`,
+            message: `(${step.x}, ${step.y}) is outside the ${name} frame ${d.width}×${d.height}${isDevicePair(raw) ? " (count 2 runs the same steps on desktop and mobile)" : " (every seat runs the same steps)"}`,
           });
           break;
         }
@@ -330,6 +345,13 @@ function parseBrowser(root: Record<string, unknown>, yaml: StrictYaml, fail: Fai
   const warnings: LabWarning[] = [];
   const actor = config.actors[0];
   if (actor.type === "scripted-browser") scriptedInert(actor, warnings);
+  if (isDevicePair(actor)) {
+    warnings.push({
+      code: "HUMANISH_LAB_COUNT_DEVICES",
+      path: "actors[0].count",
+      message: "actors[0].count: 2 without lanes runs one desktop and one mobile seat (the browser route's older meaning); name lanes with a device for other mixes",
+    });
+  }
   if (lab.scenario.caps?.maxJobs !== undefined) {
     warnings.push(inert("scenario.caps.maxJobs", "is accepted but not consumed on the browser route (no billable jobs are counted there)"));
   }
@@ -346,6 +368,12 @@ function parseBrowser(root: Record<string, unknown>, yaml: StrictYaml, fail: Fai
 
 // ---------------------------------------------------------------------------------------------
 // Shared checks and warnings
+
+/** The actor mapping as written (before defaults), which says whether `count` was given at all. */
+function rawActor(root: Record<string, unknown>): Record<string, unknown> {
+  const a = (root.actors as unknown[])[0];
+  return isMapping(a) ? a : {};
+}
 
 function taskIdProblems(tasks: readonly { id: string }[], problems: Problem[]): void {
   const seen = new Map<string, number>();

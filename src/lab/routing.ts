@@ -1,26 +1,32 @@
 /**
  * Routing predicates: the single source of truth for which route runs a lab, used both by
- * dispatch (`humanish lab run`) and by parse-time checks and warnings (reference contracts.md
- * §1.11; ARCHITECTURE.md "Routes and targets"). Actor lanes come from the actor registry.
+ * dispatch (`humanish lab run`) and by parse-time checks and warnings (ARCHITECTURE.md "Routes
+ * and targets"). Actor lanes come from the actor registry.
  */
-import { actorServesLane } from "../actors/registry.ts";
+import { actorServesLane, listActors } from "../actors/registry.ts";
 import {
   type BrowserLabConfig,
-  DEVICE_PRESETS,
-  DEVICES_BY_COUNT,
   type DeviceName,
   type DevicePreset,
   type LabConfig,
   type TerminalLabConfig,
 } from "./schema.ts";
+import { browserSeatDevices, expandSeats, type SeatSpec } from "./seats.ts";
 
 /** The routes humanish runs. */
 export type LabBackend = "terminal" | "browser";
 
-/** Actor types per route, in the order shown to authors. */
+/**
+ * Actor types per route, in the registry's order (the order shown to authors). Read from the
+ * registry so a new actor is routed by the lane it declares, never by a second list here.
+ */
 export const ROUTE_ACTOR_TYPES: Readonly<Record<LabBackend, readonly string[]>> = {
-  terminal: ["scripted-terminal", "codex-exec"],
-  browser: ["scripted-browser", "openai-computer-use"],
+  terminal: listActors()
+    .filter((a) => a.capabilities.lanes.includes("terminal"))
+    .map((a) => a.type),
+  browser: listActors()
+    .filter((a) => a.capabilities.lanes.some((l) => l === "scripted-browser" || l === "computer-use"))
+    .map((a) => a.type),
 };
 
 /** `subject.source` of each route. */
@@ -80,14 +86,22 @@ export function isBrowserLab(config: LabConfig): config is BrowserLabConfig {
   return config.subject.source === "app-url";
 }
 
-/** The devices a browser lab's participant runs on (`actors[0].count`: 1 = desktop, 2 = desktop + mobile), with geometry. */
-export function labDevices(config: BrowserLabConfig): { name: DeviceName; preset: DevicePreset }[] {
-  return DEVICES_BY_COUNT[config.actors[0].count].map((name) => ({ name, preset: DEVICE_PRESETS[name] }));
+/**
+ * The device of each seat of a browser lab, in seat order, with geometry: an explicit
+ * `lanes[].device` wins, `count: 2` without lanes is desktop + mobile, every other seat desktop.
+ */
+export function labDevices(config: BrowserLabConfig): { seat: SeatSpec; name: DeviceName; preset: DevicePreset }[] {
+  return browserSeatDevices(config.actors[0]);
+}
+
+/** The seats of any lab, in study order (see src/lab/seats.ts). */
+export function labSeats(config: LabConfig): SeatSpec[] {
+  return expandSeats(config.actors[0]);
 }
 
 /**
  * The mode a run uses: an explicit CLI override wins, else `scenario.mode`, else `dry-run`
- * (reference §1.11 "Dry-run resolution"; invariant 3: spend needs an affirmative `live`).
+ * (invariant 3: spend needs an affirmative `live`, so the absence of a mode is a dry run).
  */
 export function resolveLabMode(config: LabConfig, override?: "dry-run" | "live"): "dry-run" | "live" {
   return override ?? config.scenario.mode;

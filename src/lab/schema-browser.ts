@@ -1,11 +1,12 @@
 /**
- * The browser route's lab schema (issue 4 §6; reference contracts.md §1.3–§1.5, §6.3;
- * subsystems.md §1.6, §3.4–§3.5, §5): `subject.source: app-url` (loopback only), actors
+ * The browser route's lab schema: `subject.source: app-url` (loopback only), actors
  * `scripted-browser` | `openai-computer-use`, `execution.target: local` (default) | `e2b-desktop`.
  */
 import { z } from "zod";
 import { EMBEDDED_APP_NAMES, EMBEDDED_ROOT_PREFIX, embeddedRootName, isEmbeddedAppName } from "./embedded-apps.ts";
 import {
+  actorSeatFields,
+  concurrencyField,
   isContainedRelativePath,
   labHeadFields,
   labTailFields,
@@ -15,7 +16,9 @@ import {
   NOT_ON_BROWSER,
   posInt,
   REFERENCE_ONLY,
+  seatCount,
   subjectReferenceOnly,
+  targetString,
   taskId,
   toList,
   topForeign,
@@ -29,7 +32,7 @@ export interface DevicePreset {
   deviceScaleFactor: number;
 }
 
-/** Device presets (reference contracts.md §1.4 / subsystems.md §5). `desktop` is the default. */
+/** Device presets (the upstream contract's geometry). `desktop` is the default. */
 export const DEVICE_PRESETS = {
   desktop: { width: 1440, height: 950, deviceScaleFactor: 1 },
   mobile: { width: 414, height: 896, deviceScaleFactor: 3 },
@@ -49,7 +52,7 @@ export const DEVICES_BY_COUNT: Readonly<Record<1 | 2, readonly DeviceName[]>> = 
 };
 
 /**
- * Key names a `press` step may use (reference subsystems.md §3.5, matched case-insensitively):
+ * Key names a `press` step may use (the browser-control key list, matched case-insensitively):
  * single `[a-z0-9]`, `F1`–`F12`, modifiers, navigation keys and the named punctuation.
  */
 export const BROWSER_KEY_NAMES: readonly string[] = [
@@ -105,16 +108,16 @@ export function isBrowserKeyName(name: string): boolean {
 
 /** Default deadline of a `waitForText` step, in ms. */
 export const WAIT_FOR_TEXT_DEFAULT_TIMEOUT_MS = 10_000;
-/** Bounds of a `wait` step, in ms (reference subsystems.md §1.6). */
+/** Bounds of a `wait` step, in ms (the browser-control wait bound). */
 export const WAIT_MAX_MS = 30_000;
-/** Pixels per wheel step and the wheel-step cap of one `scroll` (subsystems.md §3.4). */
+/** Pixels per wheel step and the wheel-step cap of one `scroll` (the browser-control scroll rule). */
 export const SCROLL_PIXELS_PER_STEP = 120;
 export const SCROLL_MAX_STEPS = 100;
-/** Longest `type` text, in UTF-8 bytes (subsystems.md §1.6). */
+/** Longest `type` text, in UTF-8 bytes (the browser-control text bound). */
 export const TYPE_MAX_BYTES = 65_536;
 
 /**
- * A browser task's hidden check (reference §6.3 StopWhen rule, our `textExcludes` addition).
+ * A browser task's hidden check (the upstream stop-when rule, plus our `textExcludes`).
  * Evaluated after the participant ends, over every observation recorded during the session
  * (the final one included): the task passes when ONE observation satisfies ALL present
  * conditions. `text` is the page's visible text (`document.body.innerText`), `url` its URL.
@@ -126,9 +129,10 @@ export const BrowserCheckSchema = strictObject(
   {
     textIncludes: z.union([nonBlank(), z.array(nonBlank()).min(1)]).optional(),
     textExcludes: z.union([nonBlank(), z.array(nonBlank()).min(1)]).optional(),
-    urlIncludes: nonBlank().optional(),
-    urlPathEquals: z
-      .string()
+    urlIncludes: targetString()
+      .refine((u) => u.trim().length > 0, { message: "must be a non-empty string" })
+      .optional(),
+    urlPathEquals: targetString()
       .regex(/^\/(?!\/)/, { message: "must be a path starting with a single `/`" })
       .optional(),
   },
@@ -198,7 +202,7 @@ const coordinate = z.number().finite().min(0).max(1_000_000);
 const delta = z.number().finite().min(-1_000_000).max(1_000_000);
 
 const stepBodies = {
-  open: z.string().regex(/^\/(?!\/)[^\s]*$/, { message: "must be a path on the app origin starting with a single `/` (no spaces)" }),
+  open: targetString().regex(/^\/(?!\/)[^\s]*$/, { message: "must be a path on the app origin starting with a single `/` (no spaces)" }),
   click: strictObject({ x: coordinate, y: coordinate, button: z.enum(["left", "right", "middle"]).default("left") }),
   type: z
     .string()
@@ -237,14 +241,15 @@ const stepBodies = {
 export const BROWSER_STEP_BODIES = stepBodies;
 
 const browserTasks = z.array(BrowserTaskSchema).min(1, { message: "must list at least one task when present" }).optional();
-const browserCount = z.union([z.literal(1), z.literal(2)], { message: "must be 1 (desktop) or 2 (desktop + mobile)" }).default(1);
+const browserCount = seatCount.default(1);
 
 /** `scripted-browser`: a participant with no model driving the same executor an LLM would. */
 export const ScriptedBrowserActorSchema = strictObject(
   {
     type: z.literal("scripted-browser"),
-    /** Surfaces: 1 = desktop, 2 = desktop + mobile (the same steps run on each). */
+    /** Seats running the same steps (2 without `lanes` = desktop + mobile, for compatibility). */
     count: browserCount,
+    ...actorSeatFields,
     persona: nonBlank().optional(),
     mission: nonBlank().optional(),
     tasks: browserTasks,
@@ -259,6 +264,7 @@ export const ComputerUseActorSchema = strictObject(
   {
     type: z.literal("openai-computer-use"),
     count: browserCount,
+    ...actorSeatFields,
     ...modelActorFields,
     tasks: browserTasks,
   },
@@ -285,7 +291,7 @@ export const BrowserActorSchema = z.discriminatedUnion("type", [ScriptedBrowserA
 export const ServeSchema = strictObject(
   {
     static: strictObject({
-      root: z.string().superRefine((root, ctx) => {
+      root: targetString().superRefine((root, ctx) => {
         const name = embeddedRootName(root);
         if (name !== undefined) {
           if (!isEmbeddedAppName(name)) {
@@ -314,7 +320,7 @@ export const ServeSchema = strictObject(
 export const BrowserSubjectSchema = strictObject(
   {
     source: z.literal("app-url"),
-    appUrl: z.string().superRefine((u, ctx) => {
+    appUrl: targetString().superRefine((u, ctx) => {
       const why = loopbackUrlProblem(u);
       if (why) ctx.addIssue({ code: "custom", message: why });
     }),
@@ -337,6 +343,7 @@ export const BrowserExecutionSchema = strictObject(
   {
     target: z.enum(["local", "e2b-desktop"]).default("local"),
     timeoutMs: posInt.optional(),
+    concurrency: concurrencyField.optional(),
   },
   {
     terminal: NOT_ON_BROWSER,
@@ -346,7 +353,6 @@ export const BrowserExecutionSchema = strictObject(
     network: NOT_ON_BROWSER,
     desktop: `${REFERENCE_ONLY} (the device follows actors[0].count)`,
     completionTimeoutMs: REFERENCE_ONLY,
-    concurrency: REFERENCE_ONLY,
     caps: "belongs in scenario.caps",
   },
 );

@@ -1,6 +1,5 @@
 /**
- * Pieces of the lab manifest schema shared by both routes (reference contracts.md §1.2, §1.6,
- * §1.7): ids, caps, scenario, policies, warnings, reasons shown for wrong-route keys, and the
+ * Pieces of the lab manifest schema shared by both routes: ids, caps, scenario, policies, warnings, reasons shown for wrong-route keys, and the
  * value checks (http URLs, loopback appUrl, contained relative paths).
  */
 import { z } from "zod";
@@ -11,7 +10,7 @@ export const LAB_SCHEMA_ID = "humanish.lab.v2";
 
 /** Lab, product and subject ids: start alphanumeric so they never look like a path or a flag. */
 export const LAB_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
-/** Task ids (reference §1.4): alphanumeric start, then `[A-Za-z0-9_-]`. */
+/** Task ids: alphanumeric start, then `[A-Za-z0-9_-]`. */
 export const TASK_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 
 /** A lab id (see {@link LAB_ID_PATTERN}). */
@@ -36,7 +35,7 @@ export const topForeign: ForeignKeys = {
   personas: REFERENCE_ONLY,
 };
 
-/** `scenario.caps` (reference §1.6). All optional, non-negative; `maxJobs` an integer. */
+/** `scenario.caps`. All optional, non-negative; `maxJobs` an integer. */
 export const CapsSchema = strictObject(
   {
     /** Spend cap in USD; 0 = no spend allowed. */
@@ -45,11 +44,13 @@ export const CapsSchema = strictObject(
     maxJobs: z.number().int().nonnegative().optional(),
     /** Wall-clock cap on the participant, in minutes; must be > 0 for a live terminal study. */
     maxMinutes: nonNegNumber.optional(),
+    /** Spend cap of the whole study in USD, summed over every seat; a seat not started because it is spent ends `budget_reached`. */
+    maxTotalUsd: nonNegNumber.optional(),
   },
-  { maxTotalUsd: REFERENCE_ONLY },
+  {},
 );
 
-/** `scenario` (reference §1.6): the spend declaration. Absent mode = `dry-run` (invariant 3). */
+/** `scenario`: the spend declaration. Absent mode = `dry-run` (invariant 3). */
 export const ScenarioSchema = strictObject(
   {
     mode: z.enum(["dry-run", "live"]).default("dry-run"),
@@ -59,7 +60,7 @@ export const ScenarioSchema = strictObject(
 );
 
 /**
- * `policies` (reference §1.7): four deny-by-default credential-boundary declarations. They are
+ * `policies`: four deny-by-default credential-boundary declarations. They are
  * recorded as evidence only — humanish has no channel that injects any of these credentials,
  * so `true` produces a warning.
  */
@@ -78,12 +79,12 @@ export const PoliciesSchema = strictObject(
   },
 );
 
-/** `actors[0].reasoningEffort` values (reference §1.4). */
+/** `actors[0].reasoningEffort` values. */
 export const reasoningEffort = z.enum(["none", "minimal", "low", "medium", "high", "xhigh", "max"]);
 
 /**
  * The brief and model fields of a model-driven actor on either route (`codex-exec`,
- * `openai-computer-use`; reference §1.4), spread between its `count` and `tasks`.
+ * `openai-computer-use`), spread between its `count` and `tasks`.
  */
 export const modelActorFields = {
   persona: nonBlank().optional(),
@@ -94,8 +95,51 @@ export const modelActorFields = {
   reasoningEffort: reasoningEffort.optional(),
 };
 
+/** Most seats one study runs (every route). */
+export const MAX_SEATS = 16;
+
+/** `actors[0].count`: how many seats run the same participant, 1–{@link MAX_SEATS}. */
+export const seatCount = z
+  .number({ message: `must be an integer from 1 to ${MAX_SEATS}` })
+  .int({ message: `must be an integer from 1 to ${MAX_SEATS}` })
+  .min(1, { message: `must be at least 1 (a study needs one seat)` })
+  .max(MAX_SEATS, { message: `must be at most ${MAX_SEATS} seats` });
+
+/** A seat id: a lane id or roster id; the same alphabet as task ids, at most 40 characters (it names a bundle folder). */
+export const seatId = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$/, { message: "must be 1–40 of letters, digits, `_` and `-`, starting with a letter or digit" });
+
+/** The per-seat fields a lane or roster entry may set (the device is checked per route). */
+const seatFields = {
+  persona: nonBlank().optional(),
+  /** A device preset name (browser route only). */
+  device: nonBlank().optional(),
+  /** Extra instruction appended to this seat's brief. */
+  instruction: nonBlank().optional(),
+};
+
+/** `actors[0].lanes[]`: one explicitly named seat each. */
+export const LaneSchema = strictObject({ id: seatId, ...seatFields });
+
+/** `actors[0].roster[]`: `count` seats sharing fields, named `<id>-01`…`<id>-NN`. */
+export const RosterSchema = strictObject({ id: seatId, count: seatCount, ...seatFields });
+
+/** The seat keys every actor accepts: exactly one of `count`, `lanes`, `roster` (checked in parseLab). */
+export const actorSeatFields = {
+  lanes: z.array(LaneSchema).min(1, { message: "must list at least one lane when present" }).optional(),
+  roster: z.array(RosterSchema).min(1, { message: "must list at least one roster entry when present" }).optional(),
+};
+
+/** `execution.concurrency`: most seats running at once, 1–{@link MAX_SEATS} (absent: all seats, capped by the machine). */
+export const concurrencyField = z
+  .number({ message: `must be an integer from 1 to ${MAX_SEATS}` })
+  .int({ message: `must be an integer from 1 to ${MAX_SEATS}` })
+  .min(1, { message: "must be at least 1 (0 would start no seat)" })
+  .max(MAX_SEATS, { message: `must be at most ${MAX_SEATS}` });
+
 /**
- * The keys every lab starts with (reference §1.2), spread first into each route's lab schema:
+ * The keys every lab starts with, spread first into each route's lab schema:
  * `schema` (exactly {@link LAB_SCHEMA_ID}), `id`, optional `title` and `description`.
  */
 export const labHeadFields = {
@@ -107,7 +151,7 @@ export const labHeadFields = {
 
 /**
  * The keys every lab ends with, spread last into each route's lab schema: `scenario` (absent =
- * dry run, invariant 3) and `policies` (absent = all four denied; reference §1.6, §1.7).
+ * dry run, invariant 3) and `policies` (absent = all four denied).
  */
 export const labTailFields = {
   scenario: ScenarioSchema.default(() => ({ mode: "dry-run" }) as const),
@@ -154,6 +198,29 @@ export type Scenario = z.output<typeof ScenarioSchema>;
 export type Caps = z.output<typeof CapsSchema>;
 /** `policies` after defaults (all four booleans present). */
 export type Policies = z.output<typeof PoliciesSchema>;
+
+/**
+ * Why `s` cannot be a URL or path target, or undefined: a control character (C0, DEL or C1,
+ * e.g. NUL, tab, newline) would be cut, rewritten or typed as a keystroke on its way to the
+ * browser or file system, so the target opened would not be the one written.
+ */
+export function controlCharProblem(s: string): string | undefined {
+  const m = /\p{Cc}/u.exec(s);
+  if (!m) return undefined;
+  const code = m[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0");
+  return `must not contain control characters (found U+${code} at character ${m.index + 1}); write it without them`;
+}
+
+/**
+ * A string field naming a URL or path target: refused first for control characters (see
+ * {@link controlCharProblem}), so that message wins over any format rule chained after it.
+ */
+export function targetString() {
+  return z.string().check((ctx) => {
+    const why = controlCharProblem(ctx.value);
+    if (why) ctx.issues.push({ code: "custom", message: why, input: ctx.value, abort: true });
+  });
+}
 
 export function toList(v: string | string[]): string[] {
   return typeof v === "string" ? [v] : v;

@@ -1,10 +1,12 @@
 /**
- * The terminal route's lab schema (reference contracts.md §1.3–§1.5, §5; issue 2 §3–§4):
+ * The terminal route's lab schema:
  * `subject.source: terminal-product`, actors `scripted-terminal` | `codex-exec`,
  * `execution.target: docker` (default) | `e2b-terminal`.
  */
 import { z } from "zod";
 import {
+  actorSeatFields,
+  concurrencyField,
   exitCode,
   isHttpUrl,
   LAB_ID_PATTERN,
@@ -15,7 +17,9 @@ import {
   NOT_ON_TERMINAL,
   posInt,
   REFERENCE_ONLY,
+  seatCount,
   subjectReferenceOnly,
+  targetString,
   taskId,
   topForeign,
 } from "./schema-common.ts";
@@ -52,7 +56,7 @@ export const TerminalCheckSchema = strictObject(
   },
 );
 
-/** One task (reference §6.3, issue 2 §4): the `goal` goes into the brief; `check` never does. */
+/** One task: the `goal` goes into the brief; `check` never does (it is hidden from the participant). */
 export const TerminalTaskSchema = strictObject(
   {
     id: taskId,
@@ -79,8 +83,9 @@ const terminalTasks = z.array(TerminalTaskSchema).min(1, { message: "must list a
 export const ScriptedTerminalActorSchema = strictObject(
   {
     type: z.literal("scripted-terminal"),
-    /** Terminal studies run exactly one participant. */
-    count: z.literal(1).optional(),
+    /** Seats running the same steps, each in its own sandbox. */
+    count: seatCount.optional(),
+    ...actorSeatFields,
     persona: nonBlank().optional(),
     mission: nonBlank().optional(),
     tasks: terminalTasks,
@@ -96,7 +101,8 @@ export const ScriptedTerminalActorSchema = strictObject(
 export const CodexExecActorSchema = strictObject(
   {
     type: z.literal("codex-exec"),
-    count: z.literal(1).optional(),
+    count: seatCount.optional(),
+    ...actorSeatFields,
     ...modelActorFields,
     tasks: terminalTasks,
   },
@@ -107,7 +113,7 @@ export const CodexExecActorSchema = strictObject(
 export const TerminalActorSchema = z.discriminatedUnion("type", [ScriptedTerminalActorSchema, CodexExecActorSchema]);
 
 /**
- * `subject.product` (reference §1.3 / §5.1). `install` is a list of shell commands run as root
+ * `subject.product`. `install` is a list of shell commands run as root
  * in the sandbox, in order, in {@link TERMINAL_STUDY_DIR}, before the participant starts and
  * with no key in their env (unkeyed); a failing command fails the run before the participant.
  */
@@ -115,7 +121,7 @@ export const ProductSchema = strictObject(
   {
     name: z.string().regex(LAB_ID_PATTERN, { message: "must start with a letter or digit and use only letters, digits, `_`, `.` and `-`" }),
     publicSurfaces: z
-      .array(z.string().refine(isHttpUrl, { message: "must be an absolute http(s) URL" }))
+      .array(targetString().refine(isHttpUrl, { message: "must be an absolute http(s) URL" }))
       .min(1, { message: "must list at least one public surface URL" }),
     install: z.array(nonBlank("a non-empty shell command")).min(1, { message: "must list at least one command when present" }).optional(),
   },
@@ -139,13 +145,16 @@ export const TerminalSubjectSchema = strictObject(
 );
 
 /**
- * `execution` on the terminal route (reference §1.5).
+ * `execution` on the terminal route.
  * - `target`: `docker` (default; a local Docker sandbox) or `e2b-terminal` (parses and routes;
  *   live runs come later and fail before any spend; dry-run works).
  * - `timeoutMs`: accepted for compatibility but not consumed here (warns); the participant's
  *   deadline is `scenario.caps.maxMinutes`.
  * - `terminal`: `{transport: exec-stream, stdin: disabled}` — captured exec output, stdin closed.
- * - `runtimeAuth`: `openai-env` (codex-exec only): the runtime key rides in the Codex command's env.
+ * - `runtimeAuth` (codex-exec only; default `openai-env`): the model is reached through the
+ *   humanish model gateway either way. `openai-env`: the key also rides in the Codex command's
+ *   env (the agent holds a spendable key). `openai-egress` (target docker): the key stays on the
+ *   host, in the gateway; the sandbox holds only a per-seat gateway token.
  * - `runtime.version`: exact `@openai/codex` version (codex-exec only); absent → `latest` is
  *   resolved once and the exact version recorded.
  * - `image`: Docker image for the sandbox (target docker only); absent → the humanish sandbox image.
@@ -155,6 +164,8 @@ export const TerminalSubjectSchema = strictObject(
  *   starts (src/routes/terminal). It is only accepted when something in the lab needs it:
  *   `product.install` commands (package downloads) or a `codex-exec` participant (which must
  *   install the Codex CLI and reach the model API). Default: `bridge` for codex-exec, else `none`.
+ * - `limits.diskMiB`: most MiB the sandbox may write (target docker; default 2048): no file may
+ *   grow past it, and a sandbox whose writes add up past it is stopped with the reason recorded.
  */
 export const TerminalExecutionSchema = strictObject(
   {
@@ -164,17 +175,18 @@ export const TerminalExecutionSchema = strictObject(
       transport: z.literal("exec-stream", { message: "must be exec-stream (captured exec output is not an interactive PTY)" }).default("exec-stream"),
       stdin: z.literal("disabled", { message: "must be disabled (participants run with stdin closed)" }).default("disabled"),
     }).default(() => ({ transport: "exec-stream", stdin: "disabled" }) as const),
-    runtimeAuth: z.literal("openai-env", { message: "must be openai-env" }).optional(),
+    runtimeAuth: z.enum(["openai-env", "openai-egress"], { message: "must be openai-env or openai-egress" }).optional(),
     runtime: strictObject({
       version: z.string().regex(EXACT_SEMVER_PATTERN, { message: "must be an exact semver such as 0.171.0 (no ranges, no `latest`, no `v`)" }),
     }).optional(),
     image: z.string().regex(IMAGE_REF_PATTERN, { message: "must be a Docker image reference such as humanish-sandbox:1 or debian:bookworm-slim" }).optional(),
     network: z.enum(["none", "bridge"]).optional(),
+    limits: strictObject({ diskMiB: posInt.optional() }).optional(),
+    concurrency: concurrencyField.optional(),
   },
   {
     desktop: NOT_ON_TERMINAL,
     completionTimeoutMs: REFERENCE_ONLY,
-    concurrency: REFERENCE_ONLY,
     caps: "belongs in scenario.caps",
     egressAllow: REFERENCE_ONLY,
   },

@@ -1,6 +1,5 @@
 /**
- * The lab manifest schema `humanish.lab.v2` (reference contracts.md §1, §6.3; issue 2 §3–§4,
- * issue 4 §6): zod schemas for the two routes humanish runs, and the TypeScript types every
+ * The lab manifest schema `humanish.lab.v2`: zod schemas for the two routes humanish runs, and the TypeScript types every
  * other layer imports. This module gathers the shared, terminal and browser parts.
  *
  * Every object is strict: an unknown key is rejected with the nearest known key, and a key that
@@ -25,6 +24,9 @@ export {
   LAB_SCHEMA_ID,
   type LabWarning,
   LabWarningSchema,
+  LaneSchema,
+  MAX_SEATS,
+  RosterSchema,
   loopbackUrlProblem,
   type Policies,
   PoliciesSchema,

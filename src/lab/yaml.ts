@@ -1,14 +1,28 @@
 /**
  * Strict YAML loading for lab manifests: YAML 1.2 core schema only, one document, no
  * directives, no merge keys, no duplicate keys (comparing keys by their string form, so `1` and
- * `"1"` collide), no tags outside the core schema, only scalar keys. Every rejection names the
- * problem and its `line:column` (test/fixtures/cases/README.md "YAML lab manifests").
+ * `"1"` collide), no tags outside the core schema, only scalar keys, nesting at most
+ * {@link MAX_LAB_DEPTH} levels, and few, small aliases. Every rejection names the problem and its
+ * `line:column` (test/fixtures/cases/README.md "YAML lab manifests").
+ *
+ * Every pass is linear in the text: the lexical pass stops at the first lexeme that breaks a
+ * rule (yaml-scan.ts), the structural pass is one iterative walk (yaml-walk.ts), and field
+ * lookups for messages index each mapping's keys once.
  *
  * The loaded document is kept so later validation errors can point at the line of a field.
  */
-import { Composer, type Document, isAlias, isMap, isPair, isScalar, isSeq, LineCounter, Parser, parseDocument, visit, type Node as YamlNode } from "yaml";
+import { Composer, isAlias, isMap, isScalar, isSeq, LineCounter, type Pair, parseDocument, type Node as YamlNode } from "yaml";
+import { MAX_LAB_DEPTH, scanLabYaml } from "./yaml-scan.ts";
+import { MAX_ALIAS_EXPANSION, MAX_LAB_ALIASES, walkLabYaml } from "./yaml-walk.ts";
 
-/** Most aliases a lab may expand (guards against alias bombs). */
+export { MAX_ALIAS_EXPANSION, MAX_LAB_ALIASES, MAX_LAB_DEPTH };
+
+/**
+ * The yaml package's own alias guard, set explicitly rather than left to its default: while
+ * converting to plain values it refuses an anchor whose uses times the aliases inside it exceed
+ * this. The structural walk refuses alias bombs first with a located message; this is the
+ * second line.
+ */
 export const MAX_ALIAS_COUNT = 100;
 
 /** A successfully loaded YAML document. */
@@ -29,31 +43,16 @@ export interface YamlProblem {
 }
 
 /**
- * Parses `text` strictly. Returns the document or the first problem (in source order within
- * each kind; lexical problems — directives, extra documents — first).
+ * Parses `text` strictly. Returns the document or the first problem (lexical problems —
+ * directives, extra documents, too deep a nesting — first, then syntax, then structure).
  */
 export function loadStrictYaml(text: string): { ok: true; yaml: StrictYaml } | { ok: false; problem: YamlProblem } {
   const lc = new LineCounter();
   const at = (offset: number) => lc.linePos(offset);
 
-  // 1. Lexical: directives and document count, from the CST (parsed once, composed below).
-  const tokens = Array.from(new Parser(lc.addNewLine).parse(text));
-  let documents = 0;
-  for (const tok of tokens) {
-    if (tok.type === "directive") {
-      const name = tok.source.trim().split(/\s+/)[0] ?? "%";
-      return fail(at(tok.offset), `YAML directive \`${tok.source.trim()}\` is not allowed: labs are YAML 1.2 core schema only (remove the ${name} line)`);
-    }
-    if (tok.type === "document") {
-      documents++;
-      if (documents === 2) {
-        return fail(
-          at(tok.offset),
-          "a second YAML document starts here: a lab file holds exactly one document (remove everything from here on, or split it into two files)",
-        );
-      }
-    }
-  }
+  // 1. Lexical: directives, document count and depth, from the CST (parsed once, composed below).
+  const scanned = scanLabYaml(text, lc);
+  if (!scanned.ok) return fail(at(scanned.problem.offset), scanned.problem.what);
 
   // 2. Compose: YAML 1.2 core schema, merge keys off. Duplicate keys are checked below rather
   //    than with the library's `uniqueKeys`, whose default compares read values strictly (so
@@ -67,81 +66,23 @@ export function loadStrictYaml(text: string): { ok: true; yaml: StrictYaml } | {
     strict: true,
     keepSourceTokens: false,
   } as const;
-  const composed = Array.from(new Composer(options).compose(tokens, true, text.length));
+  const composed = Array.from(new Composer(options).compose(scanned.tokens, true, text.length));
   const doc = composed[0] ?? parseDocument("", options);
   if (composed.length > 1) return fail({ line: 1, col: 1 }, "more than one YAML document: a lab file holds exactly one document");
-  for (const e of [...doc.errors, ...doc.warnings]) {
-    if (e.linePos === undefined) e.linePos = [at(e.pos[0]), at(e.pos[1])];
-  }
   const firstError = doc.errors[0];
-  if (firstError) {
-    const p = firstError.linePos?.[0] ?? at(firstError.pos[0]);
-    return fail(p, `YAML syntax error: ${firstError.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "")}`);
-  }
+  if (firstError) return fail(firstError.linePos?.[0] ?? at(firstError.pos[0]), `YAML syntax error: ${firstLine(firstError.message)}`);
   const firstWarning = doc.warnings[0];
   if (firstWarning) {
-    const p = firstWarning.linePos?.[0] ?? at(firstWarning.pos[0]);
-    return fail(p, `YAML problem: ${firstWarning.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "")} (labs use the YAML 1.2 core schema only)`);
+    return fail(
+      firstWarning.linePos?.[0] ?? at(firstWarning.pos[0]),
+      `YAML problem: ${firstLine(firstWarning.message)} (labs use the YAML 1.2 core schema only)`,
+    );
   }
 
-  // 3. Structural rules: scalar keys, no merge keys, no duplicate keys, core tags only.
-  let problem: YamlProblem | undefined;
-  const tagProblem = (node: YamlNode): typeof visit.BREAK | undefined => {
-    const tag = node.tag;
-    if (tag === undefined || CORE_TAGS.has(tag)) return undefined;
-    const written = tag.startsWith("tag:yaml.org,2002:") ? `!!${tag.slice("tag:yaml.org,2002:".length)}` : tag;
-    const end = node.range?.[0] ?? 0;
-    const found = text.lastIndexOf(written, end);
-    const p = at(found >= 0 ? found : end);
-    problem = {
-      ...p,
-      message: `${p.line}:${p.col}: tag \`${written}\` is not in the YAML 1.2 core schema (labs use plain strings, numbers, booleans, lists and mappings)`,
-    };
-    return visit.BREAK;
-  };
-  visit(doc, {
-    Map(_key, map) {
-      if (tagProblem(map) === visit.BREAK) return visit.BREAK;
-      const seen = new Map<string, { line: number; col: number; written: string }>();
-      for (const pair of map.items) {
-        const k = pair.key;
-        if (!isScalar(k)) {
-          const node = k as YamlNode | null;
-          const p = node?.range ? at(node.range[0]) : at(map.range?.[0] ?? 0);
-          problem = {
-            ...p,
-            message: `${p.line}:${p.col}: ${isAlias(k) ? "an alias" : "a complex (non-scalar) value"} is used as a mapping key; lab keys must be plain strings`,
-          };
-          return visit.BREAK;
-        }
-        const written = k.range ? text.slice(k.range[0], k.range[1]).trim() : String(k.value);
-        const p = at(k.range?.[0] ?? 0);
-        if (k.value === "<<") {
-          problem = {
-            ...p,
-            message: `${p.line}:${p.col}: merge key \`<<\` is not allowed: labs are YAML 1.2 core schema, which has no merge keys (write the keys out)`,
-          };
-          return visit.BREAK;
-        }
-        const identity = String(k.value);
-        const prior = seen.get(identity);
-        if (prior) {
-          const same = prior.written === written ? "" : ` (\`${prior.written}\` and \`${written}\` are the same key once read)`;
-          problem = { ...p, message: `${p.line}:${p.col}: duplicate key \`${written}\`, first defined at line ${prior.line}${same}` };
-          return visit.BREAK;
-        }
-        seen.set(identity, { ...p, written });
-      }
-      return undefined;
-    },
-    Seq(_key, seq) {
-      return tagProblem(seq);
-    },
-    Scalar(_key, scalar) {
-      return tagProblem(scalar);
-    },
-  });
-  if (problem) return { ok: false, problem };
+  // 3. Structural rules: scalar keys, no merge keys, no duplicate keys, core tags, small aliases.
+  const walked = walkLabYaml(doc, text, (offset) => at(offset).line);
+  if (!walked.ok) return fail(at(walked.problem.offset), walked.problem.what);
+  const { aliasTargets } = walked.walk;
 
   let value: unknown;
   try {
@@ -150,28 +91,57 @@ export function loadStrictYaml(text: string): { ok: true; yaml: StrictYaml } | {
     return fail({ line: 1, col: 1 }, `YAML could not be expanded: ${e instanceof Error ? e.message : String(e)}`);
   }
 
+  return { ok: true, yaml: strictYamlOf(doc.contents, text, value, aliasTargets, at) };
+}
+
+/**
+ * The loaded document (root node `root`) with its field lookups: a path steps through aliases
+ * (via the walk's alias targets, never the library's per-alias document search), and each
+ * mapping's keys are indexed on first use, so locating a field costs one step per segment.
+ */
+function strictYamlOf(
+  root: unknown,
+  text: string,
+  value: unknown,
+  aliasTargets: ReadonlyMap<unknown, YamlNode>,
+  at: (offset: number) => { line: number; col: number },
+): StrictYaml {
+  const keyIndex = new WeakMap<object, Map<string, Pair>>();
+  const resolve = (n: unknown): unknown => (isAlias(n) ? aliasTargets.get(n) : n);
+  // The nodes along `path` that exist, root first: the last is the node at `path` when the
+  // whole path exists, else its nearest existing ancestor.
+  const nodesAlong = (path: readonly PropertyKey[]): { nodes: unknown[]; complete: boolean } => {
+    let node: unknown = resolve(root);
+    const nodes: unknown[] = [];
+    for (const seg of path) {
+      if (node === undefined || node === null) return { nodes, complete: false };
+      nodes.push(node);
+      if (isSeq(node)) node = typeof seg === "number" ? resolve(node.items[seg]) : undefined;
+      else if (isMap(node)) node = resolve(pairOf(node, String(seg), keyIndex)?.value);
+      else return { nodes, complete: false };
+    }
+    if (node === undefined || node === null) return { nodes, complete: false };
+    nodes.push(node);
+    return { nodes, complete: true };
+  };
   const nodeAt = (path: readonly PropertyKey[]): unknown => {
-    if (path.length === 0) return doc.contents;
-    return doc.getIn(
-      path.map((p) => (typeof p === "symbol" ? String(p) : p)),
-      true,
-    );
+    const { nodes, complete } = nodesAlong(path);
+    return complete ? nodes[nodes.length - 1] : undefined;
   };
   const yaml: StrictYaml = {
     value,
     locate(path, key) {
-      let node = nodeAt(path);
-      if (isAlias(node)) node = node.resolve(doc as Document);
+      const { nodes, complete } = nodesAlong(path);
+      const node = complete ? nodes[nodes.length - 1] : undefined;
       if (key !== undefined && isMap(node)) {
-        const pair = node.items.find((it) => isPair(it) && isScalar(it.key) && String(it.key.value) === key);
-        const k = pair?.key as YamlNode | undefined;
+        const k = pairOf(node, key, keyIndex)?.key as YamlNode | undefined;
         if (k?.range) return at(k.range[0]);
       }
       const n = node as YamlNode | undefined;
       if (n && (isMap(n) || isSeq(n) || isScalar(n)) && n.range) return at(n.range[0]);
-      // Fall back to the nearest existing ancestor.
-      for (let i = path.length - 1; i >= 0; i--) {
-        const anc = nodeAt(path.slice(0, i)) as YamlNode | undefined;
+      // Fall back to the nearest existing ancestor collection.
+      for (let i = complete ? nodes.length - 2 : nodes.length - 1; i >= 0; i--) {
+        const anc = nodes[i] as YamlNode | undefined;
         if (anc && (isMap(anc) || isSeq(anc)) && anc.range) return at(anc.range[0]);
       }
       return undefined;
@@ -182,18 +152,29 @@ export function loadStrictYaml(text: string): { ok: true; yaml: StrictYaml } | {
       return undefined;
     },
   };
-  return { ok: true, yaml };
+  return yaml;
 }
 
-const CORE_TAGS = new Set([
-  "tag:yaml.org,2002:map",
-  "tag:yaml.org,2002:seq",
-  "tag:yaml.org,2002:str",
-  "tag:yaml.org,2002:null",
-  "tag:yaml.org,2002:bool",
-  "tag:yaml.org,2002:int",
-  "tag:yaml.org,2002:float",
-]);
+/** The pair of `map` whose key reads as `key`, indexing the map's keys on first use. */
+function pairOf(map: { items: Pair[] }, key: string, index: WeakMap<object, Map<string, Pair>>): Pair | undefined {
+  let byKey = index.get(map);
+  if (byKey === undefined) {
+    byKey = new Map();
+    for (const pair of map.items) {
+      if (isScalar(pair.key)) {
+        const k = String(pair.key.value);
+        if (!byKey.has(k)) byKey.set(k, pair);
+      }
+    }
+    index.set(map, byKey);
+  }
+  return byKey.get(key);
+}
+
+/** The first line of a library message, without its trailing `at line L, column C`. */
+function firstLine(message: string): string {
+  return message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
+}
 
 function fail(p: { line: number; col: number }, what: string): { ok: false; problem: YamlProblem } {
   return { ok: false, problem: { line: p.line, col: p.col, message: `${p.line}:${p.col}: ${what}` } };

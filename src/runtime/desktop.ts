@@ -19,15 +19,16 @@ import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import seccompProfile from "../../runtime/seccomp/guest.json";
-import { type BrowserControlExecutor, type BrowserControlIdentity, connectUnixSocketTransport, createBrowserControlClient } from "../browser-control/index.ts";
+import { type BrowserControlExecutor, type BrowserControlIdentity, createBrowserControlClient } from "../browser-control/index.ts";
 import type { DockerClient } from "../docker/index.ts";
 import { HumanishError } from "../errors.ts";
-import { GUEST_IO_DIR } from "../guest/config.ts";
-import { type Forwarder, startForwarder } from "../guest/forward.ts";
+import { type Forwarder, startForwarder } from "../forward/forward.ts";
+import { GUEST_IO_DIR } from "../guest/contract.ts";
 import { CONTROLLER_LABEL, controllerIdentity } from "../sandbox/controller.ts";
 import { releaseContainer } from "../sandbox/release.ts";
 import type { ReleaseProof } from "../sandbox/types.ts";
 import type { GuestImage } from "./guest-image.ts";
+import { connectUnixSocketTransport } from "./transport.ts";
 
 /** The seccomp profile text applied to every guest container. */
 export const GUEST_SECCOMP_PROFILE: string = JSON.stringify(seccompProfile);

@@ -1,19 +1,25 @@
 /**
  * "Did you mean …" suggestions: the candidate closest to `input` by Levenshtein distance,
  * or undefined when nothing is close enough (distance > max(2, ⌈len/3⌉)).
- * Used for unknown CLI commands/flags and unknown lab keys.
+ * Used for unknown CLI commands/flags and unknown lab keys. Time is
+ * O(Σ |input|·|candidate|) over candidates whose length is within the limit of the input's.
  */
 export function nearest(input: string, candidates: readonly string[]): string | undefined {
   let best: string | undefined;
   let bestDistance = Infinity;
+  const limit = Math.max(2, Math.ceil(input.length / 3));
+  const lower = input.toLowerCase();
   for (const c of candidates) {
-    const d = levenshtein(input.toLowerCase(), c.toLowerCase());
+    // The distance is at least the difference in length, so a candidate that could neither win
+    // nor fall within the limit is skipped: a hostile megabyte-long key costs nothing here.
+    const lc = c.toLowerCase();
+    if (Math.abs(lower.length - lc.length) > Math.min(limit, bestDistance - 1)) continue;
+    const d = levenshtein(lower, lc);
     if (d < bestDistance) {
       bestDistance = d;
       best = c;
     }
   }
-  const limit = Math.max(2, Math.ceil(input.length / 3));
   return bestDistance <= limit ? best : undefined;
 }
 

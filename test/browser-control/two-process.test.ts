@@ -6,8 +6,9 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type CuaAction, connectUnixSocketTransport, createBrowserControlClient, isCuaExecutorError } from "../../src/browser-control/index.ts";
+import { type CuaAction, createBrowserControlClient, isCuaExecutorError } from "../../src/browser-control/index.ts";
 import { admitPng } from "../../src/png/index.ts";
+import { connectUnixSocketTransport } from "../../src/runtime/transport.ts";
 import { IDENTITY } from "./support.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "humanish-bc-")); // mkdtemp creates it 0700

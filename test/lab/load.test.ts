@@ -1,5 +1,5 @@
 /**
- * Resolution (reference contracts.md §1.1): search order, explicit paths, containment, the
+ * Resolution: search order, explicit paths, containment, the
  * embedded labs (`default` = jq) and listing.
  */
 import { afterAll, describe, expect, test } from "bun:test";

@@ -1,5 +1,5 @@
 /**
- * parseLab never throws for bad input (issue 2 §3; public API contract): seeded random
+ * parseLab never throws for bad input (its public contract): seeded random
  * mutations of every committed lab — byte flips, truncations, line swaps, inserted YAML
  * punctuation — each end in `{ok: true}` or HUMANISH_LAB_INVALID with a located message.
  * And the compiled single binary carries the embedded labs.

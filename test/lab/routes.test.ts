@@ -1,6 +1,6 @@
 /**
  * Route-level rules: fields that cannot act on a route are rejected (invariant 6), the
- * cross-validation of each route (reference contracts.md §1.12 adapted to our routes),
+ * cross-validation of each route (the upstream rules, adapted to our routes),
  * normalisation, warnings for accepted-but-unconsumed fields, and the routing predicates.
  */
 import { describe, expect, test } from "bun:test";
@@ -10,6 +10,7 @@ import {
   isBrowserLab,
   isTerminalLab,
   labDevices,
+  labSeats,
   parseLab,
   ROUTE_ACTOR_TYPES,
   resolveLabMode,
@@ -306,7 +307,7 @@ describe("no silent coercion", () => {
     );
     const l = browserBase();
     l.actors[0].count = "2";
-    expect(reject(y(l))).toMatch(/actors\[0\]\.count must be 1 \(desktop\) or 2 \(desktop \+ mobile\)/);
+    expect(reject(y(l))).toMatch(/actors\[0\]\.count expected a number, got the string "2"/);
   });
   test("a number is not a string, a string list is not a string", () => {
     const l = terminalBase();
@@ -341,13 +342,62 @@ describe("cross-validation", () => {
     l.actors = [];
     expect(reject(y(l))).toMatch(/actors must list exactly one actor \(got none\)/);
   });
-  test("terminal count is 1; browser count is 1 or 2", () => {
-    const l = terminalBase();
-    l.actors[0].count = 2;
-    expect(reject(y(l))).toMatch(/actors\[0\]\.count must be 1/);
+  test("seats: count 1–16 on every route; count XOR lanes XOR roster", () => {
+    for (const base of [terminalBase, browserBase]) {
+      const ok = base();
+      ok.actors[0].count = 16;
+      accept(y(ok));
+      const zero = base();
+      zero.actors[0].count = 0;
+      expect(reject(y(zero))).toMatch(/actors\[0\]\.count must be at least 1/);
+      const many = base();
+      many.actors[0].count = 17;
+      expect(reject(y(many))).toMatch(/actors\[0\]\.count must be at most 16 seats/);
+      const both = base();
+      both.actors[0].count = 2;
+      both.actors[0].lanes = [{ id: "a" }, { id: "b" }];
+      expect(reject(y(both))).toMatch(/actors\[0\]\.lanes cannot be combined with count/);
+      const dup = base();
+      dup.actors[0].lanes = [{ id: "a" }, { id: "a" }];
+      expect(reject(y(dup))).toMatch(/actors\[0\]\.lanes\[1\]\.id seat id `a` repeats/);
+      const roster = base();
+      roster.actors[0].roster = [{ id: "r", count: 9 }, { id: "s", count: 8 }];
+      expect(reject(y(roster))).toMatch(/actors\[0\]\.roster declares 17 seats; a study runs at most 16/);
+      const conc = base();
+      conc.execution = { ...(conc.execution ?? {}), concurrency: 0 };
+      expect(reject(y(conc))).toMatch(/execution\.concurrency must be at least 1/);
+    }
+    const dev = browserBase();
+    dev.actors[0].lanes = [{ id: "a", device: "phablet" }];
+    expect(reject(y(dev))).toMatch(/actors\[0\]\.lanes\[0\]\.device `phablet` is not a device/);
+    const tdev = terminalBase();
+    tdev.actors[0].lanes = [{ id: "a", device: "desktop" }];
+    expect(reject(y(tdev))).toMatch(/actors\[0\]\.lanes\[0\]\.device only acts on the browser route/);
+  });
+  test("seat ids: p1…pN, lane ids, roster <id>-01..NN; lane devices win over the count-2 pair", () => {
+    const t = terminalBase();
+    t.actors[0].count = 3;
+    expect(labSeats(accept(y(t)).config).map((s) => s.id)).toEqual(["p1", "p2", "p3"]);
+    const r = terminalBase();
+    r.actors[0].roster = [{ id: "novice", count: 2, persona: "new" }, { id: "pro", count: 1 }];
+    expect(labSeats(accept(y(r)).config).map((s) => [s.id, s.persona ?? null])).toEqual([
+      ["novice-01", "new"],
+      ["novice-02", "new"],
+      ["pro-01", null],
+    ]);
     const b = browserBase();
-    b.actors[0].count = 3;
-    expect(reject(y(b))).toMatch(/actors\[0\]\.count must be 1 \(desktop\) or 2/);
+    b.actors[0].lanes = [{ id: "phone", device: "mobile", instruction: "use the phone" }, { id: "pc" }];
+    const c = accept(y(b)).config;
+    if (!isBrowserLab(c)) throw new Error("route");
+    expect(labDevices(c).map((d) => [d.seat.id, d.name])).toEqual([
+      ["phone", "mobile"],
+      ["pc", "desktop"],
+    ]);
+    const three = browserBase();
+    three.actors[0].count = 3;
+    const c3 = accept(y(three)).config;
+    if (!isBrowserLab(c3)) throw new Error("route");
+    expect(labDevices(c3).map((d) => d.name)).toEqual(["desktop", "desktop", "desktop"]);
   });
   test("task ids are unique", () => {
     const l = terminalBase();
@@ -589,7 +639,7 @@ describe("normalisation and defaults", () => {
     if (!isBrowserLab(config)) throw new Error("route");
     expect(config.execution).toEqual({ target: "local" });
     expect(config.actors[0].count).toBe(1);
-    expect(labDevices(config)).toEqual([{ name: "desktop", preset: DEVICE_PRESETS.desktop }]);
+    expect(labDevices(config)).toEqual([{ seat: { id: "p1", index: 0 }, name: "desktop", preset: DEVICE_PRESETS.desktop }]);
     const two = browserBase();
     two.actors[0].count = 2;
     const c2 = accept(y(two)).config;

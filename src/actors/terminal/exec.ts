@@ -9,9 +9,10 @@
  * - an abort signal (SIGINT/SIGTERM of the study) stops it the same way.
  * The result says which deadline fired.
  */
-import { tail } from "../../bundle/redact.ts";
+
 import { concatBytes } from "../../bytes/concat.ts";
 import type { Sandbox } from "../../sandbox/types.ts";
+import { tail } from "../../text/tail.ts";
 import type { DeadlineKind } from "../types.ts";
 import type { RunContext } from "./participant.ts";
 

@@ -1,6 +1,9 @@
 /**
- * The guest configuration the host writes to `<io>/config.json` before starting the container
- * (the io directory is a private host directory bind-mounted at {@link GUEST_IO_DIR}).
+ * The contract between the host and the guest, the one module of `guest/` the host imports:
+ * where the host's io directory is mounted in the guest, the line the guest prints once it
+ * listens, and the configuration the host writes to `<io>/config.json` before starting the
+ * container (the io directory is a private host directory bind-mounted at {@link GUEST_IO_DIR}).
+ * Data and validation only: no I/O, so the host pulls in nothing of the guest's desktop driver.
  */
 import { z } from "zod";
 import { identitySchema } from "../browser-control/index.ts";

@@ -4,6 +4,9 @@
  * → `<io>/app.sock`; on the host, `<io>/app.sock` → the lab's real `127.0.0.1:<appPort>`. Bytes
  * are piped opaquely (HTTP, WebSocket and TLS are never parsed), so Chromium keeps the app's
  * own origin `http://127.0.0.1:<port>`.
+ *
+ * It sits in its own folder, below both `guest/` and `runtime/`, because both sides run it:
+ * neither side then imports the other's internals.
  */
 import { createConnection, createServer, type Server, type Socket } from "node:net";
 import { HumanishError } from "../errors.ts";
