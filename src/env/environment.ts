@@ -32,7 +32,7 @@ import {
   type RewardOverrideIgnored,
   type RewardOverrideVerdict,
 } from "./reward.ts";
-import type { Slot } from "./sessions.ts";
+import type { Slot } from "./slot.ts";
 import { commandOutputText, commandResultText, finalAnswerText, toolErrorText } from "./text.ts";
 import { describeZodError, type ResetRequest, TERMINAL_TOOL_NAME, type ToolErrorType, terminalArgsSchema, terminalToolOpenEnv } from "./wire.ts";
 

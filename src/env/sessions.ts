@@ -21,40 +21,10 @@
 import { HumanishError } from "../errors.ts";
 import type { ReleaseProof } from "../sandbox/types.ts";
 import { type EnvironmentConfig, TerminalEnvironment } from "./environment.ts";
+import { Slot } from "./slot.ts";
 import type { ResetRequest } from "./wire.ts";
 
-/** `held`: counts and is not expected to free soon; `releasing`: counts until a release in flight settles; `free`: returned. */
-export type SlotStatus = "held" | "releasing" | "free";
-
-/** One unit of capacity. Every transition notifies the pool so that waiting acquirers re-check. */
-export class Slot {
-  private current: SlotStatus = "held";
-  constructor(private readonly onChange: () => void) {}
-
-  get status(): SlotStatus {
-    return this.current;
-  }
-
-  /** A release that will free this slot is in flight. */
-  releasing(): void {
-    if (this.current === "held") this.set("releasing");
-  }
-
-  /** Back to plain held (e.g. the release came back unconfirmed and the sandbox keeps the slot). */
-  hold(): void {
-    if (this.current === "releasing") this.set("held");
-  }
-
-  /** Gives the slot back. Idempotent. */
-  free(): void {
-    if (this.current !== "free") this.set("free");
-  }
-
-  private set(s: SlotStatus): void {
-    this.current = s;
-    this.onChange();
-  }
-}
+export { Slot, type SlotStatus } from "./slot.ts";
 
 /** Counts capacity slots; {@link acquire} waits for in-flight releases instead of refusing early. */
 export class SlotPool {

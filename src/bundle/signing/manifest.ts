@@ -24,7 +24,7 @@ import { z } from "zod";
 import { sha256Hex } from "../../bytes/sha256.ts";
 import { Sha256Hex } from "../schemas.ts";
 import { canonicalBytes, canonicalJson } from "./canonical.ts";
-import { fingerprintOf, publicKeyObject } from "./keys.ts";
+import { fingerprintOf, publicKeyObject } from "./trust.ts";
 
 /** The bundle signature file beside `run.json`. */
 export const SIGNATURE_FILE = "signature.json";

@@ -4,8 +4,8 @@
  */
 import { RUN_FILE } from "../paths.ts";
 import { findSensitive } from "../redact.ts";
-import { fingerprintOf, isTrusted } from "../signing/keys.ts";
 import { APPENDIX_SIGNATURE_SUFFIX, buildManifest, checkAppendix, checkBundleSignature, SIGNATURE_FILE } from "../signing/manifest.ts";
+import { fingerprintOf, isTrusted } from "../signing/trust.ts";
 import type { CheckOutcome, VerifyContext } from "./context.ts";
 import { decodeText, digestOf, scanContent, scanJoinedStreams } from "./scan.ts";
 

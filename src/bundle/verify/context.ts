@@ -6,7 +6,7 @@
  */
 
 import type { ActorTrace, CleanupProof, RunBundle, SandboxReceipt, TerminalLedgers } from "../schemas.ts";
-import type { TrustSet } from "../signing/keys.ts";
+import type { TrustSet } from "../signing/trust.ts";
 
 /** A path the disk walk saw but did not read (directory, link, special or oversized file). */
 export interface UnreadPath {
@@ -41,7 +41,10 @@ export interface VerifyContext {
   /** Why an unlisted file was not accepted as an appendix, by path. */
   appendixProblems: Map<string, string>;
   traces: Map<string, ActorTrace>;
+  /** The root `terminal-ledgers.json` (a one-seat terminal run). */
   ledgers: TerminalLedgers | null;
+  /** Each seat's `seats/<id>/terminal-ledgers.json` (a many-seat terminal run), by seat id. */
+  seatLedgers: Map<string, TerminalLedgers>;
   receipts: SandboxReceipt[];
   orphanReleases: CleanupProof[];
   scanFindings: number;

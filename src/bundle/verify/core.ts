@@ -10,11 +10,12 @@
  */
 import { artifactRootFor, isSafeRunSegment } from "../paths.ts";
 import type { VerifyCheck, VerifyResult } from "../schemas.ts";
-import type { TrustSet } from "../signing/keys.ts";
+import type { TrustSet } from "../signing/trust.ts";
 import { runBundleShape, runJsonExists, runSchema } from "./checks-bundle.ts";
 import { artifactSchemas, browserEvidence, screenshotsAdmitted, terminalEvidence } from "./checks-evidence.ts";
 import { artifactsIntact, bundleSignature, noUnlistedFiles, publicSafetyScan, redactionPassed, storageContainment } from "./checks-files.ts";
 import { actorEngagement, capsRespected, cleanupProven, costLabeling, verdictConsistency } from "./checks-judgement.ts";
+import { studySeats } from "./checks-study.ts";
 import type { Check, UnreadPath, VerifyContext } from "./context.ts";
 
 export type { UnreadPath } from "./context.ts";
@@ -53,6 +54,7 @@ export const CHECKS: readonly (readonly [name: string, check: Check])[] = [
   ["screenshots admitted", screenshotsAdmitted],
   ["terminal-product evidence", terminalEvidence],
   ["browser evidence", browserEvidence],
+  ["study seats", studySeats],
   ["cleanup proven", cleanupProven],
   ["caps respected", capsRespected],
   ["cost labeling", costLabeling],
@@ -123,6 +125,7 @@ export async function verifyFiles(input: VerifyFilesInput): Promise<VerifyResult
     appendixProblems: new Map(),
     traces: new Map(),
     ledgers: null,
+    seatLedgers: new Map(),
     receipts: [],
     orphanReleases: [],
     scanFindings: 0,
