@@ -1,6 +1,6 @@
 /**
  * Report rendering cost vs a baseline in the same process: `renderReportHtml` of a heavy model
- * (512 KiB transcript, 2,000 timeline rows, 20 screenshots of 1440×950) against
+ * (512 KiB transcript, 2,000 timeline rows, 8 seats, 20 screenshots of 1440×950 in per-seat strips) against
  * `JSON.stringify` of the same model (the cheapest full serialisation of the same data).
  * Prints the median ms of each and their ratio. Run: `bun bench/report-render.ts`.
  */
@@ -29,7 +29,20 @@ const model: ReportModel = {
   reached: 1,
   total: 1,
   gaps: [],
-  participants: [{ id: "p1", status: "passed", completionReason: "goal_satisfied" }],
+  harnessFailed: 1,
+  participants: Array.from({ length: 8 }, (_, i) => ({
+    id: `p${i + 1}`,
+    persona: "newcomer",
+    device: i % 2 ? "mobile 500×896" : "desktop 1440×950",
+    status: i === 7 ? "failed" : "passed",
+    completionReason: i === 7 ? "harness_error" : "goal_satisfied",
+    category: i === 7 ? ("harness" as const) : ("goal" as const),
+    tasksPassed: 10,
+    tasksTotal: 10,
+    durationMs: 30_000 + i,
+    cost: { usd: i % 3 ? 0.0123 : null, fullyMeasured: i % 3 !== 0 },
+    screenshotCount: i < 4 ? 3 : 2,
+  })),
   tasks: Array.from({ length: 10 }, (_, i) => ({ id: `t${i}`, goal: `goal ${i}`, passed: i % 2, total: 1, status: i % 2 ? "passed" : "failed" })),
   timeline: Array.from({ length: 2000 }, (_, i) => ({
     at: new Date(i * 1000).toISOString(),
@@ -39,7 +52,14 @@ const model: ReportModel = {
     exitCode: 0,
   })),
   transcript: line.repeat(Math.ceil((512 * 1024) / line.length)),
-  screenshots: Array.from({ length: 20 }, (_, i) => ({ path: `screenshots/${i}.png`, caption: `turn ${i}`, png: png(1440, 950, i), width: 1440, height: 950 })),
+  screenshots: Array.from({ length: 20 }, (_, i) => ({
+    path: `screenshots/p${(i % 8) + 1}-${i}.png`,
+    caption: `turn ${i}`,
+    png: png(1440, 950, i),
+    width: 1440,
+    height: 950,
+    participantId: `p${(i % 8) + 1}`,
+  })),
   cost: [{ label: "provider", usd: null }],
   costTotal: { usd: null, fullyMeasured: false },
   cleanup: [],

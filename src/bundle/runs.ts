@@ -33,7 +33,12 @@ export interface RunSummary {
   verdict: Verdict | null;
   /** Stakeholder line, e.g. `1/1 reached the goal; tasks: a 1/1`, when sealed. */
   line: string | null;
-  participants: { reached: number; total: number } | null;
+  /**
+   * The denominator `reachedGoal/total` (`humanish runs` shows it as k/N); `harnessFailed` counts
+   * seats whose harness failed (never findings), null when only the status index was readable.
+   * Null when nothing recorded the participants yet.
+   */
+  participants: { total: number; reachedGoal: number; harnessFailed: number | null } | null;
   tasks: { id: string; completed: number; sessions: number }[];
   /** Estimated USD, or null = unmeasured (never 0 for unknown). */
   costUsd: number | null;
@@ -119,7 +124,7 @@ export async function summarizeRunDir(cwd: string, runId: string): Promise<RunSu
       mode: bundle.mode,
       verdict: f.verdict,
       line: f.line,
-      participants: f.participants,
+      participants: { total: f.participants.total, reachedGoal: f.participants.reached, harnessFailed: bundle.review.participants.harnessFailed },
       tasks: f.tasks,
       costUsd: f.costUsd,
       costLabel: costLabel(f.costUsd),
@@ -138,7 +143,9 @@ export async function summarizeRunDir(cwd: string, runId: string): Promise<RunSu
       mode: status.mode ?? null,
       verdict: status.outcome?.verdict ?? null,
       line: null,
-      participants: status.outcome?.participants ? { reached: status.outcome.participants.reachedGoal, total: status.outcome.participants.total } : null,
+      participants: status.outcome?.participants
+        ? { total: status.outcome.participants.total, reachedGoal: status.outcome.participants.reachedGoal, harnessFailed: null }
+        : null,
       tasks: [],
       costUsd: cost,
       costLabel: costLabel(cost),

@@ -145,6 +145,7 @@ export function helpText(topic?: CommandSpec, group?: string): string {
       const width = Math.max(...flags.map(([n, f]) => n.length + (f.value ? f.value.length + 1 : 0))) + 4;
       for (const [n, f] of flags) lines.push(`  ${`--${n}${f.value ? ` ${f.value}` : ""}`.padEnd(width)} ${f.help}`);
     }
+    if (topic.notes?.length) lines.push("", ...topic.notes.map((n) => `  ${n}`));
     return lines.join("\n");
   }
   const list = group ? COMMANDS.filter((c) => c.path[0] === group) : COMMANDS;
@@ -157,6 +158,6 @@ export function helpText(topic?: CommandSpec, group?: string): string {
     "commands:",
     ...list.map((c) => `  ${c.path.join(" ").padEnd(width)} ${c.summary}`),
     "",
-    "start: humanish lab run default          (a study on the embedded jq lab; --live to run it in Docker)",
+    "start: humanish lab run default          (a study on the embedded jq lab: live when Docker is usable, else a dry run)",
   ].join("\n");
 }

@@ -2,10 +2,12 @@
  * The live per-participant progress display a study shows on stderr in human mode
  * (ARCHITECTURE.md "The three people").
  *
- * One line per participant: label, phase, elapsed time since that participant's first event,
- * tasks passed so far, and the current step or command. On a TTY the block of lines is redrawn
- * in place (cursor-up + clear-line); on a pipe or file each change of phase or detail is
- * appended as a plain line, so logs stay readable. Participant text is already redacted by the
+ * One line per participant (seat): label, phase, elapsed time since that participant's first
+ * event, tasks passed so far, and the current step or command. With two seats or more, a summary
+ * line follows, fed by the same events: `3/8 seats done · 2 running · 3 waiting · 2/3 reached the
+ * goal so far`. On a TTY the block of lines is redrawn in place (cursor-up + clear-line); on a
+ * pipe or file each change of phase or detail is appended as a plain line (the summary as a
+ * `study  …` line whenever its counts change), so logs stay readable. Participant text is already redacted by the
  * route; this module also drops ANSI sequences and escapes every other control character
  * (see {@link sanitizeProgressText}) so a participant's output can never move the cursor,
  * retitle or recolour the terminal.
@@ -44,6 +46,8 @@ export interface ProgressDisplay {
 interface ParticipantState {
   participant: string;
   phase: string;
+  /** Whether the seat reached the goal, once an event said how it ended. */
+  reachedGoal: boolean | undefined;
   detail: string | undefined;
   tasksPassed: number | undefined;
   tasksTotal: number | undefined;
@@ -62,6 +66,72 @@ export function sanitizeProgressText(text: string): string {
   return inertText(text.replace(ESCAPE_SEQUENCE, " ").replace(/[\n\t\r]/g, " "))
     .replace(/ {2,}/g, " ")
     .trim();
+}
+
+/** Phases in which a seat has not started yet (a runner may announce planned seats with one). */
+const WAITING_PHASES: ReadonlySet<string> = new Set(["waiting", "queued", "planned", "pending"]);
+
+/**
+ * How a seat's latest event counts in the summary line: `waiting` before it starts (a waiting
+ * phase, or a detail that says it is `waiting …` for a capacity slot), `done` once its `done`
+ * event came, `running` for every other phase — an unknown phase name is shown as plain text on
+ * the seat's line and counts as running.
+ */
+export function seatStateOf(phase: string, detail?: string): "waiting" | "running" | "done" {
+  if (WAITING_PHASES.has(phase) || (phase !== "done" && /^waiting\b/i.test(detail ?? ""))) return "waiting";
+  return phase === "done" ? "done" : "running";
+}
+
+/**
+ * Whether an event says its seat reached the goal: `completionReason: goal_satisfied` or
+ * `status: passed` (fields a study runner may add to a seat's events); undefined when the event
+ * says neither. Tasks passed are not the goal (a participant can reach it with a task failed).
+ */
+function reachedGoalOf(event: ProgressEvent): boolean | undefined {
+  const e = event as ProgressEvent & { status?: unknown; completionReason?: unknown };
+  if (typeof e.completionReason === "string" && e.completionReason !== "") return e.completionReason === "goal_satisfied";
+  if (typeof e.status === "string" && e.status !== "") return e.status === "passed";
+  return undefined;
+}
+
+/** The summary line of `seats` (see module doc), or null for fewer than two seats. */
+export function summaryLine(
+  seats: readonly {
+    phase: string;
+    detail?: string | undefined;
+    reachedGoal: boolean | undefined;
+    tasksPassed?: number | undefined;
+    tasksTotal?: number | undefined;
+  }[],
+): string | null {
+  if (seats.length < 2) return null;
+  let done = 0;
+  let running = 0;
+  let waiting = 0;
+  let known = 0;
+  let reached = 0;
+  let passed = 0;
+  let total = 0;
+  for (const s of seats) {
+    const state = seatStateOf(s.phase, s.detail);
+    if (state === "done") done++;
+    else if (state === "running") running++;
+    else waiting++;
+    if (state === "done" && s.reachedGoal !== undefined) {
+      known++;
+      if (s.reachedGoal) reached++;
+    }
+    if (s.tasksTotal !== undefined && s.tasksTotal > 0) {
+      passed += s.tasksPassed ?? 0;
+      total += s.tasksTotal;
+    }
+  }
+  const parts = [`${done}/${seats.length} seats done`];
+  if (running > 0) parts.push(`${running} running`);
+  if (waiting > 0) parts.push(`${waiting} waiting`);
+  if (known > 0) parts.push(`${reached}/${known} reached the goal so far`);
+  else if (total > 0) parts.push(`tasks ${passed}/${total} passed so far`);
+  return parts.join(" · ");
 }
 
 /** `m:ss` (or `h:mm:ss`) for a duration in ms. */
@@ -91,6 +161,7 @@ export function createProgressDisplay(opts: ProgressDisplayOptions): ProgressDis
   const participants = new Map<string, ParticipantState>();
   let drawnLines = 0;
   let finished = false;
+  let lastSummary = "";
   let timer: ReturnType<typeof setInterval> | undefined;
 
   const lineOf = (p: ParticipantState, width: number): string => {
@@ -109,6 +180,8 @@ export function createProgressDisplay(opts: ProgressDisplayOptions): ProgressDis
     let out = "";
     if (drawnLines > 0) out += `\u001b[${drawnLines}A`;
     const lines = [...participants.values()].map((p) => lineOf(p, w));
+    const summary = summaryLine([...participants.values()]);
+    if (summary !== null) lines.push(clip(summary, w));
     for (const line of lines) out += `\r\u001b[2K${line}\n`;
     drawnLines = lines.length;
     opts.stream.write(out);
@@ -132,6 +205,7 @@ export function createProgressDisplay(opts: ProgressDisplayOptions): ProgressDis
         p = {
           participant: name,
           phase: "",
+          reachedGoal: undefined,
           detail: undefined,
           tasksPassed: undefined,
           tasksTotal: undefined,
@@ -149,6 +223,8 @@ export function createProgressDisplay(opts: ProgressDisplayOptions): ProgressDis
       }
       if (typeof event.tasksPassed === "number" && Number.isFinite(event.tasksPassed)) p.tasksPassed = event.tasksPassed;
       if (typeof event.tasksTotal === "number" && Number.isFinite(event.tasksTotal)) p.tasksTotal = event.tasksTotal;
+      const reached = reachedGoalOf(event);
+      if (reached !== undefined) p.reachedGoal = reached;
 
       if (opts.isTTY) {
         redraw();
@@ -160,6 +236,11 @@ export function createProgressDisplay(opts: ProgressDisplayOptions): ProgressDis
       if (key === p.lastLine) return;
       p.lastLine = key;
       opts.stream.write(`${lineOf(p, width())}\n`);
+      const summary = summaryLine([...participants.values()]);
+      if (summary !== null && summary !== lastSummary) {
+        lastSummary = summary;
+        opts.stream.write(`${clip(`study  ${summary}`, width())}\n`);
+      }
     },
     done(): void {
       if (finished) return;

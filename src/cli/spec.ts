@@ -21,6 +21,8 @@ export interface CommandSpec {
   /** Positional argument names (`<lab>` required, `[lab]` optional). */
   positionals: { name: string; required: boolean }[];
   flags: Record<string, FlagSpec>;
+  /** Lines of a paragraph printed under the options in `--help` (rules a flag's one line cannot state). */
+  notes?: string[];
   /** Result schema id printed with `--json`. */
   schema: string;
   /**
@@ -62,13 +64,21 @@ export const COMMANDS: CommandSpec[] = [
     summary: "run a study on a lab and write a verified run bundle",
     positionals: [{ name: "lab", required: true }],
     flags: {
-      "dry-run": { type: "boolean", help: "contract-only run: no engine, key, network or spend (the default unless the lab says live)" },
+      "dry-run": { type: "boolean", help: "contract-only run: no engine, key, network or spend (always wins)" },
       live: { type: "boolean", help: "run for real (a lab with scenario.mode: live runs live without it)" },
       "run-id": { type: "string", value: "ID", help: "run id to use (refused when it exists)" },
+      count: { type: "string", value: "N", help: "run N seats (1–16) instead of the lab's actors[0].count" },
       ...envFile,
       ...cwd,
       ...json,
     },
+    notes: [
+      "mode: --dry-run always wins, then --live; otherwise a lab runs in its scenario.mode, except that",
+      "the embedded default lab (`lab run default` with no project lab named default) runs live when a",
+      "Docker engine is usable (socket present, permission, /_ping answers, local image present or built",
+      "now) and falls back to the dry run with one line on stderr saying why; --json carries the mode",
+      "and modeReason {code, message}.",
+    ],
     schema: "humanish.lab-run-result.v1",
     sweep: true,
   },

@@ -11,7 +11,7 @@
 import { createHash } from "node:crypto";
 import type { RunSummary } from "../bundle/index.ts";
 import { outputSegments } from "../bundle/output-codec.ts";
-import type { ReportCostLine, ReportModel, ReportTimelineEntry } from "./model.ts";
+import type { ReportCostLine, ReportModel, ReportParticipant, ReportScreenshot, ReportTimelineEntry } from "./model.ts";
 
 /** HTML-escapes text for element content and double- or single-quoted attribute values. */
 export function escapeHtml(text: string): string {
@@ -57,6 +57,8 @@ h2{font-size:17px;margin:28px 0 10px;border-bottom:1px solid var(--line);padding
 table{border-collapse:collapse;width:100%;font-size:14px}
 th,td{text-align:left;border-bottom:1px solid var(--line);padding:6px 8px;vertical-align:top}
 th{color:var(--muted);font-weight:600}
+.scroll{overflow-x:auto}
+#seats td{overflow-wrap:anywhere}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 progress{width:180px;height:12px;vertical-align:middle}
 ol.timeline{padding-left:0;list-style:none;margin:0}
@@ -68,10 +70,17 @@ ol.timeline code{white-space:pre-wrap;word-break:break-word}
 pre{background:var(--card);border:1px solid var(--line);border-radius:6px;padding:12px;overflow:auto;white-space:pre-wrap;word-break:break-word;font:13px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;max-height:70vh}
 pre.detail{max-height:220px;margin:4px 0 0;padding:6px 8px}
 pre.transcript .byte{color:var(--muted,#777);border:1px dotted currentColor;border-radius:3px;padding:0 1px}
-.shots{display:grid;grid-template-columns:repeat(auto-fill,minmax(320px,1fr));gap:14px}
+h3{font-size:15px;margin:16px 0 6px}
+.thumbs{display:flex;gap:12px;overflow-x:auto;padding-bottom:6px;align-items:flex-start}
 figure{margin:0;background:var(--card);border:1px solid var(--line);border-radius:6px;padding:8px}
-figure img{max-width:100%;height:auto;display:block;border:1px solid var(--line)}
-figcaption{font-size:13px;color:var(--muted);margin-top:6px}
+figure.thumb{flex:0 0 auto;width:min-content;min-width:150px}
+figure.thumb img{height:160px;width:auto;max-width:none;display:block;border:1px solid var(--line)}
+figure.thumb .close{display:none}
+figure.thumb:target{position:fixed;inset:0;width:auto;z-index:10;margin:0;border:0;border-radius:0;padding:20px;background:rgba(0,0,0,.96);overflow:auto;display:flex;flex-direction:column;align-items:center}
+figure.thumb:target img{height:auto;max-height:calc(100vh - 90px);max-width:100%}
+figure.thumb:target figcaption,figure.thumb:target .meta{color:#ddd}
+figure.thumb:target .close{display:inline-block;color:#fff;margin-top:8px}
+figcaption{font-size:13px;color:var(--muted);margin-top:6px;overflow-wrap:anywhere}
 .empty{color:var(--muted);font-style:italic}
 ul.plain{margin:0;padding-left:18px}
 footer{margin-top:36px;color:var(--muted);font-size:12px}
@@ -125,17 +134,47 @@ function section(title: string, body: string, id: string): string {
   return `<section id="${id}"><h2>${e(title)}</h2>${body}</section>`;
 }
 
+/** A seat's cost cell: `unmeasured` when no line names the seat or none is measured, never 0. */
+function seatCostCell(p: ReportParticipant): string {
+  const c = p.cost;
+  if (!c || c.usd === null) return `<span class="warn">unmeasured</span>`;
+  return c.fullyMeasured ? e(formatUsd(c.usd)) : `${e(formatUsd(c.usd))} <span class="warn">+ unmeasured</span>`;
+}
+
+/** The study runner's word on a seat that did not complete: `seat failed in provision`. */
+function seatNote(p: ReportParticipant): string {
+  if (!p.seatState || p.seatState === "completed") return "";
+  const where = p.seatPhase && p.seatPhase !== "done" && p.seatPhase !== "not_started" ? ` in ${p.seatPhase}` : "";
+  return `<br><span class="meta">seat ${e(p.seatState)}${e(where)}</span>`;
+}
+
+/** What a seat's ending means for the study, beside its completion reason. */
+function categoryNote(p: ReportParticipant): string {
+  if (p.seatState === "budget_reached") return ` <span class="meta">(not started: the study budget was spent; not a failure)</span>`;
+  if (p.category === "harness") return ` <span class="bad">(harness failure: not a finding)</span>`;
+  if (p.category === "finding") return ` <span class="meta">(finding)</span>`;
+  return "";
+}
+
 function renderParticipants(m: ReportModel): string {
   if (m.participants.length === 0) return `<p class="empty">No participant sessions were recorded.</p>`;
   const rows = m.participants
-    .map(
-      (p) =>
-        `<tr><td>${e(p.id)}</td><td>${e(p.actorType ?? "—")}${p.model ? ` <span class="meta">(${e(p.model)})</span>` : ""}</td>` +
-        `<td class="${cls(p.status)}">${e(p.status)}</td><td>${e(p.completionReason)}</td>` +
-        `<td class="num">${e(formatDuration(p.durationMs))}</td><td>${e(p.reason ?? "")}</td></tr>`,
-    )
+    .map((p) => {
+      const who = [p.persona, p.device].filter((x): x is string => Boolean(x));
+      const tasks = p.tasksTotal !== undefined ? `${p.tasksPassed ?? 0}/${p.tasksTotal}` : "—";
+      return (
+        `<tr><td><code>${e(p.id)}</code></td><td>${who.length ? who.map((x) => e(x)).join("<br>") : "—"}</td>` +
+        `<td>${e(p.actorType ?? "—")}${p.model ? ` <span class="meta">(${e(p.model)})</span>` : ""}</td>` +
+        `<td class="${cls(p.status)}">${e(p.status)}${seatNote(p)}</td><td>${e(p.completionReason)}${categoryNote(p)}</td>` +
+        `<td class="num">${e(tasks)}</td><td class="num">${e(formatDuration(p.durationMs))}</td><td class="num">${seatCostCell(p)}</td>` +
+        `<td class="num">${p.screenshotCount ?? 0}</td><td>${e(p.reason ?? "")}${p.seatError && !(p.reason ?? "").includes(p.seatError) ? `<br><span class="meta">${e(p.seatError)}</span>` : ""}</td></tr>`
+      );
+    })
     .join("");
-  return `<table><thead><tr><th>participant</th><th>actor</th><th>status</th><th>completion reason</th><th>time</th><th>reason</th></tr></thead><tbody>${rows}</tbody></table>`;
+  return (
+    `<div class="scroll"><table id="seats"><thead><tr><th>seat</th><th>persona · device</th><th>actor</th><th>status</th><th>ending</th><th>tasks</th>` +
+    `<th>time</th><th>cost</th><th>screenshots</th><th>reason</th></tr></thead><tbody>${rows}</tbody></table></div>`
+  );
 }
 
 function renderFunnel(m: ReportModel): string {
@@ -143,15 +182,18 @@ function renderFunnel(m: ReportModel): string {
   const rows = m.tasks
     .map((t) => {
       const max = Math.max(1, t.total);
+      const pct = t.total > 0 ? `${Math.round((t.passed / t.total) * 100)}%` : "—";
       return (
         `<tr><td>${e(t.id)}</td><td>${e(t.goal)}</td>` +
         `<td class="num">${t.passed}/${t.total}</td>` +
-        `<td><progress max="${max}" value="${Math.min(t.passed, max)}">${t.passed}/${t.total}</progress></td>` +
+        `<td><progress max="${max}" value="${Math.min(t.passed, max)}">${t.passed}/${t.total}</progress> <span class="meta">${pct}</span></td>` +
         `<td class="${cls(t.status)}">${e(t.status)}${t.detail ? ` <span class="meta">${e(t.detail)}</span>` : ""}</td></tr>`
       );
     })
     .join("");
-  return `<table class="funnel"><thead><tr><th>task</th><th>goal</th><th>reached</th><th></th><th>status</th></tr></thead><tbody>${rows}</tbody></table>`;
+  const seats = m.participants.length;
+  const note = seats > 1 ? `<p class="meta">In task order: how many of the ${seats} seats passed each task's hidden check.</p>` : "";
+  return `${note}<table class="funnel"><thead><tr><th>task</th><th>goal</th><th>seats passed</th><th></th><th>status</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
 function renderTimelineEntry(t: ReportTimelineEntry): string {
@@ -180,19 +222,44 @@ function renderEvidence(m: ReportModel): string {
     );
   }
   if (m.route === "browser" || m.screenshots.length > 0) {
-    if (m.screenshots.length === 0) parts.push(`<p class="empty">No screenshots were captured.</p>`);
-    else {
-      const figs = m.screenshots
-        .map((s, i) => {
-          const b64 = wrapBase64(Buffer.from(s.png).toString("base64"));
-          const size = s.width && s.height ? ` width="${s.width}" height="${s.height}"` : "";
-          return `<figure><img src="data:image/png;base64,${b64}" alt="${e(`screenshot ${i + 1}: ${s.caption}`)}"${size}><figcaption>${i + 1}. ${e(s.caption)} <span class="meta">${e(s.path)}</span></figcaption></figure>`;
-        })
-        .join("");
-      parts.push(`<div class="shots">${figs}</div>`);
-    }
+    parts.push(m.screenshots.length === 0 ? `<p class="empty">No screenshots were captured.</p>` : renderStrips(m));
   }
   return parts.join("");
+}
+
+/**
+ * One strip of thumbnails per seat (seats in participant order, then screenshots no seat
+ * claims). A thumbnail is a link to itself: the `:target` rule in the style shows the targeted
+ * figure full size over the page and its `close` link returns to the strip, so enlarging needs
+ * no script and every image is inlined once.
+ */
+function renderStrips(m: ReportModel): string {
+  const groups: { id: string | undefined; label: string; shots: ReportScreenshot[] }[] = [];
+  const seatIds = new Set(m.participants.map((p) => p.id));
+  for (const p of m.participants) {
+    const shots = m.screenshots.filter((s) => s.participantId === p.id);
+    if (shots.length > 0) groups.push({ id: p.id, label: [p.id, p.device ?? p.persona].filter(Boolean).join(" · "), shots });
+  }
+  const other = m.screenshots.filter((s) => s.participantId === undefined || !seatIds.has(s.participantId));
+  if (other.length > 0) groups.push({ id: undefined, label: groups.length ? "other screenshots" : "screenshots", shots: other });
+  let n = 0;
+  return groups
+    .map((g, gi) => {
+      const figs = g.shots
+        .map((s, i) => {
+          n++;
+          const b64 = wrapBase64(Buffer.from(s.png).toString("base64"));
+          const size = s.width && s.height ? ` width="${s.width}" height="${s.height}"` : "";
+          const alt = `screenshot ${i + 1}${g.id ? ` of ${g.id}` : ""}: ${s.caption}`;
+          return (
+            `<figure class="thumb" id="shot-${n}"><a href="#shot-${n}"><img src="data:image/png;base64,${b64}" alt="${e(alt)}"${size}></a>` +
+            `<figcaption>${i + 1}. ${e(s.caption)} <span class="meta">${e(s.path)}</span></figcaption><a class="close" href="#strip-${gi + 1}">close</a></figure>`
+          );
+        })
+        .join("");
+      return `<div class="strip" id="strip-${gi + 1}"><h3>${e(g.label)} <span class="meta">${g.shots.length} screenshot${g.shots.length === 1 ? "" : "s"}</span></h3><div class="thumbs">${figs}</div></div>`;
+    })
+    .join("");
 }
 
 /**
@@ -262,6 +329,24 @@ function renderVerify(m: ReportModel): string {
   );
 }
 
+/** `5 seats · concurrency 2 (3 waves) · lane local-guest · study cap $0.00`, for the header. */
+function studyMeta(st: NonNullable<ReportModel["study"]>): string {
+  const parts = [
+    `${st.declaredSeats} seat${st.declaredSeats === 1 ? "" : "s"}`,
+    `concurrency ${st.concurrency}${st.waves > 1 ? ` (${st.waves} waves)` : ""}`,
+    `lane ${st.lane}`,
+  ];
+  if (st.maxTotalUsd !== null) parts.push(`study cap ${formatUsd(st.maxTotalUsd)}`);
+  if (st.heldSlots > 0) parts.push(`${st.heldSlots} release(s) unconfirmed`);
+  return parts.join(" · ");
+}
+
+/** ` · 1 harness failure: not a finding` beside the seat count, when a seat's harness failed. */
+function harnessNote(m: ReportModel): string {
+  const h = m.harnessFailed ?? 0;
+  return h > 0 ? ` · ${h} harness failure${h === 1 ? "" : "s"}: not a finding` : "";
+}
+
 /**
  * Renders the whole report for `model` as one HTML document (UTF-8 string). Pure: no I/O, no
  * clock (the model carries `generatedAt`). Never throws for any model of the declared type.
@@ -277,6 +362,7 @@ export function renderReportHtml(model: ReportModel): string {
     `<span class="badge ${cls(m.mode === "live" ? "" : "contract_proof_only")}">${e(m.mode)}</span>`,
     m.createdAt ? `started ${e(m.createdAt)}` : "",
     m.durationMs !== undefined ? `took ${e(formatDuration(m.durationMs))}` : "",
+    m.study ? e(studyMeta(m.study)) : "",
   ]
     .filter(Boolean)
     .map((s) => `<span>${s}</span>`)
@@ -290,10 +376,12 @@ export function renderReportHtml(model: ReportModel): string {
     m.summary && m.summary !== m.verdictLine ? `<p>${e(m.summary)}</p>` : "",
     gaps,
     `</section>`,
-    section(`Participants (${m.reached}/${m.total} reached the goal)`, renderParticipants(m), "participants"),
+    section(`Seats (${m.reached}/${m.total} reached the goal${harnessNote(m)})`, renderParticipants(m), "participants"),
     section("Task funnel", renderFunnel(m), "funnel"),
-    section("Timeline", renderTimeline(m), "timeline"),
-    section(evidenceTitle, renderEvidence(m), "evidence"),
+    // A browser study's screenshot strips come before the long timeline: they are what a stakeholder looks at.
+    ...(m.route === "browser"
+      ? [section(evidenceTitle, renderEvidence(m), "evidence"), section("Timeline", renderTimeline(m), "timeline")]
+      : [section("Timeline", renderTimeline(m), "timeline"), section(evidenceTitle, renderEvidence(m), "evidence")]),
     section("Cost", renderCost(m), "cost"),
     section("Cleanup", renderCleanup(m), "cleanup"),
     section("Warnings", renderWarnings(m), "warnings"),
@@ -330,7 +418,7 @@ export function renderLibraryIndexHtml(runs: readonly RunSummary[], generatedAt:
   const rows = runs
     .map((r) => {
       const href = `/runs/${encodeURIComponent(r.runId)}/`;
-      const participants = r.participants ? `${r.participants.reached}/${r.participants.total}` : "—";
+      const participants = r.participants ? `${r.participants.reachedGoal}/${r.participants.total}` : "—";
       const tasks = r.tasks.length ? r.tasks.map((t) => `${t.id} ${t.completed}/${t.sessions}`).join(" · ") : "—";
       return (
         `<tr><td><a href="${e(href)}"><code>${e(r.runId)}</code></a></td><td>${e(r.lab ?? "—")}</td><td>${e(r.route ?? "—")}</td>` +

@@ -5,10 +5,20 @@
  * no-follow reader (files.ts), only when `run.json` lists it.
  */
 
-import { type ActorTrace, ActorTraceSchema, admitPngBytes, type RunBundle, RunBundleSchema, type TraceItem, type VerifyResult } from "../bundle/index.ts";
+import {
+  type ActorTrace,
+  ActorTraceSchema,
+  admitPngBytes,
+  type RunBundle,
+  RunBundleSchema,
+  stakeholderLine,
+  type TraceItem,
+  type VerifyResult,
+} from "../bundle/index.ts";
 import { HumanishError } from "../errors.ts";
 import { readContainedFile, readContainedOrThrow } from "./files.ts";
 import type { ReportCleanup, ReportCostLine, ReportModel, ReportParticipant, ReportScreenshot, ReportTask, ReportTimelineEntry } from "./model.ts";
+import { seatOfPath, seatRow } from "./seats.ts";
 
 /** Largest `run.json` / trace / transcript read, in bytes. */
 const MAX_JSON_BYTES = 32 * 1024 * 1024;
@@ -114,10 +124,16 @@ function timelineOfItem(item: TraceItem, participant: string, multi: boolean): R
   }
 }
 
-function verdictLineOf(b: RunBundle, tasks: ReportTask[], reached: number, total: number): string {
+/**
+ * The denominator line: `5/8 reached the goal (1 harness failure: not a finding); tasks: add-todo
+ * 8/8 · clear-completed 5/8`, the same words `humanish runs` prints; a dry run says nobody ran.
+ */
+function verdictLineOf(b: RunBundle, tasks: ReportTask[], total: number): string {
   const funnel = tasks.length ? `; tasks: ${tasks.map((t) => `${t.id} ${t.passed}/${t.total}`).join(" · ")}` : "";
   if (b.mode === "dry-run") return `dry run (contract only): 0/${total} participants ran${funnel}`;
-  return `${reached}/${total} reached the goal${funnel}`;
+  // The head only (no tasks part): the funnel above is the report's own, per task in task order.
+  const head = stakeholderLine({ participants: { ...b.review.participants, total }, tasks: { sessions: 0, tasks: [] } });
+  return `${head}${funnel}`;
 }
 
 function costLabel(line: RunBundle["cost"]["lines"][number]): string {
@@ -147,22 +163,18 @@ export async function loadReportModel(runDir: string, opts: LoadReportOptions): 
   const listed = new Map(b.artifacts.map((a) => [a.path, a]));
   const multi = b.participants.length > 1;
 
-  // Participants and their traces.
+  // Participants (seats) and their traces.
   const traces = new Map<string, ActorTrace>();
   const participants: ReportParticipant[] = b.participants.map((p) => {
     const trace = p.trace && listed.has(p.trace) ? readTrace(runDir, p.trace) : null;
     if (trace) traces.set(p.id, trace);
-    const model = trace?.ids.model ?? trace?.runtime?.requestedModel;
-    return {
-      id: p.id,
-      actorType: p.actorType,
-      ...(model ? { model } : {}),
-      status: p.status,
-      completionReason: p.completionReason ?? "—",
-      ...(p.reason ? { reason: p.reason } : {}),
-      ...(p.durationMs !== undefined ? { durationMs: p.durationMs } : trace ? { durationMs: trace.durationMs } : {}),
-      ...(p.deadlineFired ? { reason: `${p.reason ? `${p.reason} ` : ""}(deadline fired: ${p.deadlineFired})` } : {}),
-    };
+    return seatRow(
+      p,
+      trace,
+      b.tasks,
+      b.cost.lines,
+      b.study?.seats.find((s) => s.id === p.id),
+    );
   });
   const reached = b.review.participants.reachedGoal;
   const total = Math.max(b.review.participants.total, b.participants.length);
@@ -180,7 +192,8 @@ export async function loadReportModel(runDir: string, opts: LoadReportOptions): 
     }
     row.total += 1;
     if (t.passed) row.passed += 1;
-    if (t.detail) row.detail = row.detail ? `${row.detail}; ${t.detail}` : t.detail;
+    // Seats often share one detail ("check exited 1"): each distinct detail is listed once.
+    if (t.detail && !(row.detail ?? "").split("; ").includes(t.detail)) row.detail = row.detail ? `${row.detail}; ${t.detail}` : t.detail;
     if (row.total > 1)
       row.status =
         row.passed === row.total ? "passed" : row.passed === 0 ? (t.status === "not_run" && row.status === "not_run" ? "not_run" : "failed") : "partial";
@@ -232,26 +245,38 @@ export async function loadReportModel(runDir: string, opts: LoadReportOptions): 
   const transcriptEntry = b.artifacts.find((a) => a.kind === "terminal-transcript");
   const transcript = transcriptEntry ? decodeText(readContainedOrThrow(runDir, transcriptEntry.path, MAX_TRANSCRIPT_BYTES)) : null;
 
-  // Screenshots: in the order the traces reference them, then any other listed ones by path.
-  const shotPaths: { path: string; caption: string }[] = [];
+  // Screenshots: seat by seat in participant order, each seat's in the order its trace references
+  // them; a listed screenshot no trace references goes to the seat its path names (else none),
+  // by path. Grouping by seat is what the report's per-seat strips show.
+  const seatIds = b.participants.map((p) => p.id);
+  const shotPaths: { path: string; caption: string; participantId?: string }[] = [];
   const seen = new Set<string>();
+  const byTrace = new Map<string, { path: string; caption: string; participantId: string }[]>();
   for (const p of b.participants) {
     const trace = traces.get(p.id);
+    const mine: { path: string; caption: string; participantId: string }[] = [];
+    byTrace.set(p.id, mine);
     if (!trace) continue;
     for (const item of trace.items) {
       const ref = item.screenshotRef?.path;
       if (ref && !seen.has(ref) && listed.get(ref)?.kind === "screenshot") {
         seen.add(ref);
-        shotPaths.push({ path: ref, caption: `${multi ? `${p.id}: ` : ""}${item.title}` });
+        mine.push({ path: ref, caption: item.title, participantId: p.id });
       }
     }
   }
+  const unattributed: { path: string; caption: string }[] = [];
   for (const a of [...b.artifacts].filter((x) => x.kind === "screenshot").sort((x, y) => x.path.localeCompare(y.path))) {
-    if (!seen.has(a.path)) {
-      seen.add(a.path);
-      shotPaths.push({ path: a.path, caption: a.path.split("/").pop() ?? a.path });
-    }
+    if (seen.has(a.path)) continue;
+    seen.add(a.path);
+    const caption = a.path.split("/").pop() ?? a.path;
+    const owner = seatOfPath(a.path, seatIds);
+    if (owner) byTrace.get(owner)?.push({ path: a.path, caption, participantId: owner });
+    else unattributed.push({ path: a.path, caption });
   }
+  for (const id of seatIds) shotPaths.push(...(byTrace.get(id) ?? []));
+  shotPaths.push(...unattributed);
+  for (const row of participants) row.screenshotCount = byTrace.get(row.id)?.length ?? 0;
   const screenshots: ReportScreenshot[] = [];
   for (const s of shotPaths) {
     const png = readContainedOrThrow(runDir, s.path, MAX_SCREENSHOT_BYTES);
@@ -262,7 +287,14 @@ export async function loadReportModel(runDir: string, opts: LoadReportOptions): 
         next: "Run `humanish verify --run <id>`; verify re-admits every screenshot.",
       });
     }
-    screenshots.push({ path: s.path, caption: s.caption, png, width: admitted.width, height: admitted.height });
+    screenshots.push({
+      path: s.path,
+      caption: s.caption,
+      png,
+      width: admitted.width,
+      height: admitted.height,
+      ...(s.participantId ? { participantId: s.participantId } : {}),
+    });
   }
 
   // Cost.
@@ -300,9 +332,23 @@ export async function loadReportModel(runDir: string, opts: LoadReportOptions): 
     completedAt: b.completedAt,
     durationMs: b.durationMs,
     verdict: b.review.verdict,
-    verdictLine: verdictLineOf(b, tasks, reached, total),
+    verdictLine: verdictLineOf(b, tasks, total),
     reached,
     total,
+    harnessFailed: b.review.participants.harnessFailed,
+    ...(b.study
+      ? {
+          study: {
+            lane: b.study.lane,
+            declaredSeats: b.study.declaredSeats,
+            concurrency: b.study.concurrency,
+            waves: b.study.waves,
+            maxTotalUsd: b.study.maxTotalUsd,
+            knownUsd: b.study.totals.knownUsd,
+            heldSlots: b.study.totals.heldSlots,
+          },
+        }
+      : {}),
     summary: b.review.summary,
     gaps: b.review.gaps,
     participants,

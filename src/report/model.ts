@@ -23,6 +23,49 @@ export interface ReportParticipant {
   reason?: string;
   /** Wall time of the session in ms, when known. */
   durationMs?: number;
+  /** Persona the seat played (the lane's persona, else its trace's persona id), when known. */
+  persona?: string;
+  /** Device of a browser seat, e.g. `desktop 1440×950`, when known. */
+  device?: string;
+  /**
+   * What the seat's ending says: `goal` (reached it), `finding` (about the product) or `harness`
+   * (humanish or the runtime failed: never a finding).
+   */
+  category?: "goal" | "finding" | "harness";
+  /** Hidden checks this seat passed / checks assigned to it (absent when none were assigned). */
+  tasksPassed?: number;
+  tasksTotal?: number;
+  /**
+   * The seat's cost in USD: the sum of its measured cost lines, `usd: null` when none was
+   * measured, `fullyMeasured: false` when some line is unmeasured. Absent = no line names the
+   * seat (shown as unmeasured, never as 0).
+   */
+  cost?: { usd: number | null; fullyMeasured: boolean };
+  /** Screenshots attributed to this seat. */
+  screenshotCount?: number;
+  /**
+   * How the study runner says the seat ended (`completed`, `failed`, `interrupted`,
+   * `budget_reached`), the phase it ended in, and its harness error (`CODE: message`), when the
+   * bundle has a study section.
+   */
+  seatState?: string;
+  seatPhase?: string;
+  seatError?: string;
+}
+
+/** The study runner's plan and totals (bundle `study` section), when the bundle has one. */
+export interface ReportStudy {
+  /** Lane every seat ran on, e.g. `docker-terminal`, `local-guest`. */
+  lane: string;
+  declaredSeats: number;
+  concurrency: number;
+  waves: number;
+  /** The study's spend cap in USD, or null when not declared. */
+  maxTotalUsd: number | null;
+  /** Known spend of all seats in USD (a lower bound when some line is unmeasured). */
+  knownUsd: number;
+  /** Seats whose release was not confirmed (their capacity slot stayed held). */
+  heldSlots: number;
 }
 
 /** One task of the funnel: how many participants completed it. */
@@ -66,6 +109,8 @@ export interface ReportScreenshot {
   /** Pixel size, when known. */
   width?: number;
   height?: number;
+  /** The seat that took it (from its trace, or its path), when known. */
+  participantId?: string;
 }
 
 /** One cost line; `usd: null` renders as `unmeasured`. */
@@ -128,6 +173,10 @@ export interface ReportModel {
   /** Participants that reached the goal / participants in the study. */
   reached: number;
   total: number;
+  /** Participants whose session ended in a harness failure (named beside the denominator; never a finding). */
+  harnessFailed?: number;
+  /** The study runner's plan and totals, when the bundle records them. */
+  study?: ReportStudy;
   /** Review summary sentence and gaps (what the run could not show). */
   summary?: string;
   gaps: string[];
@@ -136,7 +185,7 @@ export interface ReportModel {
   timeline: ReportTimelineEntry[];
   /** Terminal route: the normalised transcript (redacted at source); null when none was written. */
   transcript: string | null;
-  /** Browser route: screenshots in capture order. */
+  /** Browser route: screenshots grouped by seat (seats in participant order), each seat's in capture order. */
   screenshots: ReportScreenshot[];
   cost: ReportCostLine[];
   /** Known total in USD (sum of measured lines) and whether every line was measured. */

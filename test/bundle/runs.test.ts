@@ -50,7 +50,7 @@ describe("listRuns", () => {
       route: "terminal",
       mode: "live",
       verdict: "pass",
-      participants: { reached: 1, total: 1 },
+      participants: { total: 1, reachedGoal: 1, harnessFailed: 0 },
       tasks: [
         { id: "pretty-print", completed: 1, sessions: 1 },
         { id: "filter", completed: 0, sessions: 1 },

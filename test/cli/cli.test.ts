@@ -128,12 +128,13 @@ describe("envelopes", () => {
     expect(r.code).toBe(2);
     expect(r.json<{ error: { code: string } }>().error.code).toBe("HUMANISH_LAB_OPTION_CONFLICT");
   });
-  test("the quick start `lab run default` is a dry run: it needs no engine (README quick start A)", async () => {
+  test("the quick start `lab run default` without an engine is a dry run that verifies (README quick start A)", async () => {
     const cwd = tmp();
     const r = await cli(["lab", "run", "default", "--cwd", cwd, "--json"], { ...process.env, DOCKER_HOST: "unix:///nonexistent/humanish-test.sock" });
-    const j = r.json<{ ok: boolean; mode: string; runDir: string; error?: { code: string } }>();
+    const j = r.json<{ ok: boolean; mode: string; runDir: string; modeReason: { code: string }; error?: { code: string } }>();
     expect(j.error).toBeUndefined();
     expect(j.mode).toBe("dry-run");
+    expect(j.modeReason.code).toBe("no-engine");
     expect(j.ok).toBe(true);
     expect(r.code).toBe(0);
     // Scripts get a usable project-relative run dir (an absolute local path would be redacted).

@@ -53,7 +53,19 @@ describe("verify --trust", () => {
     const mine = { ...process.env, HUMANISH_CONFIG_DIR: join(tmp(), "my-config"), HUMANISH_SIGNING_KEY: undefined };
     // The study runs as its own process, as on the other machine: its writer signs with that env's key.
     const run = Bun.spawn(
-      [process.execPath, join(import.meta.dir, "..", "..", "src", "cli", "main.ts"), "lab", "run", "default", "--cwd", cwd, "--run-id", "theirs-1", "--json"],
+      [
+        process.execPath,
+        join(import.meta.dir, "..", "..", "src", "cli", "main.ts"),
+        "lab",
+        "run",
+        "default",
+        "--dry-run",
+        "--cwd",
+        cwd,
+        "--run-id",
+        "theirs-1",
+        "--json",
+      ],
       {
         env: theirs,
         stdout: "pipe",

@@ -53,7 +53,7 @@ describe("--env-file: secrets are what is secret, structure is never scrubbed", 
       `ZQ=${SECRET}`,
     ]);
     for (const json of [true, false]) {
-      const r = await cli(["lab", "run", "default", "--cwd", cwd, "--env-file", env, ...(json ? ["--json"] : [])], { PATH: process.env.PATH });
+      const r = await cli(["lab", "run", "default", "--dry-run", "--cwd", cwd, "--env-file", env, ...(json ? ["--json"] : [])], { PATH: process.env.PATH });
       expect({ code: r.code, stderr: json ? r.stderr : "" }).toEqual({ code: 0, stderr: "" });
       expect(r.stdout + r.stderr).not.toContain(SECRET);
       if (json) {
@@ -73,7 +73,7 @@ describe("--env-file: secrets are what is secret, structure is never scrubbed", 
   test("a marked value is scrubbed on stdout wherever it appears; unmarked ordinary values are printed as written", async () => {
     const cwd = tmp();
     const env = envFile(cwd, ["# humanish:secret", "PHRASE=nothing was started", "PLAIN=contract only"]);
-    const r = await cli(["lab", "run", "default", "--cwd", cwd, "--env-file", env], { PATH: process.env.PATH });
+    const r = await cli(["lab", "run", "default", "--dry-run", "--cwd", cwd, "--env-file", env], { PATH: process.env.PATH });
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("contract only, [REDACTED_SECRET] or spent");
     expect(r.stdout).not.toContain("nothing was started");
@@ -99,7 +99,7 @@ describe("--env-file: secrets are what is secret, structure is never scrubbed", 
   test("a marked secret that looks like JSON structure (`true`, a number) never breaks the --json document", async () => {
     const cwd = tmp();
     const env = envFile(cwd, ["# humanish:secret", "A=true", "# humanish:secret", "B=1234"]);
-    const d = await cli(["lab", "run", "default", "--cwd", cwd, "--env-file", env, "--json"], { PATH: process.env.PATH });
+    const d = await cli(["lab", "run", "default", "--dry-run", "--cwd", cwd, "--env-file", env, "--json"], { PATH: process.env.PATH });
     expect(d.code).toBe(0);
     const j = d.json<{ ok: boolean }>();
     expect(j.ok).toBe(true);

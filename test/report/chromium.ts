@@ -37,10 +37,14 @@ async function run(cmd: string[], env: Record<string, string>): Promise<{ code: 
 }
 
 /**
- * Renders `htmlPath` (copied into a private temp dir) at `width`×`height` CSS pixels.
+ * Renders `htmlPath` (copied into a private temp dir) at `width`×`height` CSS pixels, scrolled to
+ * `#fragment` when one is given (what following an in-page link shows).
  * `keepScreenshotAs` names a file under the OS temp dir that keeps the screenshot after cleanup.
  */
-export async function renderInChromium(htmlPath: string, opts: { width?: number; height?: number; keepScreenshotAs: string }): Promise<Rendered> {
+export async function renderInChromium(
+  htmlPath: string,
+  opts: { width?: number; height?: number; keepScreenshotAs: string; fragment?: string },
+): Promise<Rendered> {
   const chromium = requireChromium();
   const dir = mkdtempSync(join(tmpdir(), "humanish-chromium-"));
   chmodSync(dir, 0o777);
@@ -59,10 +63,11 @@ export async function renderInChromium(htmlPath: string, opts: { width?: number;
       `--user-data-dir=${join(dir, "profile")}`,
       `--window-size=${opts.width ?? 1280},${opts.height ?? 2400}`,
     ];
-    const dump = await run([...common, "--dump-dom", `file://${page}`], env);
+    const url = `file://${page}${opts.fragment ? `#${opts.fragment}` : ""}`;
+    const dump = await run([...common, "--dump-dom", url], env);
     if (dump.code !== 0 || !dump.stdout.includes("<html")) throw new Error(`chromium --dump-dom failed (${dump.code}): ${dump.stderr.slice(-2000)}`);
     const shot = join(dir, "shot.png");
-    const s = await run([...common, `--screenshot=${shot}`, `file://${page}`], env);
+    const s = await run([...common, `--screenshot=${shot}`, url], env);
     if (s.code !== 0) throw new Error(`chromium --screenshot failed (${s.code}): ${s.stderr.slice(-2000)}`);
     const screenshot = new Uint8Array(readFileSync(shot));
     const keep = join(tmpdir(), opts.keepScreenshotAs);

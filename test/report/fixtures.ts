@@ -1,10 +1,21 @@
 /**
  * Real run bundles for the report and library tests, written through the bundle layer's own
  * writer (so `verifyRun` judges them like any run): a live terminal run whose participant
- * printed hostile markup, a dry run, and a live browser run with two screenshots.
+ * printed hostile markup, a dry run, a live browser run with two screenshots, and a live
+ * five-seat browser study (plus its hostile twin).
  */
 import { PNG } from "pngjs";
-import { buildNoSpendProof, createRunWriter, digestText, type RunBundleInput, summarizeCost, unmeasuredLine } from "../../src/bundle/index.ts";
+import {
+  type ActorTrace,
+  buildNoSpendProof,
+  type CostLine,
+  createRunWriter,
+  digestText,
+  type RunBundleInput,
+  type Study,
+  summarizeCost,
+  unmeasuredLine,
+} from "../../src/bundle/index.ts";
 import { browserParticipant, labBlock, noSpendTerminalCost, scriptedTrace, tempProject as sharedTempProject } from "../support/bundles.ts";
 
 /** What a hostile participant printed: it must render as text, never as markup. */
@@ -198,6 +209,184 @@ export async function writeBrowserRun(cwd: string, runId = "browser-run-1"): Pro
     participants: [browserParticipant(9000)],
     tasks: [{ id: "add-todo", goal: "Add a todo", participantId: "p1", status: "passed", passed: true }],
     cleanup: [{ id: desktop, provider: "docker", kind: "desktop", outcome: "released", reason: "inspect-404", at: T2 }],
+  });
+  w.close();
+  return w.runDir;
+}
+
+/** Options of {@link writeStudyRun}. */
+export interface StudyRunOptions {
+  runId?: string;
+  /** Put hostile markup in every free-text slot a seat has (reason, persona, device, captions, goal, an extra seat's id). */
+  hostile?: boolean;
+}
+
+/**
+ * A live 5-seat browser study (TodoMVC) written through the bundle writer, laid out as the study
+ * runner lays seats out (`seats/<id>/actor.json`, `screenshots/<id>/turn-NN.png`, a
+ * `humanish.study.v1` section): p1, p2 and p5 reached the goal, p3 gave up (a finding), p4's
+ * harness failed (not a finding). Seats alternate desktop and mobile; p5's last screenshot is
+ * listed but referenced by no trace (attributed by its folder). Cost: p1–p3 a measured zero, p4
+ * unmeasured, p5 no line at all. With `hostile`, a sixth seat whose id is markup is added (it
+ * never started: the study budget was spent; no folder, no trace).
+ */
+export async function writeStudyRun(cwd: string, opts: StudyRunOptions = {}): Promise<string> {
+  const runId = opts.runId ?? (opts.hostile ? "study-hostile" : "study-5");
+  const bad = opts.hostile ? HOSTILE : "";
+  const w = createRunWriter({ cwd, runId, secrets: [], route: "browser", mode: "live", lab: "todomvc-many", heartbeatMs: 0 });
+  const seats = [
+    { id: "p1", device: "desktop", status: "passed", reason: "goal_satisfied", shots: 3, tasks: [true, true] },
+    { id: "p2", device: "mobile", status: "passed", reason: "goal_satisfied", shots: 2, tasks: [true, true] },
+    { id: "p3", device: "desktop", status: "abandoned", reason: "gave_up", shots: 2, tasks: [true, false] },
+    { id: "p4", device: "mobile", status: "failed", reason: "harness_error", shots: 1, tasks: [null, null] },
+    { id: "p5", device: "desktop", status: "passed", reason: "goal_satisfied", shots: 2, tasks: [true, true] },
+  ] as const;
+  const taskDefs = [
+    { id: "add-todo", goal: `Add a todo${bad}` },
+    { id: "clear-completed", goal: "Clear the completed todos" },
+  ];
+  const participants: NonNullable<RunBundleInput["participants"]> = [];
+  const tasks: NonNullable<RunBundleInput["tasks"]> = [];
+  const cleanup: NonNullable<RunBundleInput["cleanup"]> = [];
+  const lines: CostLine[] = [];
+  const studySeats: Study["seats"] = [];
+  for (const [i, s] of seats.entries()) {
+    const container = String(i + 1).repeat(64);
+    await w.appendNdjson(
+      "sandbox-receipts.ndjson",
+      { at: T0, participantId: s.id, provider: "docker", id: container, kind: "desktop" },
+      { kind: "sandbox-receipts", durable: true },
+    );
+    const size = s.device === "desktop" ? { width: 320, height: 200 } : { width: 120, height: 260 };
+    const items: ActorTrace["items"] = [];
+    for (let k = 1; k <= s.shots; k++) {
+      const path = `screenshots/${s.id}/turn-0${k}.png`;
+      await w.writeArtifact(path, makePng(size.width, size.height, i * 3 + k), { kind: "screenshot" });
+      // p5's last frame is referenced by no trace item: the report attributes it by its path.
+      if (s.id === "p5" && k === s.shots) continue;
+      items.push({ id: `ui_action-00${k}`, kind: "ui_action", lifecycle: "completed", title: `step ${k}`, at: T1, action: { type: "click", x: k } });
+      items.push({
+        id: `screenshot-00${k}`,
+        kind: "screenshot",
+        lifecycle: "completed",
+        title: `${s.id} after step ${k}${bad}`,
+        at: T1,
+        screenshotRef: { path, redaction: "none" },
+      });
+    }
+    const trace = scriptedTrace("browser", {
+      participantId: s.id,
+      startedAt: T0,
+      completedAt: T2,
+      durationMs: 4000 + i * 1000,
+      counts: { actions: s.shots, screenshots: s.shots },
+      items,
+      status: s.status,
+      completionReason: s.reason,
+      reason: `${s.reason}${bad}`,
+      persona: { id: `newcomer-${s.device}${bad}`, traitsApplied: [], promptDigest: digestText("steps") },
+    });
+    await w.writeJson(`seats/${s.id}/actor.json`, trace, { kind: "actor-trace" });
+    participants.push({
+      id: s.id,
+      actorType: "scripted-browser",
+      status: s.status,
+      completionReason: s.reason,
+      reason: `${s.status === "abandoned" ? "could not find how to clear completed todos" : s.status === "failed" ? "the guest desktop stopped answering" : "ok"}${bad}`,
+      trace: `seats/${s.id}/actor.json`,
+      startedAt: T0,
+      completedAt: T2,
+      durationMs: 4000 + i * 1000,
+      device: `${s.device}${bad}`,
+      desktopGeometry: { preset: `${s.device}${bad}`, screen: { requested: size }, warnings: [] },
+    });
+    studySeats.push({
+      id: s.id,
+      index: i,
+      state: s.status === "failed" ? "failed" : "completed",
+      phase: s.status === "failed" ? "participate" : "done",
+      folder: `seats/${s.id}/`,
+      release: "released",
+      containerId: container,
+      reason: "released by exact id",
+      ...(s.status === "failed" ? { error: { code: "HUMANISH_SEAT_FAILED", message: `the seat failed in participate${bad}` } } : {}),
+      startedAt: T0,
+      durationMs: 4000 + i * 1000,
+      usd: 0,
+      jobs: 0,
+    });
+    for (const [t, def] of taskDefs.entries()) {
+      const passed = s.tasks[t];
+      tasks.push({
+        id: def.id,
+        goal: def.goal,
+        participantId: s.id,
+        status: passed === null ? "not_run" : passed ? "passed" : "failed",
+        passed: passed === true,
+      });
+    }
+    cleanup.push({ id: container, provider: "docker", kind: "desktop", participantId: s.id, outcome: "released", reason: "inspect-404", at: T2 });
+    if (i < 3)
+      lines.push({
+        kind: "desktop-minutes",
+        participantId: s.id,
+        usd: 0,
+        basis: "no-spend-signal",
+        ratesAsOf: "2026-11-01",
+        source: "local docker",
+        reason: null,
+      });
+    if (i === 3) lines.push(unmeasuredLine("desktop-minutes", "no_meter", { participantId: s.id }));
+  }
+  if (opts.hostile) {
+    participants.push({ id: HOSTILE, actorType: "scripted-browser", status: "incomplete", completionReason: "budget_reached", reason: HOSTILE, trace: null });
+    for (const def of taskDefs) tasks.push({ id: def.id, goal: def.goal, participantId: HOSTILE, status: "not_run", passed: false });
+    studySeats.push({
+      id: HOSTILE,
+      index: 5,
+      state: "budget_reached",
+      phase: "not_started",
+      folder: null,
+      release: "none",
+      reason: HOSTILE,
+      durationMs: 0,
+      usd: 0,
+      jobs: 0,
+    });
+  }
+  const count = (state: string) => studySeats.filter((x) => x.state === state).length;
+  const study: Study = {
+    schema: "humanish.study.v1",
+    lane: "local-guest",
+    declaredSeats: studySeats.length,
+    concurrency: 2,
+    waves: Math.ceil(studySeats.length / 2),
+    maxTotalUsd: 0,
+    seats: studySeats,
+    totals: {
+      seats: studySeats.length,
+      completed: count("completed"),
+      failed: count("failed"),
+      interrupted: count("interrupted"),
+      budgetReached: count("budget_reached"),
+      knownUsd: 0,
+      knownJobs: 0,
+      heldSlots: 0,
+    },
+  };
+  await w.finalize({
+    route: "browser",
+    mode: "live",
+    target: "local",
+    createdAt: T0,
+    completedAt: T2,
+    lab: lab("todomvc-many", `TodoMVC, five seats${bad}`),
+    subject: { source: "app-url", appUrl: "http://127.0.0.1:8080/", provenance: "undeclared" },
+    participants,
+    tasks,
+    cost: summarizeCost(lines),
+    cleanup,
+    study,
   });
   w.close();
   return w.runDir;

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { RunBundleSchema } from "../../src/bundle/index.ts";
+import { EMBEDDED_LABS } from "../../src/lab/embedded.ts";
 import { dockerSocketPath, requireDocker } from "../support/prereq.ts";
 import { renderInChromium, textOf } from "./chromium.ts";
 import { tempProject } from "./fixtures.ts";
@@ -108,4 +109,33 @@ describe("reports of real runs", () => {
     expect(text).toContain("No terminal transcript was written");
     expect(text).toContain("share_ready");
   }, 120_000);
+
+  test("live two-seat browser study (desktop + mobile) in real guests: a row and a screenshot strip per seat", async () => {
+    await requireDocker();
+    mkdirSync(join(project.cwd, "humanish", "labs"), { recursive: true });
+    const todomvc = EMBEDDED_LABS.find((l) => l.id === "todomvc-first-run")!.text;
+    const two = todomvc.replace("id: todomvc-first-run", "id: todomvc-two-seats").replace("    count: 1", "    count: 2");
+    expect(two).toContain("count: 2");
+    writeFileSync(join(project.cwd, "humanish", "labs", "todomvc-two-seats.yaml"), two);
+    const run = await cli(["lab", "run", "todomvc-two-seats"]);
+    expect(run.error).toBeUndefined();
+    expect(run.ok).toBe(true);
+    expect(run.verdict).toBe("2/2 reached the goal; tasks: add-two-todos 2/2 · complete-one 2/2 · clear-completed 2/2");
+    const runDir = join(project.cwd, ".humanish", "runs", String(run.runId));
+    const bundle = RunBundleSchema.parse(JSON.parse(readFileSync(join(runDir, "run.json"), "utf8")));
+    const shots = bundle.artifacts.filter((a) => a.kind === "screenshot").length;
+    expect(shots).toBeGreaterThanOrEqual(4);
+
+    const r = await renderInChromium(join(runDir, "report", "index.html"), { keepScreenshotAs: "humanish-report-live-two-seats.png" });
+    const text = textOf(r.dom);
+    expect(text).toContain("2/2 reached the goal; tasks: add-two-todos 2/2 · complete-one 2/2 · clear-completed 2/2");
+    const strips = [...r.dom.matchAll(/<div class="strip" id="strip-\d+"><h3>([\s\S]*?)<\/h3>/g)].map((m) => textOf(m[1]!).trim());
+    expect(strips.length).toBe(2);
+    expect(strips[0]).toMatch(/^p1 · desktop \d+×\d+ \d+ screenshots$/);
+    expect(strips[1]).toMatch(/^p2 · mobile \d+×\d+ \d+ screenshots$/);
+    // Every listed screenshot is in exactly one strip, once.
+    expect([...r.dom.matchAll(/<figure class="thumb"/g)].length).toBe(shots);
+    const seats = /<table id="seats">[\s\S]*?<\/table>/.exec(r.dom)![0];
+    expect([...seats.matchAll(/<tr><td><code>(p\d)<\/code>/g)].map((m) => m[1])).toEqual(["p1", "p2"]);
+  }, 300_000);
 });

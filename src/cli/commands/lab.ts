@@ -2,10 +2,11 @@
 import { relative } from "node:path";
 import { assertRunId, newRunId } from "../../bundle/index.ts";
 import { HumanishError } from "../../errors.ts";
-import { listLabs, loadLab, resolveLabMode, selectLabBackend } from "../../lab/index.ts";
+import { type LabConfig, type LabOrigin, type LoadedLab, listLabs, loadLab, MAX_SEATS, parseLab, resolveLabMode, selectLabBackend } from "../../lab/index.ts";
 import { runStudy, type StudyContext, type StudyResult } from "../../routes/index.ts";
+import { decideQuickStartMode } from "../../runtime/quick-start.ts";
 import { secretIn } from "../../secrets/index.ts";
-import { type CommandOutcome, failure } from "../output.ts";
+import { type CommandOutcome, failure, inertText } from "../output.ts";
 import { createProgressDisplay } from "../progress.ts";
 import { type CommandContext, strFlag } from "./context.ts";
 
@@ -60,9 +61,10 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
   if (ctx.flags["dry-run"] && ctx.flags.live) {
     throw new HumanishError("HUMANISH_LAB_OPTION_CONFLICT", "--dry-run and --live cannot be combined", { next: "pass one of --dry-run or --live" });
   }
-  const loaded = await loadLab(ctx.args.lab!, ctx.cwd);
+  const loaded = withSeatCount(await loadLab(ctx.args.lab!, ctx.cwd), strFlag(ctx, "count"));
   const route = selectLabBackend(loaded.config);
-  const mode = resolveLabMode(loaded.config, ctx.flags.live ? "live" : ctx.flags["dry-run"] ? "dry-run" : undefined);
+  const quickStart = isQuickStartLab(ctx.args.lab!, loaded.origin) && !ctx.flags.live && !ctx.flags["dry-run"];
+  let { mode, modeReason } = flagOrLabMode(ctx, loaded.config);
   const requested = strFlag(ctx, "run-id");
   if (requested !== undefined) assertRunId(requested);
   const runId = requested ?? newRunId(loaded.config.id);
@@ -100,6 +102,19 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
   process.on("SIGINT", sigint);
   process.on("SIGTERM", sigterm);
 
+  if (quickStart) {
+    const decided = await quickStartMode(ctx, route, controller.signal);
+    if (interrupted) {
+      process.off("SIGINT", sigint);
+      process.off("SIGTERM", sigterm);
+      const stopped = new HumanishError("HUMANISH_INTERRUPTED", `interrupted by ${interrupted} before the study started; nothing was run`, {
+        next: "humanish lab run default",
+      });
+      return { ...failure("humanish.lab-run-result.v1", stopped, { lab: loaded.config.id, interrupted }), exitCode: interrupted === "SIGINT" ? 130 : 143 };
+    }
+    ({ mode, modeReason } = decided);
+  }
+
   const display = ctx.json
     ? undefined
     : createProgressDisplay({ stream: { write: (s: string) => ctx.io.stderr(s), columns: process.stderr.columns }, isTTY: ctx.io.stderrIsTTY });
@@ -134,7 +149,16 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
   const schema = route === "terminal" ? "humanish.terminal-lab-result.v1" : "humanish.browser-lab-result.v1";
   // Project-relative, so scripts can use it (an absolute local path is redacted from stdout).
   const runDir = relative(ctx.cwd, result.runDir) || result.runDir;
-  const envelope = { schema, ...result, runDir, ok: result.ok && !why, lab: loaded.config.id, labRef: loaded.ref, ...(why ? { interrupted: why } : {}) };
+  const envelope = {
+    schema,
+    ...result,
+    runDir,
+    ok: result.ok && !why,
+    lab: loaded.config.id,
+    labRef: loaded.ref,
+    modeReason,
+    ...(why ? { interrupted: why } : {}),
+  };
   if (why && !envelope.error) {
     envelope.error = {
       code: "HUMANISH_INTERRUPTED",
@@ -145,8 +169,72 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
   return { result: envelope, human: renderStudy(envelope), exitCode: why ? (why === "SIGINT" ? 130 : 143) : envelope.ok ? 0 : 2 };
 }
 
+/**
+ * `--count N` (1–16): the lab re-validated with N seats. Throws `HUMANISH_LAB_INVALID` naming
+ * `--count` for a value that is not such an integer, or the lab's own refusal (e.g. it names
+ * its seats with lanes).
+ */
+function withSeatCount(loaded: LoadedLab, raw: string | undefined): LoadedLab {
+  if (raw === undefined) return loaded;
+  const n = Number(raw);
+  if (!/^[0-9]{1,2}$/.test(raw) || n < 1 || n > MAX_SEATS) {
+    throw new HumanishError("HUMANISH_LAB_INVALID", `--count must be an integer from 1 to ${MAX_SEATS} (got ${JSON.stringify(raw)})`, {
+      next: `pass --count 1 to --count ${MAX_SEATS}, or omit it to use the lab's actors[0].count`,
+    });
+  }
+  const r = parseLab(loaded.text, { source: loaded.ref, seatCount: n });
+  if (!r.ok) throw new HumanishError(r.error.code, r.error.message, { next: "remove --count, or fix the lab" });
+  return { ...loaded, config: r.config, warnings: r.warnings };
+}
+
+/** Why a study ran in its mode: a stable code and one sentence (`--json` carries it as `modeReason`). */
+type ModeReason = { code: string; message: string };
+
+/**
+ * The quick-start rule applies to `lab run default` when `default` resolves to the embedded lab
+ * (a project lab named `default` keeps its own mode rule, like every other lab).
+ */
+export function isQuickStartLab(ref: string, origin: LabOrigin): boolean {
+  return ref === "default" && origin === "embedded";
+}
+
+/** The mode the flags or the lab's `scenario.mode` choose (every lab but the quick start's). */
+function flagOrLabMode(ctx: CommandContext, lab: LabConfig): { mode: "dry-run" | "live"; modeReason: ModeReason } {
+  const mode = resolveLabMode(lab, ctx.flags.live ? "live" : ctx.flags["dry-run"] ? "dry-run" : undefined);
+  const modeReason: ModeReason = ctx.flags.live
+    ? { code: "flag-live", message: "--live was passed" }
+    : ctx.flags["dry-run"]
+      ? { code: "flag-dry-run", message: "--dry-run was passed" }
+      : { code: "lab-mode", message: `the lab's scenario.mode is ${lab.scenario.mode}` };
+  return { mode, modeReason };
+}
+
+/**
+ * The quick start's mode (src/runtime/quick-start.ts): live when the engine is usable, building
+ * the route's image on first use with its `Step …` lines on stderr (human mode); otherwise dry
+ * run, said in one stderr line.
+ */
+async function quickStartMode(ctx: CommandContext, route: string, signal: AbortSignal): Promise<{ mode: "dry-run" | "live"; modeReason: ModeReason }> {
+  let announced = false;
+  const decided = await decideQuickStartMode({
+    env: ctx.env,
+    image: route === "terminal" ? "sandbox" : "guest",
+    signal,
+    onProgress: (line) => {
+      if (ctx.json || !line.startsWith("Step ")) return;
+      if (!announced) ctx.io.stderr("humanish: building the local image on first use (once; `humanish runtime setup` does the same)\n");
+      announced = true;
+      ctx.io.stderr(`  ${inertText(line)}\n`);
+    },
+  });
+  if (decided.mode === "dry-run" && !signal.aborted) {
+    ctx.io.stderr(`humanish: running the default lab as a dry run: ${inertText(decided.modeReason.message)}\n`);
+  }
+  return decided;
+}
+
 /** Human summary; `r.runDir` is already project-relative. */
-function renderStudy(r: StudyResult & { lab: string }): string {
+function renderStudy(r: StudyResult & { lab: string; modeReason?: ModeReason }): string {
   const dir = r.runDir;
   const lines = [`${r.lab} · ${r.route} · ${r.mode}`, r.verdict];
   for (const p of r.participants) lines.push(`participant ${p.id}: ${p.status} (${p.completionReason})`);
@@ -154,6 +242,8 @@ function renderStudy(r: StudyResult & { lab: string }): string {
   lines.push(`verify: ${r.verify.ok ? "ok" : "FAILED"} · ${r.verify.shareSafety}`);
   lines.push(`report: ${dir}/report/index.html`);
   for (const w of r.warnings) lines.push(`warning ${w.code}: ${w.message}`);
+  if (r.modeReason?.code === "engine-ready")
+    lines.push("live: the default lab runs live when a Docker engine is usable (a scripted participant spends nothing); --dry-run for a contract-only run");
   if (r.mode === "dry-run") lines.push("dry run: contract only, nothing was started or spent; add --live to run it for real");
   return lines.join("\n");
 }

@@ -1,20 +1,40 @@
 /** `humanish runs | verify | report | serve` — the run library. */
 import { basename, relative } from "node:path";
-import { defaultTrust, listRuns, parseTrust, readTrustFile, resolveRunDir, summarizeRunDir, verifyRun } from "../../bundle/index.ts";
+import { defaultTrust, listRuns, parseTrust, type RunSummary, readTrustFile, resolveRunDir, summarizeRunDir, verifyRun } from "../../bundle/index.ts";
 import { formatDuration } from "../../report/html.ts";
 import type { CommandOutcome } from "../output.ts";
 import { type CommandContext, intFlag, strFlag } from "./context.ts";
 
-/** `runs`: every run, newest first. */
+/** `k/N` (reached the goal / participants) of a run, `—` when not recorded yet. */
+export function reachedOfRun(r: RunSummary): string {
+  return r.participants ? `${r.participants.reachedGoal}/${r.participants.total}` : "—";
+}
+
+/** The stakeholder line of a row; a dry run says nobody ran instead of "0/N reached the goal". */
+function lineOfRun(r: RunSummary): string {
+  if (r.mode === "dry-run" && r.participants) {
+    const tasks = r.tasks.length ? `; tasks: ${r.tasks.map((t) => t.id).join(" · ")}` : "";
+    return `dry run (contract only): 0/${r.participants.total} participants ran${tasks}`;
+  }
+  return r.line ?? r.verdict ?? "";
+}
+
+/**
+ * `runs`: every run, newest first. Human output is one aligned row per run: id, `k/N` reached
+ * the goal, lab · route · mode · state, the stakeholder line, cost and duration.
+ */
 export async function runsCommand(ctx: CommandContext): Promise<CommandOutcome> {
   const runs = await listRuns(ctx.cwd);
+  const idWidth = Math.max(3, ...runs.map((r) => r.runId.length));
+  const knWidth = Math.max(3, ...runs.map((r) => reachedOfRun(r).length));
   const human = runs.length
-    ? runs
-        .map(
+    ? [
+        `${"run".padEnd(idWidth)}  ${"k/N".padStart(knWidth)}  lab · route · mode · state`,
+        ...runs.map(
           (r) =>
-            `${r.runId}  ${r.lab ?? "?"} · ${r.route ?? "?"} · ${r.mode ?? "?"} · ${r.liveness}  ${r.line ?? r.verdict ?? ""}  cost ${r.costLabel} · ${r.durationMs === null ? "duration unknown" : formatDuration(r.durationMs)}`,
-        )
-        .join("\n")
+            `${r.runId.padEnd(idWidth)}  ${reachedOfRun(r).padStart(knWidth)}  ${r.lab ?? "?"} · ${r.route ?? "?"} · ${r.mode ?? "?"} · ${r.liveness}  ${lineOfRun(r)}  cost ${r.costLabel} · ${r.durationMs === null ? "duration unknown" : formatDuration(r.durationMs)}`,
+        ),
+      ].join("\n")
     : "no runs yet: humanish lab run default";
   return { result: { schema: ctx.spec.schema, ok: true, cwd: ctx.cwd, runs }, human };
 }
