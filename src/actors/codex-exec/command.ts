@@ -3,9 +3,10 @@
  *.
  *
  * Key rule: the runtime key is read from `CODEX_API_KEY`, else `OPENAI_API_KEY` (first non-blank
- * wins). `codex exec` authenticates only from `CODEX_API_KEY`, so the exec command's env always
- * carries the key as `CODEX_API_KEY`, plus `OPENAI_API_KEY` when that was its source. No other
- * command (install, version probe, task checks) and no sandbox-wide env ever carries it.
+ * wins) and is held by the host's model gateway. Codex authenticates to the gateway with the
+ * per-seat token in `CODEX_API_KEY`; in `openai-env` mode the exec command's env also carries the
+ * real key as `OPENAI_API_KEY` (the agent holds a spendable key, and the bundle says so). No
+ * other command (install, version probe, task checks) and no sandbox-wide env ever carries either.
  */
 import type { RuntimeKey } from "../terminal/participant.ts";
 
@@ -36,14 +37,8 @@ export function resolveRuntimeKey(env: Record<string, string | undefined>): Runt
   return undefined;
 }
 
-/**
- * The env of the one key-bearing command: `{CODEX_API_KEY}` from a `CODEX_API_KEY` source,
- * `{CODEX_API_KEY, OPENAI_API_KEY}` (same value) from an `OPENAI_API_KEY` source.
- */
-export function runtimeKeyEnv(key: RuntimeKey): Record<string, string> {
-  if (key.sourceName === "OPENAI_API_KEY") return { CODEX_API_KEY: key.value, OPENAI_API_KEY: key.value };
-  return { CODEX_API_KEY: key.value };
-}
+/** Name of the model provider humanish configures in Codex (points at the model gateway). */
+export const CODEX_PROVIDER_ID = "humanish";
 
 /** Inputs of {@link buildCodexExecCommand}. */
 export interface CodexExecCommandInput {
@@ -55,7 +50,10 @@ export interface CodexExecCommandInput {
   home: string;
   model?: string;
   reasoningEffort?: string;
-  key: RuntimeKey;
+  /** The gateway as the sandbox reaches it: base URL and the per-seat token. */
+  gateway: { baseURL: string; token: string };
+  /** `openai-env` only: the real key, added as `OPENAI_API_KEY` (the agent holds it; Codex does not use it). */
+  key?: RuntimeKey;
   /** Non-secret env added to the command (e.g. CA trust); never overrides HOME or the key names. */
   extraEnv?: Record<string, string>;
 }
@@ -68,17 +66,39 @@ export interface CodexExecCommand {
 }
 
 /**
+ * The `-c` overrides that point Codex at the gateway: a custom provider speaking the Responses
+ * wire format, WebSockets off (the gateway forwards HTTP only), Codex's own request and stream
+ * retries off (a retried POST can bill twice; the gateway never retries either), the credential
+ * read from `CODEX_API_KEY` (Codex ignores `OPENAI_API_KEY` in `exec`).
+ */
+export function codexProviderOverrides(baseURL: string): string[] {
+  const p = `model_providers.${CODEX_PROVIDER_ID}`;
+  return [
+    `model_provider="${CODEX_PROVIDER_ID}"`,
+    `${p}.name="humanish model gateway"`,
+    `${p}.base_url="${baseURL}"`,
+    `${p}.env_key="CODEX_API_KEY"`,
+    `${p}.wire_api="responses"`,
+    `${p}.supports_websockets=false`,
+    `${p}.request_max_retries=0`,
+    `${p}.stream_max_retries=0`,
+  ].flatMap((kv) => ["-c", kv]);
+}
+
+/**
  * `codex exec --json --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox --cd <workdir>
- * [--model M] [-c model_reasoning_effort="E"] <prompt>`. Codex's own sandbox is bypassed because
- * the humanish sandbox (a locked-down container) is the boundary; approvals cannot be answered
- * without stdin.
+ * <provider overrides> [--model M] [-c model_reasoning_effort="E"] <prompt>`. Codex's own sandbox
+ * is bypassed because the humanish sandbox (a locked-down container) is the boundary; approvals
+ * cannot be answered without stdin. The env carries the gateway token as `CODEX_API_KEY`.
  */
 export function buildCodexExecCommand(input: CodexExecCommandInput): CodexExecCommand {
   const argv = ["codex", "exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--cd", input.workdir];
+  argv.push(...codexProviderOverrides(input.gateway.baseURL));
   if (input.model) argv.push("--model", input.model);
   if (input.reasoningEffort) argv.push("-c", `model_reasoning_effort="${input.reasoningEffort}"`);
   argv.push(input.prompt);
-  const env = { ...(input.extraEnv ?? {}), HOME: input.home, ...runtimeKeyEnv(input.key) };
+  const env: Record<string, string> = { ...(input.extraEnv ?? {}), HOME: input.home, CODEX_API_KEY: input.gateway.token };
+  if (input.key) env.OPENAI_API_KEY = input.key.value;
   return { argv, env, envNames: Object.keys(env).sort() };
 }
 

@@ -7,7 +7,7 @@
  * `turn.failed {error: {message}}`, `error {message}`. Item types: `agent_message`, `reasoning`,
  * `command_execution`, `file_change`, `mcp_tool_call`, `web_search`, `todo_list`, `plan`, `error`.
  *
- * Semantics we hold (cases/README.md): success is a `turn.completed` event, whose usage sums
+ * Semantics we hold: success is a `turn.completed` event, whose usage sums
  * every model request of the turn; `codex exec` exits 1 on `turn.failed`; an `error` event is
  * not by itself final. Unknown event or item types become `notice` items — never a crash.
  */

@@ -7,8 +7,12 @@
  *  2. `npm install --global @openai/codex@<exact>` as root;
  *  3. `codex --version` as the participant with no key in its env: stdout must be exactly
  *     `codex-cli <that version>`; any other output fails the lane before the key is touched.
- * run: `codex exec --json …` with the runtime key in that one command's env only, stdin closed,
- * the first-output and maxMinutes deadlines; its JSONL stream becomes the actor trace.
+ * run: `codex exec --json …` pointed at the seat's model gateway (a custom Responses provider at
+ * `http://127.0.0.1:<port>/v1`, WebSockets and Codex's own retries off), with the per-seat
+ * gateway token as `CODEX_API_KEY` — and, in `openai-env` mode only, the real key as
+ * `OPENAI_API_KEY` — in that one command's env; stdin closed, the first-output and maxMinutes
+ * deadlines; its JSONL stream becomes the actor trace. The model that served it and the cost
+ * come from the gateway's ledger; Codex's turn sums are only a cross-check.
  */
 import { HumanishError } from "../../errors.ts";
 import type { Sandbox } from "../../sandbox/types.ts";
@@ -41,7 +45,8 @@ export interface CodexExecSpec {
 
 /**
  * Model passed as `--model` when the lab declares none (recorded as `modelStatus:
- * humanish_default`), so the model that ran is always known and priced.
+ * humanish_default`), so admission can price it; the model that actually served each request is
+ * what the gateway's ledger records from the responses, never this default.
  */
 export const DEFAULT_CODEX_MODEL = "gpt-5.1-codex";
 
@@ -183,8 +188,14 @@ async function runCodex(spec: CodexExecSpec, rt: ActorRuntime, ctx: RunContext):
       next: "This is a harness bug: prepare() must succeed before run().",
     });
   }
-  if (!ctx.runtimeKey) {
-    throw new HumanishError("HUMANISH_TERMINAL_LAB_RUNTIME_AUTH_MISSING", "codex-exec needs CODEX_API_KEY or OPENAI_API_KEY.", {
+  const gw = ctx.modelGateway;
+  if (!gw) {
+    throw new HumanishError("HUMANISH_TERMINAL_LAB_RUNTIME_UNVERIFIED", "codex-exec cannot run without its model gateway.", {
+      next: "This is a harness bug: the terminal route starts the gateway for a codex-exec seat.",
+    });
+  }
+  if (gw.auth === "openai-env" && !ctx.runtimeKey) {
+    throw new HumanishError("HUMANISH_TERMINAL_LAB_RUNTIME_AUTH_MISSING", "codex-exec in openai-env mode needs CODEX_API_KEY or OPENAI_API_KEY.", {
       next: "Set CODEX_API_KEY (or OPENAI_API_KEY) in the environment or an --env-file.",
     });
   }
@@ -195,12 +206,15 @@ async function runCodex(spec: CodexExecSpec, rt: ActorRuntime, ctx: RunContext):
     home: `/home/${ctx.user}`,
     model: codexModel(spec),
     reasoningEffort: spec.reasoningEffort,
-    key: ctx.runtimeKey,
+    gateway: { baseURL: gw.baseURL, token: gw.token },
+    ...(gw.auth === "openai-env" && ctx.runtimeKey ? { key: ctx.runtimeKey } : {}),
     extraEnv: ctx.networkEnv,
   });
   ctx.recorder.lifecycle(
     "terminal-lab.runtime-auth",
-    `openai-env: key from ${ctx.runtimeKey.sourceName}, passed to codex exec only as ${command.envNames.filter((n) => n === "CODEX_API_KEY" || n === "OPENAI_API_KEY").join(", ")}`,
+    gw.auth === "openai-egress"
+      ? `openai-egress: codex reaches ${gw.baseURL} with a per-seat gateway token (CODEX_API_KEY); the real key stays in the host's gateway`
+      : `openai-env: codex reaches ${gw.baseURL} with a per-seat gateway token (CODEX_API_KEY); the real key from ${ctx.runtimeKey?.sourceName} is also in its env as OPENAI_API_KEY (the agent holds a spendable key)`,
   );
   ctx.recorder.lifecycle("terminal-lab.exec.started", `codex exec (stdin disabled), codex-cli ${rt.observedVersion}`);
   ctx.recorder.progress("codex exec started");

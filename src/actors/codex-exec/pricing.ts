@@ -1,52 +1,25 @@
 /**
- * Dollar-cost estimate of a Codex participant from its per-turn token usage and a dated rate
- * table (`humanish.pricing.v1`). The table is data: each model carries the date its rates were
- * read and the public page they come from. A model not in the table, or a model that was not
- * declared (Codex then uses its own default, which the JSONL stream does not report), gives
- * `estimatedCostUsd: null` with a reason — never 0 (ARCHITECTURE.md invariant 5).
+ * Dollar-cost cross-check of a Codex participant from its per-turn token usage and the dated rate
+ * table in src/models. The bundle's costs come from the model gateway's ledger (per request, per
+ * observed model); this estimate from Codex's turn sums is kept to compare against it. A model
+ * not in the table, or a model that was not declared (Codex then uses its own default, which the
+ * JSONL stream does not report), gives `estimatedCostUsd: null` with a reason — never 0 (an
+ * unknown cost is not a measured zero).
  *
  * Basis `aggregated_turns_base_rate`: a Codex turn aggregates every model request it made, so
  * the estimate uses base (non-long-context, non-batch) rates on the turn sums.
  */
+import { isPriced, RATE_TABLE, type RateTable, rateFor } from "../../models/rates.ts";
 import type { EstimatedCost, TokenUsage } from "../types.ts";
 
-/** One model's rates in USD per 1,000,000 tokens. */
-export interface ModelRate {
-  inputPerMTok: number;
-  cachedInputPerMTok: number;
-  outputPerMTok: number;
-  /** ISO date the rates were read from `source`. */
-  ratesAsOf: string;
-  /** Public page the rates come from. */
-  source: string;
-}
+export type { ModelRate, RateTable } from "../../models/rates.ts";
 
-/** `humanish.pricing.v1`: model id → rates. */
-export interface RateTable {
-  schema: "humanish.pricing.v1";
-  models: Record<string, ModelRate>;
-}
-
-const OPENAI_PRICING = "https://platform.openai.com/docs/pricing";
-const AS_OF = "2025-11-20";
-
-/** The built-in table (OpenAI standard-tier text-token rates for the models Codex runs). */
-export const CODEX_RATE_TABLE: RateTable = {
-  schema: "humanish.pricing.v1",
-  models: {
-    "gpt-5": { inputPerMTok: 1.25, cachedInputPerMTok: 0.125, outputPerMTok: 10, ratesAsOf: AS_OF, source: OPENAI_PRICING },
-    "gpt-5-codex": { inputPerMTok: 1.25, cachedInputPerMTok: 0.125, outputPerMTok: 10, ratesAsOf: AS_OF, source: OPENAI_PRICING },
-    "gpt-5.1": { inputPerMTok: 1.25, cachedInputPerMTok: 0.125, outputPerMTok: 10, ratesAsOf: AS_OF, source: OPENAI_PRICING },
-    "gpt-5.1-codex": { inputPerMTok: 1.25, cachedInputPerMTok: 0.125, outputPerMTok: 10, ratesAsOf: AS_OF, source: OPENAI_PRICING },
-    "gpt-5-mini": { inputPerMTok: 0.25, cachedInputPerMTok: 0.025, outputPerMTok: 2, ratesAsOf: AS_OF, source: OPENAI_PRICING },
-    "gpt-5.1-codex-mini": { inputPerMTok: 0.25, cachedInputPerMTok: 0.025, outputPerMTok: 2, ratesAsOf: AS_OF, source: OPENAI_PRICING },
-    "gpt-5-nano": { inputPerMTok: 0.05, cachedInputPerMTok: 0.005, outputPerMTok: 0.4, ratesAsOf: AS_OF, source: OPENAI_PRICING },
-  },
-};
+/** The rate table Codex turn sums are priced with (the one in src/models). */
+export const CODEX_RATE_TABLE: RateTable = RATE_TABLE;
 
 /** True when `model` has a rate in `table` (used by preflight: a positive `maxUsd` needs a priced model). */
 export function isModelPriced(model: string | undefined, table: RateTable = CODEX_RATE_TABLE): boolean {
-  return model !== undefined && Object.hasOwn(table.models, model);
+  return isPriced(model, table);
 }
 
 function round6(n: number): number {
@@ -79,7 +52,7 @@ export function estimateCodexCost(usage: TokenUsage | undefined, model: string |
     basis,
   });
   if (!usage) return none("no_token_usage");
-  const rate = model !== undefined && Object.hasOwn(table.models, model) ? table.models[model] : undefined;
+  const rate = rateFor(model, table);
   if (!rate) return none("no_rate_for_model");
   const cached = Math.min(usage.cachedInput, usage.input);
   const inputUsd = round6(((usage.input - cached) * rate.inputPerMTok) / 1e6);

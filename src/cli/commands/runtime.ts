@@ -6,9 +6,11 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { codexModel } from "../../actors/codex-exec/index.ts";
 import { dockerClientFor } from "../../docker/index.ts";
 import { HumanishError } from "../../errors.ts";
 import { loadLab, selectLabBackend } from "../../lab/index.ts";
+import { modelReadiness } from "../../models/readiness.ts";
 import { type PruneResult, pruneImages } from "../../runtime/prune.ts";
 import { type RuntimeResult, runtimeStatus as readRuntimeStatus, type SetupOnly, runtimeSetup as setupRuntime } from "../../runtime/status.ts";
 import { type CommandOutcome, inertText } from "../output.ts";
@@ -135,6 +137,14 @@ export async function doctorCommand(ctx: CommandContext): Promise<CommandOutcome
       actorType = loaded.config.actors[0]?.type;
       target = loaded.config.execution?.target;
       add("lab", true, true, `${loaded.config.id}: ${route} route, actor ${actorType}, target ${target} (${loaded.warnings.length} warning(s))`);
+      const actor = loaded.config.actors[0];
+      if (actor?.type === "codex-exec") {
+        const ex = loaded.config.execution as { runtimeAuth?: string };
+        const maxUsd = loaded.config.scenario?.caps?.maxUsd ?? null;
+        for (const row of modelReadiness({ model: codexModel(actor), maxUsd, runtimeAuth: ex.runtimeAuth ?? "openai-env", env: ctx.env })) {
+          add(row.name, row.ok, row.required, row.message);
+        }
+      }
     } catch (e) {
       add("lab", false, true, e instanceof Error ? e.message : String(e));
     }

@@ -7,7 +7,6 @@ import {
   parseCodexVersion,
   parseNpmViewVersion,
   resolveRuntimeKey,
-  runtimeKeyEnv,
 } from "../../../src/actors/codex-exec/command.ts";
 import { codexModel, createCodexExec, DEFAULT_CODEX_MODEL } from "../../../src/actors/codex-exec/index.ts";
 import { isHumanishError } from "../../../src/errors.ts";
@@ -19,21 +18,37 @@ describe("runtime key", () => {
     expect(resolveRuntimeKey({ CODEX_API_KEY: "", OPENAI_API_KEY: undefined })).toBeUndefined();
     expect(resolveRuntimeKey({ GITHUB_TOKEN: "ghp_x", ANTHROPIC_API_KEY: "sk-ant" })).toBeUndefined();
   });
-
-  test("the exec env always carries the key as CODEX_API_KEY (codex exec ignores OPENAI_API_KEY)", () => {
-    expect(runtimeKeyEnv({ sourceName: "CODEX_API_KEY", value: "v1" })).toEqual({ CODEX_API_KEY: "v1" });
-    expect(runtimeKeyEnv({ sourceName: "OPENAI_API_KEY", value: "v2" })).toEqual({ CODEX_API_KEY: "v2", OPENAI_API_KEY: "v2" });
-  });
 });
 
+const GATEWAY = { baseURL: "http://127.0.0.1:41400/v1", token: "gw-token-abc" };
+const PROVIDER = [
+  "-c",
+  'model_provider="humanish"',
+  "-c",
+  'model_providers.humanish.name="humanish model gateway"',
+  "-c",
+  'model_providers.humanish.base_url="http://127.0.0.1:41400/v1"',
+  "-c",
+  'model_providers.humanish.env_key="CODEX_API_KEY"',
+  "-c",
+  'model_providers.humanish.wire_api="responses"',
+  "-c",
+  "model_providers.humanish.supports_websockets=false",
+  "-c",
+  "model_providers.humanish.request_max_retries=0",
+  "-c",
+  "model_providers.humanish.stream_max_retries=0",
+];
+
 describe("buildCodexExecCommand", () => {
-  test("argv and the complete env of the one key-bearing command", () => {
+  test("openai-env: argv points Codex at the gateway; the env has the token as CODEX_API_KEY and the real key as OPENAI_API_KEY", () => {
     const c = buildCodexExecCommand({
       prompt: "You are a participant…",
       workdir: "/home/user/study",
       home: "/home/user",
       model: "gpt-5.1-codex",
       reasoningEffort: "low",
+      gateway: GATEWAY,
       key: { sourceName: "OPENAI_API_KEY", value: "sk-test" },
     });
     expect(c.argv).toEqual([
@@ -44,21 +59,22 @@ describe("buildCodexExecCommand", () => {
       "--dangerously-bypass-approvals-and-sandbox",
       "--cd",
       "/home/user/study",
+      ...PROVIDER,
       "--model",
       "gpt-5.1-codex",
       "-c",
       'model_reasoning_effort="low"',
       "You are a participant…",
     ]);
-    expect(c.env).toEqual({ HOME: "/home/user", CODEX_API_KEY: "sk-test", OPENAI_API_KEY: "sk-test" });
+    expect(c.env).toEqual({ HOME: "/home/user", CODEX_API_KEY: "gw-token-abc", OPENAI_API_KEY: "sk-test" });
     expect(c.envNames).toEqual(["CODEX_API_KEY", "HOME", "OPENAI_API_KEY"]);
   });
 
-  test("model and effort are optional flags", () => {
-    const c = buildCodexExecCommand({ prompt: "p", workdir: "/w", home: "/h", key: { sourceName: "CODEX_API_KEY", value: "k" } });
+  test("openai-egress: no key at all in argv or env, only the gateway token", () => {
+    const c = buildCodexExecCommand({ prompt: "p", workdir: "/w", home: "/h", gateway: GATEWAY });
     expect(c.argv).not.toContain("--model");
-    expect(c.argv).not.toContain("-c");
-    expect(c.env).toEqual({ HOME: "/h", CODEX_API_KEY: "k" });
+    expect(c.argv.join(" ")).not.toContain("gw-token-abc");
+    expect(c.env).toEqual({ HOME: "/h", CODEX_API_KEY: "gw-token-abc" });
   });
 });
 

@@ -96,7 +96,8 @@ async function runMode(mode: string, firstOutputMs = 20_000) {
     brief: `You are a participant.\nHUMANISH_ACTOR_NONCE=${NONCE}`,
     nonce: NONCE,
     deadlines: { firstOutputMs, deadlineAt: Date.now() + 60_000 },
-    runtimeKey: { sourceName: "CODEX_API_KEY", value: KEY },
+    // The stand-in reads CODEX_API_KEY: here the gateway token plays the key's part.
+    modelGateway: { baseURL: "http://127.0.0.1:41400/v1", token: KEY, auth: "openai-egress" },
     redact: (s) => s.replaceAll(KEY, "[REDACTED_SECRET]"),
   });
   const outcome = await participant.run(ctx);
@@ -155,16 +156,15 @@ describe("codex-exec participant (stand-in binary)", () => {
     expect((await runMode("othernonce")).outcome).toMatchObject({ status: "incomplete", completionReason: "turn_completed" });
   });
 
-  test("run() refuses without a runtime key (never reaches the sandbox)", async () => {
+  test("run() refuses without its gateway, or in openai-env mode without a key (never reaches the sandbox)", async () => {
     const before = seen.length;
-    try {
-      await participant.run(
-        runContext(sandbox, { brief: "b", nonce: NONCE, deadlines: { firstOutputMs: 1000, deadlineAt: Date.now() + 1000 }, redact: (s) => s }),
-      );
-      throw new Error("expected a refusal");
-    } catch (e) {
-      expect(isHumanishError(e, "HUMANISH_TERMINAL_LAB_RUNTIME_AUTH_MISSING")).toBe(true);
-    }
+    const base = { brief: "b", nonce: NONCE, deadlines: { firstOutputMs: 1000, deadlineAt: Date.now() + 1000 }, redact: (s: string) => s };
+    const noGateway = await participant.run(runContext(sandbox, base)).catch((e) => e);
+    expect(isHumanishError(noGateway, "HUMANISH_TERMINAL_LAB_RUNTIME_UNVERIFIED")).toBe(true);
+    const noKey = await participant
+      .run(runContext(sandbox, { ...base, modelGateway: { baseURL: "http://127.0.0.1:41400/v1", token: "t", auth: "openai-env" } }))
+      .catch((e) => e);
+    expect(isHumanishError(noKey, "HUMANISH_TERMINAL_LAB_RUNTIME_AUTH_MISSING")).toBe(true);
     expect(seen.length).toBe(before);
   });
 });

@@ -1,8 +1,9 @@
 /**
  * The codex-exec live path against the real Docker engine and the real npm registry, up to the
- * real Codex CLI version probe. The one key-bearing command is intercepted at the
- * sandbox seam — its argv and env are asserted instead of sending a canary key to the network —
- * and answered with a recorded-shape `codex exec --json` stream.
+ * real Codex CLI version probe. The one gateway-token-bearing command is intercepted at the
+ * sandbox seam — its argv and env are asserted (the committed lab runs openai-egress: the canary
+ * key never enters the sandbox) — and answered with a recorded-shape `codex exec --json` stream.
+ * The full path with the real CLI talking to a fake model is in codex-fake.test.ts.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
@@ -64,6 +65,7 @@ function recordingProvider(intercept: (o: ExecOptions, real: Sandbox) => Promise
         },
         writeFile: (p, d, m) => real.writeFile(p, d, m),
         readFile: (p, m) => real.readFile(p, m),
+        ...(real.detachNetwork ? { detachNetwork: () => real.detachNetwork?.() as Promise<void> } : {}),
         release: () => real.release(),
       };
       return wrapped;
@@ -80,7 +82,7 @@ function fakeStream(o: ExecOptions, events: unknown[]): ExecResult {
 }
 
 describe("codex-exec live, up to the real version probe", () => {
-  test("installs @openai/codex@0.171.0, probes it without a key, then runs exactly one key-bearing command", async () => {
+  test("installs @openai/codex@0.171.0, probes it without a key, then runs exactly one gateway-token-bearing command", async () => {
     await requireDocker();
     const lab = committedLab("codex-first-contact");
     const runId = testRunId("codex");
@@ -151,9 +153,9 @@ describe("codex-exec live, up to the real version probe", () => {
     });
     expect(trace.providerVersion).toBe("0.171.0");
 
-    // Exactly one command carried the key, and it is the codex exec with this argv and env.
+    // No command carried the key (openai-egress); the codex exec carries only the gateway token.
     const withKey = provider.seen.filter((e) => Object.values(e.env).includes(CANARY));
-    expect(withKey).toHaveLength(1);
+    expect(withKey).toHaveLength(0);
     expect(keyed).toBeDefined();
     const k = keyed!;
     const prompt = k.cmd.at(-1)!;
@@ -166,12 +168,30 @@ describe("codex-exec live, up to the real version probe", () => {
       "--dangerously-bypass-approvals-and-sandbox",
       "--cd",
       "/home/user/study",
+      "-c",
+      'model_provider="humanish"',
+      "-c",
+      'model_providers.humanish.name="humanish model gateway"',
+      "-c",
+      'model_providers.humanish.base_url="http://127.0.0.1:41400/v1"',
+      "-c",
+      'model_providers.humanish.env_key="CODEX_API_KEY"',
+      "-c",
+      'model_providers.humanish.wire_api="responses"',
+      "-c",
+      "model_providers.humanish.supports_websockets=false",
+      "-c",
+      "model_providers.humanish.request_max_retries=0",
+      "-c",
+      "model_providers.humanish.stream_max_retries=0",
       "--model",
       "gpt-5.1-codex",
       "-c",
       'model_reasoning_effort="low"',
     ]);
-    expect(k.env).toEqual({ ...CA_CMD_ENV, HOME: "/home/user", CODEX_API_KEY: CANARY });
+    expect(Object.keys(k.env).sort()).toEqual(["CODEX_API_KEY", "HOME", ...Object.keys(CA_CMD_ENV)].sort());
+    expect(k.env.CODEX_API_KEY).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(k.env.CODEX_API_KEY).not.toBe(CANARY);
     expect(k.user).toBe("user");
     expect(k.cwd).toBe("/home/user/study");
     // The brief has the goals, never the hidden checks.
@@ -195,11 +215,14 @@ describe("codex-exec live, up to the real version probe", () => {
     expect(trace.estimatedCost).toMatchObject({ estimatedCostUsd: 0.00467, modelId: "gpt-5.1-codex", reason: null });
     expect(trace.estimatedCost.ratesAsOf).toMatch(/^\d{4}-\d{2}-\d{2}$/);
     const ledgers = JSON.parse(readFileSync(join(r.runDir, "terminal-ledgers.json"), "utf8"));
-    expect(ledgers.cost.lines.provider).toMatchObject({ usd: 0.00467, basis: "rate-table", count: 1 });
+    // Costs come from the gateway ledger: this stand-in stream never called the model, so the
+    // spend is a measured zero and Codex's own turn sums only raise a cross-check warning.
+    expect(ledgers.cost.lines.provider).toMatchObject({ usd: 0, basis: "no-spend-signal", count: 1 });
+    expect(ledgers.lifecycle.some((l: { event: string }) => l.event === "terminal-lab.cost.cross-check.warning")).toBe(true);
     const codexExec = ledgers.commandLog.find((c: { label: string }) => c.label === "codex-exec");
     expect(codexExec.envNames).toEqual(["CODEX_API_KEY", "HOME", ...Object.keys(CA_CMD_ENV)].sort());
     for (const c of ledgers.commandLog.filter((x: { label: string }) => x.label !== "codex-exec")) expect(c.envNames).not.toContain("CODEX_API_KEY");
-    expect(r.tasks.map((t) => t.status)).toEqual(["failed", "failed", "failed"]); // the fake did no real work: checks are ground truth
+    expect(r.tasks.map((t) => t.status)).toEqual(["failed", "failed", "failed", "failed"]); // the fake did no real work: checks are ground truth
     expect(r.reward).toBe(0);
 
     // The canary is in 0 bytes of the run directory; the leak in the output was scrubbed.
@@ -271,7 +294,8 @@ describe("codex-exec live, up to the real version probe", () => {
     // turn.failed is final: the participant failed, the study reports it as a runtime failure.
     expect(r.participants[0]).toMatchObject({ status: "failed", completionReason: "actor_error" });
     expect(r.error?.code).toBe("HUMANISH_TERMINAL_LAB_FAILED");
-    expect(ledgers.cost.lines.provider).toMatchObject({ usd: null, reason: "no_token_usage" });
+    // The gateway saw no request, so nothing was spent: a measured zero, not "unknown".
+    expect(ledgers.cost.lines.provider).toMatchObject({ usd: 0, basis: "no-spend-signal" });
     expect(await containersOfRun(runId)).toEqual([]);
   }, 300_000);
 });

@@ -1,0 +1,295 @@
+/**
+ * Codex studies end to end: the real `@openai/codex` CLI in the real Docker sandbox, reaching the
+ * real model gateway (host, Unix socket mounted into the sandbox, forwarded to 127.0.0.1 there)
+ * with no network, the gateway forwarding to the local fake Responses server. Hidden checks
+ * decide success; the gateway ledger decides the cost; in openai-egress mode the raw key is
+ * nowhere in the container or the bundle.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { verifyRun } from "../../../src/bundle/verify.ts";
+import { createDockerClient } from "../../../src/docker/index.ts";
+import { runTerminalStudy } from "../../../src/routes/terminal/index.ts";
+import { createDockerSandboxProvider } from "../../../src/sandbox/index.ts";
+import type { Sandbox, SandboxProvider } from "../../../src/sandbox/types.ts";
+import { codexJqSession, KEY_HUNT_COMMANDS, toolOutputs } from "../../support/fake-openai/scenarios.ts";
+import { type FakeScenario, startFakeOpenAI } from "../../support/fake-openai/server.ts";
+import { dockerSocketPath, requireDocker } from "../../support/prereq.ts";
+import { committedLab, containersOfRun, labFromText, listFiles, removeContainers, studyContext, testRunId, tmpProject } from "./support.ts";
+
+const KEY = "sk-proj-humanishFAKEkey-7f3a9c1e5b2d4086aa";
+const MODEL = "gpt-5.1-codex-mini";
+const HOST_CA = process.env.NODE_EXTRA_CA_CERTS;
+const CA_KNOB: Record<string, string> = HOST_CA ? { HUMANISH_SANDBOX_CA_CERTS: HOST_CA } : {};
+const dec = new TextDecoder();
+
+const project = tmpProject();
+const runIds: string[] = [];
+afterAll(async () => {
+  for (const id of runIds) await removeContainers(await containersOfRun(id));
+  project.cleanup();
+});
+
+function jqLab(runtimeAuth: "openai-egress" | "openai-env", maxUsd: number): { config: ReturnType<typeof labFromText>; text: string } {
+  let text = committedLab("codex-first-contact").text;
+  text = text.replace(/\n {2}runtimeAuth: openai-egress\n/, `\n  runtimeAuth: ${runtimeAuth}\n`);
+  text = text.replace(/ {4}maxUsd: [0-9.]+/, `    maxUsd: ${maxUsd}`);
+
+  text = text.replace(/ {4}reasoningEffort: low\n/, `    reasoningEffort: low\n    model: ${MODEL}\n`);
+  return { config: labFromText(text), text };
+}
+
+/** A Docker provider that, while the Codex command runs, greps the container for the raw key. */
+function huntingProvider(found: string[], hunted: { done: boolean }): SandboxProvider {
+  const docker = createDockerClient({ socketPath: dockerSocketPath() });
+  const inner = createDockerSandboxProvider({ docker });
+  return {
+    provider: "docker",
+    async create(opts) {
+      const real = await inner.create(opts);
+      const hunt = async (): Promise<void> => {
+        const inspect = JSON.stringify(await docker.containerInspect(real.id));
+        if (inspect.includes(KEY)) found.push("container inspect (env, labels, argv)");
+        // The needle travels base64-encoded in env and reaches grep through a pipe, so neither
+        // this probe's environ nor its argv holds the key while the agent hunts concurrently.
+        const needle = 'printf "%s\\n" "$(printf %s "$B" | base64 -d)"';
+        const r = await real.exec({
+          cmd: [
+            "bash",
+            "-c",
+            `grep -rIlF --exclude-dir=proc --exclude-dir=sys -f <(${needle}) / 2>/dev/null; cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' '\\n' | grep -cF -f <(${needle})`,
+          ],
+          env: { B: Buffer.from(KEY.slice(0, 24)).toString("base64") },
+          user: "root",
+        });
+        const out = dec.decode(r.stdout).trim().split("\n");
+        const count = Number(out.pop() ?? "0");
+        if (out.some((l) => l.length > 0)) found.push(`files: ${out.join(", ")}`);
+        if (count > 0) found.push(`/proc environ/cmdline hits: ${count}`);
+        hunted.done = r.exitCode <= 1;
+      };
+      const wrapped: Sandbox = {
+        id: real.id,
+        provider: real.provider,
+        exec: async (o) => {
+          const at = o.cmd.indexOf("codex");
+          if (at >= 0 && o.cmd[at + 1] === "exec") {
+            const run = real.exec(o);
+            await Bun.sleep(1500);
+            await hunt();
+            return run;
+          }
+          return real.exec(o);
+        },
+        writeFile: (p, d, m) => real.writeFile(p, d, m),
+        readFile: (p, m) => real.readFile(p, m),
+        ...(real.detachNetwork ? { detachNetwork: () => real.detachNetwork?.() as Promise<void> } : {}),
+        release: () => real.release(),
+      };
+      return wrapped;
+    },
+  };
+}
+
+describe("codex-exec end to end against the fake model", () => {
+  test("openai-egress: Codex completes the jq lab 4/4 through exec_command calls; the key is nowhere in the sandbox or the bundle", async () => {
+    await requireDocker();
+    const fake = startFakeOpenAI({ apiKey: KEY, scenario: codexJqSession({ model: MODEL, huntKey: true }) });
+    try {
+      const { config, text } = jqLab("openai-egress", 2);
+      const runId = testRunId("codex-fake");
+      runIds.push(runId);
+      const found: string[] = [];
+      const hunted = { done: false };
+      const ctx = studyContext({
+        cwd: project.dir,
+        lab: config,
+        text,
+        runId,
+        mode: "live",
+        env: { CODEX_API_KEY: KEY, OPENAI_BASE_URL: fake.baseURL, PATH: "/usr/bin:/bin", ...CA_KNOB },
+      });
+      const r = await runTerminalStudy(ctx, { sandboxProvider: huntingProvider(found, hunted) });
+      const responses = fake.requests.filter((q) => q.path === "/v1/responses");
+      expect(r.error).toBeUndefined();
+      expect(r.tasks.map((t) => `${t.id}:${t.passed}`)).toEqual(["pretty-print:true", "open-order-ids:true", "open-total:true", "orders-per-customer:true"]);
+      expect(r.ok).toBe(true);
+      // Every request came through the gateway with the real key; the agent never held it.
+      expect(responses.every((q) => q.authorization === `Bearer ${KEY}`)).toBe(true);
+      expect(fake.requests.every((q) => q.path === "/v1/responses")).toBe(true);
+      // The key hunt ran in the sandbox, and none of its outputs (sent back to the model) holds the key.
+      const outputs = toolOutputs(responses.at(-1)?.body);
+      expect(outputs.length).toBeGreaterThanOrEqual(5 + KEY_HUNT_COMMANDS.length);
+      // The hunt really dumped the env (it finds the gateway token, which is all the agent holds).
+      expect(outputs.join("\n")).toContain("CODEX_API_KEY=");
+      expect(outputs.join("\n")).not.toContain(KEY.slice(0, 24));
+      expect(hunted.done).toBe(true);
+      expect(found).toEqual([]);
+      const ledgers = JSON.parse(readFileSync(join(r.runDir, "terminal-ledgers.json"), "utf8"));
+      expect(JSON.stringify(ledgers)).toContain("terminal-lab.network.detached");
+      expect(JSON.stringify(ledgers)).toContain("HUMANISH_MODEL_GATEWAY_REQUEST_REFUSED");
+      // The bundle: the gateway ledger, the observed model, costs from the ledger; no key anywhere.
+      const files = listFiles(r.runDir);
+      for (const f of files) expect(readFileSync(join(r.runDir, f), "latin1")).not.toContain(KEY.slice(0, 24));
+      const ledger = JSON.parse(readFileSync(join(r.runDir, "model-ledger.json"), "utf8"));
+      expect(ledger).toMatchObject({ runtimeAuth: "openai-egress", observedModels: [MODEL], refused: 0 });
+      const forwarded = ledger.lines.filter((l: { path: string }) => l.path === "/v1/responses");
+      expect(forwarded.length).toBe(responses.length);
+      expect(forwarded.every((l: { outcome: string; usd: number }) => l.outcome === "completed" && l.usd > 0)).toBe(true);
+      // The agent's try at GET /v1/models was refused by the gateway, recorded, never forwarded.
+      expect(ledger.lines.filter((l: { path: string }) => l.path !== "/v1/responses")).toMatchObject([
+        { path: "/v1/models", status: 404, outcome: "not_found" },
+      ]);
+      expect(outputs.join("\n")).toContain("humanish_not_forwarded");
+      const run = JSON.parse(readFileSync(join(r.runDir, "run.json"), "utf8"));
+      const modelLine = run.cost.lines.find((l: { kind: string }) => l.kind === "model-tokens");
+      expect(modelLine).toMatchObject({ modelId: MODEL, basis: "provider-token-usage", count: responses.length });
+      expect(modelLine.usd).toBeCloseTo(ledger.usd, 6);
+      const trace = JSON.parse(readFileSync(join(r.runDir, "actor.json"), "utf8"));
+      const commands = trace.items.filter((i: { kind: string }) => i.kind === "command");
+      expect(commands.length).toBeGreaterThanOrEqual(5);
+      expect(commands.every((c: { command: { exitCode?: number } }) => typeof c.command.exitCode === "number")).toBe(true);
+      expect((await verifyRun(r.runDir)).ok).toBe(true);
+      expect(await containersOfRun(runId)).toEqual([]);
+    } finally {
+      await fake.close();
+    }
+  }, 600_000);
+
+  test("maxUsd 0: no request leaves the gateway, Codex stops, the seat ends budget_reached with a measured zero", async () => {
+    await requireDocker();
+    const fake = startFakeOpenAI({ apiKey: KEY, scenario: codexJqSession({ model: MODEL, huntKey: false }) });
+    try {
+      const { config, text } = jqLab("openai-egress", 0);
+      const runId = testRunId("codex-zero");
+      runIds.push(runId);
+      const ctx = studyContext({
+        cwd: project.dir,
+        lab: config,
+        text,
+        runId,
+        mode: "live",
+        env: { OPENAI_BASE_URL: fake.baseURL, PATH: "/usr/bin:/bin", ...CA_KNOB },
+      });
+      const r = await runTerminalStudy(ctx, {});
+      expect(fake.requests.length).toBe(0);
+      expect(r.participants[0]?.completionReason).toBe("budget_reached");
+      const ledger = JSON.parse(readFileSync(join(r.runDir, "model-ledger.json"), "utf8"));
+      expect(ledger.refused).toBeGreaterThanOrEqual(1);
+      expect(ledger.lines.every((l: { outcome: string }) => l.outcome === "refused_cap")).toBe(true);
+      const run = JSON.parse(readFileSync(join(r.runDir, "run.json"), "utf8"));
+      expect(run.cost.lines.find((l: { kind: string }) => l.kind === "model-tokens")).toMatchObject({ usd: 0, count: 0 });
+      expect((await verifyRun(r.runDir)).ok).toBe(true);
+    } finally {
+      await fake.close();
+    }
+  }, 600_000);
+
+  test("openai-env, the cap reached after N requests: each costs 0.1 USD, so the fourth's worst case would pass 0.6 and is refused before it leaves", async () => {
+    await requireDocker();
+    const session = codexJqSession({ model: MODEL, huntKey: false });
+    const usage = {
+      input_tokens: 50_000,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: 43_750,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: 93_750,
+    };
+    // 50 000 × 0.25 + 43 750 × 2 per 1M = 0.1 USD a request on gpt-5.1-codex-mini.
+    const costly: FakeScenario = (req, history) => {
+      const r = session(req, history);
+      return r.kind === "response" ? { ...r, usage } : r;
+    };
+    const fake = startFakeOpenAI({ apiKey: KEY, scenario: costly });
+    try {
+      const { config, text } = jqLab("openai-env", 0.6);
+      const runId = testRunId("codex-cap");
+      runIds.push(runId);
+      const ctx = studyContext({
+        cwd: project.dir,
+        lab: config,
+        text,
+        runId,
+        mode: "live",
+        env: { OPENAI_API_KEY: KEY, OPENAI_BASE_URL: fake.baseURL, PATH: "/usr/bin:/bin", ...CA_KNOB },
+      });
+      const r = await runTerminalStudy(ctx, {});
+      const ledger = JSON.parse(readFileSync(join(r.runDir, "model-ledger.json"), "utf8"));
+      const sent = ledger.lines.filter((l: { outcome: string }) => l.outcome === "completed");
+      // known spend + worst case (≈ 0.26 USD: 128k output ceiling) must stay ≤ 0.6: 0.3 + 0.26 fits, 0.4 + 0.26 does not.
+      expect(sent.length).toBe(4);
+      expect(fake.requests.length).toBe(4);
+      expect(ledger.refused).toBeGreaterThanOrEqual(1);
+      expect(ledger.usd).toBeCloseTo(0.4, 6);
+      expect(ledger.usd).toBeLessThanOrEqual(0.6);
+      expect(r.participants[0]?.completionReason).toBe("budget_reached");
+      // openai-env: the agent held the key, and the bundle says so.
+      expect(ledger.runtimeAuth).toBe("openai-env");
+      expect(ledger.residualCapability).toContain("spendable key");
+      for (const f of listFiles(r.runDir)) expect(readFileSync(join(r.runDir, f), "latin1")).not.toContain(KEY.slice(0, 24));
+      const run = JSON.parse(readFileSync(join(r.runDir, "run.json"), "utf8"));
+      expect(run.cost.lines.find((l: { kind: string }) => l.kind === "model-tokens")).toMatchObject({ modelId: MODEL, usd: 0.4, count: 4 });
+      expect((await verifyRun(r.runDir)).ok).toBe(true);
+    } finally {
+      await fake.close();
+    }
+  }, 600_000);
+
+  test("the endpoint answers 401: the agent gets it once (Codex's retries are off), the seat fails as a runtime error, nothing is billed", async () => {
+    await requireDocker();
+    const fake = startFakeOpenAI({ apiKey: "sk-some-other-key", scenario: codexJqSession({ model: MODEL, huntKey: false }) });
+    try {
+      const { config, text } = jqLab("openai-egress", 2);
+      const runId = testRunId("codex-401");
+      runIds.push(runId);
+      const ctx = studyContext({
+        cwd: project.dir,
+        lab: config,
+        text,
+        runId,
+        mode: "live",
+        env: { CODEX_API_KEY: KEY, OPENAI_BASE_URL: fake.baseURL, PATH: "/usr/bin:/bin", ...CA_KNOB },
+      });
+      const r = await runTerminalStudy(ctx, {});
+      expect(fake.requests.length).toBe(1);
+      expect(r.participants[0]).toMatchObject({ status: "failed", completionReason: "actor_error" });
+      const ledger = JSON.parse(readFileSync(join(r.runDir, "model-ledger.json"), "utf8"));
+      expect(ledger.lines).toMatchObject([{ status: 401, outcome: "upstream_error", usd: 0 }]);
+      const run = JSON.parse(readFileSync(join(r.runDir, "run.json"), "utf8"));
+      expect(run.cost.lines.find((l: { kind: string }) => l.kind === "model-tokens")).toMatchObject({ usd: 0, count: 0 });
+      expect((await verifyRun(r.runDir)).ok).toBe(true);
+    } finally {
+      await fake.close();
+    }
+  }, 600_000);
+
+  test("a stream cut mid-response: Codex does not retry (stream retries off), the cost is unknown, the seat fails as a runtime error", async () => {
+    await requireDocker();
+    const fake = startFakeOpenAI({ apiKey: KEY, scenario: () => ({ kind: "cut", model: MODEL }) });
+    try {
+      const { config, text } = jqLab("openai-egress", 2);
+      const runId = testRunId("codex-cut");
+      runIds.push(runId);
+      const ctx = studyContext({
+        cwd: project.dir,
+        lab: config,
+        text,
+        runId,
+        mode: "live",
+        env: { CODEX_API_KEY: KEY, OPENAI_BASE_URL: fake.baseURL, PATH: "/usr/bin:/bin", ...CA_KNOB },
+      });
+      const r = await runTerminalStudy(ctx, {});
+      expect(fake.requests.length).toBe(1);
+      expect(r.participants[0]).toMatchObject({ status: "failed", completionReason: "actor_error" });
+      const ledger = JSON.parse(readFileSync(join(r.runDir, "model-ledger.json"), "utf8"));
+      expect(ledger.lines).toMatchObject([{ outcome: "cut", usd: null, costReason: "no_token_usage" }]);
+      expect(ledger.usd).toBeNull();
+      const run = JSON.parse(readFileSync(join(r.runDir, "run.json"), "utf8"));
+      expect(run.cost.lines.find((l: { kind: string }) => l.kind === "model-tokens")).toMatchObject({ usd: null, reason: "no_token_usage", count: 1 });
+      expect((await verifyRun(r.runDir)).ok).toBe(true);
+    } finally {
+      await fake.close();
+    }
+  }, 600_000);
+});

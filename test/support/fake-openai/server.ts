@@ -1,0 +1,361 @@
+/**
+ * A local fake of the OpenAI Responses API, faked only at the wire: the real `openai` SDK and the
+ * real Codex CLI talk to it over HTTP exactly as they would to the real endpoint.
+ *
+ * `POST /v1/responses` answers with a JSON Response object, or (body `stream: true`) with the SSE
+ * event sequence `response.created`, `response.in_progress`, per output item
+ * `response.output_item.added` … `response.output_item.done`, then `response.completed` (or
+ * `response.incomplete`) carrying `usage`. Errors are `{error: {type, code, message}}`. Every
+ * other path is 404. What each request gets is decided by a scripted scenario (see
+ * scenarios.ts); every request is recorded for the test to inspect.
+ *
+ * Usage is counted the way the real service counts text: o200k_base tokens of the request's text
+ * (instructions, input, tool definitions) plus the chat format's framing (4 tokens per input
+ * item for its start, role and end markers, 3 that prime the reply), images by the published
+ * high-detail tile rule, and o200k_base tokens of the generated output.
+ */
+import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
+
+/** One output item the fake returns (Responses API shapes). */
+export type FakeOutputItem =
+  | { type: "message"; text: string }
+  | { type: "function_call"; name: string; arguments: string; callId?: string }
+  | { type: "reasoning"; summary: string };
+
+/** Usage as the Responses API reports it. */
+export interface FakeUsage {
+  input_tokens: number;
+  input_tokens_details: { cached_tokens: number };
+  output_tokens: number;
+  output_tokens_details: { reasoning_tokens: number };
+  total_tokens: number;
+}
+
+/** What the scenario decides for one request. */
+export type FakeReply =
+  /** A normal response. `usage: null` omits usage entirely; undefined computes it. */
+  | {
+      kind: "response";
+      model?: string;
+      output: FakeOutputItem[];
+      usage?: FakeUsage | null;
+      incomplete?: "max_output_tokens";
+      firstByteDelayMs?: number;
+      eventGapMs?: number;
+    }
+  /** An HTTP error with an OpenAI-shaped body. */
+  | { kind: "error"; status: number; type: string; code: string | null; message: string }
+  /** SSE headers and `response.created` plus half a text delta, then the connection is dropped. */
+  | { kind: "cut"; model?: string }
+  /** Accepts the request and never sends a byte (until the client goes away or the fake closes). */
+  | { kind: "hang" }
+  /** A streamed message of about `bytes` bytes of text, sent in `chunkBytes` deltas. */
+  | { kind: "big"; bytes: number; chunkBytes?: number; model?: string };
+
+/** One request the fake received. */
+export interface FakeRequest {
+  ordinal: number;
+  method: string;
+  path: string;
+  authorization: string | null;
+  /** Parsed JSON body (undefined when it was not JSON). */
+  body: Record<string, unknown> | undefined;
+  /** Raw body bytes length. */
+  bodyBytes: number;
+}
+
+/** Decides the reply to request number `ordinal` (1-based, counting only `POST /v1/responses`). */
+export type FakeScenario = (req: FakeRequest, history: readonly FakeRequest[]) => FakeReply;
+
+export interface FakeOpenAIOptions {
+  scenario: FakeScenario;
+  /** Bearer token the fake accepts; any other is 401 `invalid_api_key`. */
+  apiKey: string;
+  /** Default model reported in responses. */
+  model?: string;
+}
+
+export interface FakeOpenAI {
+  /** Base URL including `/v1`, e.g. `http://127.0.0.1:43111/v1`. */
+  readonly baseURL: string;
+  readonly port: number;
+  /** Every request received, in order (all paths). */
+  readonly requests: FakeRequest[];
+  close(): Promise<void>;
+}
+
+type Json = Record<string, unknown>;
+
+const enc = new TextEncoder();
+
+/** The text of a Responses request the service would tokenise (instructions, input, tools). */
+export function requestText(body: Json | undefined): string {
+  if (!body) return "";
+  const parts: string[] = [];
+  const walk = (v: unknown): void => {
+    if (typeof v === "string") parts.push(v);
+    else if (Array.isArray(v)) for (const x of v) walk(x);
+    else if (v && typeof v === "object") {
+      for (const [k, x] of Object.entries(v as Json)) {
+        // Image payloads are not text; the service bills them by size, not by their base64.
+        if (k === "image_url" && typeof x === "string" && x.startsWith("data:")) continue;
+        walk(x);
+      }
+    }
+  };
+  walk(body.instructions);
+  walk(body.input);
+  if (body.tools) parts.push(JSON.stringify(body.tools));
+  return parts.join("\n");
+}
+
+/** High-detail image tokens the way the service documents them, from a PNG data URL's header. */
+export function fakeImageTokens(url: string): number {
+  const b64 = /^data:image\/png;base64,(.{32})/.exec(url)?.[1];
+  if (!b64) return 765; // a remote or non-PNG image: the fake bills a 1024×1024 image
+  const head = Buffer.from(b64, "base64");
+  let w = head.readUInt32BE(16);
+  let h = head.readUInt32BE(20);
+  const fit = Math.min(1, 2048 / Math.max(w, h));
+  w *= fit;
+  h *= fit;
+  const short = Math.min(1, 768 / Math.min(w, h));
+  w *= short;
+  h *= short;
+  return 85 + 170 * Math.ceil(w / 512) * Math.ceil(h / 512);
+}
+
+/** Input tokens of a request as the fake bills it: o200k tokens of its text plus each image's tiles. */
+export function fakeInputTokens(body: Json | undefined): number {
+  let images = 0;
+  const walk = (v: unknown): void => {
+    if (Array.isArray(v)) for (const x of v) walk(x);
+    else if (v && typeof v === "object") {
+      const o = v as Json;
+      if (o.type === "input_image") images += fakeImageTokens(typeof o.image_url === "string" ? o.image_url : "");
+      else for (const x of Object.values(o)) walk(x);
+    }
+  };
+  walk(body?.input);
+  const input = body?.input;
+  const items = Array.isArray(input) ? input.length : 1;
+  return countTokens(requestText(body)) + images + 4 * items + 3;
+}
+
+function usageFor(body: Json | undefined, output: FakeOutputItem[]): FakeUsage {
+  const input = fakeInputTokens(body);
+  let out = 0;
+  let reasoning = 0;
+  for (const o of output) {
+    if (o.type === "message") out += countTokens(o.text);
+    else if (o.type === "function_call") out += countTokens(o.name + o.arguments) + 4;
+    else {
+      const r = countTokens(o.summary) + 16;
+      out += r;
+      reasoning += r;
+    }
+  }
+  return {
+    input_tokens: input,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: out,
+    output_tokens_details: { reasoning_tokens: reasoning },
+    total_tokens: input + out,
+  };
+}
+
+function outputObject(o: FakeOutputItem, i: number, respId: string): Json {
+  const id = `${o.type === "message" ? "msg" : o.type === "function_call" ? "fc" : "rs"}_${respId}_${i}`;
+  if (o.type === "message") {
+    return { type: "message", id, status: "completed", role: "assistant", content: [{ type: "output_text", text: o.text, annotations: [] }] };
+  }
+  if (o.type === "function_call") {
+    return { type: "function_call", id, status: "completed", call_id: o.callId ?? `call_${respId}_${i}`, name: o.name, arguments: o.arguments };
+  }
+  return { type: "reasoning", id, summary: [{ type: "summary_text", text: o.summary }] };
+}
+
+function responseObject(respId: string, model: string, status: string, output: Json[], usage: FakeUsage | null, incomplete?: string): Json {
+  return {
+    id: respId,
+    object: "response",
+    created_at: Math.floor(Date.now() / 1000),
+    status,
+    model,
+    output,
+    parallel_tool_calls: false,
+    tool_choice: "auto",
+    tools: [],
+    error: null,
+    incomplete_details: incomplete ? { reason: incomplete } : null,
+    usage,
+  };
+}
+
+function errorResponse(status: number, type: string, code: string | null, message: string): Response {
+  return Response.json({ error: { type, code, message, param: null } }, { status });
+}
+
+function sseFrame(seq: { n: number }, type: string, payload: Json): Uint8Array {
+  return enc.encode(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq.n++, ...payload })}\n\n`);
+}
+
+/** The whole SSE event sequence of a normal response, one frame per event. */
+function sseFrames(respId: string, model: string, output: FakeOutputItem[], usage: FakeUsage | null, incomplete?: string): Uint8Array[] {
+  const seq = { n: 0 };
+  const frames: Uint8Array[] = [];
+  frames.push(sseFrame(seq, "response.created", { response: responseObject(respId, model, "in_progress", [], null) }));
+  frames.push(sseFrame(seq, "response.in_progress", { response: responseObject(respId, model, "in_progress", [], null) }));
+  const done: Json[] = [];
+  output.forEach((o, i) => {
+    const item = outputObject(o, i, respId);
+    const added = o.type === "message" ? { ...item, status: "in_progress", content: [] } : { ...item };
+    frames.push(sseFrame(seq, "response.output_item.added", { output_index: i, item: added }));
+    if (o.type === "message") {
+      const part = { type: "output_text", text: "", annotations: [] };
+      frames.push(sseFrame(seq, "response.content_part.added", { item_id: item.id, output_index: i, content_index: 0, part }));
+      frames.push(sseFrame(seq, "response.output_text.delta", { item_id: item.id, output_index: i, content_index: 0, delta: o.text }));
+      frames.push(sseFrame(seq, "response.output_text.done", { item_id: item.id, output_index: i, content_index: 0, text: o.text }));
+      frames.push(sseFrame(seq, "response.content_part.done", { item_id: item.id, output_index: i, content_index: 0, part: { ...part, text: o.text } }));
+    } else if (o.type === "function_call") {
+      frames.push(sseFrame(seq, "response.function_call_arguments.delta", { item_id: item.id, output_index: i, delta: o.arguments }));
+      frames.push(sseFrame(seq, "response.function_call_arguments.done", { item_id: item.id, output_index: i, arguments: o.arguments }));
+    }
+    frames.push(sseFrame(seq, "response.output_item.done", { output_index: i, item }));
+    done.push(item);
+  });
+  const final = incomplete ? "response.incomplete" : "response.completed";
+  frames.push(sseFrame(seq, final, { response: responseObject(respId, model, incomplete ? "incomplete" : "completed", done, usage, incomplete) }));
+  return frames;
+}
+
+function sseResponse(body: ReadableStream<Uint8Array>): Response {
+  return new Response(body, {
+    status: 200,
+    headers: { "content-type": "text/event-stream", "cache-control": "no-cache", "x-request-id": crypto.randomUUID() },
+  });
+}
+
+/** Starts the fake on 127.0.0.1 (a free port). */
+export function startFakeOpenAI(opts: FakeOpenAIOptions): FakeOpenAI {
+  const requests: FakeRequest[] = [];
+  const responsesSeen: FakeRequest[] = [];
+  const hanging = new Set<(r: Response) => void>();
+  const defaultModel = opts.model ?? "gpt-5.1-codex-mini";
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    idleTimeout: 0,
+    async fetch(req) {
+      const url = new URL(req.url);
+      const raw = new Uint8Array(await req.arrayBuffer());
+      let body: Json | undefined;
+      try {
+        const parsed = JSON.parse(new TextDecoder().decode(raw));
+        if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) body = parsed as Json;
+      } catch {
+        body = undefined;
+      }
+      const rec: FakeRequest = {
+        ordinal: requests.length + 1,
+        method: req.method,
+        path: url.pathname,
+        authorization: req.headers.get("authorization"),
+        body,
+        bodyBytes: raw.byteLength,
+      };
+      requests.push(rec);
+      if (req.method !== "POST" || url.pathname !== "/v1/responses")
+        return errorResponse(404, "invalid_request_error", "not_found", `no route ${req.method} ${url.pathname}`);
+      if (rec.authorization !== `Bearer ${opts.apiKey}`) return errorResponse(401, "invalid_request_error", "invalid_api_key", "Incorrect API key provided.");
+      if (!body) return errorResponse(400, "invalid_request_error", "invalid_json", "The body is not a JSON object.");
+      responsesSeen.push(rec);
+      const reply = opts.scenario({ ...rec, ordinal: responsesSeen.length }, responsesSeen.slice(0, -1));
+      const respId = `resp_${responsesSeen.length}_${crypto.randomUUID().slice(0, 8)}`;
+      const stream = body.stream === true;
+      if (reply.kind === "error") return errorResponse(reply.status, reply.type, reply.code, reply.message);
+      if (reply.kind === "hang") {
+        // No status line, no header, no byte: the request simply waits until the fake closes.
+        return new Promise<Response>((resolve) => hanging.add(resolve));
+      }
+      const model = ("model" in reply && reply.model) || (typeof body.model === "string" ? body.model : defaultModel);
+      if (reply.kind === "cut") {
+        const seq = { n: 0 };
+        return sseResponse(
+          new ReadableStream<Uint8Array>({
+            async start(c) {
+              c.enqueue(sseFrame(seq, "response.created", { response: responseObject(respId, model, "in_progress", [], null) }));
+              c.enqueue(enc.encode('event: response.output_text.delta\ndata: {"type":"response.output_text.delta","delta":"hal'));
+              await Bun.sleep(20);
+              c.error(new Error("fake: the scripted cut scenario dropped the connection mid-response"));
+            },
+          }),
+        );
+      }
+      if (reply.kind === "big") {
+        const chunk = reply.chunkBytes ?? 16 * 1024;
+        const seq = { n: 0 };
+        const piece = "x".repeat(chunk);
+        let sent = 0;
+        let started = false;
+        return sseResponse(
+          new ReadableStream<Uint8Array>({
+            pull(c) {
+              if (!started) {
+                started = true;
+                c.enqueue(sseFrame(seq, "response.created", { response: responseObject(respId, model, "in_progress", [], null) }));
+                return;
+              }
+              if (sent < reply.bytes) {
+                c.enqueue(sseFrame(seq, "response.output_text.delta", { item_id: "msg_big", output_index: 0, content_index: 0, delta: piece }));
+                sent += chunk;
+                return;
+              }
+              const usage: FakeUsage = {
+                input_tokens: fakeInputTokens(body),
+                input_tokens_details: { cached_tokens: 0 },
+                output_tokens: Math.ceil(sent / 8),
+                output_tokens_details: { reasoning_tokens: 0 },
+                total_tokens: fakeInputTokens(body) + Math.ceil(sent / 8),
+              };
+              c.enqueue(sseFrame(seq, "response.completed", { response: responseObject(respId, model, "completed", [], usage) }));
+              c.close();
+            },
+          }),
+        );
+      }
+      const usage = reply.usage === undefined ? usageFor(body, reply.output) : reply.usage;
+      // A real model thinks before its first byte; the bench sets this to measure against that.
+      if (reply.firstByteDelayMs) await Bun.sleep(reply.firstByteDelayMs);
+      if (!stream) {
+        const out = reply.output.map((o, i) => outputObject(o, i, respId));
+        return Response.json(responseObject(respId, model, reply.incomplete ? "incomplete" : "completed", out, usage, reply.incomplete), {
+          headers: { "x-request-id": crypto.randomUUID() },
+        });
+      }
+      const frames = sseFrames(respId, model, reply.output, usage, reply.incomplete);
+      const gap = reply.eventGapMs ?? 0;
+      return sseResponse(
+        new ReadableStream<Uint8Array>({
+          async start(c) {
+            for (const f of frames) {
+              c.enqueue(f);
+              if (gap > 0) await Bun.sleep(gap);
+            }
+            c.close();
+          },
+        }),
+      );
+    },
+  });
+  const port = server.port as number;
+  return {
+    baseURL: `http://127.0.0.1:${port}/v1`,
+    port,
+    requests,
+    async close() {
+      for (const resolve of hanging) resolve(errorResponse(503, "server_error", null, "fake closed"));
+      await server.stop(true);
+    },
+  };
+}
