@@ -52,7 +52,7 @@ import {
   TerminalLedgersSchema,
 } from "./schemas.ts";
 import { SIGNATURE_FILE } from "./signing/manifest.ts";
-import { sealRunDir, writeSignedAppendix } from "./signing/seal.ts";
+import { assertResealable, sealRunDir, writeSignedAppendix } from "./signing/seal.ts";
 
 /** Options of {@link createRunWriter}. */
 export interface RunWriterOptions {
@@ -599,6 +599,7 @@ function makeWriter(st: WriterState): RunWriter {
               "every artifact passed the literal secret scrub, secret-shape and local-path patterns before it was written; screenshots are raw frames admitted as PNG",
           },
           artifacts,
+          ...(inp.study ? { study: inp.study } : {}),
         };
         // Everything the route supplied is redacted; the manifest (our own checked paths, sizes
         // and digests) is attached afterwards so a short secret value can never rewrite a digest.
@@ -782,6 +783,8 @@ export async function reopenRunWriter(opts: {
       cause: e,
     });
   }
+  // Reopening ends in a re-seal, which signs whatever is on disk: only an intact bundle this user sealed may be reopened.
+  assertResealable(runDir, opts.runId);
   const tracked = new Map<string, ArtifactKind>(parsed.artifacts.map((a) => [a.path, a.kind]));
   const input: z.output<typeof RunBundleInputSchema> = {
     route: parsed.route,
@@ -801,6 +804,7 @@ export async function reopenRunWriter(opts: {
     cleanup: parsed.cleanup,
     warnings: parsed.warnings,
     redactionNotes: parsed.redaction.notes,
+    ...(parsed.study ? { study: parsed.study } : {}),
   };
   return makeWriter({
     cwd: opts.cwd,

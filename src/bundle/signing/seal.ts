@@ -12,9 +12,11 @@ import { safeReadFile, safeReadOrThrow } from "../safe-read.ts";
 import { loadSigningKey, type SigningKey } from "./keys.ts";
 import {
   APPENDIX_SIGNATURE_SUFFIX,
+  type BundleManifest,
   BundleSignatureSchema,
   buildManifest,
   checkAppendix,
+  checkBundleSignature,
   encodeSigned,
   SIGNATURE_FILE,
   signAppendix,
@@ -76,15 +78,8 @@ function carryAppendices(runDir: string, runId: string, key: SigningKey, previou
   }
 }
 
-/**
- * Sign the run at `runDir` as it is on disk: `run.json`, `status.json` and every artifact
- * `run.json` lists; appendices this key signed for the previous seal are carried over to the
- * new one. Returns the manifest digest.
- * @throws HumanishError HUMANISH_UNSAFE_BUNDLE_FILE / HUMANISH_RUN_NOT_FOUND (a covered file is
- *   refused or missing), HUMANISH_BUNDLE_WRITE_FAILED, and the key loader's codes
- */
-export function sealRunDir(runDir: string, runId: string, key: SigningKey | null = loadSigningKey()): string {
-  if (!key) throw new HumanishError("HUMANISH_SIGNING_KEY_UNAVAILABLE", "no signing key", { next: "run `humanish keys` to create one" });
+/** The manifest of the run at `runDir` as it is on disk: `run.json`, `status.json` and every listed artifact. */
+function manifestOnDisk(runDir: string, runId: string): BundleManifest {
   const root = artifactRootFor(runId);
   const read = (rel: string) => safeReadOrThrow(join(runDir, rel), `${root}/${rel}`, MAX_SEAL_FILE_BYTES);
   const files = new Map<string, Uint8Array>();
@@ -96,7 +91,48 @@ export function sealRunDir(runDir: string, runId: string, key: SigningKey | null
   if (status.ok) files.set("status.json", status.bytes);
   else if (status.reason !== "not_found") files.set("status.json", read("status.json"));
   for (const rel of listed) files.set(rel, read(rel));
-  const doc = signManifest(key.privateKey, key.publicKey, buildManifest(runId, files, listed));
+  return buildManifest(runId, files, listed);
+}
+
+/**
+ * Refuse to reopen a sealed run for more writes unless its current seal is valid over the files
+ * on disk and was made by `key`. Re-sealing signs whatever is on disk, so without this check a
+ * tampered, unsigned or foreign-signed bundle would come out of a reopen freshly signed and
+ * trusted — the signature would launder the edit.
+ * @throws HumanishError HUMANISH_BUNDLE_NOT_RESEALABLE naming what is wrong with the seal;
+ *   HUMANISH_SIGNING_KEY_UNAVAILABLE; the safe reader's codes for a refused file
+ */
+export function assertResealable(runDir: string, runId: string, key: SigningKey | null = loadSigningKey()): void {
+  if (!key) throw new HumanishError("HUMANISH_SIGNING_KEY_UNAVAILABLE", "no signing key", { next: "run `humanish keys` to create one" });
+  const root = artifactRootFor(runId);
+  const next = `run \`humanish verify --run ${runId}\` to see what changed; only a bundle you sealed and nobody edited can take a new report`;
+  const sig = safeReadFile(join(runDir, SIGNATURE_FILE), 64 * 1024);
+  if (!sig.ok)
+    throw new HumanishError(
+      "HUMANISH_BUNDLE_NOT_RESEALABLE",
+      `${root} has no readable ${SIGNATURE_FILE} (${sig.reason}): it was never sealed or the seal was removed`,
+      { next },
+    );
+  const check = checkBundleSignature(sig.bytes, manifestOnDisk(runDir, runId));
+  if (check.state !== "valid") throw new HumanishError("HUMANISH_BUNDLE_NOT_RESEALABLE", `${root} does not match its seal: ${check.problem}`, { next });
+  if (check.publicKey !== key.publicKey) {
+    throw new HumanishError("HUMANISH_BUNDLE_NOT_RESEALABLE", `${root} is sealed by ${check.fingerprint}, not by your key ${key.fingerprint}`, {
+      next: `verify it with \`humanish verify --run ${runId} --trust ${check.fingerprint}\`; a report can be added only by the key that sealed it`,
+    });
+  }
+}
+
+/**
+ * Sign the run at `runDir` as it is on disk: `run.json`, `status.json` and every artifact
+ * `run.json` lists; appendices this key signed for the previous seal are carried over to the
+ * new one. Returns the manifest digest.
+ * @throws HumanishError HUMANISH_UNSAFE_BUNDLE_FILE / HUMANISH_RUN_NOT_FOUND (a covered file is
+ *   refused or missing), HUMANISH_BUNDLE_WRITE_FAILED, and the key loader's codes
+ */
+export function sealRunDir(runDir: string, runId: string, key: SigningKey | null = loadSigningKey()): string {
+  if (!key) throw new HumanishError("HUMANISH_SIGNING_KEY_UNAVAILABLE", "no signing key", { next: "run `humanish keys` to create one" });
+  const root = artifactRootFor(runId);
+  const doc = signManifest(key.privateKey, key.publicKey, manifestOnDisk(runDir, runId));
   const previous = currentSeal(runDir);
   writeFileAtomicSync(join(runDir, SIGNATURE_FILE), encodeSigned(doc), `${root}/${SIGNATURE_FILE}`);
   if (previous && previous !== doc.manifestSha256) carryAppendices(runDir, runId, key, previous, doc.manifestSha256);
