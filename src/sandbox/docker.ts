@@ -16,12 +16,19 @@
 
 import { randomBytes } from "node:crypto";
 import { posix } from "node:path";
+import sandboxSeccomp from "../../runtime/seccomp/sandbox.json";
 import { type DockerClient, isDockerApiError, runExec, tarPack, tarUnpack } from "../docker/index.ts";
 import { HumanishError } from "../errors.ts";
 import { CONTROLLER_LABEL, controllerIdentity } from "./controller.ts";
 import { DEFAULT_DISK_BYTES, type DiskLimitBreach, type DiskWatch, watchDisk } from "./disk-watch.ts";
 import { type ReleaseDeadlines, releaseContainer } from "./release.ts";
 import type { ExecOptions, ExecResult, ReleaseProof, Sandbox, SandboxCreateOptions, SandboxProvider } from "./types.ts";
+
+/**
+ * The seccomp profile of every sandbox: Docker's default allow-list less `fallocate` (answered
+ * EOPNOTSUPP), so a participant cannot reserve disk faster than the writable-layer watchdog polls.
+ */
+export const SANDBOX_SECCOMP_PROFILE: string = JSON.stringify(sandboxSeccomp);
 
 /** Options of `createDockerSandboxProvider`. */
 export interface DockerSandboxProviderOptions {
@@ -507,13 +514,14 @@ export function createDockerSandboxProvider(opts: DockerSandboxProviderOptions):
             Init: true,
             NetworkMode: o.network === "bridge" ? "bridge" : "none",
             CapDrop: ["ALL"],
-            SecurityOpt: ["no-new-privileges"],
+            SecurityOpt: ["no-new-privileges", `seccomp=${SANDBOX_SECCOMP_PROFILE}`],
             Memory: memory,
             MemorySwap: memory,
             NanoCpus: Math.round(cpus * 1e9),
             PidsLimit: pids,
             // The kernel refuses to grow any one file past the bound (no storage driver needed).
             Ulimits: [{ Name: "fsize", Soft: disk, Hard: disk }],
+            ...(o.mounts && o.mounts.length > 0 ? { Binds: o.mounts.map((m) => `${m.hostPath}:${m.containerPath}:${m.readOnly ? "ro" : "rw"}`) } : {}),
           },
         });
         id = created.Id;

@@ -53,6 +53,21 @@ describe("sandbox disk limit (real engine)", () => {
     expect(dec.decode(root.stdout)).not.toContain("exit=0");
   });
 
+  test("fallocate cannot reserve disk faster than the watchdog polls: it is refused, posix_fallocate falls back to writing", async () => {
+    const sb = await sandbox(64 * MiB);
+    // Eight files under the per-file bound would reserve 8 × 60 MiB in microseconds through fallocate(2).
+    const r = await sb.exec({
+      cmd: ["bash", "-c", "for i in $(seq 1 8); do fallocate -l 60M /tmp/fa$i 2>&1 || echo refused; done; du -sk /tmp | cut -f1"],
+    });
+    const out = dec.decode(r.stdout);
+    expect(out.match(/refused/g)?.length).toBe(8);
+    expect(out).toMatch(/Operation not supported/);
+    expect(Number(out.trim().split("\n").at(-1))).toBeLessThan(1024);
+    const info = await docker.containerInspect(sb.id);
+    expect(info.HostConfig.SecurityOpt?.some((o: string) => o.startsWith("seccomp="))).toBe(true);
+    expect(info.HostConfig.SecurityOpt).toContain("no-new-privileges");
+  });
+
   test("many files adding up past the bound: the watchdog stops the sandbox and says why", async () => {
     const sb = await sandbox(64 * MiB, 200);
     const e = await rejection(

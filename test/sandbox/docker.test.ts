@@ -9,6 +9,7 @@ import { createDockerClient, type DockerClient, isDockerApiError } from "../../s
 import { HumanishError } from "../../src/errors.ts";
 import { recipeTag } from "../../src/runtime/images.ts";
 import { NODE_ARTIFACT, NPM_ARTIFACT, sandboxRecipe } from "../../src/runtime/recipes.ts";
+import { SANDBOX_SECCOMP_PROFILE } from "../../src/sandbox/docker.ts";
 import { createDockerSandboxProvider, findRunContainers, type Sandbox, type SandboxProvider } from "../../src/sandbox/index.ts";
 import { rejection } from "../docker/helpers.ts";
 import { requireImage } from "../support/prereq.ts";
@@ -53,7 +54,9 @@ describe("Docker sandbox", () => {
     const info = await docker.containerInspect(sb.id);
     expect(info.State.Running).toBe(true);
     expect(info.Config.Labels).toMatchObject({ "humanish.run": RUN, "humanish.owner": "humanish", "humanish.test": "sandbox" });
-    expect(info.HostConfig.SecurityOpt).toEqual(["no-new-privileges"]);
+    expect(info.HostConfig.SecurityOpt).toEqual(["no-new-privileges", `seccomp=${SANDBOX_SECCOMP_PROFILE}`]);
+    // Docker's default allow-list less fallocate: never unconfined.
+    expect(JSON.parse(SANDBOX_SECCOMP_PROFILE).defaultAction).toBe("SCMP_ACT_ERRNO");
     expect(info.HostConfig.CapDrop).toEqual(["ALL"]);
     expect(info.HostConfig.CapAdd ?? null).toBeNull();
     expect(info.HostConfig.Memory).toBe(256 * 1024 * 1024);
