@@ -200,9 +200,17 @@ export interface RedactorOptions {
   paths?: boolean;
   /**
    * Strings that are constants of the schemas being written (enum and literal values). A string
-   * value exactly equal to one is structure, not free text, and is never scrubbed.
+   * value exactly equal to one is structure, not free text, and is never scrubbed. Only `has` is
+   * asked, so a caller may pass a live view (the writer adds the artifact paths it lists).
    */
-  constants?: ReadonlySet<string>;
+  constants?: { has(value: string): boolean };
+  /**
+   * The lower-case words of humanish's own names (schema words and fixed artifact names, split at
+   * punctuation and camelCase). A secret equal to one of these words (`terminal`, `sandbox`) is
+   * not looked for in keys and artifact names, which humanish builds from such words and never
+   * from values; it is still scrubbed from every free-text value.
+   */
+  nameWords?: { has(word: string): boolean };
 }
 
 /** A reusable redactor bound to one set of secret values. */
@@ -231,6 +239,11 @@ export interface Redactor {
    * value. Strings and keys equal to a schema constant are structure and are not checked.
    */
   containsSecretIn(value: unknown): boolean;
+  /**
+   * True when a name humanish built (an artifact path, a JSON key) carries a secret value that
+   * is not one of the `nameWords`, or a secret/local-path shape.
+   */
+  nameContainsSecret(name: string): boolean;
   /**
    * The largest offset `c ≤ desired` at which `s` may be cut into two separately redacted
    * chunks without a secret straddling the cut (see {@link safeCut}). 0 means "hold everything".
@@ -264,6 +277,9 @@ export function createRedactor(secrets: readonly (string | undefined | null)[], 
   const cwdRe = cwd ? new RegExp(`${escapeRegExp(cwd)}(?=/|$|[^A-Za-z0-9._-])`, "g") : null;
   const shapes = opts.paths === false ? SECRET_SHAPES : SHAPES;
   const constants = opts.constants ?? new Set<string>();
+  const nameWords = opts.nameWords ?? new Set<string>();
+  const nameSecrets = values.filter((v) => !nameWords.has(v.toLowerCase()));
+  const nameContainsSecret = (name: string): boolean => nameSecrets.some((v) => name.includes(v)) || findSensitive(name, 1).length > 0;
 
   const plain = (s: string): string => {
     let out = s;
@@ -343,7 +359,9 @@ export function createRedactor(secrets: readonly (string | undefined | null)[], 
       } else if (Array.isArray(v)) stack.push(...v);
       else if (v && typeof v === "object") {
         for (const [k, val] of Object.entries(v as Record<string, unknown>)) {
-          if (!constants.has(k) && containsSecret(k)) return true;
+          // Keys are written as they are: one holding a secret fails the write, unless the
+          // secret is only a word of our own names (`terminalEvents` with a secret `terminal`).
+          if (!constants.has(k) && nameContainsSecret(k)) return true;
           stack.push(val);
         }
       }
@@ -359,6 +377,7 @@ export function createRedactor(secrets: readonly (string | undefined | null)[], 
     value: <T>(value: T) => deep(value) as T,
     containsSecret,
     containsSecretIn,
+    nameContainsSecret,
     safeCut: (s, desired) => safeCut(s, desired, { literals: cwd ? [...formList, cwd] : formList, shapes }),
   };
 }

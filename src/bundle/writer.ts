@@ -150,10 +150,32 @@ const STRUCTURE_WORDS: ReadonlySet<string> = schemaConstants(
   OrphanReleaseSchema,
 );
 
-/** The redactor of a run's evidence: secrets, cwd label, secret and local-path shapes; structure kept. */
-function evidenceRedactor(secrets: readonly (string | undefined | null)[], cwd: string): Redactor {
-  return createRedactor(secrets, { cwd, constants: STRUCTURE_WORDS });
+/**
+ * The redactor of a run's evidence: secrets, cwd label, secret and local-path shapes; structure
+ * kept. The artifact paths of the run (`tracked`, names humanish chooses and never builds from
+ * values) are structure too, so a secret that happens to be `terminal` or `sandbox` cannot turn
+ * `terminal-transcript.txt` in the listing into a path that does not exist.
+ */
+function evidenceRedactor(secrets: readonly (string | undefined | null)[], cwd: string, tracked: ReadonlyMap<string, unknown> = new Map()): Redactor {
+  return createRedactor(secrets, { cwd, constants: { has: (v) => STRUCTURE_WORDS.has(v) || tracked.has(v) }, nameWords: NAME_WORDS });
 }
+
+/** Splits a name into its lower-case words at punctuation and camelCase humps. */
+function nameWordsOf(name: string): string[] {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((w) => w.length > 0);
+}
+
+/** The words of humanish's own names: every schema word and the fixed artifact and folder names. */
+const NAME_WORDS: ReadonlySet<string> = new Set(
+  [
+    ...STRUCTURE_WORDS,
+    ...["actor.json", "desktop-ledgers.json", "served-app.json", "report/index.html", "screenshots", "seats", "turn", "step", "final", "png", "txt"],
+  ].flatMap(nameWordsOf),
+);
 
 /** Per-kind JSON schemas checked when a JSON artifact is written. */
 const JSON_SCHEMAS: Partial<Record<ArtifactKind, z.ZodType>> = {
@@ -290,7 +312,9 @@ function makeWriter(st: WriterState): RunWriter {
         },
       );
     }
-    if (st.redactor.text(rel) !== rel) {
+    // Paths are fixed names plus lab ids and counters, never values: a secret equal to a word of
+    // a fixed name (`sandbox`) is a coincidence; any other secret or a shape is refused.
+    if (st.redactor.nameContainsSecret(rel)) {
       throw new HumanishError("HUMANISH_UNSAFE_ARTIFACT_PATH", "artifact path contains a secret value or a secret/local-path shape", {
         next: "name artifacts with fixed names and participant ids, never with values",
       });
@@ -705,7 +729,8 @@ export function createRunWriter(opts: RunWriterOptions): RunWriter {
     );
   }
   const now = opts.now ?? (() => new Date());
-  const redactor = evidenceRedactor(opts.secrets, opts.cwd);
+  const tracked = new Map<string, ArtifactKind>();
+  const redactor = evidenceRedactor(opts.secrets, opts.cwd, tracked);
   const startedAt = now().toISOString();
   const status: RunStatus = RunStatusSchema.parse(
     redactor.value({
@@ -738,7 +763,7 @@ export function createRunWriter(opts: RunWriterOptions): RunWriter {
     runId: opts.runId,
     runDir,
     redactor,
-    tracked: new Map(),
+    tracked,
     input: undefined,
     reopened: false,
     status,
@@ -810,7 +835,7 @@ export async function reopenRunWriter(opts: {
     cwd: opts.cwd,
     runId: opts.runId,
     runDir,
-    redactor: evidenceRedactor(opts.secrets, opts.cwd),
+    redactor: evidenceRedactor(opts.secrets, opts.cwd, tracked),
     tracked,
     input,
     reopened: true,
