@@ -92,7 +92,10 @@ describe("--env-file: secrets are what is secret, structure is never scrubbed", 
 
     const labEnv = envFile(cwd, ["# humanish:secret", "LABNAME=jq-first-contact"]);
     const l = await cli(["lab", "run", "default", "--cwd", cwd, "--env-file", labEnv, "--json"], { PATH: process.env.PATH });
-    expect(l.json<{ error: { code: string } }>().error.code).toBe("HUMANISH_SECRET_IN_IDENTIFIER");
+    const le = l.json<{ error: { code: string; message: string } }>().error;
+    expect(le.code).toBe("HUMANISH_SECRET_IN_IDENTIFIER");
+    // The lab id is named, not the run id derived from it.
+    expect(le.message).toContain("lab id");
     expect(runFiles(cwd)).toEqual([]);
   });
 

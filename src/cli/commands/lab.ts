@@ -71,8 +71,9 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
   // An identifier becomes a directory name and structure in every file, which is never scrubbed:
   // one that carries a secret value is refused before anything is written.
   for (const [what, value, fix] of [
-    ["run id", runId, "choose another --run-id (or omit it)"],
+    // The lab id first: a run id made from it (no --run-id) would otherwise be blamed.
     ["lab id", loaded.config.id, `rename the lab's id in ${loaded.ref}`],
+    ["run id", runId, "choose another --run-id (or omit it)"],
   ] as const) {
     if (secretIn(value, ctx.secrets) !== undefined) {
       throw new HumanishError("HUMANISH_SECRET_IN_IDENTIFIER", `the ${what} contains the value of a secret variable; nothing was written`, {
