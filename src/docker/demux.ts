@@ -10,6 +10,7 @@
  * across frames (the handed case `cases/docker/logs-multiplexed-body.bin`).
  */
 import { concatBytes } from "../bytes/concat.ts";
+import { DEFAULT_STREAM_TAIL_BYTES, TailBuffer } from "../bytes/tail-buffer.ts";
 import { dockerStreamInvalid } from "./errors.ts";
 
 /** Which output a demultiplexed chunk belongs to. */
@@ -100,35 +101,7 @@ export interface DemuxCallbacks {
 }
 
 /** Default bound of a buffered exec stream: 16 MiB each for stdout and stderr. */
-export const DEFAULT_MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
-
-/** The last `max` bytes of a stream, and how many came before them. */
-class TailBuffer {
-  private chunks: Uint8Array[] = [];
-  private size = 0;
-  dropped = 0;
-  constructor(private readonly max: number) {}
-  push(chunk: Uint8Array): void {
-    this.chunks.push(chunk);
-    this.size += chunk.length;
-    while (this.size > this.max && this.chunks.length > 0) {
-      const first = this.chunks[0]!;
-      const excess = this.size - this.max;
-      if (first.length <= excess) {
-        this.chunks.shift();
-        this.size -= first.length;
-        this.dropped += first.length;
-      } else {
-        this.chunks[0] = first.subarray(excess);
-        this.size -= excess;
-        this.dropped += excess;
-      }
-    }
-  }
-  bytes(): Uint8Array {
-    return concatBytes(this.chunks);
-  }
-}
+export const DEFAULT_MAX_BUFFERED_BYTES = DEFAULT_STREAM_TAIL_BYTES;
 
 /**
  * Reads a multiplexed body to its end, forwarding chunks to the callbacks and returning everything

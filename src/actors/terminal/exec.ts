@@ -10,7 +10,7 @@
  * The result says which deadline fired.
  */
 
-import { concatBytes } from "../../bytes/concat.ts";
+import { DEFAULT_STREAM_TAIL_BYTES, TailBuffer } from "../../bytes/tail-buffer.ts";
 import type { Sandbox } from "../../sandbox/types.ts";
 import { tail } from "../../text/tail.ts";
 import type { DeadlineKind } from "../types.ts";
@@ -117,8 +117,10 @@ export async function runParticipantCommand(opts: ParticipantCommandOptions): Pr
     };
   }
   const argv = wrapParticipantArgv(opts.cmd, remaining);
-  const out: Uint8Array[] = [];
-  const err: Uint8Array[] = [];
+  // Bounded like the sandbox's own buffers: the callbacks (recorder, live events) see every
+  // byte, the result keeps only the tail, so gigabytes of output cost at most the bound.
+  const out = new TailBuffer(DEFAULT_STREAM_TAIL_BYTES);
+  const err = new TailBuffer(DEFAULT_STREAM_TAIL_BYTES);
   const ac = new AbortController();
   let fired: DeadlineKind | null = null;
   const fire = (kind: DeadlineKind): void => {
@@ -163,15 +165,15 @@ export async function runParticipantCommand(opts: ParticipantCommandOptions): Pr
     const deadline: DeadlineKind | null = fired ?? (res.ok && res.r.timedOut ? "max-minutes" : null);
     if (!res.ok) {
       if (deadline === null) throw res.e;
-      return { exitCode: 137, stdout: concatBytes(out), stderr: concatBytes(err), durationMs: now() - start, deadline, started: true, argv };
+      return { exitCode: 137, stdout: out.bytes(), stderr: err.bytes(), durationMs: now() - start, deadline, started: true, argv };
     }
     // Exit code 137 from the in-sandbox `timeout -s KILL` backstop is the wall-clock deadline too.
     const backstop = deadline === null && res.r.exitCode === 137 && now() >= opts.deadlineAt ? "max-minutes" : deadline;
     return {
       exitCode: res.r.exitCode,
       // Prefer what streamed (identical when callbacks fired); fall back to the buffered result.
-      stdout: out.length > 0 ? concatBytes(out) : res.r.stdout,
-      stderr: err.length > 0 ? concatBytes(err) : res.r.stderr,
+      stdout: out.size > 0 ? out.bytes() : res.r.stdout,
+      stderr: err.size > 0 ? err.bytes() : res.r.stderr,
       durationMs: now() - start,
       deadline: backstop,
       started: true,

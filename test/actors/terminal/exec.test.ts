@@ -144,3 +144,25 @@ describe("helpers", () => {
     expect(tailText("abc", 3)).toBe("abc");
   });
 });
+
+describe("bounded results", () => {
+  test("40 MiB of output: every byte reaches the callbacks, the result keeps only the 16 MiB tail", async () => {
+    let seen = 0;
+    const r = await runParticipantCommand({
+      sandbox,
+      cmd: ["bash", "-c", "head -c 41943040 /dev/zero | tr '\\0' a; printf END"],
+      user: "user",
+      cwd: TERMINAL_STUDY_DIR,
+      env: { HOME: "/home/user" },
+      firstOutputMs: 30_000,
+      deadlineAt: Date.now() + 120_000,
+      signal: new AbortController().signal,
+      onStdout: (c) => {
+        seen += c.byteLength;
+      },
+    });
+    expect(seen).toBe(40 * 1024 * 1024 + 3);
+    expect(r.stdout.byteLength).toBe(16 * 1024 * 1024);
+    expect(new TextDecoder().decode(r.stdout.subarray(-3))).toBe("END");
+  }, 120_000);
+});
