@@ -359,6 +359,7 @@ export const ArtifactKindSchema = z.enum([
   "terminal-events",
   "terminal-ledgers",
   "sandbox-receipts",
+  "model-ledger",
   "screenshot",
   "report",
   "events",
@@ -398,6 +399,10 @@ export const RunParticipantSchema = z.strictObject({
   deadlineFired: z.string().min(1).optional(),
   reportedFriction: z.boolean().optional(),
   desktopGeometry: DesktopGeometrySchema.optional(),
+  /** The seat's persona id, when its lane or roster entry set one. */
+  persona: z.string().min(1).optional(),
+  /** The seat's device preset (browser seats). */
+  device: z.string().min(1).optional(),
 });
 export type RunParticipant = z.infer<typeof RunParticipantSchema>;
 
@@ -454,6 +459,58 @@ export const RunOutcomeSchema = z.strictObject({
 });
 export type RunOutcome = z.infer<typeof RunOutcomeSchema>;
 
+/** How one seat ended in the study runner (its participant's own verdict is in `participants`). */
+export const SeatStateSchema = z.enum(["completed", "failed", "interrupted", "budget_reached"]);
+
+/** One seat of a study: its id (= its participant id), how it ended, its release and its known spend. */
+export const StudySeatSchema = z.strictObject({
+  id: z.string().min(1),
+  index: NonNegInt,
+  state: SeatStateSchema,
+  /** The phase the seat ended in (`done`, `not_started`, `provision`, `participate`, …). */
+  phase: z.string().min(1),
+  /** The seat's folder in the bundle (`seats/<id>/`), or null for a one-seat bundle that keeps the root layout. */
+  folder: z.string().min(1).nullable(),
+  /** The release proof's outcome, or `none` when nothing was created. */
+  release: z.enum(["released", "retained", "unconfirmed", "none"]),
+  containerId: z.string().min(1).optional(),
+  reason: z.string(),
+  error: z.strictObject({ code: z.string().regex(/^HUMANISH_[A-Z0-9_]+$/), message: z.string(), next: z.string().optional() }).optional(),
+  startedAt: IsoTime.optional(),
+  durationMs: NonNegNum,
+  /** Known spend of the seat, USD. */
+  usd: NonNegNum,
+  /** Known billable jobs of the seat. */
+  jobs: NonNegInt,
+});
+export type StudySeat = z.infer<typeof StudySeatSchema>;
+
+/** `humanish.study.v1`: the seats of a study and their totals, as the study runner ran them. */
+export const StudySchema = z.strictObject({
+  schema: z.literal("humanish.study.v1"),
+  /** The lane every seat ran on (`docker-terminal`, `local-guest`, `dry-run`). */
+  lane: z.string().min(1),
+  /** Seats the lab declared (count, lanes or roster); `seats` lists exactly this many. */
+  declaredSeats: z.number().int().min(1).max(16),
+  concurrency: z.number().int().min(1).max(16),
+  waves: z.number().int().min(1).max(16),
+  /** `scenario.caps.maxTotalUsd`, null when not declared. */
+  maxTotalUsd: NonNegNum.nullable(),
+  seats: z.array(StudySeatSchema),
+  totals: z.strictObject({
+    seats: NonNegInt,
+    completed: NonNegInt,
+    failed: NonNegInt,
+    interrupted: NonNegInt,
+    budgetReached: NonNegInt,
+    knownUsd: NonNegNum,
+    knownJobs: NonNegInt,
+    /** Seats whose release was not confirmed (their capacity slot stayed held). */
+    heldSlots: NonNegInt,
+  }),
+});
+export type Study = z.infer<typeof StudySchema>;
+
 /** A warning carried into the bundle. */
 export const WarningSchema = z.strictObject({ code: z.string().min(1), message: z.string(), path: z.string().optional() });
 
@@ -496,6 +553,8 @@ export const RunBundleSchema = z.strictObject({
   warnings: z.array(WarningSchema),
   redaction: z.strictObject({ status: z.literal("passed"), notes: z.string() }),
   artifacts: z.array(ArtifactEntrySchema),
+  /** The study runner's seats and totals (absent in bundles written before seats existed). */
+  study: StudySchema.optional(),
 });
 export type RunBundle = z.infer<typeof RunBundleSchema>;
 
@@ -525,6 +584,7 @@ export const RunBundleInputSchema = z.strictObject({
   cleanup: z.array(CleanupProofSchema).default([]),
   warnings: z.array(WarningSchema).default([]),
   redactionNotes: z.string().optional(),
+  study: StudySchema.optional(),
 });
 export type RunBundleInput = z.input<typeof RunBundleInputSchema>;
 

@@ -1,7 +1,7 @@
 /**
  * The command table: every command path, its positional arguments and flags. `argv.ts` parses
  * against it with `node:util` parseArgs (strict), so an unknown command or flag is a usage
- * error (exit 1) with a did-you-mean. Flag names follow reference contracts.md §4.2.
+ * error (exit 1) with a did-you-mean. Flag names follow the upstream CLI's own spelling.
  */
 
 /** One flag: a boolean switch or a string value. */
@@ -176,7 +176,7 @@ export const COMMANDS: CommandSpec[] = [
     positionals: [],
     flags: {
       yes: { type: "boolean", help: "no questions: write the template lab" },
-      template: { type: "string", value: "terminal|browser", help: "template for --yes (default terminal)" },
+      template: { type: "string", value: "terminal|browser|computer-use", help: "template for --yes (default terminal)" },
       id: { type: "string", value: "ID", help: "lab id (default from the template)" },
       force: { type: "boolean", help: "overwrite an existing lab file" },
       ...cwd,

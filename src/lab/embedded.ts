@@ -5,7 +5,10 @@
  */
 import codexFirstContact from "../../labs/codex-first-contact.yaml" with { type: "text" };
 import jqFirstContact from "../../labs/jq-first-contact.yaml" with { type: "text" };
+import jqFirstContactSeats from "../../labs/jq-first-contact-seats.yaml" with { type: "text" };
+import todomvcComputerUse from "../../labs/todomvc-computer-use.yaml" with { type: "text" };
 import todomvcFirstRun from "../../labs/todomvc-first-run.yaml" with { type: "text" };
+import todomvcFirstRunSeats from "../../labs/todomvc-first-run-seats.yaml" with { type: "text" };
 
 /** One embedded lab: its id, the committed file it came from, and its text. */
 export interface EmbeddedLab {
@@ -25,6 +28,13 @@ export const EMBEDDED_LABS: readonly EmbeddedLab[] = [
   { id: "jq-first-contact", file: "labs/jq-first-contact.yaml", text: text(jqFirstContact, "labs/jq-first-contact.yaml") },
   { id: "codex-first-contact", file: "labs/codex-first-contact.yaml", text: text(codexFirstContact, "labs/codex-first-contact.yaml") },
   { id: "todomvc-first-run", file: "labs/todomvc-first-run.yaml", text: text(todomvcFirstRun, "labs/todomvc-first-run.yaml") },
+  { id: "jq-first-contact-seats", file: "labs/jq-first-contact-seats.yaml", text: text(jqFirstContactSeats, "labs/jq-first-contact-seats.yaml") },
+  {
+    id: "todomvc-first-run-seats",
+    file: "labs/todomvc-first-run-seats.yaml",
+    text: text(todomvcFirstRunSeats, "labs/todomvc-first-run-seats.yaml"),
+  },
+  { id: "todomvc-computer-use", file: "labs/todomvc-computer-use.yaml", text: text(todomvcComputerUse, "labs/todomvc-computer-use.yaml") },
 ];
 
 /** Aliases for embedded labs: `default` is the jq lab (the quick start's study). */

@@ -30,7 +30,7 @@ import {
   TerminalSubjectSchema,
 } from "./schema.ts";
 import { topForeign } from "./schema-common.ts";
-import { browserSeatDevices, isDevicePair, seatProblems } from "./seats.ts";
+import { browserSeatDevices, isDevicePair, type SeatDeclaration, seatProblems } from "./seats.ts";
 import { unknownKeyText } from "./strict.ts";
 import { loadStrictYaml, type StrictYaml } from "./yaml.ts";
 
@@ -44,6 +44,11 @@ export type ParseLabResult = { ok: true; config: LabConfig; warnings: LabWarning
 export interface ParseLabOptions {
   /** Shown before `:line:col` in messages (a path or `embedded:<id>`); default `lab`. */
   source?: string;
+  /**
+   * `lab run --count N`: run N seats instead of the lab's own `actors[0].count` (checked like
+   * the key itself, 1–16). A lab that names its seats with `lanes` or `roster` is refused.
+   */
+  seatCount?: number;
 }
 
 const REFERENCE_SOURCES = ["this-repo", "clone", "local-app", "desktop-cli", "local-tree"];
@@ -56,7 +61,7 @@ const REFERENCE_SOURCES = ["this-repo", "clone", "local-app", "desktop-cli", "lo
 export function parseLab(yamlText: string, opts: ParseLabOptions = {}): ParseLabResult {
   const source = opts.source ?? "lab";
   try {
-    return parseInner(yamlText, source);
+    return parseInner(yamlText, source, opts.seatCount);
   } catch (e) {
     // A bug in a validator must not escape as a throw; it is still a refusal of this input.
     return invalid(`${source}: the lab could not be validated (${e instanceof Error ? e.message : String(e)})`);
@@ -71,7 +76,7 @@ function isMapping(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-function parseInner(text: string, source: string): ParseLabResult {
+function parseInner(text: string, source: string, seatCount?: number): ParseLabResult {
   if (typeof text !== "string") return invalid(`${source}: the lab text must be a string`);
   // Every UTF-16 unit is at least one UTF-8 byte, so a string far past the bound in units is
   // refused without measuring all of it.
@@ -192,7 +197,22 @@ function parseInner(text: string, source: string): ParseLabResult {
     }
   }
 
-  return route === "terminal" ? parseTerminal(root, yaml, fail) : parseBrowser(root, yaml, fail);
+  if (seatCount !== undefined) {
+    const a = rawActor(root);
+    const named = (["lanes", "roster"] as const).find((k) => a[k] !== undefined);
+    if (named) return invalid(`${source}: --count cannot override actors[0].${named}: this lab names its seats; remove --count or edit the lab`);
+    // The override replaces the key before validation, so it meets exactly the key's own rules.
+    (root.actors as unknown[])[0] = { ...a, count: seatCount };
+  }
+  const r = route === "terminal" ? parseTerminal(root, yaml, fail) : parseBrowser(root, yaml, fail);
+  if (r.ok && seatCount !== undefined) {
+    r.warnings.push({
+      code: "HUMANISH_LAB_COUNT_OVERRIDDEN",
+      path: "actors[0].count",
+      message: `actors[0].count is ${seatCount} from --count (the lab file is unchanged)`,
+    });
+  }
+  return r;
 }
 
 type Fail = (problems: Problem[]) => ParseLabResult;
@@ -349,7 +369,8 @@ function parseBrowser(root: Record<string, unknown>, yaml: StrictYaml, fail: Fai
     warnings.push({
       code: "HUMANISH_LAB_COUNT_DEVICES",
       path: "actors[0].count",
-      message: "actors[0].count: 2 without lanes runs one desktop and one mobile seat (the browser route's older meaning); name lanes with a device for other mixes",
+      message:
+        "actors[0].count: 2 without lanes runs one desktop and one mobile seat (the browser route's older meaning); name lanes with a device for other mixes",
     });
   }
   if (lab.scenario.caps?.maxJobs !== undefined) {
@@ -389,11 +410,16 @@ function inert(path: string, what: string): LabWarning {
   return { code: "HUMANISH_LAB_FIELD_INERT", path, message: `${path} ${what}` };
 }
 
-function scriptedInert(actor: { persona?: string; mission?: string }, warnings: LabWarning[]): void {
+function scriptedInert(actor: { persona?: string; mission?: string } & SeatDeclaration, warnings: LabWarning[]): void {
   for (const f of ["persona", "mission"] as const) {
     if (actor[f] !== undefined)
       warnings.push(inert(`actors[0].${f}`, "is recorded but not consumed: a scripted participant follows its steps and reads no brief"));
   }
+  const key = actor.lanes ? "lanes" : "roster";
+  (actor.lanes ?? actor.roster ?? []).forEach((e, i) => {
+    if (e.instruction !== undefined)
+      warnings.push(inert(`actors[0].${key}[${i}].instruction`, "is recorded but not consumed: a scripted participant follows its steps and reads no brief"));
+  });
 }
 
 function policyWarnings(config: LabConfig, warnings: LabWarning[]): void {

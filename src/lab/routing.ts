@@ -4,13 +4,7 @@
  * and targets"). Actor lanes come from the actor registry.
  */
 import { actorServesLane, listActors } from "../actors/registry.ts";
-import {
-  type BrowserLabConfig,
-  type DeviceName,
-  type DevicePreset,
-  type LabConfig,
-  type TerminalLabConfig,
-} from "./schema.ts";
+import type { BrowserLabConfig, DeviceName, DevicePreset, LabConfig, TerminalLabConfig } from "./schema.ts";
 import { browserSeatDevices, expandSeats, type SeatSpec } from "./seats.ts";
 
 /** The routes humanish runs. */

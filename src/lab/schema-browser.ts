@@ -259,6 +259,38 @@ export const ScriptedBrowserActorSchema = strictObject(
   { model: NO_MODEL, reasoningEffort: NO_MODEL },
 );
 
+/**
+ * One `stopWhen` rule: the seat stops (and is asked for its closing account) when ONE
+ * observation of the app origin satisfies ALL present conditions. `textIncludes`: each string in
+ * the page text; `urlIncludes`: substring of the URL; `urlPathEquals`: exact path.
+ */
+export const StopRuleSchema = strictObject(
+  {
+    id: taskId.optional(),
+    textIncludes: z.union([nonBlank(), z.array(nonBlank()).min(1)]).optional(),
+    urlIncludes: targetString()
+      .refine((u) => u.trim().length > 0, { message: "must be a non-empty string" })
+      .optional(),
+    urlPathEquals: targetString()
+      .regex(/^\/(?!\/)/, { message: "must be a path starting with a single `/`" })
+      .optional(),
+  },
+  { appStatePathEquals: REFERENCE_ONLY },
+)
+  .superRefine((r, ctx) => {
+    if (r.textIncludes === undefined && r.urlIncludes === undefined && r.urlPathEquals === undefined)
+      ctx.addIssue({ code: "custom", message: "needs at least one condition: textIncludes, urlIncludes or urlPathEquals" });
+  })
+  .transform((r) => ({
+    ...(r.id !== undefined ? { id: r.id } : {}),
+    ...(r.textIncludes !== undefined ? { textIncludes: toList(r.textIncludes) } : {}),
+    ...(r.urlIncludes !== undefined ? { urlIncludes: r.urlIncludes } : {}),
+    ...(r.urlPathEquals !== undefined ? { urlPathEquals: r.urlPathEquals } : {}),
+  }));
+
+/** `stopWhen: {any: [rule, …]}`: a harness stop rule (never shown to the model). */
+export const StopWhenSchema = strictObject({ any: z.array(StopRuleSchema).min(1, { message: "must list at least one rule" }) }, {});
+
 /** `openai-computer-use`: an OpenAI computer-use model driving the desktop. */
 export const ComputerUseActorSchema = strictObject(
   {
@@ -267,6 +299,16 @@ export const ComputerUseActorSchema = strictObject(
     ...actorSeatFields,
     ...modelActorFields,
     tasks: browserTasks,
+    /** Per-response output ceiling, tokens (also the worst case the spend cap admits). */
+    maxOutputTokens: posInt.max(128_000).optional(),
+    stopWhen: StopWhenSchema.optional(),
+    /**
+     * Safety-check codes the operator acknowledges in advance (echoed on the call's output and
+     * recorded); any other pending check stops the seat as `blocked_approval`.
+     */
+    acknowledgeSafetyChecks: z
+      .array(z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, { message: "must be a safety-check code such as malicious_instructions" }))
+      .optional(),
   },
   { steps: "only acts on a scripted-browser participant (a computer-use model decides its own actions)" },
 );

@@ -4,7 +4,7 @@
  * (`{id, count}` → `<id>-01`…`<id>-NN`). This module checks that choice and expands it into one
  * plain list; it is pure (no I/O) and shared by parse-time checks and the study runner.
  */
-import { type DeviceName, DEVICE_PRESETS, DEVICES_BY_COUNT, type DevicePreset } from "./schema-browser.ts";
+import { DEVICE_PRESETS, DEVICES_BY_COUNT, type DeviceName, type DevicePreset } from "./schema-browser.ts";
 import { MAX_SEATS } from "./schema-common.ts";
 
 /** One seat as declared: its id and the per-seat fields of its lane or roster entry. */
@@ -43,16 +43,23 @@ export function seatProblems(raw: Record<string, unknown>, decl: SeatDeclaration
   const problems: SeatProblem[] = [];
   const given = (["count", "lanes", "roster"] as const).filter((k) => raw[k] !== undefined);
   if (given.length > 1) {
-    problems.push({ path: ["actors", 0, given[1]!], message: `cannot be combined with ${given[0]}: a lab names its seats with exactly one of count, lanes or roster` });
+    problems.push({
+      path: ["actors", 0, given[1]!],
+      message: `cannot be combined with ${given[0]}: a lab names its seats with exactly one of count, lanes or roster`,
+    });
     return problems;
   }
   const entries = decl.lanes ?? decl.roster ?? [];
   const key = decl.lanes ? "lanes" : "roster";
   entries.forEach((e, i) => {
     if (e.device === undefined) return;
-    if (route === "terminal") problems.push({ path: ["actors", 0, key, i, "device"], message: "only acts on the browser route (a terminal seat has no screen); remove it" });
+    if (route === "terminal")
+      problems.push({ path: ["actors", 0, key, i, "device"], message: "only acts on the browser route (a terminal seat has no screen); remove it" });
     else if (!(e.device in DEVICE_PRESETS))
-      problems.push({ path: ["actors", 0, key, i, "device"], message: `\`${e.device}\` is not a device; use one of ${Object.keys(DEVICE_PRESETS).join(", ")}` });
+      problems.push({
+        path: ["actors", 0, key, i, "device"],
+        message: `\`${e.device}\` is not a device; use one of ${Object.keys(DEVICE_PRESETS).join(", ")}`,
+      });
   });
   const seen = new Map<string, string>();
   const ids = expandIds(decl);

@@ -16,6 +16,9 @@ export interface ProgressEvent {
   /** Tasks passed so far / total, once checks ran. */
   tasksPassed?: number;
   tasksTotal?: number;
+  /** On a seat's `done` event: its participant's status and completion reason (for the summary line). */
+  status?: string;
+  completionReason?: string;
 }
 
 /** Everything a route needs to run one study. */
@@ -49,6 +52,8 @@ export interface StudyContext<LabConfig = unknown> {
 export interface TaskOutcome {
   id: string;
   goal: string;
+  /** The seat the result belongs to. */
+  participantId?: string;
   passed: boolean;
   /** `passed` | `failed` | `not_run` (e.g. the participant crashed before checks). */
   status: "passed" | "failed" | "not_run";
@@ -80,4 +85,31 @@ export interface StudyResult {
   error?: { code: string; message: string; next?: string };
   /** Which signal interrupted the run, if any (`SIGINT` → exit 130, `SIGTERM` → 143). */
   interrupted?: "SIGINT" | "SIGTERM";
+  /** One entry per seat, in seat order: how the study runner ended it. */
+  seats?: {
+    id: string;
+    state: "completed" | "failed" | "interrupted" | "budget_reached";
+    phase: string;
+    release: "released" | "retained" | "unconfirmed" | "none";
+    durationMs: number;
+    /** Known spend, USD. */
+    usd: number;
+    error?: { code: string; message: string; next?: string };
+  }[];
+  /** The study aggregate: declared seats, concurrency, waves and totals. */
+  study?: {
+    declaredSeats: number;
+    concurrency: number;
+    waves: number;
+    totals: {
+      seats: number;
+      completed: number;
+      failed: number;
+      interrupted: number;
+      budgetReached: number;
+      knownUsd: number;
+      knownJobs: number;
+      heldSlots: number;
+    };
+  };
 }

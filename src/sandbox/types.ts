@@ -29,6 +29,11 @@ export interface SandboxCreateOptions {
   /** Extra labels (never secret). */
   labels?: Record<string, string>;
   /**
+   * Host directories bind-mounted into the sandbox (Docker only), e.g. a model gateway's socket
+   * directory. Never a secret-bearing path.
+   */
+  mounts?: { hostPath: string; containerPath: string; readOnly: boolean }[];
+  /**
    * Called with the exact resource id as soon as it exists, BEFORE any provisioning step,
    * so a crash can still be reconciled (ARCHITECTURE.md data flow step 4).
    */

@@ -77,6 +77,7 @@ describe("verifyRun: good bundles", () => {
       "screenshots admitted",
       "terminal-product evidence",
       "browser evidence",
+      "study seats",
       "cleanup proven",
       "caps respected",
       "cost labeling",

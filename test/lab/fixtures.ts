@@ -11,7 +11,14 @@ import type { LabConfig, LabWarning } from "../../src/lab/index.ts";
 import { parseLab } from "../../src/lab/index.ts";
 
 export const LABS_DIR = join(import.meta.dir, "../../labs");
-export const COMMITTED_LABS = ["jq-first-contact", "codex-first-contact", "todomvc-first-run"] as const;
+export const COMMITTED_LABS = [
+  "jq-first-contact",
+  "codex-first-contact",
+  "todomvc-first-run",
+  "jq-first-contact-seats",
+  "todomvc-first-run-seats",
+  "todomvc-computer-use",
+] as const;
 
 /** The committed lab's text. */
 export function labText(id: string): string {

@@ -147,7 +147,9 @@ describe("failures", () => {
     expect(e.message).toContain(
       "humanish/labs/missing-lab.yaml, humanish/labs/missing-lab.yml, .humanish/labs/missing-lab.yaml, .humanish/labs/missing-lab.yml, .humanish/local/labs/missing-lab.yaml, .humanish/local/labs/missing-lab.yml",
     );
-    expect(e.message).toContain("the embedded labs (codex-first-contact, default, jq-first-contact, todomvc-first-run)");
+    expect(e.message).toContain(
+      "the embedded labs (codex-first-contact, default, jq-first-contact, jq-first-contact-seats, todomvc-computer-use, todomvc-first-run, todomvc-first-run-seats)",
+    );
     expect(e.next).toBe("humanish lab list");
   });
   test("an invalid id is not found", async () => {
@@ -226,6 +228,9 @@ describe("listLabs", () => {
       ["jq-first-contact", "embedded", "embedded:jq-first-contact", "terminal", ".humanish/local/labs/jq-first-contact.yaml", null],
       ["codex-first-contact", "embedded", "embedded:codex-first-contact", "terminal", null, null],
       ["todomvc-first-run", "embedded", "embedded:todomvc-first-run", "browser", null, null],
+      ["jq-first-contact-seats", "embedded", "embedded:jq-first-contact-seats", "terminal", null, null],
+      ["todomvc-first-run-seats", "embedded", "embedded:todomvc-first-run-seats", "browser", null, null],
+      ["todomvc-computer-use", "embedded", "embedded:todomvc-computer-use", "browser", null, null],
     ]);
     expect(list[0]!.title).toBe("A");
     expect(list[2]!.error!.message).toMatch(/^\.humanish\/labs\/broken\.yaml:1:1: .*subject is required/);
@@ -234,7 +239,14 @@ describe("listLabs", () => {
   });
   test("an empty project lists only the embedded labs, all valid", async () => {
     const list = await listLabs(project());
-    expect(list.map((l) => l.id)).toEqual(["jq-first-contact", "codex-first-contact", "todomvc-first-run"]);
+    expect(list.map((l) => l.id)).toEqual([
+      "jq-first-contact",
+      "codex-first-contact",
+      "todomvc-first-run",
+      "jq-first-contact-seats",
+      "todomvc-first-run-seats",
+      "todomvc-computer-use",
+    ]);
     expect(list.every((l) => l.error === undefined && l.title !== undefined && l.description !== undefined)).toBe(true);
   });
 });

@@ -361,7 +361,10 @@ describe("cross-validation", () => {
       dup.actors[0].lanes = [{ id: "a" }, { id: "a" }];
       expect(reject(y(dup))).toMatch(/actors\[0\]\.lanes\[1\]\.id seat id `a` repeats/);
       const roster = base();
-      roster.actors[0].roster = [{ id: "r", count: 9 }, { id: "s", count: 8 }];
+      roster.actors[0].roster = [
+        { id: "r", count: 9 },
+        { id: "s", count: 8 },
+      ];
       expect(reject(y(roster))).toMatch(/actors\[0\]\.roster declares 17 seats; a study runs at most 16/);
       const conc = base();
       conc.execution = { ...(conc.execution ?? {}), concurrency: 0 };
@@ -379,7 +382,10 @@ describe("cross-validation", () => {
     t.actors[0].count = 3;
     expect(labSeats(accept(y(t)).config).map((s) => s.id)).toEqual(["p1", "p2", "p3"]);
     const r = terminalBase();
-    r.actors[0].roster = [{ id: "novice", count: 2, persona: "new" }, { id: "pro", count: 1 }];
+    r.actors[0].roster = [
+      { id: "novice", count: 2, persona: "new" },
+      { id: "pro", count: 1 },
+    ];
     expect(labSeats(accept(y(r)).config).map((s) => [s.id, s.persona ?? null])).toEqual([
       ["novice-01", "new"],
       ["novice-02", "new"],

@@ -53,6 +53,16 @@ export interface RuntimeKey {
   value: string;
 }
 
+/** How a model-driven participant reaches its model from inside the sandbox. */
+export interface ModelGatewayAccess {
+  /** Base URL inside the sandbox, e.g. `http://127.0.0.1:41400/v1`. */
+  baseURL: string;
+  /** The per-seat gateway token (the agent's only credential in `openai-egress` mode). */
+  token: string;
+  /** `openai-egress`: the real key stays on the host; `openai-env`: the agent also holds it. */
+  auth: "openai-env" | "openai-egress";
+}
+
 /** What `prepare` gets: the sandbox to provision into (unkeyed, before the participant runs). */
 export interface PrepareContext {
   sandbox: Sandbox;
@@ -76,8 +86,10 @@ export interface RunContext extends PrepareContext {
   /** The verdict nonce the brief asks a model participant to echo back. */
   nonce: string;
   deadlines: ParticipantDeadlines;
-  /** Present only for participants whose descriptor has `runtimeKeyNames`. */
+  /** Present only for participants whose descriptor has `runtimeKeyNames`, in `openai-env` mode. */
   runtimeKey?: RuntimeKey;
+  /** The seat's model gateway, as the sandbox reaches it (model-driven participants only). */
+  modelGateway?: ModelGatewayAccess;
   /** The route's redactor: literal scrub of provisioned secrets, then secret/path shapes. */
   redact: (text: string) => string;
 }

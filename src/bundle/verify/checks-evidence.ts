@@ -15,6 +15,7 @@ import {
   SandboxReceiptSchema,
   TERMINAL_COST_CATEGORIES,
   TerminalEventSchema,
+  type TerminalLedgers,
   TerminalLedgersSchema,
 } from "../schemas.ts";
 import type { CheckOutcome, VerifyContext } from "./context.ts";
@@ -81,7 +82,9 @@ function listedArtifact(ctx: VerifyContext, b: RunBundle, a: RunBundle["artifact
     const j = json();
     if (!j.ok) return;
     const r = TerminalLedgersSchema.safeParse(j.value);
+    const seat = /^seats\/([^/]+)\/terminal-ledgers\.json$/.exec(a.path)?.[1];
     if (!r.success) problems.push(`${a.path}: ${zodMsg(r.error)}`);
+    else if (seat !== undefined) ctx.seatLedgers.set(seat, r.data);
     else if (ctx.ledgers) problems.push(`${a.path}: a second terminal-ledgers artifact`);
     else ctx.ledgers = r.data;
   } else if (a.kind === "terminal-events") {
@@ -193,9 +196,12 @@ export async function screenshotsAdmitted(ctx: VerifyContext): Promise<CheckOutc
   return { problems, ok: `${pngs.size} PNG file(s)${embedded ? ` and ${embedded} embedded PNG(s)` : ""} admitted` };
 }
 
-function ledgerProblems(ctx: VerifyContext, b: RunBundle): string[] {
+/**
+ * Problems of one terminal ledger `L` against run.json: its cost lines and no-spend proof add
+ * up, and its cleanup is run.json's (only seat `seat`'s proofs for a seat ledger).
+ */
+function ledgerProblems(L: TerminalLedgers | null | undefined, b: RunBundle, seat?: string): string[] {
   const problems: string[] = [];
-  const L = ctx.ledgers;
   if (!L) return ["terminal ledgers missing or not humanish.terminal-ledgers.v1"];
   if (L.lifecycle.length === 0) problems.push("ledger lifecycle is empty");
   for (const c of TERMINAL_COST_CATEGORIES) if (!(c in L.cost.lines)) problems.push(`cost line ${c} missing`);
@@ -219,7 +225,7 @@ function ledgerProblems(ctx: VerifyContext, b: RunBundle): string[] {
   if (
     !same(
       L.cleanup.map((c) => `${c.id}:${c.outcome}`),
-      b.cleanup.map((c) => `${c.id}:${c.outcome}`),
+      b.cleanup.filter((c) => seat === undefined || c.participantId === seat).map((c) => `${c.id}:${c.outcome}`),
     )
   )
     problems.push("ledger cleanup differs from run.json cleanup");
@@ -235,13 +241,22 @@ export function terminalEvidence(ctx: VerifyContext): CheckOutcome {
   if (b.mode === "dry-run") return { problems: [], ok: "dry run: contract only, exempt" };
   const listed = (kind: string, path: string) => b.artifacts.some((a) => a.kind === kind && a.path === path);
   const problems: string[] = [];
-  if (!listed("terminal-ledgers", "terminal-ledgers.json")) problems.push("terminal-ledgers.json is not listed");
-  problems.push(...ledgerProblems(ctx, b));
-  if (!listed("terminal-events", "terminal-events.ndjson")) problems.push("terminal-events.ndjson is not listed");
-  if (!listed("terminal-transcript", "terminal-transcript.txt")) problems.push("terminal-transcript.txt is not listed");
+  // A many-seat run keeps each seat's evidence in its folder; a one-seat run at the root.
+  const folders = (b.study?.seats ?? []).filter((s) => s.folder !== null);
+  const sets: { prefix: string; ledger: TerminalLedgers | null | undefined; seat?: string }[] = folders.length
+    ? folders.map((s) => ({ prefix: s.folder!, ledger: ctx.seatLedgers.get(s.id), seat: s.id }))
+    : [{ prefix: "", ledger: ctx.ledgers }];
+  for (const set of sets) {
+    const where = set.seat ? `seat ${set.seat}: ` : "";
+    if (!listed("terminal-ledgers", `${set.prefix}terminal-ledgers.json`)) problems.push(`${set.prefix}terminal-ledgers.json is not listed`);
+    problems.push(...ledgerProblems(set.ledger, b, set.seat).map((p) => where + p));
+    if (!listed("terminal-events", `${set.prefix}terminal-events.ndjson`)) problems.push(`${set.prefix}terminal-events.ndjson is not listed`);
+    if (!listed("terminal-transcript", `${set.prefix}terminal-transcript.txt`)) problems.push(`${set.prefix}terminal-transcript.txt is not listed`);
+  }
+  const notStarted = new Set((b.study?.seats ?? []).filter((s) => s.phase === "not_started").map((s) => s.id));
   for (const p of b.participants) {
     if (p.trace === null) {
-      if (p.status !== "failed") problems.push(`participant ${p.id} has no trace`);
+      if (p.status !== "failed" && !notStarted.has(p.id)) problems.push(`participant ${p.id} has no trace`);
       continue;
     }
     const t = ctx.traces.get(p.trace);
@@ -258,9 +273,10 @@ export function browserEvidence(ctx: VerifyContext): CheckOutcome {
   if (b.route !== "browser") return { problems: [], ok: "not a browser run" };
   if (b.mode === "dry-run") return { problems: [], ok: "dry run: contract only, exempt" };
   const problems: string[] = [];
+  const notStarted = new Set((b.study?.seats ?? []).filter((s) => s.phase === "not_started").map((s) => s.id));
   for (const p of b.participants) {
     if (p.trace === null) {
-      if (p.status !== "failed") problems.push(`participant ${p.id} has no trace`);
+      if (p.status !== "failed" && !notStarted.has(p.id)) problems.push(`participant ${p.id} has no trace`);
       continue;
     }
     const t = ctx.traces.get(p.trace);

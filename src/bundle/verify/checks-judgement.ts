@@ -53,15 +53,29 @@ export function capsRespected(ctx: VerifyContext): CheckOutcome {
     if (c.maxUsd === null) problems.push("live terminal run without caps.maxUsd");
     if (c.maxMinutes === null || c.maxMinutes <= 0) problems.push("live terminal run without a positive caps.maxMinutes");
   }
-  if (c.maxUsd !== null) {
+  // maxUsd is per seat: a one-seat run compares its whole cost, a many-seat run each seat's
+  // lines (the study's own cap, maxTotalUsd, is checked by `study seats`).
+  const many = (b.study?.seats.length ?? 1) > 1;
+  if (c.maxUsd !== null && !many) {
     if (b.cost.estimatedTotalUsd !== null && b.cost.estimatedTotalUsd > c.maxUsd)
       problems.push(`estimated cost ${b.cost.estimatedTotalUsd} USD exceeds maxUsd ${c.maxUsd}`);
     if (ctx.ledgers && ctx.ledgers.cost.knownTotalUsd > c.maxUsd)
       problems.push(`known terminal spend ${ctx.ledgers.cost.knownTotalUsd} USD exceeds maxUsd ${c.maxUsd}`);
   }
+  if (c.maxUsd !== null && many) {
+    for (const p of b.participants) {
+      const usd = round6(b.cost.lines.filter((l) => l.participantId === p.id).reduce((a, l) => a + (l.usd ?? 0), 0));
+      if (usd > c.maxUsd) problems.push(`seat ${p.id}: known cost ${usd} USD exceeds maxUsd ${c.maxUsd} (per seat)`);
+    }
+    for (const [seat, L] of ctx.seatLedgers)
+      if (L.cost.knownTotalUsd > c.maxUsd) problems.push(`seat ${seat}: known terminal spend ${L.cost.knownTotalUsd} USD exceeds maxUsd ${c.maxUsd}`);
+  }
   // maxJobs counts billable jobs: participants whose actor calls a model. A scripted participant
   // is no job; an unknown actor type counts, fail-closed.
-  const billable = b.participants.filter((p) => findActor(p.actorType)?.capabilities.byoModel !== false).length;
+  // A seat the study never started because its budget was spent ran no job.
+  const billable = b.participants.filter(
+    (p) => findActor(p.actorType)?.capabilities.byoModel !== false && !(p.trace === null && p.completionReason === "budget_reached"),
+  ).length;
   if (c.maxJobs !== null && billable > c.maxJobs) problems.push(`${billable} billable participant job(s) exceed maxJobs ${c.maxJobs}`);
   if (c.maxMinutes !== null && c.maxMinutes > 0) {
     const limit = c.maxMinutes * 60_000 + DEADLINE_GRACE_MS;
@@ -93,6 +107,7 @@ export function costLabeling(ctx: VerifyContext): CheckOutcome {
   const problems: string[] = [];
   const lines: [string, CostLine][] = b.cost.lines.map((l, i) => [`cost.lines[${i}]`, l]);
   if (ctx.ledgers) for (const c of TERMINAL_COST_CATEGORIES) lines.push([`terminal-ledgers cost.${c}`, ctx.ledgers.cost.lines[c]]);
+  for (const [seat, L] of ctx.seatLedgers) for (const c of TERMINAL_COST_CATEGORIES) lines.push([`seats/${seat}/terminal-ledgers cost.${c}`, L.cost.lines[c]]);
   for (const [where, l] of lines) {
     const bad = labelOk(l);
     if (bad) problems.push(`${where} ${bad}`);

@@ -12,7 +12,13 @@ import { MAX_FINDINGS } from "./checks-files.ts";
 import type { BundleFile, UnreadPath } from "./core.ts";
 
 /** Bounds (bytes / counts) so a hostile directory cannot exhaust memory. */
-export const VERIFY_LIMITS = { maxFiles: 20_000, maxFileBytes: 64 * 1024 * 1024, maxTotalBytes: 1024 * 1024 * 1024, maxFindings: MAX_FINDINGS, maxDepth: 16 } as const;
+export const VERIFY_LIMITS = {
+  maxFiles: 20_000,
+  maxFileBytes: 64 * 1024 * 1024,
+  maxTotalBytes: 1024 * 1024 * 1024,
+  maxFindings: MAX_FINDINGS,
+  maxDepth: 16,
+} as const;
 
 /** Path segments that must never appear in a bundle (browser profiles, VCS metadata). */
 const RISKY_SEGMENTS = new Set([".git", "Cookies", "Login Data", "Local Storage", "Preferences", "Secure Preferences", "profiles"]);

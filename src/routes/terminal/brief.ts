@@ -20,18 +20,21 @@ export function newNonce(): string {
 
 /**
  * The brief text. Always starts with a fixed sentence (never `-`), so it is safe as a single
- * argv element. Pure.
+ * argv element. `seat` is the seat's lane or roster entry (its persona wins over the actor's;
+ * its instruction follows the mission). Pure.
  */
-export function composeBrief(lab: TerminalLabConfig, nonce: string): string {
+export function composeBrief(lab: TerminalLabConfig, nonce: string, seat: { persona?: string; instruction?: string } = {}): string {
   const actor = lab.actors[0];
   const product = lab.subject.product;
   const lines = [
     "You are a participant in a study of a command-line product. Use it the way a new user would.",
-    `persona: ${actor.persona ?? DEFAULT_PERSONA}`,
+    `persona: ${seat.persona ?? actor.persona ?? DEFAULT_PERSONA}`,
     `product: ${product.name}`,
     `public-surfaces: ${product.publicSurfaces.join(" ")}`,
     `mission: ${actor.mission ?? DEFAULT_MISSION}`,
   ];
+  // A lane's own instruction is this seat's addition to the shared mission.
+  if (seat.instruction) lines.push(`instruction: ${seat.instruction}`);
   const tasks = actor.tasks ?? [];
   if (tasks.length > 0) {
     lines.push("", "Work through these in order:");

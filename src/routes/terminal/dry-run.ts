@@ -5,26 +5,29 @@
  * declared runtime) and verifies.
  */
 import type { ActorDescriptor } from "../../actors/types.ts";
-import type { LifecycleEvent, TaskResult } from "../../bundle/schemas.ts";
-import { verifyRun } from "../../bundle/verify.ts";
+import { POLICY_BOUNDS } from "../../broker/index.ts";
+import type { LifecycleEvent } from "../../bundle/schemas.ts";
 import { createRunWriter } from "../../bundle/writer.ts";
+import { labSeats } from "../../lab/routing.ts";
 import type { TerminalLabConfig } from "../../lab/schema.ts";
+import { contractLane } from "../../lanes/contract/index.ts";
 import { studySecrets } from "../../secrets/index.ts";
+import { assembleStudy } from "../../study/evidence.ts";
+import { finishStudy } from "../../study/finish.ts";
+import { runSeats } from "../../study/runner.ts";
 import type { StudyContext, StudyResult } from "../types.ts";
 import { briefDigest, composeBrief, newNonce } from "./brief.ts";
 import type { TerminalPlan } from "./preflight.ts";
 
-/** Participant id of the one terminal participant. */
+/** Participant id of a one-seat terminal study (the first seat of a `count` study). */
 export const TERMINAL_PARTICIPANT_ID = "p1";
 
-/** Writes and verifies the contract-only bundle of a dry run. */
+/** Writes and verifies the contract-only bundle of a dry run: one contract-only participant per seat. */
 export async function runTerminalDryRun(ctx: StudyContext<TerminalLabConfig>, plan: TerminalPlan): Promise<StudyResult> {
   const lab = ctx.lab;
-  const pid = TERMINAL_PARTICIPANT_ID;
   const descriptor: ActorDescriptor = plan.descriptor;
   const writer = createRunWriter({ cwd: ctx.cwd, runId: ctx.runId, secrets: studySecrets(ctx), route: "terminal", mode: "dry-run", lab: lab.id });
   const createdAt = new Date().toISOString();
-  ctx.progress({ participant: pid, phase: "write", detail: "dry run: contract only" });
   const product = lab.subject.product;
   const brief = composeBrief(lab, newNonce());
   const at = () => new Date().toISOString();
@@ -55,65 +58,34 @@ export async function runTerminalDryRun(ctx: StudyContext<TerminalLabConfig>, pl
   }
   add("terminal-lab.contract.ready", `${(lab.actors[0].tasks ?? []).length} task(s) with hidden checks; a live run needs --live (or scenario.mode: live)`);
 
-  const tasks: TaskResult[] = (lab.actors[0].tasks ?? []).map((t) => ({
-    id: t.id,
-    goal: t.goal,
-    participantId: pid,
-    status: "not_run",
-    passed: false,
-    detail: "dry run: not checked",
-  }));
-  const bundle = await writer.finalize({
+  const seats = labSeats(lab);
+  const run = await runSeats({
+    seats,
+    lane: contractLane({ actorType: descriptor.type, tasks: lab.actors[0].tasks ?? [] }),
+    concurrency: Math.min(seats.length, POLICY_BOUNDS.perStudy[1]),
+    signal: ctx.signal,
+    caps: { maxTotalUsd: null, maxJobs: null },
+    progress: () => undefined,
+  });
+  const assembled = assembleStudy(run, {
+    lane: "dry-run",
+    concurrency: Math.min(seats.length, POLICY_BOUNDS.perStudy[1]),
+    maxTotalUsd: lab.scenario.caps?.maxTotalUsd ?? null,
+    shape: { actorType: descriptor.type, tasks: lab.actors[0].tasks ?? [] },
+  });
+  return finishStudy({
+    ctx,
+    writer,
     route: "terminal",
-    mode: "dry-run",
     target: plan.target,
     createdAt,
-    lab: { id: lab.id, ...(lab.title ? { title: lab.title } : {}), source: ctx.labSource },
     subject: { source: "terminal-product", name: product.name, publicSurfaces: product.publicSurfaces, provenance: "unpinned" },
-    outcome: { state: "completed" },
-    lifecycle,
-    participants: [
-      {
-        id: pid,
-        actorType: descriptor.type,
-        label: descriptor.type,
-        status: "contract_proof_only",
-        completionReason: null,
-        reason: "dry run: contract only",
-        trace: null,
-      },
-    ],
-    tasks,
     caps: plan.caps,
-    warnings: ctx.labWarnings,
+    assembled,
+    lifecycle,
+    costLines: [],
+    gaps: [],
+    warnings: [],
     redactionNotes: "dry run: no participant output exists",
   });
-  ctx.progress({ participant: pid, phase: "verify" });
-  const verify = await verifyRun(writer.runDir);
-  ctx.progress({ participant: pid, phase: "done", detail: verify.ok ? `contract verified; ${tasks.length} task(s) not run (dry run)` : "verify failed" });
-  return {
-    ok: verify.ok,
-    runId: ctx.runId,
-    runDir: writer.runDir,
-    route: "terminal",
-    mode: "dry-run",
-    verdict: bundle.review.summary,
-    participants: [{ id: pid, status: "contract_proof_only", completionReason: "none" }],
-    tasks: tasks.map((t) => ({ id: t.id, goal: t.goal, passed: false, status: "not_run", ...(t.detail ? { detail: t.detail } : {}) })),
-    reward: null,
-    verify: { ok: verify.ok, shareSafety: verify.shareSafety.status },
-    verification: verify,
-    warnings: ctx.labWarnings.map((w) => ({ code: w.code, message: w.message })),
-    ...(verify.ok
-      ? {}
-      : {
-          error: {
-            code: "HUMANISH_VERIFY_FAILED",
-            message: verify.checks
-              .filter((c) => !c.ok)
-              .map((c) => `${c.name}: ${c.message}`)
-              .join("; "),
-          },
-        }),
-  };
 }

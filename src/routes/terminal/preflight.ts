@@ -20,6 +20,7 @@ import type { ActorDescriptor } from "../../actors/types.ts";
 import { type DockerClient, dockerClientFor, isDockerApiError } from "../../docker/index.ts";
 import { HumanishError } from "../../errors.ts";
 import type { TerminalLabConfig } from "../../lab/schema.ts";
+import { type ModelEndpoint, resolveEndpoint } from "../../models/endpoint.ts";
 import { ensureImage } from "../../runtime/images.ts";
 import { nodeFactsOf, sandboxRecipe } from "../../runtime/recipes.ts";
 
@@ -39,6 +40,8 @@ export interface TerminalPlan {
   runtimeKey?: RuntimeKey;
   network: "none" | "bridge";
   target: "docker" | "e2b-terminal";
+  /** Model-driven seats: how the key is held, and where the gateway forwards (host only). */
+  model?: { runtimeAuth: "openai-env" | "openai-egress"; endpoint: ModelEndpoint };
 }
 
 /** Creates the participant implementation for a validated terminal actor. */
@@ -101,14 +104,10 @@ export function planTerminalStudy(lab: TerminalLabConfig, mode: "dry-run" | "liv
   }
   if (needsKey) {
     const model = lab.actors[0].type === "codex-exec" ? codexModel(lab.actors[0]) : undefined;
-    if (caps.maxUsd === 0) {
-      throw new HumanishError(
-        "HUMANISH_TERMINAL_LAB_CAPS_INVALID",
-        `scenario.caps.maxUsd is 0 (no spend), but ${descriptor.type} spends on model tokens with every turn.`,
-        { next: "Set scenario.caps.maxUsd to the most this study may spend (e.g. 2), or use the scripted-terminal participant." },
-      );
-    }
-    if (!isModelPriced(model)) {
+    const runtimeAuth = lab.execution.runtimeAuth ?? "openai-env";
+    const endpoint = resolveEndpoint(env);
+    // maxUsd 0 is valid: the gateway lets no request leave, so no price and no key are needed.
+    if (caps.maxUsd > 0 && !isModelPriced(model)) {
       throw new HumanishError(
         "HUMANISH_TERMINAL_LAB_UNPRICED_CAP",
         `scenario.caps.maxUsd ${caps.maxUsd} cannot be enforced: model ${model ?? "(none)"} has no rate in the pricing table.`,
@@ -116,14 +115,14 @@ export function planTerminalStudy(lab: TerminalLabConfig, mode: "dry-run" | "liv
       );
     }
     const key = resolveRuntimeKey(env);
-    if (!key) {
+    if (!key && caps.maxUsd > 0) {
       throw new HumanishError(
         "HUMANISH_TERMINAL_LAB_RUNTIME_AUTH_MISSING",
-        `${descriptor.type} needs a runtime key in ${RUNTIME_KEY_NAMES.join(" or ")}; neither is set. Nothing was started.`,
+        `${descriptor.type} (runtimeAuth ${runtimeAuth}) needs a model key in ${RUNTIME_KEY_NAMES.join(" or ")}; neither is set. Nothing was started.`,
         { next: "export CODEX_API_KEY=… (or pass --env-file with CODEX_API_KEY), then run again." },
       );
     }
-    return { descriptor, participant, caps, network, target, runtimeKey: key };
+    return { descriptor, participant, caps, network, target, model: { runtimeAuth, endpoint }, ...(key ? { runtimeKey: key } : {}) };
   }
   return { descriptor, participant, caps, network, target };
 }

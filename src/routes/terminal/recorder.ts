@@ -59,6 +59,8 @@ export interface TerminalRecordingOptions {
   redact: (s: string) => string;
   /** Live progress sink (already redacted text is passed). */
   onProgress: (detail: string) => void;
+  /** Bundle path of the events file (default {@link TERMINAL_EVENTS_FILE}; a seat's folder in a many-seat study). */
+  eventsPath?: string;
 }
 
 /** Creates a recorder bound to one run writer. */
@@ -82,7 +84,7 @@ export function createTerminalRecording(opts: TerminalRecordingOptions): Termina
     lines++;
     const record = { at: new Date().toISOString(), stream, source, chunk };
     chain = chain.then(() =>
-      opts.writer.appendNdjson(TERMINAL_EVENTS_FILE, record, { kind: "terminal-events" }).catch((e: unknown) => {
+      opts.writer.appendNdjson(opts.eventsPath ?? TERMINAL_EVENTS_FILE, record, { kind: "terminal-events" }).catch((e: unknown) => {
         errors.push(e instanceof Error ? e.message : String(e));
       }),
     );

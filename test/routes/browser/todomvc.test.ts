@@ -129,7 +129,7 @@ describe("browser route", () => {
     expect(run.participants.map((p: { desktopGeometry: { preset: string } }) => p.desktopGeometry.preset)).toEqual(["desktop", "mobile"]);
     expect(run.participants[1].desktopGeometry.screen).toMatchObject({ requested: { width: 414, height: 896 }, verified: { width: 500, height: 896 } });
     expect(run.participants[1].desktopGeometry.warnings[0]).toContain("floored");
-    expect(admitPng(readFileSync(join(res.runDir, "screenshots", "p2-01-added.png")))).toMatchObject({ ok: true, width: 500, height: 896 });
+    expect(admitPng(readFileSync(join(res.runDir, "screenshots", "p2", "01-added.png")))).toMatchObject({ ok: true, width: 500, height: 896 });
     expect(await containersOfTestRun(docker, testRun)).toEqual([]);
   }, 240_000);
 

@@ -1,0 +1,371 @@
+/**
+ * The `local` guest lane: each seat gets its own Docker guest desktop (real Chromium under its
+ * own sandbox, browser control over a socket) and a scripted browser participant on it.
+ *
+ *   prepare      allocate the guest (the exact id is appended, fsync, to sandbox-receipts.ndjson before it is provisioned)
+ *   openSession  the participant gets the guest's browser-control executor
+ *   participate  the scripted steps, within the session budget
+ *   check        hidden task checks on the participant's observations
+ *   finalize     release by exact id (always), then the seat's screenshots and trace
+ *
+ * Study-level pieces (serving the app, the guest image) are the route's; this lane only sees one
+ * seat at a time.
+ */
+import { evaluateCheck, runScriptedBrowser, type ScriptedBrowserOutcome } from "../../actors/scripted-browser/index.ts";
+import type { ActorTrace, CleanupProof, DesktopGeometry, LifecycleEvent, RunParticipant, TaskResult, TraceItem } from "../../bundle/schemas.ts";
+import type { RunWriter } from "../../bundle/writer.ts";
+import type { DockerClient } from "../../docker/index.ts";
+import type { BrowserTask, DeviceName, DevicePreset, ScriptedBrowserActor } from "../../lab/schema.ts";
+import { allocateDesktop, type LocalDesktop } from "../../runtime/desktop.ts";
+import type { GuestImage } from "../../runtime/guest-image.ts";
+import { guestScreen } from "../../runtime/presets.ts";
+import { PROJECT_LABEL } from "../../sandbox/controller.ts";
+import { releaseContainer } from "../../sandbox/release.ts";
+import type { ReleaseProof } from "../../sandbox/types.ts";
+import { evidenceSummary, type SeatEvidence, type StudyError, seatFolder } from "../../study/evidence.ts";
+import type { Lane, SeatHooks, SeatRelease, SeatSpec } from "../../study/types.ts";
+
+/** The lane's own facts of one seat (for the study's desktop ledger). */
+export interface GuestSeatFacts {
+  device: string;
+  width: number;
+  height: number;
+  startMs: number | null;
+}
+
+export interface LocalGuestLaneOptions {
+  docker: DockerClient;
+  image: GuestImage;
+  writer: RunWriter;
+  runId: string;
+  /** Project directory (labels the guest for the orphan sweep). */
+  cwd: string;
+  actor: ScriptedBrowserActor;
+  appUrl: URL;
+  /** Every seat's device, by seat id. */
+  devices: ReadonlyMap<string, { name: DeviceName; preset: DevicePreset }>;
+  /** Seats in the study (decides the bundle layout). */
+  seatCount: number;
+  sessionMs: number;
+  /** Extra container labels (tests). */
+  labels?: Record<string, string>;
+  onDesktopCreated?: (participantId: string, containerId: string) => void;
+}
+
+/**
+ * Paths of one seat's trace and screenshots: a one-seat study keeps the root layout; a many-seat
+ * study puts the trace in the seat's folder and its frames in `screenshots/<id>/` (every
+ * screenshot of a bundle lives under `screenshots/`).
+ */
+function seatPaths(seats: number, id: string) {
+  const folder = seatFolder(seats, id);
+  return {
+    folder,
+    trace: folder ? `${folder}actor.json` : `actors/${id}.json`,
+    shot: (name: string) => (folder ? `screenshots/${id}/${name}.png` : `screenshots/${id}-${name}.png`),
+  };
+}
+
+function checkTasks(tasks: readonly BrowserTask[], pid: string, outcome: ScriptedBrowserOutcome | undefined, origin: string): TaskResult[] {
+  const obs = outcome?.observations ?? [];
+  return tasks.map((t) => {
+    if (!outcome || obs.length === 0)
+      return { id: t.id, goal: t.goal, participantId: pid, status: "not_run" as const, passed: false, detail: "no observation was made" };
+    const hit = evaluateCheck(t.check, obs, origin);
+    return hit >= 0
+      ? {
+          id: t.id,
+          goal: t.goal,
+          participantId: pid,
+          status: "passed" as const,
+          passed: true,
+          detail: `observation ${hit + 1} of ${obs.length} satisfies the check`,
+        }
+      : {
+          id: t.id,
+          goal: t.goal,
+          participantId: pid,
+          status: "failed" as const,
+          passed: false,
+          detail: `none of ${obs.length} observation(s) of ${origin} satisfies the check`,
+        };
+  });
+}
+
+/** The local guest lane over one study's served app and guest image. */
+export function localGuestLane(o: LocalGuestLaneOptions): Lane<SeatEvidence<GuestSeatFacts>> {
+  return {
+    name: "local-guest",
+    spentUsd: () => 0,
+    jobs: () => 0,
+    summary: evidenceSummary,
+    session: (seat, hooks) => guestSeat(o, seat, hooks),
+  };
+}
+
+function guestSeat(o: LocalGuestLaneOptions, seat: SeatSpec, hooks: SeatHooks) {
+  const pid = seat.id;
+  const writer = o.writer;
+  const redact = (s: string) => writer.redactor.text(s);
+  const lifecycle: LifecycleEvent[] = [];
+  const log = (event: string, message: string) => lifecycle.push({ at: new Date().toISOString(), event, message: redact(message) });
+  const device = o.devices.get(pid) ?? { name: "desktop" as const, preset: { width: 1440, height: 950, deviceScaleFactor: 1 } };
+  const declared = { width: device.preset.width, height: device.preset.height };
+  const screen = guestScreen(device.preset);
+  const paths = seatPaths(o.seatCount, pid);
+  let containerId: string | undefined;
+  let desktop: LocalDesktop | undefined;
+  let outcome: ScriptedBrowserOutcome | undefined;
+  let tasks: TaskResult[] = [];
+  let proof: ReleaseProof | undefined;
+  let failedWith: StudyError | undefined;
+  let interrupted = false;
+  const cleanup: CleanupProof[] = [];
+  let evidence: SeatEvidence<GuestSeatFacts> | undefined;
+
+  return {
+    async prepare() {
+      hooks.progress("allocate", `${device.name} ${screen.width}x${screen.height}`);
+      hooks.beforeCreate();
+      desktop = await allocateDesktop({
+        docker: o.docker,
+        image: o.image,
+        runId: o.runId,
+        participantId: pid,
+        appPort: Number(o.appUrl.port),
+        initialPath: "/",
+        width: screen.width,
+        height: screen.height,
+        lifetimeMs: Math.min(30 * 60_000, o.sessionMs + 5 * 60_000),
+        labels: { ...(o.labels ?? {}), [PROJECT_LABEL]: o.cwd },
+        signal: hooks.signal,
+        onCreated: async (id) => {
+          containerId = id;
+          hooks.created(id);
+          await writer.appendNdjson(
+            "sandbox-receipts.ndjson",
+            { at: new Date().toISOString(), participantId: pid, provider: "docker", id, kind: "desktop", timeoutMs: o.sessionMs },
+            { kind: "sandbox-receipts", durable: true },
+          );
+          log("browser-lab.desktop.created", `docker guest ${id} for ${pid} (${device.name}); id recorded before provisioning`);
+          o.onDesktopCreated?.(pid, id);
+        },
+      });
+      log("browser-lab.desktop.ready", `${pid}: browser control ready in ${Math.round(desktop.startMs)} ms (Chromium sandbox verified by the guest)`);
+    },
+    async openSession() {
+      hooks.progress("participate", `${o.actor.steps.length} step(s)`);
+    },
+    async participate() {
+      if (!desktop) return;
+      const deadline = AbortSignal.timeout(o.sessionMs);
+      outcome = await runScriptedBrowser({
+        executor: desktop.executor,
+        steps: o.actor.steps,
+        origin: o.appUrl.origin,
+        width: screen.width,
+        height: screen.height,
+        signal: AbortSignal.any([hooks.signal, deadline]),
+        onStep: (i, step) => hooks.progress("participate", `step ${i + 1}/${o.actor.steps.length}: ${step.kind}`),
+      });
+      if (deadline.aborted && outcome.completionReason === "interrupted" && !hooks.signal.aborted) {
+        outcome = { ...outcome, status: "timed_out", completionReason: "timed_out", reason: `session budget of ${o.sessionMs} ms ran out` };
+      }
+      log("browser-lab.participant.ended", `${pid}: ${outcome.status}/${outcome.completionReason}: ${outcome.reason}`);
+    },
+    async check() {
+      const declaredTasks = o.actor.tasks ?? [];
+      if (!declaredTasks.length) return;
+      hooks.progress("check", `${declaredTasks.length} hidden check(s)`);
+      tasks = checkTasks(declaredTasks, pid, outcome, o.appUrl.origin);
+    },
+    async finalize(end: { error?: StudyError; interrupted: boolean }): Promise<SeatRelease> {
+      failedWith = end.error;
+      interrupted = end.interrupted;
+      if (failedWith) log("browser-lab.session.error", `${pid}: ${failedWith.code}: ${failedWith.message}`);
+      hooks.progress("teardown", containerId ? `releasing ${containerId.slice(0, 12)}` : "nothing to release");
+      if (desktop) proof = await desktop.release();
+      else if (containerId) proof = await releaseContainer(o.docker, containerId);
+      if (proof && proof.id !== "none") {
+        cleanup.push({ id: proof.id, provider: "docker", kind: "desktop", participantId: pid, outcome: proof.outcome, reason: proof.reason, at: proof.at });
+        log(
+          proof.outcome === "released" ? "browser-lab.cleanup.verified" : "browser-lab.cleanup.unconfirmed",
+          `docker guest ${proof.id}: ${proof.outcome} (${proof.reason})`,
+        );
+      }
+      evidence = await writeEvidence();
+      return proof && proof.id !== "none"
+        ? { outcome: proof.outcome, id: proof.id, reason: proof.reason }
+        : { outcome: "none", reason: "no guest was created" };
+    },
+    snapshot(): SeatEvidence<GuestSeatFacts> {
+      if (!evidence) throw new Error(`seat ${pid}: snapshot before finalize`);
+      return evidence;
+    },
+  };
+
+  async function writeEvidence(): Promise<SeatEvidence<GuestSeatFacts>> {
+    const writeErrors: string[] = [];
+    const declaredTasks = o.actor.tasks ?? [];
+    if (!tasks.length)
+      tasks = declaredTasks.map((t) => ({
+        id: t.id,
+        goal: t.goal,
+        participantId: pid,
+        status: "not_run" as const,
+        passed: false,
+        detail: interrupted ? "not checked: interrupted" : failedWith ? `not checked: ${failedWith.code}` : "not checked",
+      }));
+    const geometry: DesktopGeometry = {
+      preset: device.name,
+      screen: { requested: declared, ...(desktop ? { verified: { width: screen.width, height: screen.height }, source: "xvfb+admitted-frame" } : {}) },
+      ...(desktop ? { browserWindow: { width: screen.width, height: screen.height, source: "chromium --window-size" } } : {}),
+      warnings: screen.floored ? [`screen width floored from ${declared.width} to ${screen.width} px (Chromium's minimum window width)`] : [],
+    };
+    // The participant's status folds in the hidden checks (all steps ran but a check failed →
+    // incomplete); its trace records the same status, which `verify` cross-checks.
+    const out = outcome;
+    const allPassed = tasks.length > 0 && tasks.every((t) => t.passed);
+    const status: ActorTrace["status"] = !out ? "failed" : out.status === "passed" ? (tasks.length === 0 || allPassed ? "passed" : "incomplete") : out.status;
+    const completionReason: ActorTrace["completionReason"] = !out
+      ? interrupted
+        ? "interrupted"
+        : "harness_error"
+      : out.status === "passed"
+        ? status === "passed"
+          ? "goal_satisfied"
+          : "turn_completed"
+        : out.completionReason;
+    let tracePath: string | null = null;
+    if (out) {
+      tracePath = await writeTrace(out, status, completionReason, writeErrors);
+    }
+    const participant: RunParticipant = {
+      id: pid,
+      actorType: "scripted-browser",
+      label: `scripted-browser (${device.name})`,
+      status,
+      completionReason,
+      reason: redact(
+        !out
+          ? failedWith
+            ? `${failedWith.code}: ${failedWith.message}`
+            : interrupted
+              ? "interrupted before the participant ran"
+              : "the participant did not run"
+          : status === "incomplete" && out.status === "passed"
+            ? "all steps ran but a hidden check failed"
+            : out.reason,
+      ),
+      trace: tracePath,
+      ...(out ? { startedAt: out.startedAt, completedAt: out.completedAt, durationMs: out.durationMs } : {}),
+      desktopGeometry: geometry,
+      ...(seat.persona ? { persona: seat.persona } : {}),
+      device: device.name,
+    };
+    let failure: StudyError | undefined;
+    if (cleanup.some((c) => c.outcome !== "released")) {
+      const bad = cleanup.filter((c) => c.outcome !== "released");
+      failure = {
+        code: "HUMANISH_BROWSER_LAB_CLEANUP_UNPROVEN",
+        message: `a desktop release was not confirmed: ${bad.map((c) => `${c.id} ${c.reason}`).join("; ")}`,
+        next: `remove it by id: docker rm -f ${bad.map((c) => c.id).join(" ")}`,
+      };
+    } else if (out?.harnessError) {
+      failure = { code: out.harnessError.code, message: redact(out.harnessError.message), next: "read the actor trace in the run directory; rerun the study" };
+    } else if (writeErrors.length) {
+      failure = {
+        code: "HUMANISH_BUNDLE_WRITE_FAILED",
+        message: `evidence could not be written completely: ${writeErrors.join("; ")}`,
+        next: "check free disk space and permissions of .humanish/runs",
+      };
+    } else if (failedWith) failure = failedWith;
+    return {
+      participant,
+      tasks,
+      cleanup,
+      costLines: [],
+      lifecycle,
+      ...(failure ? { failure } : {}),
+      // The seat folder holds its trace; a seat stopped before its participant ran has none.
+      folder: participant.trace !== null ? paths.folder : null,
+      usd: 0,
+      jobs: 0,
+      lane: { device: device.name, width: screen.width, height: screen.height, startMs: desktop?.startMs ?? null },
+    };
+  }
+
+  async function writeTrace(
+    out: ScriptedBrowserOutcome,
+    status: ActorTrace["status"],
+    completionReason: ActorTrace["completionReason"],
+    writeErrors: string[],
+  ): Promise<string | null> {
+    const items: TraceItem[] = [];
+    const shotPaths = new Map<string, string>();
+    for (const shot of out.screenshots) {
+      const path = paths.shot(shot.name);
+      try {
+        await writer.writeArtifact(path, shot.png, { kind: "screenshot" });
+        shotPaths.set(shot.name, path);
+      } catch (e) {
+        writeErrors.push(`${path}: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    }
+    let shotIndex = 0;
+    for (const it of out.items) {
+      if (it.kind === "screenshot") {
+        const shot = out.screenshots[shotIndex++];
+        const path = shot ? shotPaths.get(shot.name) : undefined;
+        items.push(path ? { ...it, screenshotRef: { path, redaction: "none" } } : it);
+      } else items.push(it);
+    }
+    const final = out.screenshots.at(-1);
+    if (final?.name.endsWith("-final") && shotPaths.has(final.name)) {
+      items.push({
+        id: `screenshot-${String(items.length + 1).padStart(3, "0")}`,
+        kind: "screenshot",
+        lifecycle: "completed",
+        title: "final frame",
+        at: final.at,
+        screenshotRef: { path: shotPaths.get(final.name)!, redaction: "none" },
+      });
+    }
+    const a = o.actor;
+    const trace: ActorTrace = {
+      schema: "humanish.actor-trace.v1",
+      participantId: pid,
+      actorType: "scripted-browser",
+      provider: "humanish",
+      protocol: "scripted-steps",
+      lane: "scripted-browser",
+      persona: { id: seat.persona ?? a.persona ?? "scripted-first-time-user", traitsApplied: [], promptDigest: "000000000000" },
+      redaction: {
+        status: "passed",
+        screenshots: "raw",
+        notes: "screenshots are raw frames of the guest screen (browser chrome included); typed text is recorded as a length only",
+      },
+      startedAt: out.startedAt,
+      completedAt: out.completedAt,
+      durationMs: out.durationMs,
+      status,
+      completionReason,
+      reason: redact(out.reason),
+      ids: { sessionId: desktop?.identity.generation ?? "none" },
+      counts: {
+        steps: a.steps.length,
+        ui_actions: items.filter((i) => i.kind === "ui_action").length,
+        screenshots: out.screenshots.length,
+        observations: out.observations.length,
+      },
+      items,
+    };
+    try {
+      await writer.writeJson(paths.trace, trace, { kind: "actor-trace" });
+      return paths.trace;
+    } catch (e) {
+      writeErrors.push(`${paths.trace}: ${e instanceof Error ? e.message : String(e)}`);
+      return null;
+    }
+  }
+}

@@ -1,0 +1,159 @@
+/**
+ * The once-per-study tail every route shares: from the assembled seats to the run's outcome,
+ * `run.json`, verification and the result the CLI prints. (The HTML report is added after this,
+ * by `runStudy` in src/routes.)
+ */
+import { deriveReview, stakeholderLine, summarizeCost } from "../bundle/derive.ts";
+import type { CostLine, LifecycleEvent, RunBundleInput, RunOutcome } from "../bundle/schemas.ts";
+import { verifyRun } from "../bundle/verify.ts";
+import type { RunWriter } from "../bundle/writer.ts";
+import type { StudyContext, StudyResult } from "../routes/types.ts";
+import type { AssembledStudy, StudyError } from "./evidence.ts";
+
+export interface FinishInput {
+  ctx: StudyContext<{ id: string; title?: string }>;
+  writer: RunWriter;
+  route: "terminal" | "browser";
+  target: RunBundleInput["target"];
+  createdAt: string;
+  subject: RunBundleInput["subject"];
+  caps: NonNullable<RunBundleInput["caps"]>;
+  assembled: AssembledStudy;
+  /** Study-level lifecycle (before and after the seats), merged with the seats' in time order. */
+  lifecycle: LifecycleEvent[];
+  /** Study-level cost lines (beside the seats' own). */
+  costLines: CostLine[];
+  gaps: string[];
+  /** A study-level failure (e.g. the app could not be served), beside the seats'. */
+  failure?: StudyError;
+  /** Warnings of the plan (e.g. seats run in waves), carried beside the lab's. */
+  warnings: { code: string; message: string; path?: string }[];
+  redactionNotes: string;
+}
+
+function signalName(signal: AbortSignal): "SIGINT" | "SIGTERM" {
+  return signal.reason === "SIGTERM" ? "SIGTERM" : "SIGINT";
+}
+
+/**
+ * Decide the outcome, write `run.json`, verify, and build the result. The run fails when the
+ * study itself failed, a release was not confirmed, or every seat failed (a one-seat study: its
+ * seat failed); a few failed seats among many are seat results, named beside the denominator.
+ */
+export async function finishStudy(f: FinishInput): Promise<StudyResult> {
+  const { ctx, writer, assembled: a } = f;
+  const redact = (s: string) => writer.redactor.text(s);
+  const interrupted = ctx.signal.aborted ? signalName(ctx.signal) : undefined;
+  const cleanupFailure = a.failures.find((e) => e.code.endsWith("CLEANUP_UNPROVEN"));
+  const seats = a.study.seats;
+  const allFailed = seats.length > 0 && seats.every((s) => a.seatFailures.has(s.id));
+  const firstSeatFailure = seats.map((s) => a.seatFailures.get(s.id)).find((e) => e !== undefined);
+  const failure: StudyError | undefined = cleanupFailure ?? f.failure ?? (seats.length === 1 || allFailed ? firstSeatFailure : undefined);
+  const warnings = [...ctx.labWarnings, ...f.warnings];
+  const failedSeats = seats.filter((s) => a.seatFailures.has(s.id));
+  if (!failure && failedSeats.length > 0) {
+    warnings.push({
+      code: "HUMANISH_STUDY_SEAT_FAILED",
+      message: `${failedSeats.length} of ${seats.length} seat(s) failed as a harness (not a finding): ${failedSeats.map((s) => `${s.id} ${a.seatFailures.get(s.id)?.code}`).join(", ")}`,
+    });
+  }
+  if (a.study.totals.budgetReached > 0) {
+    warnings.push({ code: "HUMANISH_STUDY_BUDGET_REACHED", message: `${a.study.totals.budgetReached} seat(s) did not start: the study budget was spent` });
+  }
+  const outcome: RunOutcome = interrupted
+    ? { state: "interrupted", interrupted }
+    : failure
+      ? { state: "failed", error: { code: failure.code, message: redact(failure.message), ...(failure.next ? { next: failure.next } : {}) } }
+      : { state: "completed" };
+  const lifecycle = [...f.lifecycle, ...a.lifecycle].sort((x, y) => (x.at < y.at ? -1 : x.at > y.at ? 1 : 0));
+  const review = deriveReview({ mode: ctx.mode, outcome, participants: a.participants, tasks: a.tasks, gaps: f.gaps });
+  // A one-seat study keeps its single progress line through the study's own phases.
+  const only = a.study.seats.length === 1 ? a.study.seats[0]!.id : undefined;
+  const say = (phase: string, e: { detail?: string; tasksPassed?: number; tasksTotal?: number; status?: string; completionReason?: string } = {}) => {
+    if (!only) return;
+    try {
+      ctx.progress({ participant: only, phase, ...e });
+    } catch {
+      // a broken progress sink never stops a study
+    }
+  };
+  say("write");
+  await writer.writeStatus({ phase: "write" }).catch(() => undefined);
+  const bundle = await writer.finalize({
+    route: f.route,
+    mode: ctx.mode,
+    target: f.target,
+    createdAt: f.createdAt,
+    lab: { id: ctx.lab.id, ...(ctx.lab.title ? { title: ctx.lab.title } : {}), source: ctx.labSource },
+    subject: f.subject,
+    outcome,
+    lifecycle,
+    participants: a.participants,
+    tasks: a.tasks,
+    review,
+    caps: f.caps,
+    ...(ctx.mode === "live" ? { cost: summarizeCost([...a.costLines, ...f.costLines]) } : {}),
+    cleanup: a.cleanup,
+    warnings,
+    redactionNotes: f.redactionNotes,
+    study: a.study,
+  });
+  say("verify");
+  await writer.writeStatus({ phase: "verify" }).catch(() => undefined);
+  const verify = await verifyRun(writer.runDir);
+  const passed = a.tasks.filter((t) => t.passed).length;
+  const p0 = a.participants[0];
+  say("done", {
+    detail: verify.ok ? "verified" : "verify failed",
+    tasksPassed: passed,
+    tasksTotal: a.tasks.length,
+    ...(p0 ? { status: p0.status, ...(p0.completionReason ? { completionReason: p0.completionReason } : {}) } : {}),
+  });
+  let error = failure ? { code: failure.code, message: redact(failure.message), ...(failure.next ? { next: failure.next } : {}) } : undefined;
+  if (!error && !interrupted && a.resultErrors.length > 0 && a.study.seats.length === 1) error = a.resultErrors[0];
+  if (!error && !verify.ok) {
+    error = {
+      code: "HUMANISH_VERIFY_FAILED",
+      message: redact(
+        verify.checks
+          .filter((c) => !c.ok)
+          .map((c) => `${c.name}: ${c.message}`)
+          .join("; "),
+      ),
+      next: `humanish verify --run ${ctx.runId}`,
+    };
+  }
+  return {
+    ok: !error && !interrupted && verify.ok,
+    runId: ctx.runId,
+    runDir: writer.runDir,
+    route: f.route,
+    mode: ctx.mode,
+    verdict: ctx.mode === "live" ? stakeholderLine(bundle.review) : bundle.review.summary,
+    participants: a.participants.map((p) => ({ id: p.id, status: p.status, completionReason: p.completionReason ?? "none" })),
+    tasks: a.tasks.map((t) => ({
+      id: t.id,
+      goal: t.goal,
+      passed: t.passed,
+      status: t.status,
+      ...(t.participantId ? { participantId: t.participantId } : {}),
+      ...(t.detail ? { detail: t.detail } : {}),
+    })),
+    reward: ctx.mode === "live" && a.tasks.length > 0 ? passed / a.tasks.length : null,
+    verify: { ok: verify.ok, shareSafety: verify.shareSafety.status },
+    verification: verify,
+    warnings: warnings.map((w) => ({ code: w.code, message: w.message })),
+    seats: a.study.seats.map((s) => ({
+      id: s.id,
+      state: s.state,
+      phase: s.phase,
+      release: s.release,
+      durationMs: s.durationMs,
+      usd: s.usd,
+      ...(s.error ? { error: s.error } : {}),
+    })),
+    study: { declaredSeats: a.study.declaredSeats, concurrency: a.study.concurrency, waves: a.study.waves, totals: a.study.totals },
+    ...(error ? { error } : {}),
+    ...(interrupted ? { interrupted } : {}),
+  };
+}
