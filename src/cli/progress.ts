@@ -14,7 +14,7 @@
  *
  * `--json` mode never creates a display: the CLI passes a no-op progress sink instead.
  */
-import type { ProgressEvent } from "../routes/types.ts";
+import type { ProgressEvent } from "../study/context.ts";
 import { inertText } from "./output.ts";
 
 /** A writable text sink (process.stderr, or a test buffer). `columns` is the TTY width, if known. */

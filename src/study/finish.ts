@@ -7,7 +7,7 @@ import { deriveReview, stakeholderLine, summarizeCost } from "../bundle/derive.t
 import type { CostLine, LifecycleEvent, RunBundleInput, RunOutcome } from "../bundle/schemas.ts";
 import { verifyRun } from "../bundle/verify.ts";
 import type { RunWriter } from "../bundle/writer.ts";
-import type { StudyContext, StudyResult } from "../routes/types.ts";
+import type { StudyContext, StudyResult } from "./context.ts";
 import type { AssembledStudy, StudyError } from "./evidence.ts";
 
 export interface FinishInput {

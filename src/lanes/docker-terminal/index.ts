@@ -19,8 +19,13 @@ import type { DockerClient } from "../../docker/index.ts";
 import { HumanishError, isHumanishError } from "../../errors.ts";
 import { TERMINAL_STUDY_DIR, type TerminalLabConfig } from "../../lab/schema.ts";
 import { ledgerCostLines } from "../../models/ledger.ts";
-import { briefDigest, composeBrief, DEFAULT_PERSONA, newNonce } from "../../routes/terminal/brief.ts";
-import { SANDBOX_CA_PATH, type SandboxCa } from "../../routes/terminal/ca.ts";
+import { PROJECT_LABEL } from "../../sandbox/controller.ts";
+import { releaseContainer } from "../../sandbox/index.ts";
+import type { ReleaseProof, Sandbox, SandboxProvider } from "../../sandbox/types.ts";
+import { evidenceSummary, type SeatEvidence, type StudyError, seatFolder } from "../../study/evidence.ts";
+import type { Lane, SeatHooks, SeatRelease, SeatSpec } from "../../study/types.ts";
+import { briefDigest, composeBrief, DEFAULT_PERSONA, newNonce } from "./brief.ts";
+import { SANDBOX_CA_PATH, type SandboxCa } from "./ca.ts";
 import {
   ACTOR_TRACE_FILE,
   buildActorTrace,
@@ -30,18 +35,13 @@ import {
   isoDate,
   participantRecord,
   providerCostLine,
-} from "../../routes/terminal/evidence.ts";
-import { ledgerProviderLine, MODEL_LEDGER_FILE, refusedRequestsNote, turnSumMismatch } from "../../routes/terminal/model-evidence.ts";
-import { type ModelSeat, startSandboxForwarder } from "../../routes/terminal/model-seat.ts";
-import { createTerminalParticipant, type EngineReady, type TerminalPlan } from "../../routes/terminal/preflight.ts";
-import { createTerminalRecording, TERMINAL_EVENTS_FILE, type TerminalRecording } from "../../routes/terminal/recorder.ts";
-import { runTaskChecks } from "../../routes/terminal/tasks.ts";
-import { PROJECT_LABEL } from "../../sandbox/controller.ts";
-import { releaseContainer } from "../../sandbox/index.ts";
-import type { ReleaseProof, Sandbox, SandboxProvider } from "../../sandbox/types.ts";
-import { evidenceSummary, type SeatEvidence, type StudyError, seatFolder } from "../../study/evidence.ts";
-import type { Lane, SeatHooks, SeatRelease, SeatSpec } from "../../study/types.ts";
+} from "./evidence.ts";
+import { ledgerProviderLine, MODEL_LEDGER_FILE, refusedRequestsNote, turnSumMismatch } from "./model-evidence.ts";
+import { type ModelSeat, startSandboxForwarder } from "./model-seat.ts";
+import { createTerminalParticipant, type EngineReady, type TerminalPlan } from "./preflight.ts";
 import { Interrupted, PARTICIPANT_USER, readyProbe, runInstall } from "./provision.ts";
+import { createTerminalRecording, TERMINAL_EVENTS_FILE, type TerminalRecording } from "./recorder.ts";
+import { runTaskChecks } from "./tasks.ts";
 
 export { INSTALL_TIMEOUT_MS, installFailureHint, PARTICIPANT_USER } from "./provision.ts";
 

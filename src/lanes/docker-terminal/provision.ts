@@ -5,8 +5,8 @@
 import { decodeText, tailText } from "../../actors/terminal/exec.ts";
 import { HumanishError } from "../../errors.ts";
 import { TERMINAL_STUDY_DIR } from "../../lab/schema.ts";
-import type { TerminalRecording } from "../../routes/terminal/recorder.ts";
 import type { Sandbox } from "../../sandbox/types.ts";
+import type { TerminalRecording } from "./recorder.ts";
 
 /** The non-root user participants, installs of the participant runtime aside, run as. */
 export const PARTICIPANT_USER = "user";

@@ -11,11 +11,21 @@
  * Study-level pieces (serving the app, the guest image) are the route's; this lane only sees one
  * seat at a time.
  */
+import {
+  briefDigest,
+  type ComputerUseOutcome,
+  type ComputerUseReadiness,
+  computerUseLedger,
+  computerUseTrace,
+  DEFAULT_COMPUTER_USE_PERSONA,
+  runComputerUseSeat,
+} from "../../actors/computer-use/index.ts";
 import { evaluateCheck, runScriptedBrowser, type ScriptedBrowserOutcome } from "../../actors/scripted-browser/index.ts";
 import type { ActorTrace, CleanupProof, DesktopGeometry, LifecycleEvent, RunParticipant, TaskResult, TraceItem } from "../../bundle/schemas.ts";
 import type { RunWriter } from "../../bundle/writer.ts";
 import type { DockerClient } from "../../docker/index.ts";
-import type { BrowserTask, DeviceName, DevicePreset, ScriptedBrowserActor } from "../../lab/schema.ts";
+import type { BrowserTask, ComputerUseActor, DeviceName, DevicePreset, ScriptedBrowserActor } from "../../lab/schema.ts";
+import { SpendBudget } from "../../models/index.ts";
 import { allocateDesktop, type LocalDesktop } from "../../runtime/desktop.ts";
 import type { GuestImage } from "../../runtime/guest-image.ts";
 import { guestScreen } from "../../runtime/presets.ts";
@@ -40,7 +50,11 @@ export interface LocalGuestLaneOptions {
   runId: string;
   /** Project directory (labels the guest for the orphan sweep). */
   cwd: string;
-  actor: ScriptedBrowserActor;
+  actor: ScriptedBrowserActor | ComputerUseActor;
+  /** For an `openai-computer-use` actor: what its live preflight resolved (model, endpoint, key). */
+  computerUse?: ComputerUseReadiness;
+  /** `scenario.caps` the computer-use loop enforces before every request (USD; null = unset). */
+  caps?: { maxUsd: number | null; maxTotalUsd: number | null };
   appUrl: URL;
   /** Every seat's device, by seat id. */
   devices: ReadonlyMap<string, { name: DeviceName; preset: DevicePreset }>;
@@ -66,7 +80,10 @@ function seatPaths(seats: number, id: string) {
   };
 }
 
-function checkTasks(tasks: readonly BrowserTask[], pid: string, outcome: ScriptedBrowserOutcome | undefined, origin: string): TaskResult[] {
+/** What either browser participant returns (the computer-use outcome adds its requests and spend). */
+type BrowserOutcome = ScriptedBrowserOutcome | ComputerUseOutcome;
+
+function checkTasks(tasks: readonly BrowserTask[], pid: string, outcome: BrowserOutcome | undefined, origin: string): TaskResult[] {
   const obs = outcome?.observations ?? [];
   return tasks.map((t) => {
     if (!outcome || obs.length === 0)
@@ -94,16 +111,18 @@ function checkTasks(tasks: readonly BrowserTask[], pid: string, outcome: Scripte
 
 /** The local guest lane over one study's served app and guest image. */
 export function localGuestLane(o: LocalGuestLaneOptions): Lane<SeatEvidence<GuestSeatFacts>> {
+  // One study budget shared by every computer-use seat: each request is admitted against it.
+  const studyBudget = o.caps?.maxTotalUsd != null ? new SpendBudget("scenario.caps.maxTotalUsd", o.caps.maxTotalUsd) : undefined;
   return {
     name: "local-guest",
-    spentUsd: () => 0,
+    spentUsd: (facts) => facts.usd,
     jobs: () => 0,
     summary: evidenceSummary,
-    session: (seat, hooks) => guestSeat(o, seat, hooks),
+    session: (seat, hooks) => guestSeat(o, seat, hooks, studyBudget),
   };
 }
 
-function guestSeat(o: LocalGuestLaneOptions, seat: SeatSpec, hooks: SeatHooks) {
+function guestSeat(o: LocalGuestLaneOptions, seat: SeatSpec, hooks: SeatHooks, studyBudget: SpendBudget | undefined) {
   const pid = seat.id;
   const writer = o.writer;
   const redact = (s: string) => writer.redactor.text(s);
@@ -115,7 +134,8 @@ function guestSeat(o: LocalGuestLaneOptions, seat: SeatSpec, hooks: SeatHooks) {
   const paths = seatPaths(o.seatCount, pid);
   let containerId: string | undefined;
   let desktop: LocalDesktop | undefined;
-  let outcome: ScriptedBrowserOutcome | undefined;
+  let outcome: BrowserOutcome | undefined;
+  let brief: string | undefined;
   let tasks: TaskResult[] = [];
   let proof: ReleaseProof | undefined;
   let failedWith: StudyError | undefined;
@@ -154,19 +174,27 @@ function guestSeat(o: LocalGuestLaneOptions, seat: SeatSpec, hooks: SeatHooks) {
       log("browser-lab.desktop.ready", `${pid}: browser control ready in ${Math.round(desktop.startMs)} ms (Chromium sandbox verified by the guest)`);
     },
     async openSession() {
-      hooks.progress("participate", `${o.actor.steps.length} step(s)`);
+      hooks.progress(
+        "participate",
+        o.actor.type === "scripted-browser" ? `${o.actor.steps.length} step(s)` : `computer-use model ${o.computerUse?.model ?? "(unresolved)"}`,
+      );
     },
     async participate() {
       if (!desktop) return;
+      if (o.actor.type === "openai-computer-use") {
+        await participateComputerUse(o.actor, desktop);
+        return;
+      }
+      const actor = o.actor;
       const deadline = AbortSignal.timeout(o.sessionMs);
       outcome = await runScriptedBrowser({
         executor: desktop.executor,
-        steps: o.actor.steps,
+        steps: actor.steps,
         origin: o.appUrl.origin,
         width: screen.width,
         height: screen.height,
         signal: AbortSignal.any([hooks.signal, deadline]),
-        onStep: (i, step) => hooks.progress("participate", `step ${i + 1}/${o.actor.steps.length}: ${step.kind}`),
+        onStep: (i, step) => hooks.progress("participate", `step ${i + 1}/${actor.steps.length}: ${step.kind}`),
       });
       if (deadline.aborted && outcome.completionReason === "interrupted" && !hooks.signal.aborted) {
         outcome = { ...outcome, status: "timed_out", completionReason: "timed_out", reason: `session budget of ${o.sessionMs} ms ran out` };
@@ -203,6 +231,28 @@ function guestSeat(o: LocalGuestLaneOptions, seat: SeatSpec, hooks: SeatHooks) {
       return evidence;
     },
   };
+
+  /** The computer-use loop on this seat's desktop; its key and endpoint came from the live preflight. */
+  async function participateComputerUse(actor: ComputerUseActor, d: LocalDesktop): Promise<void> {
+    if (!o.computerUse) throw new Error("openai-computer-use seat without a live preflight");
+    const seatBudget = o.caps?.maxUsd != null ? new SpendBudget("scenario.caps.maxUsd", o.caps.maxUsd) : undefined;
+    const ran = await runComputerUseSeat({
+      executor: d.executor,
+      actor,
+      seat: { ...(seat.persona ? { persona: seat.persona } : {}), ...(seat.instruction ? { instruction: seat.instruction } : {}) },
+      readiness: o.computerUse,
+      origin: o.appUrl.origin,
+      sessionMs: o.sessionMs,
+      ...(seatBudget ? { seatBudget } : {}),
+      ...(studyBudget ? { studyBudget } : {}),
+      scrubText: redact,
+      signal: hooks.signal,
+      onTurn: (turn, note) => hooks.progress("participate", `turn ${turn}: ${note}`),
+    });
+    outcome = ran.outcome;
+    brief = ran.brief;
+    log("browser-lab.participant.ended", `${pid}: ${outcome.status}/${outcome.completionReason}: ${outcome.reason}`);
+  }
 
   async function writeEvidence(): Promise<SeatEvidence<GuestSeatFacts>> {
     const writeErrors: string[] = [];

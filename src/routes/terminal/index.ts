@@ -18,7 +18,11 @@ import type { DockerClient } from "../../docker/index.ts";
 import { HumanishError, isHumanishError } from "../../errors.ts";
 import { isTerminalLab, labSeats } from "../../lab/routing.ts";
 import type { LabConfig, TerminalLabConfig } from "../../lab/schema.ts";
+import { briefDigest, composeBrief } from "../../lanes/docker-terminal/brief.ts";
+import { loadSandboxCa, type SandboxCa } from "../../lanes/docker-terminal/ca.ts";
 import { DEFAULT_FIRST_OUTPUT_MS, dockerTerminalLane, type TerminalSeatFacts } from "../../lanes/docker-terminal/index.ts";
+import { type ModelSeat, openModelSeat, studyBudget } from "../../lanes/docker-terminal/model-seat.ts";
+import { checkEngine, type EngineReady, planTerminalStudy, type TerminalPlan } from "../../lanes/docker-terminal/preflight.ts";
 import { createDockerSandboxProvider, DEFAULT_DISK_BYTES, DEFAULT_MEMORY_BYTES } from "../../sandbox/index.ts";
 import type { SandboxProvider } from "../../sandbox/types.ts";
 import { studySecrets } from "../../secrets/index.ts";
@@ -26,21 +30,24 @@ import { assembleStudy, notStartedRun, type SeatEvidence } from "../../study/evi
 import { finishStudy } from "../../study/finish.ts";
 import { planStudyConcurrency, runSeats, type SeatsRun } from "../../study/index.ts";
 import type { StudyContext, StudyResult } from "../types.ts";
-import { briefDigest, composeBrief } from "./brief.ts";
-import { loadSandboxCa, type SandboxCa } from "./ca.ts";
 import { runTerminalDryRun, TERMINAL_PARTICIPANT_ID } from "./dry-run.ts";
-import { type ModelSeat, openModelSeat, studyBudget } from "./model-seat.ts";
-import { checkEngine, type EngineReady, planTerminalStudy, type TerminalPlan } from "./preflight.ts";
 
+export { briefDigest, composeBrief, DEFAULT_MISSION, DEFAULT_PERSONA } from "../../lanes/docker-terminal/brief.ts";
 export {
   DEFAULT_FIRST_OUTPUT_MS,
   INSTALL_TIMEOUT_MS,
   installFailureHint,
   PARTICIPANT_USER,
 } from "../../lanes/docker-terminal/index.ts";
-export { briefDigest, composeBrief, DEFAULT_MISSION, DEFAULT_PERSONA } from "./brief.ts";
+export {
+  checkEngine,
+  createTerminalParticipant,
+  type EngineReady,
+  planTerminalStudy,
+  type TerminalCaps,
+  type TerminalPlan,
+} from "../../lanes/docker-terminal/preflight.ts";
 export { TERMINAL_PARTICIPANT_ID } from "./dry-run.ts";
-export { checkEngine, createTerminalParticipant, type EngineReady, planTerminalStudy, type TerminalCaps, type TerminalPlan } from "./preflight.ts";
 
 /** Disk bound of a sandbox when the lab sets no `execution.limits.diskMiB`, MiB. */
 const DEFAULT_DISK_MIB = DEFAULT_DISK_BYTES / (1024 * 1024);

@@ -6,8 +6,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { createDockerClient } from "../../../src/docker/index.ts";
+import { openModelSeat, SANDBOX_MODEL_PORT, startSandboxForwarder } from "../../../src/lanes/docker-terminal/model-seat.ts";
 import { resolveEndpoint, SpendBudget } from "../../../src/models/index.ts";
-import { openModelSeat, SANDBOX_MODEL_PORT, startSandboxForwarder } from "../../../src/routes/terminal/model-seat.ts";
 import { ensureImage } from "../../../src/runtime/images.ts";
 import { sandboxRecipe } from "../../../src/runtime/recipes.ts";
 import { createDockerSandboxProvider } from "../../../src/sandbox/index.ts";

@@ -9,7 +9,7 @@ import { verifyRun } from "../../../src/bundle/verify.ts";
 import { createDockerClient } from "../../../src/docker/index.ts";
 import { isHumanishError } from "../../../src/errors.ts";
 import { runTerminalStudy } from "../../../src/routes/terminal/index.ts";
-import { committedLab, containersOfRun, labFromText, studyContext, testRunId, tmpProject } from "./support.ts";
+import { committedLab, containersOfRun, labFromText, studyContext, testRunId, tmpProject } from "../../routes/terminal/support.ts";
 
 const project = tmpProject();
 afterAll(() => project.cleanup());

@@ -3,8 +3,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isHumanishError } from "../../../src/errors.ts";
-import { loadSandboxCa, SANDBOX_CA_MAX_BYTES, SANDBOX_CA_PATH } from "../../../src/routes/terminal/ca.ts";
-import { tmpProject } from "./support.ts";
+import { loadSandboxCa, SANDBOX_CA_MAX_BYTES, SANDBOX_CA_PATH } from "../../../src/lanes/docker-terminal/ca.ts";
+import { tmpProject } from "../../routes/terminal/support.ts";
 
 const project = tmpProject();
 afterAll(() => project.cleanup());
