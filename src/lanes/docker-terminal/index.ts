@@ -281,6 +281,21 @@ function terminalSeat(o: DockerTerminalLaneOptions, seat: SeatSpec, hooks: SeatH
     },
   };
 
+  /**
+   * The participant's own writes filled its disk allowance (the sandbox was stopped): it ran out
+   * of a resource the lab bounds, like a budget — an outcome of its behaviour, not a harness failure.
+   */
+  function diskBreachFallback(): { status: "failed"; completionReason: "budget_reached"; reason: string } | undefined {
+    const b = participantStarted ? sandbox?.diskLimit?.().breach : undefined;
+    if (!b) return undefined;
+    const mib = Math.round(b.limitBytes / 1048576);
+    return {
+      status: "failed",
+      completionReason: "budget_reached",
+      reason: redact(`disk_limit: the participant wrote ${b.observedBytes} bytes, past execution.limits.diskMiB (${mib} MiB); the sandbox was stopped`),
+    };
+  }
+
   async function writeEvidence(seatError: StudyError | undefined, interrupted: boolean): Promise<SeatEvidence<TerminalSeatFacts>> {
     let failure: StudyError | undefined = seatError;
     // Caps: known spend over maxUsd fails closed; null never trips a cap.
@@ -340,7 +355,7 @@ function terminalSeat(o: DockerTerminalLaneOptions, seat: SeatSpec, hooks: SeatH
       participantId: pid,
       actorType: plan.descriptor.type,
       outcome,
-      fallback: {
+      fallback: diskBreachFallback() ?? {
         status: "failed",
         completionReason: interrupted ? "interrupted" : "harness_error",
         reason: redact(

@@ -56,6 +56,12 @@ test("dd past the lab's disk bound stops the seat with the reason recorded in th
   const run = readFileSync(join(dir, j.runDir, "run.json"), "utf8");
   expect(run).toContain("HUMANISH_SANDBOX_DISK_LIMIT_EXCEEDED");
   expect(run).toContain("disk limit 64 MiB");
+  // Filling the disk is the participant's doing: it ran out of a bounded resource (a finding),
+  // never a harness failure.
+  const bundle = JSON.parse(run) as { participants: { completionReason: string; reason: string }[]; review: { summary: string } };
+  expect(bundle.participants[0]!.completionReason).toBe("budget_reached");
+  expect(bundle.participants[0]!.reason).toContain("disk_limit");
+  expect(bundle.review.summary).not.toContain("harness failure");
 }, 120_000);
 
 test("execution.limits.diskMiB is validated and only accepted where it acts", async () => {
