@@ -143,7 +143,7 @@ export class SessionRegistry {
     this.mcp.clear();
     const proofs = await Promise.all(
       all.map(async (s) => {
-        const proof = await s.close();
+        const proof = await s.close({ abandonInFlight: true });
         s.onEvict?.();
         return proof;
       }),

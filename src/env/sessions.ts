@@ -156,14 +156,16 @@ export class Session {
 
   /**
    * Ends the session: marks its slot as releasing at once (so a newcomer waits for it instead of
-   * being refused), then, after the calls already queued, releases its sandbox and slot.
+   * being refused), then, after the calls already queued, releases its sandbox and slot. With
+   * `abandonInFlight` (server shutdown) the sandbox is released at once: the command in flight
+   * ends with its container instead of holding SIGTERM up for as long as it runs.
    * Idempotent: later calls join the first close.
    */
-  close(): Promise<ReleaseProof | null> {
+  close(opts: { abandonInFlight?: boolean } = {}): Promise<ReleaseProof | null> {
     if (this.closing) return this.closing;
     this.closed = true;
     this.env.markClosing();
-    this.closing = this.run(() => this.env.close());
+    this.closing = opts.abandonInFlight ? this.env.close() : this.run(() => this.env.close());
     return this.closing;
   }
 }

@@ -317,3 +317,26 @@ describe("an unconfirmed release keeps its slot held", () => {
     expect(t.server.stats().slotsInUse).toBe(1);
   });
 });
+
+describe("shutdown", () => {
+  test("stop() releases a session's sandbox while a long command is still running, instead of waiting for it", async () => {
+    const t = await server();
+    const mcp = new OpenEnvMcpClient(t.server.url);
+    await mcp.ensureSession();
+    await mcp.callTool("terminal", { command: "echo warm" });
+    const [id] = await t.containers();
+    const call = mcp.callToolRaw("terminal", { command: "sleep 60; echo slept" }).then(
+      (r) => r?.result?.structuredContent?.result as { stdout?: string; duration_ms?: number } | undefined,
+      () => undefined,
+    );
+    // Let the command start inside the sandbox before the server is told to stop.
+    await Bun.sleep(1500);
+    const summary = await t.server.stop();
+    expect(summary.released).toBeGreaterThanOrEqual(1);
+    expect(await inspectStatus(id!)).toBe(404);
+    // The command was cut by the release: had stop() waited for it, it would have printed this.
+    const cut = await call;
+    expect(cut?.stdout ?? "").not.toContain("slept");
+    expect(cut?.duration_ms ?? 0).toBeLessThan(60_000);
+  });
+});
