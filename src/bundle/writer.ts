@@ -18,12 +18,13 @@
  */
 
 import { randomBytes } from "node:crypto";
-import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, renameSync, type Stats, writeSync } from "node:fs";
+import { lstatSync, mkdirSync, type Stats } from "node:fs";
 import { lstat, mkdir, open, readFile, rename, rm } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, sep } from "node:path";
 import type { z } from "zod";
 import { sha256Hex } from "../bytes/sha256.ts";
 import { HumanishError } from "../errors.ts";
+import { writeFileAtomicSync } from "./atomic.ts";
 import { deriveReview, summarizeCost } from "./derive.ts";
 import { artifactRootFor, assertRunId, DERIVED_FILES, ORPHAN_RELEASE_FILE, RUN_FILE, runDirFor, runsDir, safeRelPath } from "./paths.ts";
 import { admitPngBytes } from "./png.ts";
@@ -214,18 +215,6 @@ async function atomicWrite(path: string, bytes: Uint8Array, label: string): Prom
       cause: e,
     });
   }
-}
-
-function atomicWriteSync(path: string, bytes: Uint8Array): void {
-  const tmp = join(dirname(path), `.tmp-${randomBytes(6).toString("hex")}`);
-  const fd = openSync(tmp, "wx", 0o600);
-  try {
-    writeSync(fd, bytes);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, path);
 }
 
 /**
@@ -746,18 +735,7 @@ export function createRunWriter(opts: RunWriterOptions): RunWriter {
       updatedAt: startedAt,
     }),
   );
-  try {
-    atomicWriteSync(join(runDir, "status.json"), new TextEncoder().encode(redactor.json(status)));
-  } catch (e) {
-    throw new HumanishError(
-      "HUMANISH_BUNDLE_WRITE_FAILED",
-      `could not write .humanish/runs/${opts.runId}/status.json: ${(e as NodeJS.ErrnoException).code ?? "error"}`,
-      {
-        next: "check free disk space and permissions of the .humanish directory",
-        cause: e,
-      },
-    );
-  }
+  writeFileAtomicSync(join(runDir, "status.json"), new TextEncoder().encode(redactor.json(status)), `${artifactRootFor(opts.runId)}/status.json`);
   const w = makeWriter({
     cwd: opts.cwd,
     runId: opts.runId,
@@ -887,7 +865,7 @@ export function recordOrphanRelease(cwd: string, runId: string, proof: CleanupPr
     // A sealed run takes the record as a signed appendix (the only form verify accepts);
     // a run that died before sealing keeps it as a plain record of what was released.
     if (safeReadFile(join(dir, SIGNATURE_FILE), 64 * 1024).ok) writeSignedAppendix(dir, runId, ORPHAN_RELEASE_FILE, bytes);
-    else atomicWriteSync(file, bytes);
+    else writeFileAtomicSync(file, bytes, `${artifactRootFor(runId)}/${ORPHAN_RELEASE_FILE}`);
   } catch (e) {
     if (e instanceof HumanishError) throw e;
     throw new HumanishError(

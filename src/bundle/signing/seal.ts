@@ -1,12 +1,7 @@
-/**
- * Sealing a run directory on disk: build the manifest from the files as they are now (read
- * through the safe reader), sign it with the user's key, write `signature.json` atomically; and
- * adding a signed appendix to a sealed run. The pure parts live in ./manifest.ts.
- */
-import { randomBytes } from "node:crypto";
-import { closeSync, fsyncSync, openSync, readdirSync, renameSync, rmSync, writeSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
 import { HumanishError } from "../../errors.ts";
+import { writeFileAtomicSync } from "../atomic.ts";
 import { artifactRootFor } from "../paths.ts";
 import { safeReadFile, safeReadOrThrow } from "../safe-read.ts";
 import { loadSigningKey, type SigningKey } from "./keys.ts";
@@ -25,27 +20,6 @@ import {
 
 /** Largest file sealed (bytes) — the verifier's own per-file bound. */
 const MAX_SEAL_FILE_BYTES = 64 * 1024 * 1024;
-
-/** Temp file in the same directory → fsync → rename; `label` names the file in errors. */
-export function writeFileAtomicSync(path: string, bytes: Uint8Array, label: string): void {
-  const tmp = join(dirname(path), `.tmp-${randomBytes(6).toString("hex")}`);
-  try {
-    const fd = openSync(tmp, "wx", 0o600);
-    try {
-      writeSync(fd, bytes);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(tmp, path);
-  } catch (e) {
-    rmSync(tmp, { force: true });
-    throw new HumanishError("HUMANISH_BUNDLE_WRITE_FAILED", `could not write ${label}: ${(e as NodeJS.ErrnoException).code ?? "error"}`, {
-      next: "check free disk space and permissions of the .humanish directory",
-      cause: e,
-    });
-  }
-}
 
 /** The manifest digest of the run's current `signature.json`, or null when there is none that parses. */
 function currentSeal(runDir: string): string | null {
