@@ -1,5 +1,5 @@
 /**
- * Bundle layer costs vs baselines in the same process (issue 2 §8–§10):
+ * Bundle layer costs vs baselines in the same process:
  *
  *   ./node_modules/.bin/bun bench/bundle.ts
  *

@@ -1,5 +1,5 @@
 /**
- * Wall time of the compiled binary's `--version` (issue 2 §13), against baselines spawned the same
+ * Wall time of the compiled binary's `--version`, against baselines spawned the same
  * way in the same invocation: `/bin/true` (the process-spawn floor), an empty program compiled
  * with the same `bun build --compile` (the runtime's own start-up), and `bun src/cli/main.ts
  * --version` (from source). Prints medians in ms and the ratios. Builds dist/humanish if missing.

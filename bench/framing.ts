@@ -1,5 +1,5 @@
 /**
- * Framing throughput vs a Buffer.copy baseline in the same process (issue 3, Performance).
+ * Framing throughput vs a Buffer.copy baseline in the same process.
  *
  *   ./node_modules/.bin/bun bench/framing.ts
  *

@@ -1,5 +1,5 @@
 /**
- * Guest desktop costs (issue 4 "Performance"), printed as figures and ratios:
+ * Guest desktop costs, printed as figures and ratios:
  *
  *   ./node_modules/.bin/bun bench/guest.ts [--runs 3] [--observes 20]
  *

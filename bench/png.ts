@@ -1,5 +1,5 @@
 /**
- * PNG admission cost vs pngjs decoding alone, in the same process (issue 3, Performance), and
+ * PNG admission cost vs pngjs decoding alone, in the same process, and
  * peak memory on decompression bombs (measured in child processes).
  *
  *   ./node_modules/.bin/bun bench/png.ts

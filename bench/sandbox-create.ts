@@ -1,5 +1,5 @@
 /**
- * Bench (issue 2 §13): Docker sandbox create → first exec output, against
+ * Bench: Docker sandbox create → first exec output, against
  * `docker run --rm <same image> true` through the docker CLI, in the same process, interleaved over
  * several rounds. Prints per-round ms, medians and the ratio (goal ≤ 1.2×). Release time is measured
  * and printed separately (it is not part of "create → first output").

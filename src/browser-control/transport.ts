@@ -1,5 +1,5 @@
 /**
- * Framed message transport over an already-owned byte stream (reference subsystems.md §1.1–§1.2).
+ * Framed message transport over an already-owned byte stream.
  *
  * It never dials, reconnects or retries: the owner hands over a connected Node `Duplex`
  * (a `net.Socket`, a Unix-socket connection, a test duplex) and the transport frames JSON
@@ -10,7 +10,7 @@ import type { Duplex } from "node:stream";
 import { type CuaExecutorErrorCode, cuaError } from "./errors.ts";
 import { encodeFrame, FrameDecoder } from "./framing.ts";
 
-/** Frame assembly deadline: 35 s from the first header byte, non-renewing (§1.9). */
+/** Frame assembly deadline: 35 s from the first header byte, non-renewing. */
 export const FRAME_ASSEMBLY_MS = 35_000;
 
 /** Callbacks of the single consumer of a transport (the client or the dispatcher). */
@@ -28,7 +28,7 @@ export interface BrowserControlTransportOptions {
 }
 
 /**
- * Frames JSON messages on a Duplex. Close codes (§1.2): bad length/UTF-8/JSON, object-mode
+ * Frames JSON messages on a Duplex. Close codes: bad length/UTF-8/JSON, object-mode
  * chunk or end/close mid-frame → `invalid_response`; stream error, write error, or end/close
  * between frames → `transport_failed`; assembly deadline → `deadline_exceeded`; a stream already
  * destroyed, ended or in object mode at construction → `transport_failed` as soon as started.

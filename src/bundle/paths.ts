@@ -1,5 +1,5 @@
 /**
- * Run ids and run-directory paths (reference contracts.md §2.1).
+ * Run ids and run-directory paths.
  * `.humanish/runs/<runId>/` holds one run; `.humanish/runs/latest.json` points at the newest.
  */
 import { randomBytes } from "node:crypto";

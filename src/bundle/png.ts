@@ -1,5 +1,5 @@
 /**
- * The bundle's seam to the PNG admission validator (`src/png`, reference subsystems.md §2).
+ * The bundle's seam to the PNG admission validator (`src/png`).
  * Every screenshot is admitted when written and re-admitted by `verifyRun`. A validator that
  * throws or returns something unexpected is a rejection — never "assume ok".
  */

@@ -1,5 +1,5 @@
 /**
- * Local desktop allocation (issue 4 §5; ARCHITECTURE.md "Local runtime"): one guest container per
+ * Local desktop allocation (ARCHITECTURE.md "Local runtime"): one guest container per
  * participant, driven over browser control.
  *
  * Container: network `none`, `no-new-privileges`, every capability dropped, our seccomp profile

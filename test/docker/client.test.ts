@@ -1,5 +1,5 @@
 /**
- * The Docker client against the real engine (issue 2 §12): exec output demultiplexed exactly
+ * The Docker client against the real engine: exec output demultiplexed exactly
  * (interleaved stdout/stderr plus a binary payload), exit codes 0/1/137, archive round trip, remove of
  * a missing container, 304 on a second start, 409 on a duplicate name. Containers are labelled
  * `humanish.owner=humanish` + a test run label and removed by exact id.

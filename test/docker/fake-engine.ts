@@ -1,6 +1,6 @@
 /**
  * A fake Docker engine on a Unix socket (Bun.serve({ unix })) for the status-code cases a real engine
- * cannot be made to produce on demand (issue 2 §12). Each test supplies the answer per route; every
+ * cannot be made to produce on demand. Each test supplies the answer per route; every
  * request is recorded (method, path without the version prefix, body bytes).
  */
 import { mkdtempSync, rmSync } from "node:fs";

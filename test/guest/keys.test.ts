@@ -12,7 +12,7 @@ function refusal(f: () => unknown): { code: string; disposition: string } {
   throw new Error("expected a refusal");
 }
 
-describe("closed key table (subsystems §3.5)", () => {
+describe("closed key table", () => {
   test("maps every documented name, case-insensitively", () => {
     const table: [string, string][] = [
       ["a", "a"],

@@ -14,7 +14,7 @@ function refusal(action: CuaAction, armed = false): string {
   return "planned";
 }
 
-describe("action planning (subsystems §3.4): everything validated before the first input", () => {
+describe("action planning: everything validated before the first input", () => {
   test("click, double click, move map to fixed xdotool commands", () => {
     expect(planAction({ kind: "click", x: 10.4, y: 20.6 }, G, false)).toEqual([
       { kind: "xdotool", args: ["mousemove", "10", "21"] },

@@ -1,5 +1,5 @@
 /**
- * Browser control over the real socket into a real guest container (issue 4 tests): every
+ * Browser control over the real socket into a real guest container: every
  * action kind changes the real TodoMVC as expected; refusals are typed and dispatch nothing;
  * Chromium's sandbox is on; the guest reaches the app port and nothing else; nothing is left.
  */

@@ -1,5 +1,5 @@
 /**
- * Local runtime images (issue 2 §11): recipe revisions and tags, in-memory build context, builds
+ * Local runtime images: recipe revisions and tags, in-memory build context, builds
  * through the Engine API (labelled with the revision), status, and archive loading that verifies
  * byte count and SHA-256 before anything reaches the engine.
  */

@@ -1,5 +1,5 @@
 /**
- * Content-text refusals that need a page of their own (subsystems §3.6): text is refused when
+ * Content-text refusals that need a page of their own: text is refused when
  * the focus is inside an iframe, and after a JavaScript dialog opened; nothing is typed, and an
  * editable element of the top-level document still takes text.
  */
