@@ -66,7 +66,8 @@ const DESCRIPTORS: readonly ActorDescriptor[] = [
     type: "openai-computer-use",
     provider: "openai",
     protocol: "cua-loop",
-    summary: "An OpenAI computer-use model driving the browser desktop by screenshots and input actions.",
+    summary:
+      "An OpenAI computer-use model driving the browser desktop by full-frame screenshots and input actions; the loop runs in the host process, so its key never enters the guest.",
     runtimeKeyNames: ["OPENAI_API_KEY"],
     capabilities: {
       headless: true,

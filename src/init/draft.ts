@@ -11,6 +11,15 @@ import { parseLab } from "../lab/index.ts";
 /** Route a lab studies: a command-line product in a sandbox, or a loopback web app in a browser. */
 export type InitRoute = "terminal" | "browser";
 
+/**
+ * A `--template` name: a route's starter, or `computer-use` (the browser route with an OpenAI
+ * computer-use participant on the embedded TodoMVC, runnable as is).
+ */
+export type InitTemplate = InitRoute | "computer-use";
+
+/** Every `--template` name. */
+export const INIT_TEMPLATES: readonly InitTemplate[] = ["terminal", "browser", "computer-use"];
+
 /** How a browser study's app is served: already running, by a command, or from a static folder. */
 export type InitServe = { kind: "running" } | { kind: "command"; command: string } | { kind: "static"; root: string };
 
@@ -66,7 +75,8 @@ export function isScripted(actorType: string): boolean {
  * with hidden checks. Browser: a scripted participant opens a loopback app that is already
  * running and keeps a screenshot; one task checked on the URL.
  */
-export function templateAnswers(route: InitRoute, id?: string): InitAnswers {
+export function templateAnswers(route: InitTemplate, id?: string): InitAnswers {
+  if (route === "computer-use") return computerUseTemplate(id);
   if (route === "terminal") {
     return {
       route,
@@ -112,6 +122,41 @@ export function templateAnswers(route: InitRoute, id?: string): InitAnswers {
     mode: "dry-run",
     maxMinutes: 10,
     maxUsd: 0,
+  };
+}
+
+/**
+ * The computer-use starter: an OpenAI computer-use model on the TodoMVC compiled into humanish
+ * (no app to start), three tasks with hidden checks on the page text, a dry run by default and
+ * a spend cap the rate table can enforce for `computer-use-preview`. Live: set OPENAI_API_KEY
+ * (and OPENAI_BASE_URL for another Responses endpoint) and add `--live`.
+ */
+function computerUseTemplate(id?: string): InitAnswers {
+  return {
+    route: "browser",
+    id: id ?? "my-computer-use-study",
+    title: "A computer-use model's first visit to TodoMVC",
+    productName: "todomvc",
+    publicSurfaces: [],
+    install: [],
+    appUrl: "http://127.0.0.1:41731/",
+    serve: { kind: "static", root: "embedded:todomvc-vanillajs" },
+    actorType: "openai-computer-use",
+    model: DEFAULT_MODEL["openai-computer-use"],
+    mission: "You have never used this todo app. Use it the way a new user would.",
+    steps: [],
+    tasks: [
+      { id: "add-two-todos", goal: 'Add two todos, "Buy milk" and "Walk the dog".', check: { textIncludes: ["Buy milk", "Walk the dog", "2 items left"] } },
+      { id: "complete-one", goal: 'Mark "Buy milk" as completed.', check: { textIncludes: ["Walk the dog", "1 item left", "Clear completed (1)"] } },
+      {
+        id: "clear-completed",
+        goal: 'Clear the completed todo so that only "Walk the dog" is left.',
+        check: { textIncludes: ["Walk the dog", "1 item left"], textExcludes: ["Buy milk", "Clear completed (1)"] },
+      },
+    ],
+    mode: "dry-run",
+    maxMinutes: 10,
+    maxUsd: 2,
   };
 }
 

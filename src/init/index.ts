@@ -15,11 +15,11 @@
  */
 import type { Readable, Writable } from "node:stream";
 import { HumanishError } from "../errors.ts";
-import { checkDraft, type InitAnswers, type InitRoute, renderLabYaml, templateAnswers } from "./draft.ts";
+import { checkDraft, INIT_TEMPLATES, type InitAnswers, type InitRoute, type InitTemplate, renderLabYaml, templateAnswers } from "./draft.ts";
 import { commitGitignore, type GitignoreOutcome, labExists, labFileExists, labTarget, planGitignore, projectRoot, writeLabFile } from "./project.ts";
 import { runWizard } from "./wizard.ts";
 
-export type { InitAnswers, InitRoute, InitServe, InitTask } from "./draft.ts";
+export type { InitAnswers, InitRoute, InitServe, InitTask, InitTemplate } from "./draft.ts";
 export { buildLabDocument, checkDraft, parseBrowserStep, renderLabYaml, templateAnswers } from "./draft.ts";
 
 /** Options of {@link runInit} (the CLI maps its flags onto these). */
@@ -28,7 +28,7 @@ export interface RunInitOptions {
   cwd: string;
   /** `--yes`: no questions, write the template. */
   yes: boolean;
-  /** `--template terminal|browser` (only with `--yes`; default `terminal`). */
+  /** `--template terminal|browser|computer-use` (only with `--yes`; default `terminal`). */
   template?: string;
   /** `--id ID`: the lab id (pre-fills the wizard's answer). */
   id?: string;
@@ -64,19 +64,19 @@ export interface InitResult {
   human: string;
 }
 
-function resolveTemplate(t: string | undefined, yes: boolean): InitRoute {
+function resolveTemplate(t: string | undefined, yes: boolean): InitTemplate {
   if (t === undefined) return "terminal";
   if (!yes) {
     throw new HumanishError("HUMANISH_INVALID_OPTION", "--template only applies with --yes (the wizard asks what you are studying).", {
       next: `humanish init --yes --template ${t === "browser" ? "browser" : "terminal"}`,
     });
   }
-  if (t !== "terminal" && t !== "browser") {
-    throw new HumanishError("HUMANISH_INVALID_OPTION", `--template must be terminal or browser, got ${JSON.stringify(t.slice(0, 60))}.`, {
+  if (!(INIT_TEMPLATES as readonly string[]).includes(t)) {
+    throw new HumanishError("HUMANISH_INVALID_OPTION", `--template must be ${INIT_TEMPLATES.join(", ")}, got ${JSON.stringify(t.slice(0, 60))}.`, {
       next: "humanish init --yes --template terminal",
     });
   }
-  return t;
+  return t as InitTemplate;
 }
 
 /** The exact command that runs the new lab (a `--cwd` is added when the project is not `.`). */
@@ -96,7 +96,7 @@ export async function runInit(opts: RunInitOptions): Promise<InitResult> {
     throw new HumanishError(
       "HUMANISH_CONFIRMATION_REQUIRED",
       opts.json ? "humanish init --json cannot ask questions; it needs --yes." : "humanish init asks questions, but stdin is not a terminal.",
-      { next: "humanish init --yes [--template terminal|browser] [--id ID]" },
+      { next: "humanish init --yes [--template terminal|browser|computer-use] [--id ID]" },
     );
   }
   const root = projectRoot(opts.cwd);
@@ -147,6 +147,12 @@ export async function runInit(opts: RunInitOptions): Promise<InitResult> {
       : `.gitignore: ${gitignore.outcome === "created" ? "created with" : "added"} .humanish/`,
     ...checked.warnings.map((w) => `warning ${w.code}: ${w.message}`),
     `next: ${next}`,
+    // A model participant needs a key for a live run; say how, and where the key stays.
+    ...(answers.actorType === "openai-computer-use"
+      ? [
+          `live: export OPENAI_API_KEY=sk-… (OPENAI_BASE_URL for another Responses endpoint), then ${next} --live; the key stays in the humanish process, the guest never sees it`,
+        ]
+      : []),
   ].join("\n");
   const result: InitResult = {
     schema: "humanish.init-result.v1",

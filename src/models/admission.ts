@@ -82,7 +82,8 @@ function collect(v: unknown, texts: string[], images: number[]): void {
   else if (Array.isArray(v)) for (const x of v) collect(x, texts, images);
   else if (v && typeof v === "object") {
     const o = v as Json;
-    if (o.type === "input_image") {
+    // A computer call's output carries its screenshot as `{type: "computer_screenshot", image_url}`.
+    if (o.type === "input_image" || o.type === "computer_screenshot") {
       images.push(imageTokens(typeof o.image_url === "string" ? o.image_url : ""));
       // The part's other strings (its type, `detail`) are text; the URL is priced as an image.
       for (const [k, x] of Object.entries(o)) if (k !== "image_url") collect(x, texts, images);

@@ -52,7 +52,7 @@ async function refusal(opts: Parameters<typeof runInit>[0]): Promise<HumanishErr
 }
 
 describe("init --yes: each template yields a lab that dry-runs and verifies", () => {
-  for (const template of ["terminal", "browser"] as const) {
+  for (const template of ["terminal", "browser", "computer-use"] as const) {
     test(`${template} template through the real CLI`, async () => {
       const cwd = project();
       const init = await cli(cwd, ["init", "--yes", "--template", template, "--id", `${template}-starter`, "--json"]);

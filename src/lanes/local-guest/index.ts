@@ -1,10 +1,11 @@
 /**
  * The `local` guest lane: each seat gets its own Docker guest desktop (real Chromium under its
- * own sandbox, browser control over a socket) and a scripted browser participant on it.
+ * own sandbox, browser control over a socket) and a browser participant on it: the scripted
+ * one, or the OpenAI computer-use loop (its key stays in this host process).
  *
  *   prepare      allocate the guest (the exact id is appended, fsync, to sandbox-receipts.ndjson before it is provisioned)
  *   openSession  the participant gets the guest's browser-control executor
- *   participate  the scripted steps, within the session budget
+ *   participate  the scripted steps or the computer-use loop, within the session budget
  *   check        hidden task checks on the participant's observations
  *   finalize     release by exact id (always), then the seat's screenshots and trace
  *
@@ -292,8 +293,8 @@ function guestSeat(o: LocalGuestLaneOptions, seat: SeatSpec, hooks: SeatHooks, s
     }
     const participant: RunParticipant = {
       id: pid,
-      actorType: "scripted-browser",
-      label: `scripted-browser (${device.name})`,
+      actorType: o.actor.type,
+      label: `${o.actor.type} (${device.name})`,
       status,
       completionReason,
       reason: redact(
@@ -330,28 +331,24 @@ function guestSeat(o: LocalGuestLaneOptions, seat: SeatSpec, hooks: SeatHooks, s
         next: "check free disk space and permissions of .humanish/runs",
       };
     } else if (failedWith) failure = failedWith;
+    const model = out && "requests" in out ? await writeModelLedger(out, writeErrors) : undefined;
     return {
       participant,
       tasks,
       cleanup,
-      costLines: [],
+      costLines: model?.costLines ?? [],
       lifecycle,
       ...(failure ? { failure } : {}),
       // The seat folder holds its trace; a seat stopped before its participant ran has none.
       folder: participant.trace !== null ? paths.folder : null,
-      usd: 0,
+      usd: model?.ledger.usd ?? 0,
       jobs: 0,
       lane: { device: device.name, width: screen.width, height: screen.height, startMs: desktop?.startMs ?? null },
     };
   }
 
-  async function writeTrace(
-    out: ScriptedBrowserOutcome,
-    status: ActorTrace["status"],
-    completionReason: ActorTrace["completionReason"],
-    writeErrors: string[],
-  ): Promise<string | null> {
-    const items: TraceItem[] = [];
+  /** Writes every kept screenshot; their bundle paths by name. */
+  async function writeShots(out: BrowserOutcome, writeErrors: string[]): Promise<Map<string, string>> {
     const shotPaths = new Map<string, string>();
     for (const shot of out.screenshots) {
       const path = paths.shot(shot.name);
@@ -362,6 +359,66 @@ function guestSeat(o: LocalGuestLaneOptions, seat: SeatSpec, hooks: SeatHooks, s
         writeErrors.push(`${path}: ${e instanceof Error ? e.message : String(e)}`);
       }
     }
+    return shotPaths;
+  }
+
+  /** The computer-use seat's request ledger (`model-ledger.json` beside its trace) and its cost lines. */
+  async function writeModelLedger(out: ComputerUseOutcome, writeErrors: string[]) {
+    const m = computerUseLedger(out, {
+      participantId: pid,
+      endpointHost: o.computerUse?.endpoint.host ?? "unresolved",
+      caps: o.caps ?? { maxUsd: null, maxTotalUsd: null },
+      today: new Date().toISOString().slice(0, 10),
+    });
+    const path = paths.folder ? `${paths.folder}model-ledger.json` : `model-ledger-${pid}.json`;
+    try {
+      await writer.writeJson(path, m.ledger, { kind: "model-ledger" });
+    } catch (e) {
+      writeErrors.push(`${path}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    return m;
+  }
+
+  async function writeComputerUseTrace(
+    out: ComputerUseOutcome,
+    status: ActorTrace["status"],
+    completionReason: ActorTrace["completionReason"],
+    writeErrors: string[],
+  ): Promise<string | null> {
+    const shotPaths = await writeShots(out, writeErrors);
+    const a = o.actor as ComputerUseActor;
+    const trace: ActorTrace = {
+      ...computerUseTrace(out, {
+        participantId: pid,
+        model: o.computerUse?.model ?? a.model ?? "unresolved",
+        personaId: seat.persona ?? a.persona ?? DEFAULT_COMPUTER_USE_PERSONA,
+        promptDigest: briefDigest(brief ?? ""),
+        sessionId: desktop?.identity.generation ?? "none",
+        shotPaths,
+        redact,
+      }),
+      // The lane's status folds in the hidden checks, exactly as the participant record does.
+      status,
+      completionReason,
+    };
+    try {
+      await writer.writeJson(paths.trace, trace, { kind: "actor-trace" });
+      return paths.trace;
+    } catch (e) {
+      writeErrors.push(`${paths.trace}: ${e instanceof Error ? e.message : String(e)}`);
+      return null;
+    }
+  }
+
+  async function writeTrace(
+    out: BrowserOutcome,
+    status: ActorTrace["status"],
+    completionReason: ActorTrace["completionReason"],
+    writeErrors: string[],
+  ): Promise<string | null> {
+    if ("requests" in out) return writeComputerUseTrace(out, status, completionReason, writeErrors);
+    const items: TraceItem[] = [];
+    const shotPaths = await writeShots(out, writeErrors);
     let shotIndex = 0;
     for (const it of out.items) {
       if (it.kind === "screenshot") {
@@ -403,7 +460,7 @@ function guestSeat(o: LocalGuestLaneOptions, seat: SeatSpec, hooks: SeatHooks, s
       reason: redact(out.reason),
       ids: { sessionId: desktop?.identity.generation ?? "none" },
       counts: {
-        steps: a.steps.length,
+        steps: a.type === "scripted-browser" ? a.steps.length : 0,
         ui_actions: items.filter((i) => i.kind === "ui_action").length,
         screenshots: out.screenshots.length,
         observations: out.observations.length,

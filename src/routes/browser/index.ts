@@ -1,6 +1,6 @@
 /**
  * The browser route (ARCHITECTURE.md "Data flow"): `subject.source: app-url` (loopback only),
- * `execution.target: local`, actor `scripted-browser`. The route is thin: lab → plan → the
+ * `execution.target: local`, actor `scripted-browser` or `openai-computer-use`. The route is thin: lab → plan → the
  * study runner with the `local` guest lane (src/lanes/local-guest), then the shared tail.
  *
  * Live: serve the app on loopback → ensure the guest image → plan the seats (lanes' devices, or
@@ -13,6 +13,7 @@
  */
 
 import os from "node:os";
+import { computerUseModel, computerUsePreflight } from "../../actors/computer-use/index.ts";
 import { POLICY_BOUNDS } from "../../broker/index.ts";
 import type { CleanupProof, CostLine, LifecycleEvent } from "../../bundle/index.ts";
 import { createRunWriter, type RunWriter } from "../../bundle/index.ts";
@@ -20,7 +21,7 @@ import { type DockerClient, dockerClientFor } from "../../docker/index.ts";
 import { HumanishError, isHumanishError } from "../../errors.ts";
 import { embeddedRootName } from "../../lab/embedded-apps.ts";
 import { labDevices } from "../../lab/routing.ts";
-import type { BrowserLabConfig, LabConfig, ScriptedBrowserActor } from "../../lab/schema.ts";
+import type { BrowserActor, BrowserLabConfig, LabConfig } from "../../lab/schema.ts";
 import { contractLane } from "../../lanes/contract/index.ts";
 import { type GuestSeatFacts, localGuestLane } from "../../lanes/local-guest/index.ts";
 import { GUEST_MEMORY_BYTES } from "../../runtime/desktop.ts";
@@ -55,7 +56,7 @@ function refuse(code: string, message: string, next: string): never {
 }
 
 /** Preflight checks that need no engine: route, actor, target, loopback URL. */
-function planBrowserStudy(lab: LabConfig): { lab: BrowserLabConfig; actor: ScriptedBrowserActor; appUrl: URL } {
+function planBrowserStudy(lab: LabConfig): { lab: BrowserLabConfig; actor: BrowserActor; appUrl: URL } {
   if (lab.subject.source !== "app-url") {
     refuse(
       "HUMANISH_BROWSER_LAB_SUBJECT_INVALID",
@@ -65,13 +66,6 @@ function planBrowserStudy(lab: LabConfig): { lab: BrowserLabConfig; actor: Scrip
   }
   const b = lab as BrowserLabConfig;
   const actor = b.actors[0];
-  if (actor.type !== "scripted-browser") {
-    refuse(
-      "HUMANISH_BROWSER_ACTOR_UNSUPPORTED",
-      `actors[0].type ${actor.type} is not runnable on the local browser route yet`,
-      "use type: scripted-browser for local studies",
-    );
-  }
   if (b.execution.target !== "local") {
     refuse(
       "HUMANISH_BROWSER_TARGET_UNSUPPORTED",
@@ -87,7 +81,7 @@ function planBrowserStudy(lab: LabConfig): { lab: BrowserLabConfig; actor: Scrip
       "serve the app on a loopback port above 1023",
     );
   }
-  return { lab: b, actor: actor as ScriptedBrowserActor, appUrl };
+  return { lab: b, actor, appUrl };
 }
 
 /**
@@ -114,7 +108,7 @@ async function runDryRun(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<t
   const devices = labDevices(lab);
   const lifecycle: LifecycleEvent[] = [];
   const add = (event: string, message: string) => lifecycle.push({ at: new Date().toISOString(), event, message: writer.redactor.text(message) });
-  add("browser-lab.run.created", `dry run ${ctx.runId}: lab ${lab.id}, actor scripted-browser, target local; nothing is started, served or spent`);
+  add("browser-lab.run.created", `dry run ${ctx.runId}: lab ${lab.id}, actor ${actor.type}, target local; nothing is started, served or spent`);
   add(
     "browser-lab.subject.declared",
     `app ${plan.appUrl.origin} (loopback); serve ${lab.subject.serve?.static ? `static ${embeddedRootName(lab.subject.serve.static.root) !== undefined ? lab.subject.serve.static.root : "(project directory)"}` : lab.subject.serve?.command ? "command" : "external"}`,
@@ -122,13 +116,13 @@ async function runDryRun(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<t
   add("browser-lab.devices.declared", devices.map((d) => `${d.name} ${d.preset.width}x${d.preset.height}`).join(", "));
   add(
     "browser-lab.contract.ready",
-    `${actor.steps.length} step(s), ${(actor.tasks ?? []).length} task(s) with hidden checks; a live run needs --live (or scenario.mode: live)`,
+    `${actor.type === "scripted-browser" ? `${actor.steps.length} step(s)` : `computer-use model ${computerUseModel(actor)} (the key stays in the humanish host process), ${actor.stopWhen ? `${actor.stopWhen.any.length} stopWhen rule(s)` : "no stopWhen"}`}, ${(actor.tasks ?? []).length} task(s) with hidden checks; a live run needs --live (or scenario.mode: live)`,
   );
   const seats = devices.map((d) => d.seat);
   const deviceOf = new Map(devices.map((d) => [d.seat.id, d.name]));
   const shape = {
-    actorType: "scripted-browser",
-    label: (seat: { id: string }) => `scripted-browser (${deviceOf.get(seat.id) ?? "desktop"})`,
+    actorType: actor.type,
+    label: (seat: { id: string }) => `${actor.type} (${deviceOf.get(seat.id) ?? "desktop"})`,
     tasks: actor.tasks ?? [],
   };
   const concurrency = Math.min(seats.length, POLICY_BOUNDS.perStudy[1]);
@@ -237,8 +231,19 @@ function desktopLedger(
   };
 }
 
-/** The run's cost lines: the scripted participant calls no model, a local guest is not metered. */
-function browserCostLines(today: string): CostLine[] {
+/** The run's cost lines: a local guest is not metered; the scripted participant calls no model. */
+function browserCostLines(today: string, actorType: string): CostLine[] {
+  const desktopLine: CostLine = {
+    kind: "desktop-minutes",
+    usd: 0,
+    count: null,
+    basis: "no-spend-signal",
+    ratesAsOf: today,
+    source: "humanish: a local Docker guest desktop has no metered provider",
+    reason: null,
+  };
+  // A computer-use seat's model lines come from its own request ledger (the seat's evidence).
+  if (actorType !== "scripted-browser") return [desktopLine];
   return [
     {
       kind: "model-tokens",
@@ -249,15 +254,7 @@ function browserCostLines(today: string): CostLine[] {
       source: "humanish: the scripted-browser participant calls no model",
       reason: null,
     },
-    {
-      kind: "desktop-minutes",
-      usd: 0,
-      count: null,
-      basis: "no-spend-signal",
-      ratesAsOf: today,
-      source: "humanish: a local Docker guest desktop has no metered provider",
-      reason: null,
-    },
+    desktopLine,
   ];
 }
 
@@ -273,6 +270,12 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typ
     seatMemoryBytes: GUEST_MEMORY_BYTES,
     availableMemoryBytes: deps.availableMemoryBytes ?? availableMemoryBytes(),
   });
+  // A computer-use seat needs its key and, under a positive cap, a priced model — refused here,
+  // before any run directory exists.
+  const computerUse =
+    actor.type === "openai-computer-use"
+      ? computerUsePreflight(actor, { maxUsd: lab.scenario.caps?.maxUsd ?? null, maxTotalUsd: lab.scenario.caps?.maxTotalUsd ?? null }, ctx.env)
+      : undefined;
   const secrets = studySecrets(ctx);
   const writer: RunWriter = createRunWriter({ cwd: ctx.cwd, runId: ctx.runId, secrets, route: "browser", mode: "live", lab: lab.id });
   const redact = (s: string) => writer.redactor.text(s);
@@ -290,7 +293,7 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typ
   const sessionMs = lab.execution.timeoutMs ?? (caps.maxMinutes && caps.maxMinutes > 0 ? caps.maxMinutes * 60_000 : DEFAULT_SESSION_MS);
   log(
     "browser-lab.run.created",
-    `run ${ctx.runId}: lab ${lab.id}, actor scripted-browser, target local, ${seats.length} seat(s) (${seatDevices.map((d) => `${d.seat.id} ${d.name}`).join(", ")}), concurrency ${concurrency.concurrency}`,
+    `run ${ctx.runId}: lab ${lab.id}, actor ${actor.type}, target local, ${seats.length} seat(s) (${seatDevices.map((d) => `${d.seat.id} ${d.name}`).join(", ")}), concurrency ${concurrency.concurrency}`,
   );
   for (const w of concurrency.warnings) log("browser-lab.study.waves", w.message);
   let app: AppServer | undefined;
@@ -308,6 +311,7 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typ
       runId: ctx.runId,
       cwd: ctx.cwd,
       actor,
+      ...(computerUse ? { computerUse, caps: { maxUsd: lab.scenario.caps?.maxUsd ?? null, maxTotalUsd: lab.scenario.caps?.maxTotalUsd ?? null } } : {}),
       appUrl,
       devices: new Map(seatDevices.map((d) => [d.seat.id, { name: d.name, preset: d.preset }])),
       seatCount: seats.length,
@@ -348,8 +352,8 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typ
     concurrency: concurrency.concurrency,
     maxTotalUsd: lab.scenario.caps?.maxTotalUsd ?? null,
     shape: {
-      actorType: "scripted-browser",
-      label: (s) => `scripted-browser (${seatDevices.find((d) => d.seat.id === s.id)?.name ?? "desktop"})`,
+      actorType: actor.type,
+      label: (s) => `${actor.type} (${seatDevices.find((d) => d.seat.id === s.id)?.name ?? "desktop"})`,
       tasks: actor.tasks ?? [],
     },
   });
@@ -373,7 +377,7 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typ
     caps,
     assembled,
     lifecycle,
-    costLines: browserCostLines(isoDate()),
+    costLines: browserCostLines(isoDate(), actor.type),
     gaps: ["the app's own spend is unmeasured"],
     ...(failure ? { failure } : {}),
     warnings: concurrency.warnings,

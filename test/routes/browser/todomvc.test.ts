@@ -185,6 +185,7 @@ scenario:
 `;
     const cu = parseLab(base("openai-computer-use"));
     if (!cu.ok) throw new Error(cu.error.message);
-    await expect(runBrowserStudy(ctxFor(cu.config, `r1-${Date.now()}`))).rejects.toMatchObject({ code: "HUMANISH_BROWSER_ACTOR_UNSUPPORTED" });
+    // A computer-use seat runs here now; without a key it is refused before any run directory.
+    await expect(runBrowserStudy(ctxFor(cu.config, `r1-${Date.now()}`))).rejects.toMatchObject({ code: "HUMANISH_CUA_KEY_MISSING" });
   });
 });

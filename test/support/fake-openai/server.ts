@@ -20,7 +20,18 @@ import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
 export type FakeOutputItem =
   | { type: "message"; text: string }
   | { type: "function_call"; name: string; arguments: string; callId?: string }
-  | { type: "reasoning"; summary: string };
+  | { type: "reasoning"; summary: string }
+  /**
+   * A computer-use call: the GA tool's batched `actions`, or the preview tool's single `action`
+   * (either may be set, both for a deliberately odd reply), plus `pending_safety_checks`.
+   */
+  | {
+      type: "computer_call";
+      callId?: string;
+      actions?: unknown[];
+      action?: unknown;
+      pendingSafetyChecks?: { id: string; code: string; message: string }[];
+    };
 
 /** Usage as the Responses API reports it. */
 export interface FakeUsage {
@@ -39,7 +50,9 @@ export type FakeReply =
       model?: string;
       output: FakeOutputItem[];
       usage?: FakeUsage | null;
-      incomplete?: "max_output_tokens";
+      incomplete?: "max_output_tokens" | "content_filter";
+      /** A terminal status other than completed/incomplete (e.g. `failed`, `cancelled`). */
+      status?: "failed" | "cancelled";
       firstByteDelayMs?: number;
       eventGapMs?: number;
     }
@@ -81,6 +94,8 @@ export interface FakeOpenAI {
   readonly port: number;
   /** Every request received, in order (all paths). */
   readonly requests: FakeRequest[];
+  /** Requests refused with 400 because a computer call lacked its output (or an output its call). */
+  readonly rejectedForCallOutputs: FakeRequest[];
   close(): Promise<void>;
 }
 
@@ -132,7 +147,7 @@ export function fakeInputTokens(body: Json | undefined): number {
     if (Array.isArray(v)) for (const x of v) walk(x);
     else if (v && typeof v === "object") {
       const o = v as Json;
-      if (o.type === "input_image") images += fakeImageTokens(typeof o.image_url === "string" ? o.image_url : "");
+      if (o.type === "input_image" || o.type === "computer_screenshot") images += fakeImageTokens(typeof o.image_url === "string" ? o.image_url : "");
       else for (const x of Object.values(o)) walk(x);
     }
   };
@@ -149,6 +164,7 @@ function usageFor(body: Json | undefined, output: FakeOutputItem[]): FakeUsage {
   for (const o of output) {
     if (o.type === "message") out += countTokens(o.text);
     else if (o.type === "function_call") out += countTokens(o.name + o.arguments) + 4;
+    else if (o.type === "computer_call") out += countTokens(JSON.stringify(o.actions ?? o.action ?? null)) + 4;
     else {
       const r = countTokens(o.summary) + 16;
       out += r;
@@ -165,14 +181,48 @@ function usageFor(body: Json | undefined, output: FakeOutputItem[]): FakeUsage {
 }
 
 function outputObject(o: FakeOutputItem, i: number, respId: string): Json {
-  const id = `${o.type === "message" ? "msg" : o.type === "function_call" ? "fc" : "rs"}_${respId}_${i}`;
+  const prefix = { message: "msg", function_call: "fc", reasoning: "rs", computer_call: "cu" }[o.type];
+  const id = `${prefix}_${respId}_${i}`;
+  if (o.type === "computer_call") {
+    return {
+      type: "computer_call",
+      id,
+      status: "completed",
+      call_id: o.callId ?? `call_${respId}_${i}`,
+      ...(o.actions !== undefined ? { actions: o.actions } : {}),
+      ...(o.action !== undefined ? { action: o.action } : {}),
+      pending_safety_checks: o.pendingSafetyChecks ?? [],
+    };
+  }
   if (o.type === "message") {
     return { type: "message", id, status: "completed", role: "assistant", content: [{ type: "output_text", text: o.text, annotations: [] }] };
   }
   if (o.type === "function_call") {
     return { type: "function_call", id, status: "completed", call_id: o.callId ?? `call_${respId}_${i}`, name: o.name, arguments: o.arguments };
   }
-  return { type: "reasoning", id, summary: [{ type: "summary_text", text: o.summary }] };
+  // The encrypted content is opaque to clients; a stateless client must replay it verbatim.
+  return { type: "reasoning", id, summary: [{ type: "summary_text", text: o.summary }], encrypted_content: `enc_${id}` };
+}
+
+/**
+ * The service's computer-call rule: every `computer_call` in the conversation (the stored
+ * chain plus this input) needs exactly one `computer_call_output` with its `call_id`, and every
+ * output must answer a call. Returns the 400 message, or null.
+ */
+export function callOutputProblem(items: readonly Json[]): string | null {
+  const calls = new Map<string, number>();
+  for (const it of items) {
+    if (it?.type === "computer_call" && typeof it.call_id === "string") calls.set(it.call_id, 0);
+    if (it?.type === "computer_call_output") {
+      const id = String(it.call_id);
+      const n = calls.get(id);
+      if (n === undefined) return `No tool call found for computer_call_output with call_id ${id}.`;
+      if (n > 0) return `Duplicate computer_call_output for call_id ${id}.`;
+      calls.set(id, 1);
+    }
+  }
+  for (const [id, n] of calls) if (n === 0) return `No tool output found for computer call ${id}.`;
+  return null;
 }
 
 function responseObject(respId: string, model: string, status: string, output: Json[], usage: FakeUsage | null, incomplete?: string): Json {
@@ -240,6 +290,8 @@ function sseResponse(body: ReadableStream<Uint8Array>): Response {
 export function startFakeOpenAI(opts: FakeOpenAIOptions): FakeOpenAI {
   const requests: FakeRequest[] = [];
   const responsesSeen: FakeRequest[] = [];
+  const rejected: FakeRequest[] = [];
+  const stored = new Map<string, Json[]>();
   const hanging = new Set<(r: Response) => void>();
   const defaultModel = opts.model ?? "gpt-5.1-codex-mini";
   const server = Bun.serve({
@@ -269,9 +321,21 @@ export function startFakeOpenAI(opts: FakeOpenAIOptions): FakeOpenAI {
         return errorResponse(404, "invalid_request_error", "not_found", `no route ${req.method} ${url.pathname}`);
       if (rec.authorization !== `Bearer ${opts.apiKey}`) return errorResponse(401, "invalid_request_error", "invalid_api_key", "Incorrect API key provided.");
       if (!body) return errorResponse(400, "invalid_request_error", "invalid_json", "The body is not a JSON object.");
+      // The stored chain a `previous_response_id` continues (only responses made with store: true).
+      const prevId = typeof body.previous_response_id === "string" ? body.previous_response_id : undefined;
+      const chain = prevId === undefined ? [] : stored.get(prevId);
+      if (chain === undefined)
+        return errorResponse(400, "invalid_request_error", "previous_response_not_found", `Previous response with id '${prevId}' not found.`);
+      const conversation = [...chain, ...(Array.isArray(body.input) ? (body.input as Json[]) : [])];
+      const pairing = callOutputProblem(conversation);
+      if (pairing) {
+        rejected.push(rec);
+        return errorResponse(400, "invalid_request_error", null, pairing);
+      }
       responsesSeen.push(rec);
       const reply = opts.scenario({ ...rec, ordinal: responsesSeen.length }, responsesSeen.slice(0, -1));
       const respId = `resp_${responsesSeen.length}_${crypto.randomUUID().slice(0, 8)}`;
+      if (reply.kind === "response" && body.store === true) stored.set(respId, [...conversation, ...reply.output.map((o, i) => outputObject(o, i, respId))]);
       const stream = body.stream === true;
       if (reply.kind === "error") return errorResponse(reply.status, reply.type, reply.code, reply.message);
       if (reply.kind === "hang") {
@@ -329,7 +393,7 @@ export function startFakeOpenAI(opts: FakeOpenAIOptions): FakeOpenAI {
       if (reply.firstByteDelayMs) await Bun.sleep(reply.firstByteDelayMs);
       if (!stream) {
         const out = reply.output.map((o, i) => outputObject(o, i, respId));
-        return Response.json(responseObject(respId, model, reply.incomplete ? "incomplete" : "completed", out, usage, reply.incomplete), {
+        return Response.json(responseObject(respId, model, reply.status ?? (reply.incomplete ? "incomplete" : "completed"), out, usage, reply.incomplete), {
           headers: { "x-request-id": crypto.randomUUID() },
         });
       }
@@ -353,6 +417,7 @@ export function startFakeOpenAI(opts: FakeOpenAIOptions): FakeOpenAI {
     baseURL: `http://127.0.0.1:${port}/v1`,
     port,
     requests,
+    rejectedForCallOutputs: rejected,
     async close() {
       for (const resolve of hanging) resolve(errorResponse(503, "server_error", null, "fake closed"));
       await server.stop(true);

@@ -1,0 +1,51 @@
+/**
+ * `openai-computer-use`: an OpenAI computer-use model driving the browser desktop by full-frame
+ * screenshots and input actions, in the host process (the key never enters the guest).
+ *
+ *   actions.ts   model actions → the browser-control action union (pure)
+ *   wire.ts      request bodies, the replayed conversation, response parsing (pure)
+ *   backstop.ts  the idle / no-progress fold (pure)
+ *   outcome.ts   declared outcome, stopWhen, task funnel, closing report (pure)
+ *   provider.ts  one admitted, metered SDK request
+ *   loop.ts      the loop itself
+ *   trace.ts     the outcome → `humanish.actor-trace.v1`
+ *   seat.ts      brief, preflight (key, priced model) and one seat run
+ *   evidence.ts  the request ledger and its cost lines
+ */
+export { describeAction, guestKeyName, MAX_BATCH_ACTIONS, type MappedAction, mapAction, mapBatch } from "./actions.ts";
+export { DEFAULT_IDLE_STEPS, DEFAULT_NO_PROGRESS_STEPS, fingerprint, foldTurn, progressKey, startBackstop } from "./backstop.ts";
+export { computerUseLedger } from "./evidence.ts";
+export {
+  type ComputerUseOptions,
+  type ComputerUseOutcome,
+  DEBRIEF_MAX_OUTPUT_TOKENS,
+  DEBRIEF_TIMEOUT_MS,
+  DEFAULT_TURN_TIMEOUT_MS,
+  type DebriefResult,
+  runComputerUse,
+} from "./loop.ts";
+export {
+  type DeclaredOutcome,
+  declaredOutcome,
+  type LoopTask,
+  matchStopWhen,
+  parseClosingReport,
+  type StopWhen,
+  type TaskFunnel,
+  taskFunnel,
+} from "./outcome.ts";
+export { assertPricedForCaps, classifyError, type RequestResult, sendRequest } from "./provider.ts";
+export {
+  briefDigest,
+  COMPUTER_USE_KEY_NAMES,
+  type ComputerUseReadiness,
+  type ComputerUseSeatOptions,
+  computerUseBrief,
+  computerUseModel,
+  computerUsePreflight,
+  DEFAULT_COMPUTER_USE_MODEL,
+  DEFAULT_COMPUTER_USE_PERSONA,
+  runComputerUseSeat,
+} from "./seat.ts";
+export { computerUseTrace, type TraceMeta } from "./trace.ts";
+export { Conversation, checkCallPairs, type ParsedResponse, parseResponse, toolFor } from "./wire.ts";

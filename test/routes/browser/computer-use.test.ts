@@ -1,0 +1,122 @@
+/**
+ * `openai-computer-use` through the browser route and the study runner: a dry run writes a
+ * contract bundle that verifies; a live 2-seat study drives real TodoMVC in two real guests
+ * with the real SDK against the fake Responses server (key in the host process only), passes
+ * 3/3 hidden checks per seat, prices every request and verifies; an unpriced model under a
+ * positive cap and a missing key are refused before any run directory exists.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type LabConfig, loadLab, parseLab } from "../../../src/lab/index.ts";
+import { runBrowserStudy } from "../../../src/routes/browser/index.ts";
+import { containersOfTestRun, freePort, guestPrereqs, ROOT, TEST_LABEL } from "../../runtime/guest-support.ts";
+import { cuaSession, todoTurns } from "../../support/fake-openai/computer-use.ts";
+import { startFakeOpenAI } from "../../support/fake-openai/server.ts";
+import { studyContext } from "./support.ts";
+
+const cwd = mkdtempSync(join(tmpdir(), "humanish-browser-cua-"));
+symlinkSync(join(ROOT, "node_modules"), join(cwd, "node_modules"));
+afterAll(() => rmSync(cwd, { recursive: true, force: true }));
+const KEY = "sk-test-cua-route-5f1d2c";
+
+function cuaLab(o: { port: number; model: string; maxUsd: number; seats: string }): LabConfig {
+  const parsed = parseLab(`schema: humanish.lab.v2
+id: cua-route
+subject:
+  source: app-url
+  appUrl: http://127.0.0.1:${o.port}/
+  serve:
+    static:
+      root: node_modules/todomvc/examples/vanillajs
+actors:
+  - type: openai-computer-use
+    model: ${o.model}
+    maxOutputTokens: 1024
+    mission: Use the todo app like a new user.
+${o.seats}
+    tasks:
+      - id: add-two-todos
+        goal: Add two todos, "Buy milk" and "Walk the dog".
+        check:
+          textIncludes: [Buy milk, Walk the dog, 2 items left]
+      - id: complete-one
+        goal: Mark "Buy milk" as completed.
+        check:
+          textIncludes: [Walk the dog, 1 item left, Clear completed (1)]
+      - id: clear-completed
+        goal: Clear the completed todo so that only "Walk the dog" is left.
+        check:
+          textIncludes: [Walk the dog, 1 item left]
+          textExcludes: [Buy milk, Clear completed (1)]
+scenario:
+  mode: live
+  caps:
+    maxUsd: ${o.maxUsd}
+    maxTotalUsd: 4
+    maxMinutes: 3
+`);
+  if (!parsed.ok) throw new Error(parsed.error.message);
+  return parsed.config;
+}
+
+/** Every file under `dir`, recursively. */
+function files(dir: string): string[] {
+  return readdirSync(dir).flatMap((f) => (statSync(join(dir, f)).isDirectory() ? files(join(dir, f)) : [join(dir, f)]));
+}
+
+describe("openai-computer-use on the browser route", () => {
+  test("dry run of the example lab: a contract bundle that verifies, no key needed", async () => {
+    const loaded = await loadLab(join(ROOT, "labs/todomvc-computer-use.yaml"), ROOT);
+    const res = await runBrowserStudy(studyContext(loaded.config, `cua-dry-${Date.now()}`, cwd, "dry-run"));
+    expect(res.ok).toBe(true);
+    expect(res.verify.ok).toBe(true);
+    expect(res.tasks.map((t) => t.status)).toEqual(["not_run", "not_run", "not_run"]);
+  }, 30_000);
+
+  test("two seats on two real guests, each 3/3; requests priced from the ledger; the key never reaches the bundle", async () => {
+    const { docker, testRun } = await guestPrereqs();
+    const fake = startFakeOpenAI({ scenario: cuaSession({ turns: todoTurns("pointer"), batched: true, byReplay: true }), apiKey: KEY });
+    try {
+      const config = cuaLab({ port: freePort(), model: "gpt-5.1", maxUsd: 2, seats: "    lanes:\n      - {id: ana}\n      - {id: ben, persona: hurried}" });
+      const ctx = { ...studyContext(config, `cua-live-${testRun}`, cwd), env: { PATH: process.env.PATH, OPENAI_API_KEY: KEY, OPENAI_BASE_URL: fake.baseURL } };
+      const res = await runBrowserStudy(ctx, { docker, labels: { [TEST_LABEL]: testRun } });
+      expect(res.error).toBeUndefined();
+      expect(res.ok).toBe(true);
+      expect(res.verify.ok).toBe(true);
+      expect(res.tasks.filter((t) => t.passed).length).toBe(6);
+      // 4 requests per seat (3 acted turns + the final message), none refused.
+      expect(fake.requests.filter((r) => r.path === "/v1/responses").length).toBe(8);
+      expect(fake.rejectedForCallOutputs).toEqual([]);
+      const run = JSON.parse(readFileSync(join(res.runDir, "run.json"), "utf8"));
+      expect(run.participants.map((p: { actorType: string; status: string }) => [p.actorType, p.status])).toEqual([
+        ["openai-computer-use", "passed"],
+        ["openai-computer-use", "passed"],
+      ]);
+      for (const seat of ["ana", "ben"]) {
+        const trace = JSON.parse(readFileSync(join(res.runDir, `seats/${seat}/actor.json`), "utf8"));
+        expect(trace.protocol).toBe("cua-loop");
+        expect(trace.lane).toBe("computer-use");
+        const ledger = JSON.parse(readFileSync(join(res.runDir, `seats/${seat}/model-ledger.json`), "utf8"));
+        expect(ledger.requests).toBe(4);
+        expect(ledger.usd).toBeGreaterThan(0);
+        expect(existsSync(join(res.runDir, `screenshots/${seat}/turn-03.png`))).toBe(true);
+      }
+      for (const f of files(res.runDir)) expect(readFileSync(f).includes(KEY)).toBe(false);
+      expect(await containersOfTestRun(docker, testRun)).toEqual([]);
+    } finally {
+      await fake.close();
+    }
+  }, 240_000);
+
+  test("refused before any run directory: an unpriced model under a positive cap (named), a missing key", async () => {
+    const unpriced = cuaLab({ port: freePort(), model: "my-own-cua", maxUsd: 1, seats: "    count: 1" });
+    const runId = `cua-unpriced-${Date.now()}`;
+    const ctx = { ...studyContext(unpriced, runId, cwd), env: { PATH: process.env.PATH, OPENAI_API_KEY: KEY } };
+    await expect(runBrowserStudy(ctx)).rejects.toMatchObject({ code: "HUMANISH_CUA_MODEL_UNPRICED", message: expect.stringContaining("my-own-cua") });
+    expect(existsSync(join(cwd, ".humanish/runs", runId))).toBe(false);
+    const priced = cuaLab({ port: freePort(), model: "gpt-5.1", maxUsd: 1, seats: "    count: 1" });
+    await expect(runBrowserStudy(studyContext(priced, `cua-nokey-${Date.now()}`, cwd))).rejects.toMatchObject({ code: "HUMANISH_CUA_KEY_MISSING" });
+  }, 30_000);
+});
