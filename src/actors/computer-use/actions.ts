@@ -14,7 +14,7 @@
  * bar except through the model's own explicit actions (Ctrl+L, a click on the chrome).
  */
 import { type CuaAction, cuaActionSchema, MAX_DRAG_POINTS, MAX_KEYS } from "../../browser-control/index.ts";
-import { keysymFor } from "../../guest/keys.ts";
+import { keysymFor } from "../../guest/contract.ts";
 
 /** Most actions one computer call may carry; a longer batch is malformed (a runaway reply). */
 export const MAX_BATCH_ACTIONS = 32;
