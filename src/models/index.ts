@@ -8,7 +8,7 @@ export { createModelClient, DEFAULT_MODEL_TIMEOUT_MS } from "./client.ts";
 export { DEFAULT_BASE_URL, MODEL_KEY_NAMES, type ModelEndpoint, type ModelKey, resolveEndpoint, resolveModelKey } from "./endpoint.ts";
 export { admitAll, type RefusalReason, SpendBudget } from "./gateway/budget.ts";
 export { SANDBOX_FORWARDER_SOURCE } from "./gateway/sandbox-forwarder.ts";
-export { GATEWAY_SOCKET_NAME, type Gateway, type GatewayLedgerLine, type GatewayOptions, startGateway } from "./gateway/server.ts";
+export { GATEWAY_SOCKET_NAME, type Gateway, type GatewayLedgerLine, type GatewayOptions, pendingLedgerLine, startGateway } from "./gateway/server.ts";
 export { forwarded, ledgerCostLines, ledgerUsd, type ModelCostLine, type ModelLedger } from "./ledger.ts";
 export { isPriced, type ModelRate, RATE_TABLE, type RateTable, rateFor } from "./rates.ts";
 export { costOf, parseUsage, type RequestUsage, type UsageCost } from "./usage.ts";

@@ -16,6 +16,7 @@ import {
   admitAll,
   costOf,
   type GatewayLedgerLine,
+  pendingLedgerLine,
   RATE_TABLE,
   type RateTable,
   type RefusalReason,
@@ -108,33 +109,6 @@ export function classifyError(e: unknown, aborted: boolean): { code: string; mes
   return { code: "HUMANISH_CUA_PROVIDER_FAILED", message: "the model request failed unexpectedly", status: 0, sent: true };
 }
 
-function blankLine(ordinal: number, model: string | null): GatewayLedgerLine {
-  return {
-    schema: "humanish.model-ledger-line.v1",
-    ordinal,
-    at: new Date().toISOString(),
-    path: "/v1/responses",
-    requestedModel: model,
-    model: null,
-    stream: false,
-    input: null,
-    cached: null,
-    cacheWrite: null,
-    output: null,
-    reasoning: null,
-    usd: 0,
-    ratesAsOf: null,
-    costSource: "humanish computer-use loop: the request never left",
-    costReason: null,
-    estimateUsd: null,
-    estimateInputTokens: null,
-    status: 0,
-    outcome: "",
-    detail: null,
-    ms: 0,
-  };
-}
-
 function usageFields(u: RequestUsage | null): Partial<GatewayLedgerLine> {
   return u ? { input: u.input, cached: u.cached, cacheWrite: u.cacheWrite, output: u.output, reasoning: u.reasoning } : {};
 }
@@ -147,7 +121,7 @@ function usageFields(u: RequestUsage | null): Partial<GatewayLedgerLine> {
 export async function sendRequest(o: SendOptions): Promise<RequestResult> {
   const rates = o.rates ?? RATE_TABLE;
   const est = admissionEstimate(o.body, rates);
-  const line = blankLine(o.ordinal, est.model);
+  const line = pendingLedgerLine(o.ordinal, "/v1/responses", est.model, "humanish computer-use loop: the request never left");
   Object.assign(line, { estimateUsd: est.usd, estimateInputTokens: est.inputTokens + est.imageTokens });
   const admitted = admitAll(o.budgets, est.usd);
   if (!admitted.ok) {

@@ -63,6 +63,37 @@ export interface GatewayLedgerLine {
   ms: number;
 }
 
+/**
+ * A ledger line for a request that has not left yet: every measured field unknown (`null`),
+ * spend 0 until the outcome says otherwise. `costSource` names who kept the line.
+ */
+export function pendingLedgerLine(ordinal: number, path: string, requestedModel: string | null, costSource: string): GatewayLedgerLine {
+  return {
+    schema: "humanish.model-ledger-line.v1",
+    ordinal,
+    at: new Date().toISOString(),
+    path,
+    requestedModel,
+    model: null,
+    stream: false,
+    input: null,
+    cached: null,
+    cacheWrite: null,
+    output: null,
+    reasoning: null,
+    usd: 0,
+    ratesAsOf: null,
+    costSource,
+    costReason: null,
+    estimateUsd: null,
+    estimateInputTokens: null,
+    status: 0,
+    outcome: "",
+    detail: null,
+    ms: 0,
+  };
+}
+
 /** Options of {@link startGateway}. */
 export interface GatewayOptions {
   /** Where the requests go. */
@@ -182,30 +213,7 @@ class Meter {
     private readonly st: GatewayState,
     path: string,
   ) {
-    this.line = {
-      schema: "humanish.model-ledger-line.v1",
-      ordinal: ++st.ordinal,
-      at: new Date().toISOString(),
-      path,
-      requestedModel: null,
-      model: null,
-      stream: false,
-      input: null,
-      cached: null,
-      cacheWrite: null,
-      output: null,
-      reasoning: null,
-      usd: 0,
-      ratesAsOf: null,
-      costSource: "humanish gateway: the request never left",
-      costReason: null,
-      estimateUsd: null,
-      estimateInputTokens: null,
-      status: 0,
-      outcome: "",
-      detail: null,
-      ms: 0,
-    };
+    this.line = pendingLedgerLine(++st.ordinal, path, null, "humanish gateway: the request never left");
   }
 
   done(status: number, outcome: string, detail: string | null, extra: Partial<GatewayLedgerLine> = {}): void {
