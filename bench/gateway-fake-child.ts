@@ -7,7 +7,7 @@
  */
 import { startFakeOpenAI } from "../test/support/fake-openai/server.ts";
 
-const key = process.argv[2] ?? "sk-bench";
+const key = process.argv[2] ?? "fake-bench-key";
 const fake = startFakeOpenAI({
   apiKey: key,
   scenario: (req) => {

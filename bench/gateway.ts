@@ -20,7 +20,8 @@ import { admissionEstimate, resolveEndpoint, SpendBudget, startGateway } from ".
 
 const { values } = parseArgs({ options: { iterations: { type: "string", default: "300" } } });
 const N = Number(values.iterations);
-const KEY = "sk-bench-key-0123456789";
+// A fake key: the fake model server only checks that the gateway passed it through.
+const KEY = "fake-bench-key-0123456789";
 
 const child = Bun.spawn(["bun", join(import.meta.dir, "gateway-fake-child.ts"), KEY], { stdout: "pipe", stderr: "inherit" });
 const reader = child.stdout.getReader();

@@ -71,7 +71,8 @@ const SHAPES: readonly Shape[] = [
   {
     // A key glued to preceding letters (`aaask-proj-…`). Only prefixes distinctive enough to be a
     // key wherever they appear, and only with a body that mixes digits, upper- and lower-case
-    // letters as generated keys do, so words like `task-proj-migration-cleanup` stay.
+    // letters as generated keys do, so ordinary hyphenated words that happen to contain such a
+    // prefix stay.
     name: "glued-key",
     re: /(?<=[A-Za-z0-9])(?:sk-(?:proj|svcacct|ant)-|(?:sk|rk)_live_|github_pat_|xox[baprs]-|gh[pousr]_|AIza)(?=[A-Za-z0-9_-]*[0-9])(?=[A-Za-z0-9_-]*[A-Z])(?=[A-Za-z0-9_-]*[a-z])[A-Za-z0-9_-]{20,}/g,
     replacement: REDACTED_SECRET,

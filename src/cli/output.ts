@@ -77,7 +77,7 @@ export function inertText(text: string): string {
 
 /**
  * JSON text whose string contents cannot act on a terminal either: `JSON.stringify` already
- * escapes C0 controls; DEL, C1 and the separators/bidi controls are written as `\uXXXX` too
+ * escapes C0 controls; DEL, C1 and the separators/bidi controls are written as `\u` + four hex digits too
  * (the parsed value is unchanged).
  */
 export function inertJson(json: string): string {

@@ -179,7 +179,7 @@ describe("failures", () => {
   });
   test("a symlink inside the project is fine", async () => {
     const root = project();
-    const inside = put(root, "shared/x.yaml", labWithTitle("x", "linked"));
+    const inside = put(root, "linked/x.yaml", labWithTitle("x", "linked"));
     mkdirSync(join(root, "humanish/labs"), { recursive: true });
     symlinkSync(inside, join(root, "humanish/labs/x.yaml"));
     expect((await loadLab("x", root)).config.title).toBe("linked");
