@@ -77,8 +77,19 @@ describe("quick start: lab run default", () => {
     const listener = Bun.listen({ unix: socket, socket: { data() {} } });
     try {
       chmodSync(socket, 0o000);
-      const asNobody = process.getuid?.() === 0 ? [requireBinary("setpriv", "util-linux"), "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"] : [];
-      const p = Bun.spawn([...asNobody, process.execPath, MAIN, "lab", "run", "default", "--cwd", dir, "--json"], {
+      const root = process.getuid?.() === 0;
+      const asNobody = root ? [requireBinary("setpriv", "util-linux"), "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"] : [];
+      // `nobody` may not be able to read the checkout (a clone under a 0700 directory), so it runs
+      // a compiled copy of the CLI from the test's own world-readable directory.
+      let program = [process.execPath, MAIN];
+      if (root) {
+        const exe = join(dir, "humanish");
+        const built = Bun.spawnSync([process.execPath, "build", "--compile", MAIN, "--outfile", exe], { stdout: "pipe", stderr: "pipe" });
+        expect({ code: built.exitCode, stderr: built.stderr.toString().slice(-400) }).toEqual({ code: 0, stderr: expect.any(String) });
+        chmodSync(exe, 0o755);
+        program = [exe];
+      }
+      const p = Bun.spawn([...asNobody, ...program, "lab", "run", "default", "--cwd", dir, "--json"], {
         cwd: dir,
         env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, DOCKER_HOST: `unix://${socket}` },
         stdout: "pipe",
