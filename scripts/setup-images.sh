@@ -16,3 +16,6 @@ bun="$root/node_modules/.bin/bun"
 command -v npm >/dev/null || { echo "npm not found: the sandbox image's Node tarballs are fetched with npm pack (apt-get install -y npm)" >&2; exit 2; }
 bash "$here/base-image.sh"
 "$bun" "$root/src/cli/main.ts" runtime setup
+# The `desktop` template of the local E2B-compatible test server (runtime/e2b-desktop/Dockerfile:
+# Xvfb, XFCE, xdotool, scrot, Chromium from Debian), tagged humanish-e2b-desktop:<recipe revision>.
+"$bun" "$root/test/support/e2b-server/desktop-image.ts"

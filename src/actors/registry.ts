@@ -81,6 +81,26 @@ const DESCRIPTORS: readonly ActorDescriptor[] = [
       keyPlacement: "external",
     },
   },
+  {
+    type: "local-agent",
+    provider: "codex",
+    protocol: "cua-loop",
+    summary:
+      "The operator's signed-in Codex CLI (`localAgent: codex`, a ChatGPT login, no API key) driving the browser desktop through one humanish_ui tool, in a restricted codex app-server on the host; the login never enters the guest.",
+    runtimeKeyNames: [],
+    capabilities: {
+      headless: true,
+      structuredTrace: true,
+      lanes: ["computer-use"],
+      producesScreenshots: true,
+      // The qualified account profile pins the model and effort: the lab cannot choose them.
+      byoModel: false,
+      preGrantableApprovals: false,
+      inProcessTools: true,
+      license: "open",
+      keyPlacement: "external",
+    },
+  },
 ];
 
 /** Every registered actor descriptor, in a stable order. */

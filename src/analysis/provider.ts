@@ -59,6 +59,11 @@ export interface AnalysisRequestRecord {
   /** Why the cost is what it is: `priced`, `unpriced-token-usage`, `account-unknown`, `not-sent`. */
   costLabel: "priced" | "unpriced-token-usage" | "account-unknown" | "not-sent";
   durationMs: number;
+  /** Rates date (YYYY-MM-DD) and public source of a priced cost; absent or null otherwise. */
+  ratesAsOf?: string | null;
+  rateSource?: string | null;
+  /** Why `costUsd` is null (e.g. `no_token_usage`, `no_rate_for_model`); absent or null when priced. */
+  costReason?: string | null;
 }
 
 /** The result of {@link AnalysisProvider.run}. */
@@ -91,6 +96,11 @@ export interface AnalysisProvider {
    * `openai` requires `maxCostUsd`.
    */
   admit(options: AnalysisRunOptions, estimate: AnalysisEstimate): void;
+  /**
+   * Optional checks that need the environment (a key present, an executable found) but send
+   * nothing; called after admission and never on a dry run. Throws a HumanishError.
+   */
+  preflight?(options: AnalysisRunOptions): Promise<void>;
   /** Sends the prompt once (no retries: a 429 is a `failed` outcome). Never throws for a model-side failure. */
   run(prompt: AnalysisPrompt, options: AnalysisRunOptions): Promise<AnalysisProviderResult>;
 }

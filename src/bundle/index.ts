@@ -18,6 +18,7 @@
  * `buildNoSpendProof` so the numbers match what `verifyRun` recomputes.
  */
 
+export * from "./analysis-records.ts";
 export {
   buildNoSpendProof,
   buildTerminalCostLedger,

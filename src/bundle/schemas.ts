@@ -6,6 +6,7 @@
  * Units: times are ISO-8601 strings, durations in ms, sizes in bytes, money in USD.
  */
 import { z } from "zod";
+import { RunAdapterArtifactSchema, RunAdapterScoreSchema, RunFeedbackCandidateSchema, ScorerProvenanceSchema } from "./schemas-adapter.ts";
 
 /** Run ids the builder emits: `^[a-z0-9][a-z0-9-]{0,127}$`, no `--`. */
 export const RUN_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,127}$/;
@@ -352,7 +353,7 @@ export type DesktopGeometry = z.infer<typeof DesktopGeometrySchema>;
 /* Run bundle (reshaped by our design)                                                           */
 /* ------------------------------------------------------------------------------------------ */
 
-/** Closed set of artifact kinds. `screenshot` must be an admitted PNG; `report` is `report/index.html`. */
+/** Closed set of artifact kinds. `screenshot` must be an admitted PNG; `report` is `report/index.html`; `analysis` is an `analysis/<NNNN>/` record. */
 export const ArtifactKindSchema = z.enum([
   "actor-trace",
   "terminal-transcript",
@@ -365,6 +366,7 @@ export const ArtifactKindSchema = z.enum([
   "events",
   "log",
   "data",
+  "analysis",
 ]);
 export type ArtifactKind = z.infer<typeof ArtifactKindSchema>;
 
@@ -555,6 +557,14 @@ export const RunBundleSchema = z.strictObject({
   artifacts: z.array(ArtifactEntrySchema),
   /** The study runner's seats and totals (absent in bundles written before seats existed). */
   study: StudySchema.optional(),
+  /** The lab's scorer module, as loaded (absent when the lab declares none). */
+  scorerProvenance: ScorerProvenanceSchema.optional(),
+  /** The scorer's `score` result. */
+  adapterScore: RunAdapterScoreSchema.optional(),
+  /** The scorer's `deriveFeedback` results. */
+  feedbackCandidates: z.array(RunFeedbackCandidateSchema).optional(),
+  /** The files the scorer's `deriveArtifacts` added under `adapter/`. */
+  adapterArtifacts: z.array(RunAdapterArtifactSchema).optional(),
 });
 export type RunBundle = z.infer<typeof RunBundleSchema>;
 
@@ -585,6 +595,10 @@ export const RunBundleInputSchema = z.strictObject({
   warnings: z.array(WarningSchema).default([]),
   redactionNotes: z.string().optional(),
   study: StudySchema.optional(),
+  scorerProvenance: ScorerProvenanceSchema.optional(),
+  adapterScore: RunAdapterScoreSchema.optional(),
+  feedbackCandidates: z.array(RunFeedbackCandidateSchema).optional(),
+  adapterArtifacts: z.array(RunAdapterArtifactSchema).optional(),
 });
 export type RunBundleInput = z.input<typeof RunBundleInputSchema>;
 

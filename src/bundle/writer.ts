@@ -126,6 +126,12 @@ export interface RunWriter {
    *   key loader's codes (HUMANISH_SIGNING_KEY_INVALID / _INSECURE / _UNAVAILABLE)
    */
   finalize(input?: RunBundleInput): Promise<RunBundle>;
+  /**
+   * The `run.json` that `finalize(input)` would write now (artifacts listed as they are on disk,
+   * content redacted, schema-checked), without writing or sealing anything.
+   * @throws HUMANISH_INVALID_RUN_BUNDLE, HUMANISH_REDACTION_FAILED, HUMANISH_BUNDLE_WRITE_FAILED
+   */
+  preview(input: RunBundleInput): Promise<RunBundle>;
   /** Tracked artifacts so far (path → kind). */
   tracked(): ReadonlyMap<string, ArtifactKind>;
   /** Stop the status heartbeat (finalize does this too). Idempotent. */
@@ -194,6 +200,18 @@ function describeZod(err: z.ZodError): string {
     .slice(0, 5)
     .map((i) => `${i.path.length ? i.path.join(".") : "(root)"}: ${i.message}`)
     .join("; ");
+}
+
+/** The scorer's blocks of a bundle input, copied only when present (older bundles carry none). */
+function adapterBlocks(
+  inp: Pick<RunBundle, "scorerProvenance" | "adapterScore" | "feedbackCandidates" | "adapterArtifacts">,
+): Pick<RunBundle, "scorerProvenance" | "adapterScore" | "feedbackCandidates" | "adapterArtifacts"> {
+  return {
+    ...(inp.scorerProvenance ? { scorerProvenance: inp.scorerProvenance } : {}),
+    ...(inp.adapterScore ? { adapterScore: inp.adapterScore } : {}),
+    ...(inp.feedbackCandidates ? { feedbackCandidates: inp.feedbackCandidates } : {}),
+    ...(inp.adapterArtifacts ? { adapterArtifacts: inp.adapterArtifacts } : {}),
+  };
 }
 
 /** Atomic file write: temp in the same dir, fsync, rename. `label` names the file in errors (never an absolute path). */
@@ -452,6 +470,74 @@ function makeWriter(st: WriterState): RunWriter {
     timer = undefined;
   };
 
+  /**
+   * The bundle `inp` seals into (manifest read back from disk, content redacted, schema-checked),
+   * without writing anything: `finalize` writes it, `preview` hands it to the scorer seam.
+   */
+  const buildBundle = async (inp: z.output<typeof RunBundleInputSchema>, completedAt: string): Promise<RunBundle> => {
+    const artifacts: ArtifactEntry[] = [];
+    for (const [rel, kind] of [...st.tracked.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      let bytes: Uint8Array;
+      try {
+        bytes = new Uint8Array(await readFile(join(st.runDir, rel)));
+      } catch (e) {
+        throw new HumanishError("HUMANISH_BUNDLE_WRITE_FAILED", `artifact ${rel} vanished before finalize: ${(e as NodeJS.ErrnoException).code ?? "error"}`, {
+          next: "do not modify the run directory while a run is being written",
+        });
+      }
+      artifacts.push({ path: rel, kind, bytes: bytes.byteLength, sha256: sha256Hex(bytes) });
+    }
+    const review = inp.review ?? deriveReview({ mode: inp.mode, outcome: inp.outcome, participants: inp.participants, tasks: inp.tasks });
+    const bundle: RunBundle = {
+      schema: "humanish.run-bundle.v1",
+      runId: st.runId,
+      route: inp.route,
+      mode: inp.mode,
+      target: inp.target,
+      createdAt: inp.createdAt,
+      completedAt,
+      durationMs: Math.max(0, Date.parse(completedAt) - Date.parse(inp.createdAt)),
+      cwd: "[target-cwd]",
+      artifactRoot: artifactRootFor(st.runId),
+      lab: { ...inp.lab, source: { ...inp.lab.source, ref: labRefFor(inp.lab.source.ref, st.cwd) } },
+      subject: inp.subject,
+      outcome: inp.outcome,
+      lifecycle: inp.lifecycle,
+      participants: inp.participants,
+      tasks: inp.tasks,
+      review,
+      caps: inp.caps,
+      cost: inp.cost ?? summarizeCost([]),
+      cleanup: inp.cleanup,
+      warnings: inp.warnings,
+      redaction: {
+        status: "passed",
+        notes:
+          inp.redactionNotes ??
+          "every artifact passed the literal secret scrub, secret-shape and local-path patterns before it was written; screenshots are raw frames admitted as PNG",
+      },
+      artifacts,
+      ...(inp.study ? { study: inp.study } : {}),
+      ...adapterBlocks(inp),
+    };
+    // Everything the route supplied is redacted; the manifest (our own checked paths, sizes
+    // and digests) is attached afterwards so a short secret value can never rewrite a digest.
+    const { artifacts: manifest, ...content } = bundle;
+    const redactedContent = st.redactor.value(content);
+    if (st.redactor.containsSecretIn(redactedContent)) {
+      throw new HumanishError("HUMANISH_REDACTION_FAILED", "run.json: a secret value survived redaction; nothing was written", {
+        next: "report this as a bug",
+      });
+    }
+    const checked = RunBundleSchema.safeParse({ ...redactedContent, artifacts: manifest });
+    if (!checked.success) {
+      throw new HumanishError("HUMANISH_INVALID_RUN_BUNDLE", `run.json for ${st.runId} does not match humanish.run-bundle.v1: ${describeZod(checked.error)}`, {
+        next: "fix the named field of the finalize input",
+      });
+    }
+    return checked.data;
+  };
+
   const writer: RunWriter = {
     runId: st.runId,
     runDir: st.runDir,
@@ -566,74 +652,8 @@ function makeWriter(st: WriterState): RunWriter {
         }
         const completedAt = inp.completedAt ?? st.now().toISOString();
         inp.completedAt = completedAt;
-        const artifacts: ArtifactEntry[] = [];
-        for (const [rel, kind] of [...st.tracked.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-          let bytes: Uint8Array;
-          try {
-            bytes = new Uint8Array(await readFile(join(st.runDir, rel)));
-          } catch (e) {
-            throw new HumanishError(
-              "HUMANISH_BUNDLE_WRITE_FAILED",
-              `artifact ${rel} vanished before finalize: ${(e as NodeJS.ErrnoException).code ?? "error"}`,
-              {
-                next: "do not modify the run directory while a run is being written",
-              },
-            );
-          }
-          artifacts.push({ path: rel, kind, bytes: bytes.byteLength, sha256: sha256Hex(bytes) });
-        }
-        const review = inp.review ?? deriveReview({ mode: inp.mode, outcome: inp.outcome, participants: inp.participants, tasks: inp.tasks });
-        const bundle: RunBundle = {
-          schema: "humanish.run-bundle.v1",
-          runId: st.runId,
-          route: inp.route,
-          mode: inp.mode,
-          target: inp.target,
-          createdAt: inp.createdAt,
-          completedAt,
-          durationMs: Math.max(0, Date.parse(completedAt) - Date.parse(inp.createdAt)),
-          cwd: "[target-cwd]",
-          artifactRoot: artifactRootFor(st.runId),
-          lab: { ...inp.lab, source: { ...inp.lab.source, ref: labRefFor(inp.lab.source.ref, st.cwd) } },
-          subject: inp.subject,
-          outcome: inp.outcome,
-          lifecycle: inp.lifecycle,
-          participants: inp.participants,
-          tasks: inp.tasks,
-          review,
-          caps: inp.caps,
-          cost: inp.cost ?? summarizeCost([]),
-          cleanup: inp.cleanup,
-          warnings: inp.warnings,
-          redaction: {
-            status: "passed",
-            notes:
-              inp.redactionNotes ??
-              "every artifact passed the literal secret scrub, secret-shape and local-path patterns before it was written; screenshots are raw frames admitted as PNG",
-          },
-          artifacts,
-          ...(inp.study ? { study: inp.study } : {}),
-        };
-        // Everything the route supplied is redacted; the manifest (our own checked paths, sizes
-        // and digests) is attached afterwards so a short secret value can never rewrite a digest.
-        const { artifacts: manifest, ...content } = bundle;
-        const redactedContent = st.redactor.value(content);
-        if (st.redactor.containsSecretIn(redactedContent)) {
-          throw new HumanishError("HUMANISH_REDACTION_FAILED", "run.json: a secret value survived redaction; nothing was written", {
-            next: "report this as a bug",
-          });
-        }
-        const checked = RunBundleSchema.safeParse({ ...redactedContent, artifacts: manifest });
-        if (!checked.success) {
-          throw new HumanishError(
-            "HUMANISH_INVALID_RUN_BUNDLE",
-            `run.json for ${st.runId} does not match humanish.run-bundle.v1: ${describeZod(checked.error)}`,
-            {
-              next: "fix the named field of the finalize input",
-            },
-          );
-        }
-        const text = `${escapeDelInJson(JSON.stringify(checked.data, null, 2))}\n`;
+        const data = await buildBundle(inp, completedAt);
+        const text = `${escapeDelInJson(JSON.stringify(data, null, 2))}\n`;
         await atomicWrite(join(st.runDir, RUN_FILE), new TextEncoder().encode(text), `${artifactRootFor(st.runId)}/run.json`);
         if (!st.reopened && !finalizedOnce) {
           finalizedOnce = true;
@@ -643,11 +663,11 @@ function makeWriter(st: WriterState): RunWriter {
             phase: "done",
             state: "finished",
             outcome: {
-              state: checked.data.outcome.state,
-              verdict: checked.data.review.verdict,
-              participants: { total: checked.data.review.participants.total, reachedGoal: checked.data.review.participants.reachedGoal },
-              estimatedCostUsd: checked.data.cost.estimatedTotalUsd,
-              durationMs: checked.data.durationMs,
+              state: data.outcome.state,
+              verdict: data.review.verdict,
+              participants: { total: data.review.participants.total, reachedGoal: data.review.participants.reachedGoal },
+              estimatedCostUsd: data.cost.estimatedTotalUsd,
+              durationMs: data.durationMs,
               ...(prevPhase?.outcome?.ok !== undefined ? { ok: prevPhase.outcome.ok } : {}),
             },
           });
@@ -666,7 +686,19 @@ function makeWriter(st: WriterState): RunWriter {
         // Sign what is now on disk: every listed artifact, run.json and status.json.
         sealRunDir(st.runDir, st.runId);
         sealed = true;
-        return checked.data;
+        return data;
+      });
+    },
+
+    preview(input) {
+      return serial(async () => {
+        const r = RunBundleInputSchema.safeParse(input);
+        if (!r.success) {
+          throw new HumanishError("HUMANISH_INVALID_RUN_BUNDLE", `run bundle input for ${st.runId} is invalid: ${describeZod(r.error)}`, {
+            next: "fix the named field (see RunBundleInputSchema in src/bundle/schemas.ts)",
+          });
+        }
+        return buildBundle(r.data, r.data.completedAt ?? st.now().toISOString());
       });
     },
 
@@ -808,6 +840,7 @@ export async function reopenRunWriter(opts: {
     warnings: parsed.warnings,
     redactionNotes: parsed.redaction.notes,
     ...(parsed.study ? { study: parsed.study } : {}),
+    ...adapterBlocks(parsed),
   };
   return makeWriter({
     cwd: opts.cwd,

@@ -23,6 +23,7 @@ import {
   LAB_SCHEMA_ID,
   type LabConfig,
   type LabWarning,
+  LocalAgentActorSchema,
   ScriptedBrowserActorSchema,
   ScriptedTerminalActorSchema,
   type TerminalLabConfig,
@@ -221,7 +222,11 @@ type Fail = (problems: Problem[]) => ParseLabResult;
 const SUBJECT_KEYS = [...new Set([...Object.keys(TerminalSubjectSchema.shape), ...Object.keys(BrowserSubjectSchema.shape)])];
 /** Every key an actor may hold on some route. */
 const ACTOR_KEYS = [
-  ...new Set([ScriptedTerminalActorSchema, CodexExecActorSchema, ScriptedBrowserActorSchema, ComputerUseActorSchema].flatMap((s) => Object.keys(s.shape))),
+  ...new Set(
+    [ScriptedTerminalActorSchema, CodexExecActorSchema, ScriptedBrowserActorSchema, ComputerUseActorSchema, LocalAgentActorSchema].flatMap((s) =>
+      Object.keys(s.shape),
+    ),
+  ),
 ];
 
 /** The first key of `obj` outside `known` as an unknown-key problem (or a foreign-key one), if any. */
@@ -270,11 +275,11 @@ function parseTerminal(root: Record<string, unknown>, yaml: StrictYaml, fail: Fa
     if (ex.network !== undefined) problems.push({ path: ["execution", "network"], message: "only acts on target docker; remove it" });
     if (ex.limits !== undefined)
       problems.push({ path: ["execution", "limits"], message: "only acts on target docker (the Docker sandbox's disk bound); remove it" });
-    if (ex.runtimeAuth === "openai-egress")
-      problems.push({
-        path: ["execution", "runtimeAuth"],
-        message: "openai-egress needs target docker (the key stays in the host's model gateway); use openai-env on e2b-terminal",
-      });
+  } else {
+    if (ex.egressAllow !== undefined)
+      problems.push({ path: ["execution", "egressAllow"], message: "only acts on target e2b-terminal (on docker, execution.network decides); remove it" });
+    if (ex.template !== undefined)
+      problems.push({ path: ["execution", "template"], message: "only acts on target e2b-terminal (on docker, execution.image decides); remove it" });
   }
   if (ex.network === "bridge" && actor.type === "scripted-terminal" && install.length === 0) {
     problems.push({
@@ -303,13 +308,6 @@ function parseTerminal(root: Record<string, unknown>, yaml: StrictYaml, fail: Fa
     warnings.push(inert("execution.timeoutMs", "is accepted but not consumed on the terminal route; the participant's deadline is scenario.caps.maxMinutes"));
   }
   if (actor.type === "scripted-terminal") scriptedInert(actor, warnings);
-  if (ex.target === "e2b-terminal") {
-    warnings.push({
-      code: "HUMANISH_LAB_TARGET_DRY_RUN_ONLY",
-      path: "execution.target",
-      message: "execution.target e2b-terminal runs as a dry run only in this humanish; a live run fails before any spend",
-    });
-  }
   policyWarnings(config, warnings);
   return { ok: true, config, warnings };
 }
@@ -353,13 +351,20 @@ function parseBrowser(root: Record<string, unknown>, yaml: StrictYaml, fail: Fai
     config = { ...lab, actors: [{ ...raw, steps }] };
   } else {
     if (raw.mission === undefined && raw.tasks === undefined) {
-      problems.push({ path: ["actors", 0], message: "needs a `mission` or `tasks`: the computer-use participant's brief would be empty" });
+      problems.push({ path: ["actors", 0], message: `needs a \`mission\` or \`tasks\`: the ${raw.type} participant's brief would be empty` });
     }
+    if (raw.type === "local-agent") localAgentProblems(lab, problems);
     config = { ...lab, actors: [raw] };
   }
-  if (lab.subject.serve !== undefined && lab.execution.target !== "local") {
-    problems.push({ path: ["subject", "serve"], message: "only acts on execution.target local (the host serves the app the local guest opens); remove it" });
-  }
+  if (lab.execution.target === "local") {
+    if (/^https:/i.test(lab.subject.appUrl))
+      problems.push({
+        path: ["subject", "appUrl"],
+        message: "must be a loopback URL on execution.target local; a public https URL only acts on execution.target e2b-desktop",
+      });
+    if (lab.execution.template !== undefined)
+      problems.push({ path: ["execution", "template"], message: "only acts on execution.target e2b-desktop (the E2B desktop template); remove it" });
+  } else e2bDesktopSubjectProblems(lab, problems);
   if (problems.length) return fail(problems);
 
   const warnings: LabWarning[] = [];
@@ -376,15 +381,54 @@ function parseBrowser(root: Record<string, unknown>, yaml: StrictYaml, fail: Fai
   if (lab.scenario.caps?.maxJobs !== undefined) {
     warnings.push(inert("scenario.caps.maxJobs", "is accepted but not consumed on the browser route (no billable jobs are counted there)"));
   }
-  if (lab.execution.target === "e2b-desktop") {
-    warnings.push({
-      code: "HUMANISH_LAB_TARGET_DRY_RUN_ONLY",
-      path: "execution.target",
-      message: "execution.target e2b-desktop runs as a dry run only in this humanish; a live run fails before any spend",
-    });
-  }
   policyWarnings(config, warnings);
   return { ok: true, config, warnings };
+}
+
+/**
+ * A `local-agent` seat runs on this machine's guest and is billed to a ChatGPT account whose
+ * spend humanish cannot see (`account-unknown`): a USD cap could never be enforced, so it is
+ * refused rather than silently ignored.
+ */
+function localAgentProblems(lab: z.output<typeof BrowserLabSchema>, problems: Problem[]): void {
+  if (lab.execution.target !== "local")
+    problems.push({ path: ["execution", "target"], message: "must be local for a local-agent participant (the signed-in Codex CLI runs on this machine)" });
+  for (const cap of ["maxUsd", "maxTotalUsd"] as const) {
+    if (lab.scenario.caps?.[cap] !== undefined)
+      problems.push({
+        path: ["scenario", "caps", cap],
+        message: `is refused with a local-agent participant: its billing is account-unknown (a ChatGPT account), so a USD cap cannot be enforced; remove it (maxMinutes bounds each seat's time)`,
+      });
+  }
+}
+
+/**
+ * An E2B desktop runs on E2B's machines: it reaches a public https URL, or an app the lab serves
+ * inside the desktop (`serve.static`, on the lab's loopback appUrl there). A loopback URL of this
+ * machine, or a process started here (`serve.command`), is unreachable and refused.
+ */
+function e2bDesktopSubjectProblems(lab: z.output<typeof BrowserLabSchema>, problems: Problem[]): void {
+  // Another participant type is refused on this target by its own rule; its placement is moot.
+  if (lab.actors[0]?.type !== "openai-computer-use") return;
+  const serve = lab.subject.serve;
+  const https = /^https:/i.test(lab.subject.appUrl);
+  if (serve?.command !== undefined)
+    problems.push({
+      path: ["subject", "serve", "command"],
+      message:
+        "starts a process on this machine, which an E2B desktop cannot reach; use serve.static (the lab serves the files inside the desktop) or a public https URL",
+    });
+  else if (https && serve?.static)
+    problems.push({
+      path: ["subject", "serve", "static"],
+      message: "serves the app inside the desktop on the lab's loopback appUrl; set appUrl to http://127.0.0.1:<port>/, or remove serve for a public https URL",
+    });
+  else if (!https && !serve?.static)
+    problems.push({
+      path: ["subject", "appUrl"],
+      message:
+        "is a loopback address of this machine, which an E2B desktop cannot reach: use a public https:// URL, or add subject.serve.static (an embedded app such as embedded:todomvc-vanillajs, or a project directory) so the lab serves the app inside the desktop",
+    });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 /**
- * The browser route's lab schema: `subject.source: app-url` (loopback only), actors
- * `scripted-browser` | `openai-computer-use`, `execution.target: local` (default) | `e2b-desktop`.
+ * The browser route's lab schema: `subject.source: app-url` (a loopback URL; a public https URL on e2b-desktop), actors
+ * `scripted-browser` | `openai-computer-use` | `local-agent`, `execution.target: local` (default) |
+ * `e2b-desktop`.
  */
 import { z } from "zod";
 import { EMBEDDED_APP_NAMES, EMBEDDED_ROOT_PREFIX, embeddedRootName, isEmbeddedAppName } from "./embedded-apps.ts";
@@ -15,6 +16,7 @@ import {
   NO_MODEL,
   NOT_ON_BROWSER,
   posInt,
+  publicHttpsUrlProblem,
   REFERENCE_ONLY,
   seatCount,
   subjectReferenceOnly,
@@ -313,8 +315,37 @@ export const ComputerUseActorSchema = strictObject(
   { steps: "only acts on a scripted-browser participant (a computer-use model decides its own actions)" },
 );
 
+/** Why a model knob cannot act on a `local-agent` seat (the account profile pins it). */
+const PINNED_BY_PROFILE = "is pinned by the qualified Codex account profile of a local-agent seat";
+
+/**
+ * `local-agent` with `localAgent: codex`: the operator's signed-in Codex CLI (a ChatGPT login,
+ * no API key) drives the desktop through one `humanish_ui` tool, in a restricted
+ * `codex app-server` on the host. The model and effort are the profile's; billing is
+ * `account-unknown`, so no output ceiling or USD cap can bound it (both are refused).
+ */
+export const LocalAgentActorSchema = strictObject(
+  {
+    type: z.literal("local-agent"),
+    localAgent: z.enum(["codex"], { message: "must be codex (the one local agent humanish runs)" }),
+    count: browserCount,
+    ...actorSeatFields,
+    persona: nonBlank().optional(),
+    mission: nonBlank().optional(),
+    tasks: browserTasks,
+  },
+  {
+    model: PINNED_BY_PROFILE,
+    reasoningEffort: PINNED_BY_PROFILE,
+    maxOutputTokens: "is refused for a local-agent seat: its billing is account-unknown, so an output ceiling cannot bound its spend",
+    stopWhen: "only acts on an openai-computer-use participant (a local-agent seat ends with its own final answer)",
+    acknowledgeSafetyChecks: "only acts on an openai-computer-use participant",
+    steps: "only acts on a scripted-browser participant (a local agent decides its own actions)",
+  },
+);
+
 /** The browser actor union, keyed by `type`. */
-export const BrowserActorSchema = z.discriminatedUnion("type", [ScriptedBrowserActorSchema, ComputerUseActorSchema]);
+export const BrowserActorSchema = z.discriminatedUnion("type", [ScriptedBrowserActorSchema, ComputerUseActorSchema, LocalAgentActorSchema]);
 
 /**
  * `subject.serve`: how the host serves the app at `appUrl` for a local browser study. Exactly
@@ -358,12 +389,17 @@ export const ServeSchema = strictObject(
     ctx.addIssue({ code: "custom", path: ["readyTimeoutMs"], message: "only acts with `command` (a static root is ready at once)" });
 });
 
-/** `subject` on the browser route. `appUrl` is loopback-only (`http://127.0.0.1:<port>/…` or `http://localhost:<port>/…`). */
+/**
+ * `subject` on the browser route. `appUrl` is a loopback URL (`http://127.0.0.1:<port>/…` or
+ * `http://localhost:<port>/…`), or — for `execution.target: e2b-desktop` only — a public `https://` URL.
+ */
 export const BrowserSubjectSchema = strictObject(
   {
     source: z.literal("app-url"),
     appUrl: targetString().superRefine((u, ctx) => {
-      const why = loopbackUrlProblem(u);
+      // An https URL can only be meant for the E2B desktop (parse checks the target); anything
+      // else must be a loopback URL of the machine (or desktop) that serves the app.
+      const why = /^https:\/\//i.test(u) ? publicHttpsUrlProblem(u) : loopbackUrlProblem(u);
       if (why) ctx.addIssue({ code: "custom", message: why });
     }),
     serve: ServeSchema.optional(),
@@ -377,13 +413,16 @@ export const BrowserSubjectSchema = strictObject(
 /**
  * `execution` on the browser route.
  * - `target`: `local` (default; a Docker guest desktop on this machine) or `e2b-desktop`
- *   (computer-use only; parses and routes, live runs come later).
+ *   (computer-use only: each seat gets an E2B desktop; the app is a public https URL or
+ *   `subject.serve.static`, which the lab serves inside the desktop).
+ * - `template`: the E2B desktop template (default `desktop`); only acts on `e2b-desktop`.
  * - `timeoutMs`: wall-clock budget of each participant session, in ms (absent →
  *   `scenario.caps.maxMinutes`, else the route's default).
  */
 export const BrowserExecutionSchema = strictObject(
   {
     target: z.enum(["local", "e2b-desktop"]).default("local"),
+    template: nonBlank().optional(),
     timeoutMs: posInt.optional(),
     concurrency: concurrencyField.optional(),
   },
@@ -417,8 +456,10 @@ export type BrowserTask = z.output<typeof BrowserTaskSchema>;
 export type ScriptedBrowserActor = Omit<z.output<typeof ScriptedBrowserActorSchema>, "steps"> & { steps: BrowserStep[] };
 /** The `openai-computer-use` actor. */
 export type ComputerUseActor = z.output<typeof ComputerUseActorSchema>;
-/** Either browser actor. */
-export type BrowserActor = ScriptedBrowserActor | ComputerUseActor;
+/** The `local-agent` actor (`localAgent: codex`). */
+export type LocalAgentActor = z.output<typeof LocalAgentActorSchema>;
+/** Any browser actor. */
+export type BrowserActor = ScriptedBrowserActor | ComputerUseActor | LocalAgentActor;
 /** `execution` of a browser lab after defaults. */
 export type BrowserExecution = z.output<typeof BrowserExecutionSchema>;
 /** `subject.serve`. */

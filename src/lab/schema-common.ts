@@ -29,7 +29,6 @@ export const REFERENCE_ONLY = "is a reference humanish key that this humanish do
 
 /** Top-level reference keys refused with {@link REFERENCE_ONLY}. */
 export const topForeign: ForeignKeys = {
-  review: REFERENCE_ONLY,
   defaults: REFERENCE_ONLY,
   comms: REFERENCE_ONLY,
   personas: REFERENCE_ONLY,
@@ -150,10 +149,24 @@ export const labHeadFields = {
 };
 
 /**
+ * `review.scorer`: the lab's product adapter, a module path relative to the lab file's folder.
+ * Only its shape is checked here; where it points (inside the lab folder, an importable
+ * extension, a file that exists and loads with a hook) is checked by the loader in
+ * src/adapters before any spend, with its own `HUMANISH_LAB_SCORER_*` codes.
+ */
+export const ReviewSchema = strictObject(
+  {
+    scorer: strictObject({ ref: nonBlank("a path to the scorer module, relative to the lab file") }).optional(),
+  },
+  { scoring: REFERENCE_ONLY, milestones: REFERENCE_ONLY, vocabulary: REFERENCE_ONLY },
+);
+
+/**
  * The keys every lab ends with, spread last into each route's lab schema: `scenario` (absent =
- * dry run, invariant 3) and `policies` (absent = all four denied).
+ * dry run, invariant 3), `policies` (absent = all four denied) and `review` (absent = no scorer).
  */
 export const labTailFields = {
+  review: ReviewSchema.optional(),
   scenario: ScenarioSchema.default(() => ({ mode: "dry-run" }) as const),
   policies: PoliciesSchema.default(
     () => ({ allowPrivateRepoAccess: false, allowProviderCredentials: false, allowPaymentCredentials: false, allowGitHubMutation: false }) as const,
@@ -265,5 +278,47 @@ export function loopbackUrlProblem(u: string): string | undefined {
   } catch {
     return "is not a valid URL";
   }
+  return undefined;
+}
+
+/** True for a host name or address that only means something on one machine or one private network. */
+export function isPrivateHost(host: string): boolean {
+  const h = host.toLowerCase().replace(/^\[|\]$/g, "");
+  if (h === "localhost" || h.endsWith(".localhost") || h.endsWith(".local") || h.endsWith(".internal")) return true;
+  if (!h.includes(".") && !h.includes(":")) return true; // a bare name resolves only on a local network
+  const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(h);
+  if (v4) {
+    const [a, b] = [Number(v4[1]), Number(v4[2])];
+    return (
+      a === 0 ||
+      a === 10 ||
+      a === 127 ||
+      (a === 100 && b >= 64 && b < 128) ||
+      (a === 169 && b === 254) ||
+      (a === 172 && b >= 16 && b < 32) ||
+      (a === 192 && b === 168)
+    );
+  }
+  if (h.includes(":")) return h === "::1" || h === "::" || h.startsWith("fc") || h.startsWith("fd") || h.startsWith("fe80") || h.startsWith("::ffff:");
+  return false;
+}
+
+/**
+ * Why `u` is not an acceptable public appUrl (the `e2b-desktop` target, whose desktop runs on
+ * E2B's machines), or undefined when it is: `https://` on a public host (no loopback name, no
+ * private or link-local address), no user info, no fragment.
+ */
+export function publicHttpsUrlProblem(u: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(u);
+  } catch {
+    return "is not a valid URL";
+  }
+  if (url.protocol !== "https:") return "must be https:// on a public host";
+  if (url.username || url.password) return "must not carry user info";
+  if (url.hash || u.includes("#")) return "must not carry a fragment";
+  if (/\s/.test(u)) return "must not contain spaces";
+  if (isPrivateHost(url.hostname)) return `names ${url.hostname}, a private or local host that an E2B desktop cannot reach`;
   return undefined;
 }

@@ -146,15 +146,21 @@ export const TerminalSubjectSchema = strictObject(
 
 /**
  * `execution` on the terminal route.
- * - `target`: `docker` (default; a local Docker sandbox) or `e2b-terminal` (parses and routes;
- *   live runs come later and fail before any spend; dry-run works).
+ * - `target`: `docker` (default; a local Docker sandbox) or `e2b-terminal` (an E2B sandbox per
+ *   seat; needs `E2B_API_KEY`).
+ * - `egressAllow` (e2b-terminal only): the hosts the sandbox may reach; every other address is
+ *   denied (a Codex seat's model host is added). Absent: unrestricted when the seat needs the
+ *   network (Codex, `product.install`), none otherwise.
+ * - `template` (e2b-terminal only): the E2B template (default `base`).
  * - `timeoutMs`: accepted for compatibility but not consumed here (warns); the participant's
  *   deadline is `scenario.caps.maxMinutes`.
  * - `terminal`: `{transport: exec-stream, stdin: disabled}` — captured exec output, stdin closed.
  * - `runtimeAuth` (codex-exec only; default `openai-env`): the model is reached through the
  *   humanish model gateway either way. `openai-env`: the key also rides in the Codex command's
- *   env (the agent holds a spendable key). `openai-egress` (target docker): the key stays on the
- *   host, in the gateway; the sandbox holds only a per-seat gateway token.
+ *   env (the agent holds a spendable key). `openai-egress`: on docker the key stays on the
+ *   host, in the gateway, and the sandbox holds only a per-seat gateway token; on e2b-terminal
+ *   the key lives only in the sandbox's E2B egress rule for api.openai.com (any sandbox process
+ *   can still spend through it).
  * - `runtime.version`: exact `@openai/codex` version (codex-exec only); absent → `latest` is
  *   resolved once and the exact version recorded.
  * - `image`: Docker image for the sandbox (target docker only); absent → the humanish sandbox image.
@@ -183,12 +189,23 @@ export const TerminalExecutionSchema = strictObject(
     network: z.enum(["none", "bridge"]).optional(),
     limits: strictObject({ diskMiB: posInt.optional() }).optional(),
     concurrency: concurrencyField.optional(),
+    egressAllow: z
+      .array(
+        z.string().regex(/^(?=.{1,253}$)[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$/, {
+          message: "must be a lowercase host name such as registry.npmjs.org",
+        }),
+      )
+      .min(1, { message: "must list at least one host (omit it for unrestricted egress)" })
+      .optional(),
+    template: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/, { message: "must be an E2B template id or name such as base" })
+      .optional(),
   },
   {
     desktop: NOT_ON_TERMINAL,
     completionTimeoutMs: REFERENCE_ONLY,
     caps: "belongs in scenario.caps",
-    egressAllow: REFERENCE_ONLY,
   },
 );
 

@@ -3,6 +3,7 @@
  * screenshot may enter a bundle or a model, returning `{ok:true, width, height, colorType, pixels?}`
  * or `{ok:false, code, detail}` with a stable `HUMANISH_PNG_*` code. See ./admit.ts.
  */
+
 export {
   admitPng,
   PNG_MAX_BYTES,
@@ -15,3 +16,4 @@ export {
   type PngColorType,
   type PngRejectionCode,
 } from "./admit.ts";
+export { perceptualSignature, type SignatureFrame } from "./signature.ts";

@@ -11,6 +11,7 @@
 import { createHash } from "node:crypto";
 import type { RunSummary } from "../bundle/index.ts";
 import { outputSegments } from "../bundle/output-codec.ts";
+import { renderFindings } from "./findings.ts";
 import type { ReportCostLine, ReportModel, ReportParticipant, ReportScreenshot, ReportTimelineEntry } from "./model.ts";
 
 /** HTML-escapes text for element content and double- or single-quoted attribute values. */
@@ -378,6 +379,7 @@ export function renderReportHtml(model: ReportModel): string {
     `</section>`,
     section(`Seats (${m.reached}/${m.total} reached the goal${harnessNote(m)})`, renderParticipants(m), "participants"),
     section("Task funnel", renderFunnel(m), "funnel"),
+    ...(m.findings ? [section("Findings", renderFindings(m.findings, m, m.transcriptPath ?? null, escapeHtml), "findings")] : []),
     // A browser study's screenshot strips come before the long timeline: they are what a stakeholder looks at.
     ...(m.route === "browser"
       ? [section(evidenceTitle, renderEvidence(m), "evidence"), section("Timeline", renderTimeline(m), "timeline")]
@@ -397,7 +399,7 @@ export function renderReportHtml(model: ReportModel): string {
  * {@link REPORT_CSP} policy, no referrer, the viewport, `<title>` (escaped `title`), the inline
  * style, and the open `<body><main>`. The caller closes with `</main></body></html>`.
  */
-function documentHead(title: string): string[] {
+export function documentHead(title: string): string[] {
   return [
     `<!doctype html>`,
     `<html lang="en"><head><meta charset="utf-8">`,

@@ -17,6 +17,7 @@ import {
 } from "../bundle/index.ts";
 import { HumanishError } from "../errors.ts";
 import { readContainedFile, readContainedOrThrow } from "./files.ts";
+import { loadFindings } from "./findings.ts";
 import type { ReportCleanup, ReportCostLine, ReportModel, ReportParticipant, ReportScreenshot, ReportTask, ReportTimelineEntry } from "./model.ts";
 import { seatOfPath, seatRow } from "./seats.ts";
 
@@ -362,5 +363,7 @@ export async function loadReportModel(runDir: string, opts: LoadReportOptions): 
     warnings,
     verify: v ? { ok: v.ok, shareSafety: v.shareSafety.status, shareReasons: v.shareSafety.reasons, checks: v.checks } : null,
     generatedAt: (opts.now ?? (() => new Date()))().toISOString(),
+    findings: loadFindings(runDir, b),
+    transcriptPath: transcriptEntry?.path ?? null,
   };
 }

@@ -7,6 +7,8 @@
  * "exists but unmeasured" and is shown as the word `unmeasured`, never as 0.
  */
 
+import type { ReportFindings } from "./findings.ts";
+
 /** One participant row: who took part and how their session ended. */
 export interface ReportParticipant {
   /** Stream/simulation id or lane id, e.g. `stream-001`, `p1`. */
@@ -196,4 +198,8 @@ export interface ReportModel {
   verify: ReportVerify | null;
   /** When the report was rendered (ISO). */
   generatedAt: string;
+  /** The latest `humanish analyze` attempt, when the bundle lists one (./findings.ts). */
+  findings?: ReportFindings | null;
+  /** Bundle path of the transcript the report shows (`#transcript`), when it shows one. */
+  transcriptPath?: string | null;
 }

@@ -512,9 +512,11 @@ export function createDockerSandboxProvider(opts: DockerSandboxProviderOptions):
           OpenStdin: false,
           HostConfig: {
             Init: true,
-            NetworkMode: o.network === "bridge" ? "bridge" : "none",
+            NetworkMode: o.dockerNetwork ?? (o.network === "bridge" ? "bridge" : "none"),
+            ...(o.extraHosts && o.extraHosts.length > 0 ? { ExtraHosts: o.extraHosts } : {}),
             CapDrop: ["ALL"],
-            SecurityOpt: ["no-new-privileges", `seccomp=${SANDBOX_SECCOMP_PROFILE}`],
+            SecurityOpt: ["no-new-privileges", `seccomp=${o.seccompProfile ?? SANDBOX_SECCOMP_PROFILE}`],
+            ...(o.shmBytes !== undefined ? { ShmSize: o.shmBytes } : {}),
             Memory: memory,
             MemorySwap: memory,
             NanoCpus: Math.round(cpus * 1e9),

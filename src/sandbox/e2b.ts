@@ -3,18 +3,25 @@
  * SDK. Besides src/sandbox/e2b this is the only module that imports `e2b` (ARCHITECTURE.md).
  *
  * - `create` needs an API key (`HUMANISH_E2B_KEY_MISSING` otherwise), passes the sandbox
- *   lifetime as the E2B timeout (E2B kills the sandbox when it expires) and reports the exact
- *   sandbox id through `onCreated` before anything runs in it.
- * - `exec` runs the argv (shell-quoted; E2B always runs `bash -l -c`) with our own deadline:
- *   on expiry the process is killed by pid and `timedOut` is true.
+ *   lifetime as the E2B timeout with `lifecycle: {onTimeout: "kill"}` (E2B kills the sandbox
+ *   when it expires, never pauses it) and reports the exact sandbox id through `onCreated`
+ *   before anything runs in it. No env is ever passed to the sandbox as a whole.
+ * - The E2B-only create options ({@link E2BCreateExtras}) give the exact metadata (a positive
+ *   allowlist chosen by the caller), a per-sandbox timeout and the network policy, whose
+ *   header-transform rules may carry a secret: the policy is passed to the SDK and nowhere else,
+ *   and `SandboxInfo.network` (which can echo it back) is read only to confirm a detach, never
+ *   returned, stored or logged.
+ * - `exec` starts the argv in the background (shell-quoted; E2B always runs `bash -l -c`) with
+ *   stdin off and an explicit SDK timeout, keeps its handle (pid) and kills it by pid on our own
+ *   deadline — the SDK's own timeout only stops the stream, not the remote process.
  * - Memory/CPU/pids limits of `SandboxCreateOptions` come from the E2B template, not from the
  *   call (E2B sizes sandboxes per template); `network: "none"` maps to no internet access.
- * - `release` kills by exact id under an outer deadline. It is `released` only on the API's
- *   real confirmation (DELETE answered 2xx, or 404 followed by a 404 from getInfo); never
- *   because a debug flag short-circuited the call — debug mode is always switched off here,
- *   whatever `E2B_DEBUG` says.
+ * - `release` kills by exact id under an outer deadline and then asks for the sandbox: only a
+ *   not-found answer proves it gone ({@link classifyRelease}). Never because a debug flag
+ *   short-circuited the call — debug mode is always switched off here, whatever `E2B_DEBUG`
+ *   says (lanes also refuse to start with it set).
  */
-import { CommandExitError, type CommandHandle, Sandbox as E2BSandbox, NotFoundError } from "e2b";
+import { CommandExitError, type CommandHandle, Sandbox as E2BSandbox, NotFoundError, Template } from "e2b";
 import { concatBytes } from "../bytes/concat.ts";
 import { HumanishError } from "../errors.ts";
 import type { ExecOptions, ExecResult, ReleaseProof, Sandbox, SandboxCreateOptions, SandboxProvider } from "./types.ts";
@@ -32,6 +39,43 @@ export interface E2BConnection {
   domain?: string;
   /** Per-request deadline of SDK API calls, ms (default 30 000). */
   requestTimeoutMs?: number;
+}
+
+/**
+ * The E2B egress policy of one sandbox, in the SDK's shape. `rules` maps an exact host to the
+ * headers the E2B proxy sets on its HTTPS requests (the value may be a secret).
+ */
+export interface E2BNetworkPolicy {
+  allowOut?: string[];
+  denyOut?: string[];
+  rules?: Record<string, { transform: { headers: Record<string, string> } }[]>;
+}
+
+/** E2B-only create options (see the module doc). Units: ms. */
+export interface E2BCreateExtras {
+  /** The sandbox's whole metadata (replaces the default `humanish.*` labels). Never a secret, a path or a host name. */
+  metadata?: Record<string, string>;
+  /** The E2B sandbox timeout of this sandbox (default: the provider's `sandboxTimeoutMs`). */
+  timeoutMs?: number;
+  /** Egress policy; when set it replaces the `network` mapping of the shared options. */
+  network?: E2BNetworkPolicy;
+}
+
+/** An E2B sandbox: the shared seam, plus what E2B says it allocated. */
+export interface E2BSandboxHandleApi extends Sandbox {
+  /** vCPUs and MiB of RAM E2B allocated (read from the sandbox's info, network block ignored); undefined when it does not say. */
+  resources(): Promise<{ cpuCount: number; memoryMB: number } | undefined>;
+  detachNetwork(): Promise<void>;
+  /** `release`, also saying whether the sandbox had already ended before it (kill answered 404). */
+  releaseWithFacts(): Promise<{ proof: ReleaseProof; alreadyAbsent: boolean }>;
+  /** Whether E2B still runs the sandbox: true, false (not found: it ended), or undefined when the API did not say. */
+  alive(): Promise<boolean | undefined>;
+}
+
+/** The E2B provider: the shared seam, plus the E2B-only create options. */
+export interface E2BSandboxProvider extends SandboxProvider {
+  readonly provider: "e2b";
+  create(opts: SandboxCreateOptions & { e2b?: E2BCreateExtras }): Promise<E2BSandboxHandleApi>;
 }
 
 /** Options of {@link createE2BSandboxProvider}. Units: ms. */
@@ -81,7 +125,7 @@ function message(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
-class E2BSandboxHandle implements Sandbox {
+class E2BSandboxHandle implements E2BSandboxHandleApi {
   readonly provider = "e2b" as const;
   readonly id: string;
 
@@ -114,6 +158,7 @@ class E2BSandboxHandle implements Sandbox {
     try {
       handle = await this.sbx.commands.run(opts.cmd.map(shellQuote).join(" "), {
         background: true,
+        stdin: false,
         ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}),
         ...(opts.env !== undefined ? { envs: opts.env } : {}),
         ...(opts.user !== undefined ? { user: opts.user } : {}),
@@ -242,10 +287,89 @@ class E2BSandboxHandle implements Sandbox {
     }
   }
 
+  /**
+   * Takes the sandbox's internet away (deny all egress), then confirms from the sandbox's info
+   * that every outbound address is denied. The info's network block is read here only.
+   * @throws HumanishError `HUMANISH_SANDBOX_NETWORK_DETACH_FAILED`.
+   */
+  async detachNetwork(): Promise<void> {
+    const fail = (why: string, cause?: unknown) =>
+      new HumanishError("HUMANISH_SANDBOX_NETWORK_DETACH_FAILED", `E2B sandbox ${this.id}: the network could not be taken away (${why})`, {
+        next: "the participant did not start; retry, or drop product.install so the sandbox is created without internet access",
+        ...(cause ? { cause } : {}),
+      });
+    const updated = await withDeadline(
+      E2BSandbox.updateNetwork(this.id, { allowInternetAccess: false, denyOut: [ALL_TRAFFIC] }, this.connectionOpts),
+      this.killDeadlineMs,
+    );
+    if (updated.kind === "deadline") throw fail(`the update did not settle within ${this.killDeadlineMs} ms`);
+    if (updated.kind === "error") throw fail(`the update failed: ${message(updated.error)}`, updated.error);
+    const info = await withDeadline(E2BSandbox.getInfo(this.id, this.connectionOpts), this.killDeadlineMs);
+    if (info.kind !== "value") throw fail("its info could not be read back");
+    const denied = info.value.network?.denyOut ?? [];
+    const allowed = info.value.network?.allowOut ?? [];
+    if (!denied.includes(ALL_TRAFFIC) || allowed.length > 0) throw fail("its info does not deny all egress");
+  }
+
+  async alive(): Promise<boolean | undefined> {
+    const r = await step(
+      E2BSandbox.getInfo(this.id, this.connectionOpts).then(() => true),
+      this.killDeadlineMs,
+    );
+    return r.kind === "value" ? true : r.kind === "not-found" ? false : undefined;
+  }
+
+  async resources(): Promise<{ cpuCount: number; memoryMB: number } | undefined> {
+    const info = await withDeadline(E2BSandbox.getInfo(this.id, this.connectionOpts), this.killDeadlineMs);
+    if (info.kind !== "value") return undefined;
+    const { cpuCount, memoryMB } = info.value;
+    return Number.isFinite(cpuCount) && Number.isFinite(memoryMB) && cpuCount > 0 && memoryMB > 0 ? { cpuCount, memoryMB } : undefined;
+  }
+
   /** Kills by exact id; `released` only on the API's confirmation. Never throws. */
   async release(): Promise<ReleaseProof> {
-    return releaseE2BSandbox(this.id, this.connectionOpts, this.killDeadlineMs);
+    return (await this.releaseWithFacts()).proof;
   }
+
+  async releaseWithFacts(): Promise<{ proof: ReleaseProof; alreadyAbsent: boolean }> {
+    return releaseE2BSandboxWithFacts(this.id, this.connectionOpts, this.killDeadlineMs);
+  }
+}
+
+/** E2B's "all traffic" address for deny lists. */
+const ALL_TRAFFIC = "0.0.0.0/0";
+
+/** What one release step did: a value, an error (not-found or other), or no answer by the deadline. */
+export type ReleaseStep<T> = { kind: "value"; value: T } | { kind: "not-found" } | { kind: "error"; message: string } | { kind: "deadline"; ms: number };
+
+/**
+ * The release outcome from the kill and the follow-up lookup — pure.
+ * - kill `true`, lookup not-found → `released`;
+ * - kill `false` (404: nothing to kill), lookup not-found → `released`, with the warning that
+ *   it was already absent and its end time is unknown;
+ * - anything else — a kill that failed or hung, a lookup that still finds the sandbox, fails or
+ *   hangs → `unconfirmed` (the id stays owned; E2B's own timeout is the backstop).
+ */
+export function classifyRelease(kill: ReleaseStep<boolean>, lookup: ReleaseStep<unknown> | undefined): { outcome: "released" | "unconfirmed"; reason: string } {
+  if (kill.kind === "deadline") return { outcome: "unconfirmed", reason: `kill did not settle within ${kill.ms} ms; the id stays owned for retry` };
+  if (kill.kind === "error" || kill.kind === "not-found")
+    return { outcome: "unconfirmed", reason: `kill failed: ${kill.kind === "error" ? kill.message : "not found"}` };
+  const killed = kill.value === true ? "kill confirmed (DELETE answered 2xx)" : "kill answered 404";
+  if (!lookup) return { outcome: "unconfirmed", reason: `${killed}; the sandbox was not looked up afterwards` };
+  if (lookup.kind === "not-found")
+    return kill.value === true
+      ? { outcome: "released", reason: `${killed}; getInfo not-found` }
+      : { outcome: "released", reason: "already gone: kill answered 404 and getInfo not-found (warning: already absent, end time unknown)" };
+  if (lookup.kind === "deadline") return { outcome: "unconfirmed", reason: `${killed} but getInfo did not settle within ${lookup.ms} ms` };
+  if (lookup.kind === "error") return { outcome: "unconfirmed", reason: `${killed} and getInfo failed: ${lookup.message}` };
+  return { outcome: "unconfirmed", reason: `${killed} but getInfo still finds the sandbox` };
+}
+
+async function step<T>(p: Promise<T>, ms: number): Promise<ReleaseStep<T>> {
+  const r = await withDeadline(p, ms);
+  if (r.kind === "value") return r;
+  if (r.kind === "deadline") return { kind: "deadline", ms };
+  return r.error instanceof NotFoundError ? { kind: "not-found" } : { kind: "error", message: message(r.error) };
 }
 
 /**
@@ -253,19 +377,32 @@ class E2BSandboxHandle implements Sandbox {
  * `connectionOpts` are the SDK options (apiKey, apiUrl, …); debug is forced off.
  */
 export async function releaseE2BSandbox(id: string, connectionOpts: Record<string, unknown>, killDeadlineMs = DEFAULT_KILL_DEADLINE_MS): Promise<ReleaseProof> {
+  return (await releaseE2BSandboxWithFacts(id, connectionOpts, killDeadlineMs)).proof;
+}
+
+/**
+ * {@link releaseE2BSandbox}, also saying whether the kill found nothing to kill (404): the
+ * sandbox had already ended on its own (its timeout, or a kill not ours) before this release.
+ */
+export async function releaseE2BSandboxWithFacts(
+  id: string,
+  connectionOpts: Record<string, unknown>,
+  killDeadlineMs = DEFAULT_KILL_DEADLINE_MS,
+): Promise<{ proof: ReleaseProof; alreadyAbsent: boolean }> {
   const at = new Date().toISOString();
   const proof = (outcome: ReleaseProof["outcome"], reason: string): ReleaseProof => ({ id, provider: "e2b", outcome, reason, at });
   const opts = { ...connectionOpts, debug: false };
-  const killed = await withDeadline(E2BSandbox.kill(id, opts), killDeadlineMs);
-  if (killed.kind === "deadline") return proof("unconfirmed", `kill did not settle within ${killDeadlineMs} ms; the id stays owned for retry`);
-  if (killed.kind === "error") return proof("unconfirmed", `kill failed: ${message(killed.error)}`);
-  if (killed.value === true) return proof("released", "kill confirmed (DELETE /sandboxes/{id} answered 2xx)");
-  // 404 on kill: confirm it is really gone before calling it released.
-  const info = await withDeadline(E2BSandbox.getInfo(id, opts), killDeadlineMs);
-  if (info.kind === "error" && info.error instanceof NotFoundError) return proof("released", "already gone (kill 404, getInfo 404)");
-  if (info.kind === "deadline") return proof("unconfirmed", `kill answered 404 but getInfo did not settle within ${killDeadlineMs} ms`);
-  if (info.kind === "error") return proof("unconfirmed", `kill answered 404 and getInfo failed: ${message(info.error)}`);
-  return proof("unconfirmed", "kill answered 404 but getInfo still lists the sandbox");
+  const kill = await step(E2BSandbox.kill(id, opts), killDeadlineMs);
+  // Only a settled kill is followed by a lookup; its answer (never its network block) is all we keep.
+  const lookup =
+    kill.kind === "value"
+      ? await step(
+          E2BSandbox.getInfo(id, opts).then(() => true),
+          killDeadlineMs,
+        )
+      : undefined;
+  const c = classifyRelease(kill, lookup);
+  return { proof: proof(c.outcome, c.reason), alreadyAbsent: kill.kind === "value" && kill.value === false };
 }
 
 /**
@@ -273,12 +410,12 @@ export async function releaseE2BSandbox(id: string, connectionOpts: Record<strin
  * `HUMANISH_SANDBOX_CREATE_FAILED` when E2B refuses; if `onCreated` throws, the sandbox is
  * released by its exact id before the error is rethrown.
  */
-export function createE2BSandboxProvider(opts: E2BSandboxProviderOptions): SandboxProvider {
+export function createE2BSandboxProvider(opts: E2BSandboxProviderOptions): E2BSandboxProvider {
   const sandboxTimeoutMs = opts.sandboxTimeoutMs ?? DEFAULT_SANDBOX_TIMEOUT_MS;
   const killDeadlineMs = opts.killDeadlineMs ?? DEFAULT_KILL_DEADLINE_MS;
   return {
     provider: "e2b",
-    async create(o: SandboxCreateOptions): Promise<Sandbox> {
+    async create(o: SandboxCreateOptions & { e2b?: E2BCreateExtras }): Promise<E2BSandboxHandleApi> {
       const apiKey = opts.apiKey;
       if (!apiKey) {
         throw new HumanishError("HUMANISH_E2B_KEY_MISSING", "E2B_API_KEY is not set: the e2b backend needs it to create a sandbox", {
@@ -297,10 +434,11 @@ export function createE2BSandboxProvider(opts: E2BSandboxProviderOptions): Sandb
       try {
         sbx = await E2BSandbox.create(o.image || DEFAULT_E2B_TEMPLATE, {
           ...connectionOpts,
-          timeoutMs: sandboxTimeoutMs,
-          metadata: { ...(o.labels ?? {}), "humanish.run": o.runId, "humanish.owner": "humanish" },
+          timeoutMs: o.e2b?.timeoutMs ?? sandboxTimeoutMs,
+          lifecycle: { onTimeout: "kill" },
+          metadata: o.e2b?.metadata ?? { ...(o.labels ?? {}), "humanish.run": o.runId, "humanish.owner": "humanish" },
           ...(o.env ? { envs: o.env } : {}),
-          allowInternetAccess: o.network === "bridge",
+          ...(o.e2b?.network ? { network: o.e2b.network } : { allowInternetAccess: o.network === "bridge" }),
         });
       } catch (e) {
         throw new HumanishError(
@@ -322,4 +460,38 @@ export function createE2BSandboxProvider(opts: E2BSandboxProviderOptions): Sandb
       return handle;
     },
   };
+}
+
+/**
+ * Whether `template` names a template the key can use — without creating anything (one lookup
+ * of the template's name). Units: ms.
+ * @throws HumanishError `HUMANISH_E2B_KEY_MISSING` without a key, `HUMANISH_E2B_UNREACHABLE`
+ *   when the API does not answer by `deadlineMs` or refuses the lookup (e.g. a 401).
+ */
+export async function e2bTemplateExists(
+  template: string,
+  o: { apiKey: string | undefined; connection?: E2BConnection; deadlineMs?: number },
+): Promise<boolean> {
+  if (!o.apiKey) {
+    throw new HumanishError("HUMANISH_E2B_KEY_MISSING", "E2B_API_KEY is not set: the E2B template cannot be checked", {
+      next: "export E2B_API_KEY (or pass it with --env-file), then run doctor again",
+    });
+  }
+  const ms = o.deadlineMs ?? 15_000;
+  const r = await withDeadline(
+    Template.exists(template, {
+      apiKey: o.apiKey,
+      debug: false,
+      requestTimeoutMs: ms,
+      ...(o.connection?.apiUrl ? { apiUrl: o.connection.apiUrl } : {}),
+      ...(o.connection?.domain ? { domain: o.connection.domain } : {}),
+    }),
+    ms,
+  );
+  if (r.kind === "value") return r.value;
+  throw new HumanishError(
+    "HUMANISH_E2B_UNREACHABLE",
+    `the E2B API did not confirm template ${template}: ${r.kind === "deadline" ? `no answer within ${ms} ms` : message(r.error)}`,
+    { next: "check E2B_API_KEY and that this machine reaches the E2B API (E2B_API_URL when set), then run doctor again" },
+  );
 }

@@ -34,6 +34,17 @@ export interface SandboxCreateOptions {
    */
   mounts?: { hostPath: string; containerPath: string; readOnly: boolean }[];
   /**
+   * Seccomp profile JSON text (Docker only; default: the sandbox profile). A desktop whose
+   * Chromium keeps its own sandbox needs one that allows user namespaces (runtime/seccomp/guest.json).
+   */
+  seccompProfile?: string;
+  /** Size of /dev/shm in bytes (Docker only; default the engine's 64 MiB). Browsers want more. */
+  shmBytes?: number;
+  /** Docker only: join this existing network instead of `network`'s none/bridge (e.g. an internal test network). */
+  dockerNetwork?: string;
+  /** Docker only: extra `/etc/hosts` entries, `"<name>:<ip>"`. */
+  extraHosts?: string[];
+  /**
    * Called with the exact resource id as soon as it exists, BEFORE any provisioning step,
    * so a crash can still be reconciled (ARCHITECTURE.md data flow step 4).
    */

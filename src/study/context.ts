@@ -5,6 +5,7 @@
  * report; ARCHITECTURE.md "Data flow"), and returns the result. Kept with the runner, below the
  * routes, so the runner never imports a route.
  */
+import type { LoadedScorer } from "../adapters/load.ts";
 import type { VerifyResult } from "../bundle/index.ts";
 
 /** One progress update for the live stderr display (human mode only). */
@@ -48,6 +49,13 @@ export interface StudyContext<LabConfig = unknown> {
   signal: AbortSignal;
   /** Live progress sink (no-op in `--json` mode). */
   progress: (e: ProgressEvent) => void;
+  /**
+   * The lab's product adapter, loaded (fail-closed) before the study started; `finishStudy`
+   * runs its hooks once every seat's evidence is in and before the bundle is sealed.
+   */
+  scorer?: LoadedScorer;
+  /** Deadline of each scorer hook, ms (default: the seam's 30 s). */
+  scorerDeadlineMs?: number;
 }
 
 /** A task's outcome in the funnel. */
@@ -83,6 +91,17 @@ export interface StudyResult {
    */
   verification?: VerifyResult;
   warnings: { code: string; message: string }[];
+  /**
+   * The lab's product adapter, when it declares one: which module, whether its hooks ran, its
+   * score (null when none was produced), and how many feedback candidates and files it added.
+   */
+  adapter?: {
+    ref: string;
+    hooks: "ran" | "loaded-only";
+    score: { namespace: string; status: "pass" | "partial" | "fail"; score: number; summary: string } | null;
+    feedbackCandidates: number;
+    artifacts: string[];
+  };
   /** Set when the study failed as a harness (never for a participant giving up). */
   error?: { code: string; message: string; next?: string };
   /** Which signal interrupted the run, if any (`SIGINT` → exit 130, `SIGTERM` → 143). */

@@ -3,6 +3,7 @@
  * `run.json`, verification and the result the CLI prints. (The HTML report is added after this,
  * by `runStudy` in src/routes.)
  */
+import { applyScore, scoreStudy } from "../adapters/seam.ts";
 import { deriveReview, stakeholderLine, summarizeCost } from "../bundle/derive.ts";
 import type { CostLine, LifecycleEvent, RunBundleInput, RunOutcome } from "../bundle/schemas.ts";
 import { verifyRun } from "../bundle/verify.ts";
@@ -79,7 +80,7 @@ export async function finishStudy(f: FinishInput): Promise<StudyResult> {
   };
   say("write");
   await writer.writeStatus({ phase: "write" }).catch(() => undefined);
-  const bundle = await writer.finalize({
+  let input: RunBundleInput = {
     route: f.route,
     mode: ctx.mode,
     target: f.target,
@@ -97,7 +98,16 @@ export async function finishStudy(f: FinishInput): Promise<StudyResult> {
     warnings,
     redactionNotes: f.redactionNotes,
     study: a.study,
-  });
+  };
+  // The scorer seam: after every seat's hidden checks and evidence, before the seal.
+  const scored = ctx.scorer
+    ? await scoreStudy({ scorer: ctx.scorer, writer, input, ...(ctx.scorerDeadlineMs ? { deadlineMs: ctx.scorerDeadlineMs } : {}) })
+    : undefined;
+  if (scored) {
+    input = applyScore(input, scored);
+    warnings.push(...scored.warnings);
+  }
+  const bundle = await writer.finalize(input);
   say("verify");
   await writer.writeStatus({ phase: "verify" }).catch(() => undefined);
   const verify = await verifyRun(writer.runDir);
@@ -111,6 +121,8 @@ export async function finishStudy(f: FinishInput): Promise<StudyResult> {
   });
   let error = failure ? { code: failure.code, message: redact(failure.message), ...(failure.next ? { next: failure.next } : {}) } : undefined;
   if (!error && !interrupted && a.resultErrors.length > 0 && a.study.seats.length === 1) error = a.resultErrors[0];
+  if (!error && scored?.failure)
+    error = { code: scored.failure.code, message: scored.failure.message, ...(scored.failure.next ? { next: scored.failure.next } : {}) };
   if (!error && !verify.ok) {
     error = {
       code: "HUMANISH_VERIFY_FAILED",
@@ -153,6 +165,24 @@ export async function finishStudy(f: FinishInput): Promise<StudyResult> {
       ...(s.error ? { error: s.error } : {}),
     })),
     study: { declaredSeats: a.study.declaredSeats, concurrency: a.study.concurrency, waves: a.study.waves, totals: a.study.totals },
+    ...(bundle.scorerProvenance
+      ? {
+          adapter: {
+            ref: bundle.scorerProvenance.ref,
+            hooks: bundle.scorerProvenance.hooks,
+            score: bundle.adapterScore
+              ? {
+                  namespace: bundle.adapterScore.namespace,
+                  status: bundle.adapterScore.status,
+                  score: bundle.adapterScore.score,
+                  summary: bundle.adapterScore.summary,
+                }
+              : null,
+            feedbackCandidates: bundle.feedbackCandidates?.length ?? 0,
+            artifacts: (bundle.adapterArtifacts ?? []).map((x) => x.path),
+          },
+        }
+      : {}),
     ...(error ? { error } : {}),
     ...(interrupted ? { interrupted } : {}),
   };

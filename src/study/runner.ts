@@ -11,9 +11,10 @@
  * more). The lease is renewed on a timer from the host clock; a lost lease (expiry, or a clock
  * discontinuity such as a sleep) stops every running seat.
  */
-import { type CapacityLedger, createCapacityLedger } from "../broker/index.ts";
+import { createCapacityLedger } from "../broker/index.ts";
 import { HumanishError, isHumanishError } from "../errors.ts";
 import { type HostClock, openHostClock } from "./clock.ts";
+import { remoteSlots, type SeatSlots } from "./remote-slots.ts";
 import type { Lane, SeatHooks, SeatRelease, SeatResult, SeatSpec, SeatSummary } from "./types.ts";
 
 /** Lease renewal period, ms (the ledger's lease is {@link LEASE_MS}). */
@@ -35,6 +36,12 @@ export interface RunSeatsOptions<F> {
   clock?: HostClock;
   /** Entropy for the ledger (default node:crypto). */
   entropy?: (n: number) => Uint8Array;
+  /**
+   * Seats whose machines are remote (E2B): they take no slot of this host's capacity ledger
+   * (whose per-study limit bounds local containers); `concurrency` alone bounds them, and an
+   * unconfirmed release still keeps its slot for the rest of the study.
+   */
+  remote?: boolean;
 }
 
 export interface SeatsRun<F> {
@@ -51,10 +58,12 @@ export interface SeatsRun<F> {
 export async function runSeats<F>(o: RunSeatsOptions<F>): Promise<SeatsRun<F>> {
   const clock = o.clock ?? openHostClock();
   const { randomBytes } = await import("node:crypto");
-  const ledger: CapacityLedger = createCapacityLedger(
-    { perStudy: Math.min(4, Math.max(1, o.concurrency)), maxAttemptsPerStudy: 32, ttlMs: LEASE_MS, startupCapMs: 600_000, studyCapMs: 86_400_000 },
-    { entropy: o.entropy ?? ((n) => new Uint8Array(randomBytes(n))), clock: clock() },
-  );
+  const ledger: SeatSlots = o.remote
+    ? remoteSlots(Math.max(1, o.concurrency))
+    : createCapacityLedger(
+        { perStudy: Math.min(4, Math.max(1, o.concurrency)), maxAttemptsPerStudy: 32, ttlMs: LEASE_MS, startupCapMs: 600_000, studyCapMs: 86_400_000 },
+        { entropy: o.entropy ?? ((n) => new Uint8Array(randomBytes(n))), clock: clock() },
+      );
   ledger.activate();
   const stop = new AbortController();
   const signal = AbortSignal.any([o.signal, stop.signal]);

@@ -83,6 +83,8 @@ describe("verifyRun: good bundles", () => {
       "cost labeling",
       "actor engagement",
       "verdict consistency",
+      "analysis records",
+      "adapter output",
     ]);
   });
 

@@ -1,8 +1,8 @@
 /**
- * The E2B backend (src/sandbox/e2b.ts) with the REAL `e2b` SDK pointed at a local fake server
- * that speaks E2B's REST + envd Connect wire format (fake-e2b.ts); each fake sandbox is a real
- * Docker container. Covers: create (timeout, metadata), exec (output, exit codes, per-command
- * deadline kill), files, release confirmation rules, the kill deadline, a full env episode on
+ * The E2B backend (src/sandbox/e2b.ts) with the REAL `e2b` SDK pointed at the local
+ * E2B-compatible server (test/support/e2b-server), where each sandbox is a real Docker container.
+ * Covers: create (timeout, metadata), exec (output, exit codes, per-command deadline kill), files,
+ * release confirmation rules under injected kill faults, the kill deadline, a full env episode on
  * the e2b backend, and a missing key.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
@@ -12,27 +12,27 @@ import { envBackendFromProvider } from "../../src/env/backends.ts";
 import { startEnvServer } from "../../src/env/server.ts";
 import type { HumanishError } from "../../src/errors.ts";
 import { createE2BSandboxProvider, releaseE2BSandbox, shellQuote } from "../../src/sandbox/e2b.ts";
-import { type FakeE2B, startFakeE2B } from "./fake-e2b.ts";
+import { type E2BServer, startE2BServer } from "../support/e2b-server/index.ts";
 import { containersWithRunLabel, TEST_RUN_LABEL, terminal, testImage, WsClient } from "./support.ts";
 
 setDefaultTimeout(120_000);
-let fake: FakeE2B;
+let e2b: E2BServer;
 const runLabel = `e2b-${randomUUID()}`;
 beforeAll(async () => {
-  fake = await startFakeE2B(await testImage(), { [TEST_RUN_LABEL]: runLabel });
+  e2b = await startE2BServer({ templates: { base: await testImage() }, labels: { [TEST_RUN_LABEL]: runLabel } });
 });
 afterEach(() => {
-  fake.deleteMode = "normal";
+  e2b.faults.reset();
 });
 afterAll(async () => {
-  await fake?.close();
+  await e2b?.close();
   expect(await containersWithRunLabel(runLabel)).toEqual([]);
 });
 
 const provider = (extra: Partial<Parameters<typeof createE2BSandboxProvider>[0]> = {}) =>
-  createE2BSandboxProvider({ apiKey: fake.apiKey, sandboxTimeoutMs: 120_000, connection: { apiUrl: fake.url, sandboxUrl: fake.url }, ...extra });
+  createE2BSandboxProvider({ apiKey: e2b.apiKey, sandboxTimeoutMs: 120_000, connection: { apiUrl: e2b.apiUrl, sandboxUrl: e2b.sandboxUrl }, ...extra });
 
-describe("e2b sandbox provider (real SDK, fake server)", () => {
+describe("e2b sandbox provider (real SDK, local E2B-compatible server)", () => {
   test("shellQuote", () => {
     expect(shellQuote("ls")).toBe("ls");
     expect(shellQuote("a b")).toBe("'a b'");
@@ -43,7 +43,7 @@ describe("e2b sandbox provider (real SDK, fake server)", () => {
     let reported = "";
     const sb = await provider().create({ runId: "r1", image: "base", labels: { "humanish.x": "1" }, onCreated: (id) => void (reported = id) });
     expect(reported).toBe(sb.id);
-    const body = fake.createBodies.at(-1)!;
+    const body = e2b.bodies.filter((b) => b.call === "POST /v2/sandboxes").at(-1)!.body;
     expect(body).toMatchObject({
       templateID: "base",
       timeout: 120,
@@ -66,8 +66,8 @@ describe("e2b sandbox provider (real SDK, fake server)", () => {
     await expect(sb.readFile("/tmp/x.txt", 3)).rejects.toMatchObject({ code: "HUMANISH_SANDBOX_READ_TOO_LARGE" });
     const proof = await sb.release();
     expect(proof).toMatchObject({ id: sb.id, provider: "e2b", outcome: "released" });
-    expect(fake.calls).toContain(`DELETE /sandboxes/${sb.id}`);
-    expect(fake.alive()).not.toContain(sb.id);
+    expect(e2b.calls).toContain(`DELETE /sandboxes/${sb.id}`);
+    expect(e2b.alive()).not.toContain(sb.id);
   });
 
   test("release is `released` only on real confirmation, even with E2B_DEBUG set", async () => {
@@ -76,21 +76,25 @@ describe("e2b sandbox provider (real SDK, fake server)", () => {
     try {
       const sb = await provider().create({ runId: "r2", image: "base" });
       // 404 on kill while getInfo still lists it: not confirmed.
-      fake.deleteMode = "404-but-listed";
+      e2b.faults.kill = "404-but-alive";
       expect(await sb.release()).toMatchObject({ outcome: "unconfirmed" });
+      // 204 on kill while the sandbox runs on: not confirmed either.
+      e2b.faults.kill = "ack-but-alive";
+      expect(await sb.release()).toMatchObject({ outcome: "unconfirmed" });
+      expect(e2b.alive()).toContain(sb.id);
       // A kill that never settles hits the outer deadline.
-      fake.deleteMode = "hang";
+      e2b.faults.kill = "hang";
       const t0 = Date.now();
-      const hung = await releaseE2BSandbox(sb.id, { apiKey: fake.apiKey, apiUrl: fake.url }, 500);
+      const hung = await releaseE2BSandbox(sb.id, { apiKey: e2b.apiKey, apiUrl: e2b.apiUrl }, 500);
       expect(hung).toMatchObject({ outcome: "unconfirmed" });
       expect(hung.reason).toContain("500 ms");
       expect(Date.now() - t0).toBeLessThan(5_000);
-      // Normal: DELETE reached the fake server (debug did not short-circuit it) and confirmed.
-      fake.deleteMode = "normal";
+      // Normal: DELETE reached the server (debug did not short-circuit it) and confirmed.
+      e2b.faults.kill = "normal";
       expect(await sb.release()).toMatchObject({ outcome: "released" });
       // Already gone: kill 404 then getInfo 404 → released.
       expect(await sb.release()).toMatchObject({ outcome: "released", reason: expect.stringContaining("already gone") });
-      expect(fake.calls.filter((c) => c === `DELETE /sandboxes/${sb.id}`).length).toBeGreaterThanOrEqual(3);
+      expect(e2b.calls.filter((c) => c === `DELETE /sandboxes/${sb.id}`).length).toBeGreaterThanOrEqual(3);
     } finally {
       if (before === undefined) delete process.env.E2B_DEBUG;
       else process.env.E2B_DEBUG = before;
@@ -98,7 +102,7 @@ describe("e2b sandbox provider (real SDK, fake server)", () => {
   });
 
   test("a missing key is a clear error before any call", async () => {
-    const n = fake.calls.length;
+    const n = e2b.calls.length;
     const missing = await createE2BSandboxProvider({ apiKey: undefined })
       .create({ runId: "r3", image: "base" })
       .then(
@@ -116,7 +120,7 @@ describe("e2b sandbox provider (real SDK, fake server)", () => {
     }
     expect(missing!.next).toContain("E2B_API_KEY");
     await expect(provider({ apiKey: "e2b_wrong" }).create({ runId: "r3", image: "base" })).rejects.toMatchObject({ code: "HUMANISH_SANDBOX_CREATE_FAILED" });
-    expect(fake.calls.length).toBe(n + 1);
+    expect(e2b.calls.length).toBe(n + 1);
   });
 });
 
@@ -133,20 +137,20 @@ describe("env server on the e2b backend", () => {
       };
       expect(reset.body.done).toBe(false);
       const id = reset.body.metadata.sandbox_id;
-      expect(fake.alive()).toContain(id);
+      expect(e2b.alive()).toContain(id);
       const s = { body: await ws.step(terminal({ command: "cd /home/user && cp seed.txt out.txt && cat out.txt" })) };
       expect(s.body.observation.result).toMatchObject({ exit_code: 0, stdout: "seeded\n" });
       const fin = { body: await ws.step(terminal({ final_answer: "ok" })) };
       expect(fin.body).toMatchObject({ done: true, reward: 0.75 });
       expect(await ws.state()).toMatchObject({ backend: "e2b", reward_source: "override", verify_passed: 2, last_reward: 0.75 });
-      expect(fake.alive()).not.toContain(id);
+      expect(e2b.alive()).not.toContain(id);
       // A second episode left running is released at shutdown.
       const r2 = { body: await ws.reset({}) };
       const id2 = r2.body.metadata.sandbox_id;
       const summary = await server.stop();
       expect(summary).toMatchObject({ released: 1, unconfirmed: 0 });
       expect(summary.proofs[0]).toMatchObject({ id: id2, provider: "e2b", outcome: "released" });
-      expect(fake.alive()).not.toContain(id2);
+      expect(e2b.alive()).not.toContain(id2);
     } finally {
       ws.close();
       await server.stop();
@@ -163,12 +167,12 @@ describe("env server on the e2b backend", () => {
     });
     const ws = await WsClient.connect(server.url);
     const id = (await ws.reset({})).metadata.sandbox_id;
-    fake.deleteMode = "hang";
+    e2b.faults.kill = "hang";
     const summary = await server.stop();
     expect(summary).toMatchObject({ released: 0, unconfirmed: 1 });
     expect(summary.proofs[0]).toMatchObject({ id, outcome: "unconfirmed" });
     expect(server.stats().ownedSandboxIds).toEqual([id]);
-    fake.deleteMode = "normal";
-    expect(await releaseE2BSandbox(id, { apiKey: fake.apiKey, apiUrl: fake.url })).toMatchObject({ outcome: "released" });
+    e2b.faults.kill = "normal";
+    expect(await releaseE2BSandbox(id, { apiKey: e2b.apiKey, apiUrl: e2b.apiUrl })).toMatchObject({ outcome: "released" });
   });
 });

@@ -234,23 +234,23 @@ describe("wrong-route fields are rejected, naming the field and the route it act
       /execution\.target must be local for a scripted-browser participant/,
     ],
     [
-      "serve on e2b-desktop",
+      "serve.command on e2b-desktop",
       () => {
         const l = cuaBase();
         l.execution = { target: "e2b-desktop" };
-        l.subject.serve = { static: { root: "x" } };
+        l.subject.serve = { command: "npm start" };
         return l;
       },
-      /subject\.serve only acts on execution\.target local/,
+      /subject\.serve\.command starts a process on this machine, which an E2B desktop cannot reach/,
     ],
     [
       "reference-only top-level key",
       () => {
         const l = terminalBase();
-        l.review = { scorer: { ref: "x" } };
+        l.review = { milestones: ["x"] };
         return l;
       },
-      /review is a reference humanish key that this humanish does not support; remove it$/,
+      /review\.milestones is a reference humanish key that this humanish does not support; remove it$/,
     ],
     [
       "allowPublicTargets",
@@ -708,17 +708,20 @@ describe("warnings for accepted fields that are not consumed", () => {
       { code: "HUMANISH_LAB_POLICY_DECLARATION_ONLY", path: "policies.allowProviderCredentials", message: expect.stringContaining("declaration only") },
     ]);
   });
-  test("e2b targets parse, route, and warn that they run dry only", () => {
+  test("e2b targets parse and route, with no dry-run-only warning", () => {
     const c = codexBase();
     c.execution = { target: "e2b-terminal" };
     const r = accept(y(c));
     expect(selectLabBackend(r.config)).toBe("terminal");
-    expect(r.warnings.map((w) => [w.code, w.path])).toEqual([["HUMANISH_LAB_TARGET_DRY_RUN_ONLY", "execution.target"]]);
+    // e2b-terminal runs live: no dry-run-only warning.
+    expect(r.warnings).toEqual([]);
+    // e2b-desktop runs live too, on a public https URL (or an app served inside the desktop).
     const u = cuaBase();
     u.execution = { target: "e2b-desktop" };
+    u.subject.appUrl = "https://demo.example.com/";
     const s = accept(y(u));
     expect(selectLabBackend(s.config)).toBe("browser");
-    expect(s.warnings.map((w) => w.code)).toEqual(["HUMANISH_LAB_TARGET_DRY_RUN_ONLY"]);
+    expect(s.warnings).toEqual([]);
   });
 });
 

@@ -50,8 +50,16 @@ export interface CodexExecCommandInput {
   home: string;
   model?: string;
   reasoningEffort?: string;
-  /** The gateway as the sandbox reaches it: base URL and the per-seat token. */
-  gateway: { baseURL: string; token: string };
+  /** The gateway as the sandbox reaches it: base URL and the per-seat token. Exactly one of `gateway` and `direct`. */
+  gateway?: { baseURL: string; token: string };
+  /**
+   * No gateway (a hosted sandbox): Codex's built-in OpenAI provider reaches the model itself.
+   * `openai-env`: `key` is the command's `CODEX_API_KEY`; `openai-egress`: the command gets a
+   * placeholder and the system CA bundle, the real key lives in the sandbox's egress rule.
+   */
+  direct?: { auth: "openai-env" | "openai-egress" };
+  /** argv that starts Codex (default `["codex"]`), e.g. `["npx", "-y", "@openai/codex@0.171.0"]`. */
+  launcher?: string[];
   /** `openai-env` only: the real key, added as `OPENAI_API_KEY` (the agent holds it; Codex does not use it). */
   key?: RuntimeKey;
   /** Non-secret env added to the command (e.g. CA trust); never overrides HOME or the key names. */
@@ -92,14 +100,45 @@ export function codexProviderOverrides(baseURL: string): string[] {
  * cannot be answered without stdin. The env carries the gateway token as `CODEX_API_KEY`.
  */
 export function buildCodexExecCommand(input: CodexExecCommandInput): CodexExecCommand {
-  const argv = ["codex", "exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--cd", input.workdir];
-  argv.push(...codexProviderOverrides(input.gateway.baseURL));
+  const argv = [
+    ...(input.launcher ?? ["codex"]),
+    "exec",
+    "--json",
+    "--skip-git-repo-check",
+    "--dangerously-bypass-approvals-and-sandbox",
+    "--cd",
+    input.workdir,
+  ];
+  if (input.gateway) argv.push(...codexProviderOverrides(input.gateway.baseURL));
+  else if (input.direct?.auth === "openai-egress") argv.push(...EGRESS_PROVIDER_PINS);
   if (input.model) argv.push("--model", input.model);
   if (input.reasoningEffort) argv.push("-c", `model_reasoning_effort="${input.reasoningEffort}"`);
   argv.push(input.prompt);
-  const env: Record<string, string> = { ...(input.extraEnv ?? {}), HOME: input.home, CODEX_API_KEY: input.gateway.token };
-  if (input.key) env.OPENAI_API_KEY = input.key.value;
+  const env: Record<string, string> = { ...(input.extraEnv ?? {}), HOME: input.home };
+  if (input.gateway) {
+    env.CODEX_API_KEY = input.gateway.token;
+    if (input.key) env.OPENAI_API_KEY = input.key.value;
+  } else if (input.direct?.auth === "openai-egress") {
+    env.CODEX_API_KEY = EGRESS_KEY_PLACEHOLDER;
+    env.CODEX_CA_CERTIFICATE = SYSTEM_CA_BUNDLE;
+  } else if (input.key) {
+    env.CODEX_API_KEY = input.key.value;
+  }
   return { argv, env, envNames: Object.keys(env).sort() };
+}
+
+/** What Codex sends as its key in `openai-egress` mode: the E2B proxy replaces the header. Not a secret. */
+export const EGRESS_KEY_PLACEHOLDER = "humanish-egress-auth-placeholder";
+/** The system CA bundle Codex trusts in `openai-egress` mode (the E2B proxy re-signs TLS). */
+export const SYSTEM_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt";
+/** The model host the egress rule carries the key for. */
+export const OPENAI_API_HOST = "api.openai.com";
+/** Pins Codex to its built-in OpenAI provider at the public base URL, so the egress rule matches. */
+const EGRESS_PROVIDER_PINS = ["-c", 'model_provider="openai"', "-c", `openai_base_url="https://${OPENAI_API_HOST}/v1"`];
+
+/** argv that starts the exact Codex version through npx (no global install). */
+export function npxLauncher(version: string): string[] {
+  return ["npx", "-y", `${CODEX_PACKAGE}@${version}`];
 }
 
 /** argv that asks the npm registry (from inside the sandbox) which exact version `latest` is. */
@@ -112,9 +151,9 @@ export function npmInstallArgv(version: string): string[] {
   return ["npm", "install", "--global", "--no-audit", "--no-fund", "--loglevel=error", `${CODEX_PACKAGE}@${version}`];
 }
 
-/** argv of the unkeyed version probe. */
-export function versionProbeArgv(): string[] {
-  return ["codex", "--version"];
+/** argv of the unkeyed version probe (default launcher `codex`). */
+export function versionProbeArgv(launcher: string[] = ["codex"]): string[] {
+  return [...launcher, "--version"];
 }
 
 /**

@@ -13,6 +13,14 @@
  * `OPENAI_API_KEY` — in that one command's env; stdin closed, the first-output and maxMinutes
  * deadlines; its JSONL stream becomes the actor trace. The model that served it and the cost
  * come from the gateway's ledger; Codex's turn sums are only a cross-check.
+ *
+ * With the `npx` launcher (hosted sandboxes) there is no global install: `latest` is resolved
+ * once per study (a {@link LatestVersion} shared by the seats), then the unkeyed probe
+ * `npx -y @openai/codex@<exact> --version` (60 s) must print exactly `codex-cli <exact>`, and
+ * the exec runs the same `npx -y @openai/codex@<exact>`. Without a gateway (`modelDirect`),
+ * Codex uses its built-in OpenAI provider: the key in the command's `CODEX_API_KEY`
+ * (`openai-env`), or a placeholder plus the system CA bundle while the real key lives in the
+ * sandbox's egress rule (`openai-egress`).
  */
 import { HumanishError } from "../../errors.ts";
 import type { Sandbox } from "../../sandbox/types.ts";
@@ -26,6 +34,7 @@ import {
   isExactSemver,
   npmInstallArgv,
   npmResolveLatestArgv,
+  npxLauncher,
   parseCodexVersion,
   parseNpmViewVersion,
   versionProbeArgv,
@@ -41,6 +50,31 @@ export interface CodexExecSpec {
   model?: string;
   /** `actors[0].reasoningEffort`, passed as `-c model_reasoning_effort="<e>"`. */
   reasoningEffort?: string;
+  /** `global-install` (default: `npm install -g` as root) or `npx` (run the exact version through npx). */
+  launcher?: "global-install" | "npx";
+  /** Shared by a study's seats so `latest` is resolved once (default: this participant's own). */
+  latest?: LatestVersion;
+}
+
+/** `latest` resolved once: the first caller's resolution (in its own sandbox) is every caller's answer. */
+export interface LatestVersion {
+  resolve(inSandbox: () => Promise<string>): Promise<string>;
+}
+
+/** A fresh {@link LatestVersion} (one per study). A failed resolution is not kept: the next caller tries again. */
+export function latestOnce(): LatestVersion {
+  let pending: Promise<string> | undefined;
+  return {
+    resolve(inSandbox) {
+      if (!pending) {
+        pending = inSandbox();
+        pending.catch(() => {
+          pending = undefined;
+        });
+      }
+      return pending;
+    },
+  };
 }
 
 /**
@@ -69,6 +103,7 @@ export function createCodexExec(spec: CodexExecSpec): TerminalParticipant {
     });
   }
   const descriptor = findActor("codex-exec") as ActorDescriptor;
+  const latest = spec.latest ?? latestOnce();
   const rt: ActorRuntime = {
     schema: "humanish.actor-runtime.v1",
     package: CODEX_PACKAGE,
@@ -82,7 +117,7 @@ export function createCodexExec(spec: CodexExecSpec): TerminalParticipant {
   return {
     descriptor,
     runtime: () => ({ ...rt }),
-    prepare: (ctx) => prepareCodex(spec, rt, ctx),
+    prepare: (ctx) => prepareCodex(spec, rt, ctx, latest),
     run: (ctx) => runCodex(spec, rt, ctx),
   };
 }
@@ -122,25 +157,37 @@ function interruptedCheck(ctx: PrepareContext): void {
   }
 }
 
-async function prepareCodex(spec: CodexExecSpec, rt: ActorRuntime, ctx: PrepareContext): Promise<void> {
+async function resolveLatest(ctx: PrepareContext, npmEnv: Record<string, string>): Promise<string> {
+  ctx.recorder.progress(`resolving ${CODEX_PACKAGE}@latest`);
+  const r = await setupExec(ctx.sandbox, ctx, "codex-resolve-latest", npmResolveLatestArgv(), "root", npmEnv, CODEX_SETUP_TIMEOUTS.resolveMs);
+  interruptedCheck(ctx);
+  const resolved = r.exitCode === 0 ? parseNpmViewVersion(r.stdout) : undefined;
+  if (!resolved) {
+    ctx.recorder.lifecycle("terminal-lab.runtime.version.error", `could not resolve ${CODEX_PACKAGE}@latest (exit ${r.exitCode})`);
+    throw new HumanishError(
+      "HUMANISH_TERMINAL_LAB_RUNTIME_RESOLVE_FAILED",
+      `Could not resolve ${CODEX_PACKAGE}@latest to an exact version inside the sandbox (npm view exited ${r.exitCode}${r.timedOut ? ", timed out" : ""}).`,
+      { next: "Pin execution.runtime.version to an exact version, and make sure the sandbox can reach the npm registry (execution.network: bridge)." },
+    );
+  }
+  return resolved;
+}
+
+async function prepareCodex(spec: CodexExecSpec, rt: ActorRuntime, ctx: PrepareContext, latest: LatestVersion): Promise<void> {
   const npmEnv = { ...ctx.networkEnv, npm_config_update_notifier: "false", HOME: "/root" };
   let version = spec.version;
   if (version === undefined) {
-    ctx.recorder.progress(`resolving ${CODEX_PACKAGE}@latest`);
-    const r = await setupExec(ctx.sandbox, ctx, "codex-resolve-latest", npmResolveLatestArgv(), "root", npmEnv, CODEX_SETUP_TIMEOUTS.resolveMs);
-    interruptedCheck(ctx);
-    const resolved = r.exitCode === 0 ? parseNpmViewVersion(r.stdout) : undefined;
-    if (!resolved) {
-      ctx.recorder.lifecycle("terminal-lab.runtime.version.error", `could not resolve ${CODEX_PACKAGE}@latest (exit ${r.exitCode})`);
-      throw new HumanishError(
-        "HUMANISH_TERMINAL_LAB_RUNTIME_RESOLVE_FAILED",
-        `Could not resolve ${CODEX_PACKAGE}@latest to an exact version inside the sandbox (npm view exited ${r.exitCode}${r.timedOut ? ", timed out" : ""}).`,
-        { next: "Pin execution.runtime.version to an exact version, and make sure the sandbox can reach the npm registry (execution.network: bridge)." },
-      );
-    }
-    version = resolved;
-    ctx.recorder.lifecycle("terminal-lab.runtime.resolved", `${CODEX_PACKAGE}@latest resolved once to ${resolved}`);
+    let first = false;
+    version = await latest.resolve(() => {
+      first = true;
+      return resolveLatest(ctx, npmEnv);
+    });
+    ctx.recorder.lifecycle(
+      "terminal-lab.runtime.resolved",
+      `${CODEX_PACKAGE}@latest resolved once to ${version}${first ? "" : " (by another seat of this study)"}`,
+    );
   }
+  if (spec.launcher === "npx") return probeNpx(rt, ctx, version);
 
   ctx.recorder.progress(`installing ${CODEX_PACKAGE}@${version}`);
   const inst = await setupExec(ctx.sandbox, ctx, "codex-install", npmInstallArgv(version), "root", npmEnv, CODEX_SETUP_TIMEOUTS.installMs);
@@ -168,6 +215,27 @@ async function prepareCodex(spec: CodexExecSpec, rt: ActorRuntime, ctx: PrepareC
   interruptedCheck(ctx);
   const observed = probe.exitCode === 0 ? parseCodexVersion(probe.stdout) : undefined;
   if (observed !== undefined) rt.observedVersion = observed;
+  checkObserved(rt, ctx, version, observed, probe);
+}
+
+/** The npx launcher's probe: `npx -y @openai/codex@<version> --version` as the participant, unkeyed. */
+async function probeNpx(rt: ActorRuntime, ctx: PrepareContext, version: string): Promise<void> {
+  ctx.recorder.progress(`probing ${CODEX_PACKAGE}@${version} --version through npx (no key)`);
+  const env = { ...ctx.networkEnv, HOME: `/home/${ctx.user}`, npm_config_update_notifier: "false" };
+  const probe = await setupExec(ctx.sandbox, ctx, "codex-version-probe", versionProbeArgv(npxLauncher(version)), ctx.user, env, CODEX_SETUP_TIMEOUTS.probeMs);
+  interruptedCheck(ctx);
+  const observed = probe.exitCode === 0 ? parseCodexVersion(probe.stdout) : undefined;
+  if (observed !== undefined) rt.observedVersion = observed;
+  checkObserved(rt, ctx, version, observed, probe);
+}
+
+function checkObserved(
+  rt: ActorRuntime,
+  ctx: PrepareContext,
+  version: string,
+  observed: string | undefined,
+  probe: { exitCode: number; stdout: string; timedOut: boolean },
+): void {
   if (observed === undefined || observed !== version) {
     rt.versionStatus = "failed";
     const saw = observed ? `codex-cli ${observed}` : JSON.stringify(tailText(probe.stdout, 120));
@@ -182,6 +250,17 @@ async function prepareCodex(spec: CodexExecSpec, rt: ActorRuntime, ctx: PrepareC
   ctx.recorder.lifecycle("terminal-lab.runtime.version", `codex-cli ${observed} verified (requested ${rt.requestedVersion})`);
 }
 
+/** The lifecycle sentence on where the key is and what the agent could still spend with. */
+function runtimeAuthNote(gw: RunContext["modelGateway"], auth: "openai-env" | "openai-egress", source: string | undefined): string {
+  if (gw)
+    return auth === "openai-egress"
+      ? `openai-egress: codex reaches ${gw.baseURL} with a per-seat gateway token (CODEX_API_KEY); the real key stays in the host's gateway`
+      : `openai-env: codex reaches ${gw.baseURL} with a per-seat gateway token (CODEX_API_KEY); the real key from ${source} is also in its env as OPENAI_API_KEY (the agent holds a spendable key)`;
+  return auth === "openai-egress"
+    ? "openai-egress: codex reaches https://api.openai.com/v1 with a placeholder CODEX_API_KEY; the real key lives only in the sandbox's egress rule for api.openai.com (residual capability: any process in the sandbox can spend through that rule until the sandbox is gone; the cap is after-the-fact)"
+    : `openai-env: codex reaches https://api.openai.com/v1 directly with the real key from ${source} as CODEX_API_KEY in that one command's env (residual capability: the agent and its child processes hold a spendable key; the cap is after-the-fact)`;
+}
+
 async function runCodex(spec: CodexExecSpec, rt: ActorRuntime, ctx: RunContext): Promise<TerminalParticipantOutcome> {
   if (rt.versionStatus !== "verified") {
     throw new HumanishError("HUMANISH_TERMINAL_LAB_RUNTIME_UNVERIFIED", "codex-exec cannot run before its version probe passed.", {
@@ -189,12 +268,14 @@ async function runCodex(spec: CodexExecSpec, rt: ActorRuntime, ctx: RunContext):
     });
   }
   const gw = ctx.modelGateway;
-  if (!gw) {
+  const direct = gw ? undefined : ctx.modelDirect;
+  if (!gw && !direct) {
     throw new HumanishError("HUMANISH_TERMINAL_LAB_RUNTIME_UNVERIFIED", "codex-exec cannot run without its model gateway.", {
       next: "This is a harness bug: the terminal route starts the gateway for a codex-exec seat.",
     });
   }
-  if (gw.auth === "openai-env" && !ctx.runtimeKey) {
+  const auth = gw?.auth ?? direct?.auth ?? "openai-env";
+  if (auth === "openai-env" && !ctx.runtimeKey) {
     throw new HumanishError("HUMANISH_TERMINAL_LAB_RUNTIME_AUTH_MISSING", "codex-exec in openai-env mode needs CODEX_API_KEY or OPENAI_API_KEY.", {
       next: "Set CODEX_API_KEY (or OPENAI_API_KEY) in the environment or an --env-file.",
     });
@@ -206,16 +287,12 @@ async function runCodex(spec: CodexExecSpec, rt: ActorRuntime, ctx: RunContext):
     home: `/home/${ctx.user}`,
     model: codexModel(spec),
     reasoningEffort: spec.reasoningEffort,
-    gateway: { baseURL: gw.baseURL, token: gw.token },
-    ...(gw.auth === "openai-env" && ctx.runtimeKey ? { key: ctx.runtimeKey } : {}),
+    ...(gw ? { gateway: { baseURL: gw.baseURL, token: gw.token } } : { direct: { auth } }),
+    ...(spec.launcher === "npx" && rt.observedVersion ? { launcher: npxLauncher(rt.observedVersion) } : {}),
+    ...(auth === "openai-env" && ctx.runtimeKey ? { key: ctx.runtimeKey } : {}),
     extraEnv: ctx.networkEnv,
   });
-  ctx.recorder.lifecycle(
-    "terminal-lab.runtime-auth",
-    gw.auth === "openai-egress"
-      ? `openai-egress: codex reaches ${gw.baseURL} with a per-seat gateway token (CODEX_API_KEY); the real key stays in the host's gateway`
-      : `openai-env: codex reaches ${gw.baseURL} with a per-seat gateway token (CODEX_API_KEY); the real key from ${ctx.runtimeKey?.sourceName} is also in its env as OPENAI_API_KEY (the agent holds a spendable key)`,
-  );
+  ctx.recorder.lifecycle("terminal-lab.runtime-auth", runtimeAuthNote(gw, auth, ctx.runtimeKey?.sourceName));
   ctx.recorder.lifecycle("terminal-lab.exec.started", `codex exec (stdin disabled), codex-cli ${rt.observedVersion}`);
   ctx.recorder.progress("codex exec started");
   const stream = new CodexEventStream(ctx.redact, (d) => ctx.recorder.progress(d));

@@ -90,6 +90,11 @@ export interface RunContext extends PrepareContext {
   runtimeKey?: RuntimeKey;
   /** The seat's model gateway, as the sandbox reaches it (model-driven participants only). */
   modelGateway?: ModelGatewayAccess;
+  /**
+   * No gateway: the model is reached directly from the sandbox (hosted lanes), the key held as
+   * `auth` says — `openai-env` in the command's env, `openai-egress` in the sandbox's egress rule.
+   */
+  modelDirect?: { auth: "openai-env" | "openai-egress" };
   /** The route's redactor: literal scrub of provisioned secrets, then secret/path shapes. */
   redact: (text: string) => string;
 }

@@ -11,6 +11,8 @@
 import { artifactRootFor, isSafeRunSegment } from "../paths.ts";
 import type { VerifyCheck, VerifyResult } from "../schemas.ts";
 import type { TrustSet } from "../signing/trust.ts";
+import { adapterOutput } from "./checks-adapter.ts";
+import { analysisRecords } from "./checks-analysis.ts";
 import { runBundleShape, runJsonExists, runSchema } from "./checks-bundle.ts";
 import { artifactSchemas, browserEvidence, screenshotsAdmitted, terminalEvidence } from "./checks-evidence.ts";
 import { artifactsIntact, bundleSignature, noUnlistedFiles, publicSafetyScan, redactionPassed, storageContainment } from "./checks-files.ts";
@@ -60,6 +62,8 @@ export const CHECKS: readonly (readonly [name: string, check: Check])[] = [
   ["cost labeling", costLabeling],
   ["actor engagement", actorEngagement],
   ["verdict consistency", verdictConsistency],
+  ["analysis records", analysisRecords],
+  ["adapter output", adapterOutput],
 ];
 
 /** Most problems spelled out in one check's message. */

@@ -1,5 +1,6 @@
 /** `humanish lab list | inspect | run` — parse and print; the study itself lives in src/routes/. */
 import { relative } from "node:path";
+import { loadScorer } from "../../adapters/load.ts";
 import { assertRunId, newRunId } from "../../bundle/index.ts";
 import { HumanishError } from "../../errors.ts";
 import { type LabConfig, type LabOrigin, type LoadedLab, listLabs, loadLab, MAX_SEATS, parseLab, resolveLabMode, selectLabBackend } from "../../lab/index.ts";
@@ -63,6 +64,14 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
   }
   const loaded = withSeatCount(await loadLab(ctx.args.lab!, ctx.cwd), strFlag(ctx, "count"));
   const route = selectLabBackend(loaded.config);
+  // The product adapter loads fail-closed here, before any engine, key, sandbox or spend.
+  const scorerFlag = strFlag(ctx, "scorer");
+  const scorer = await loadScorer({
+    config: loaded.config,
+    ...(loaded.path ? { labPath: loaded.path } : {}),
+    ...(scorerFlag !== undefined ? { flag: scorerFlag } : {}),
+    cwd: ctx.cwd,
+  });
   const quickStart = isQuickStartLab(ctx.args.lab!, loaded.origin) && !ctx.flags.live && !ctx.flags["dry-run"];
   let { mode, modeReason } = flagOrLabMode(ctx, loaded.config);
   const requested = strFlag(ctx, "run-id");
@@ -130,6 +139,7 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
     secrets: ctx.secrets,
     signal: controller.signal,
     progress: display ? (e) => display.update(e) : () => {},
+    ...(scorer ? { scorer } : {}),
   };
   let result: StudyResult;
   try {
@@ -239,6 +249,14 @@ function renderStudy(r: StudyResult & { lab: string; modeReason?: ModeReason }):
   const dir = r.runDir;
   const lines = [`${r.lab} · ${r.route} · ${r.mode}`, r.verdict];
   for (const p of r.participants) lines.push(`participant ${p.id}: ${p.status} (${p.completionReason})`);
+  if (r.adapter) {
+    const s = r.adapter.score;
+    lines.push(
+      r.adapter.hooks === "loaded-only"
+        ? `adapter: ${r.adapter.ref} loaded (dry run: no hook ran)`
+        : `adapter: ${s ? `${s.namespace} ${s.status} ${s.score}/100 — ${s.summary}` : "no score"} · ${r.adapter.feedbackCandidates} feedback candidate(s) · ${r.adapter.artifacts.length} file(s)`,
+    );
+  }
   lines.push(`run:    ${dir}`);
   lines.push(`verify: ${r.verify.ok ? "ok" : "FAILED"} · ${r.verify.shareSafety}`);
   lines.push(`report: ${dir}/report/index.html`);

@@ -6,13 +6,17 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { checkCodexAccountLauncher } from "../../actors/codex-account/readiness.ts";
 import { codexModel } from "../../actors/codex-exec/index.ts";
 import { dockerClientFor } from "../../docker/index.ts";
 import { HumanishError } from "../../errors.ts";
 import { loadLab, selectLabBackend } from "../../lab/index.ts";
+import { checkE2BDesktopLab, DEFAULT_E2B_DESKTOP_TEMPLATE } from "../../lanes/e2b-desktop/doctor.ts";
+import { checkE2BTemplate } from "../../lanes/e2b-terminal/preflight.ts";
 import { modelReadiness } from "../../models/readiness.ts";
 import { type PruneResult, pruneImages } from "../../runtime/prune.ts";
 import { type RuntimeResult, runtimeStatus as readRuntimeStatus, type SetupOnly, runtimeSetup as setupRuntime } from "../../runtime/status.ts";
+import { DEFAULT_E2B_TEMPLATE } from "../../sandbox/e2b.ts";
 import { type CommandOutcome, inertText } from "../output.ts";
 import { type CommandContext, intFlag, strFlag } from "./context.ts";
 
@@ -129,6 +133,7 @@ export async function doctorCommand(ctx: CommandContext): Promise<CommandOutcome
   let route: string | undefined;
   let actorType: string | undefined;
   let target: string | undefined;
+  let e2bTemplate: string | undefined;
   const labRef = strFlag(ctx, "lab");
   if (labRef !== undefined) {
     try {
@@ -136,6 +141,7 @@ export async function doctorCommand(ctx: CommandContext): Promise<CommandOutcome
       route = selectLabBackend(loaded.config);
       actorType = loaded.config.actors[0]?.type;
       target = loaded.config.execution?.target;
+      e2bTemplate = (loaded.config.execution as { template?: string }).template;
       add("lab", true, true, `${loaded.config.id}: ${route} route, actor ${actorType}, target ${target} (${loaded.warnings.length} warning(s))`);
       const actor = loaded.config.actors[0];
       if (actor?.type === "codex-exec") {
@@ -144,6 +150,11 @@ export async function doctorCommand(ctx: CommandContext): Promise<CommandOutcome
         for (const row of modelReadiness({ model: codexModel(actor), maxUsd, runtimeAuth: ex.runtimeAuth ?? "openai-env", env: ctx.env })) {
           add(row.name, row.ok, row.required, row.message);
         }
+      }
+      // Codex account seats: launch and close the restricted app-server, no model call.
+      if (loaded.config.actors.some((a) => (a as { localAgent?: string }).localAgent === "codex")) {
+        const r = await checkCodexAccountLauncher(ctx.env);
+        add("codex account launcher", r.ok, true, r.ok ? r.message : `${r.message}${r.next ? ` — ${r.next}` : ""}`);
       }
     } catch (e) {
       add("lab", false, true, e instanceof Error ? e.message : String(e));
@@ -191,6 +202,14 @@ export async function doctorCommand(ctx: CommandContext): Promise<CommandOutcome
     target === "e2b-terminal" || target === "e2b-desktop",
     has("E2B_API_KEY") ? "set" : "not set (needed for e2b targets)",
   );
+  if (target === "e2b-terminal") {
+    // The template is looked up by name; nothing is created.
+    for (const c of await checkE2BTemplate(ctx.env, e2bTemplate ?? DEFAULT_E2B_TEMPLATE))
+      add(c.name, c.ok, true, c.ok ? c.detail : `${c.detail}${c.next ? ` — ${c.next}` : ""}`);
+  } else if (target === "e2b-desktop") {
+    for (const c of await checkE2BDesktopLab(ctx.env, e2bTemplate ?? DEFAULT_E2B_DESKTOP_TEMPLATE))
+      add(c.name, c.ok, true, c.ok ? c.detail : `${c.detail}${c.next ? ` — ${c.next}` : ""}`);
+  }
   const ok = checks.every((c) => c.ok || !c.required);
   const human = checks.map((c) => `${c.ok ? "✓" : c.required ? "✗" : "·"} ${c.name.padEnd(34)} ${c.message}`).join("\n");
   const failed = checks.filter((c) => !c.ok && c.required);

@@ -24,8 +24,8 @@ import { releaseContainer } from "../../sandbox/index.ts";
 import type { ReleaseProof, Sandbox, SandboxProvider } from "../../sandbox/types.ts";
 import { evidenceSummary, type SeatEvidence, type StudyError, seatFolder } from "../../study/evidence.ts";
 import type { Lane, SeatHooks, SeatRelease, SeatSpec } from "../../study/types.ts";
-import { briefDigest, composeBrief, DEFAULT_PERSONA, newNonce } from "./brief.ts";
-import { SANDBOX_CA_PATH, type SandboxCa } from "./ca.ts";
+import { briefDigest, composeBrief, DEFAULT_PERSONA, newNonce } from "../../terminal/brief.ts";
+import { SANDBOX_CA_PATH, type SandboxCa } from "../../terminal/ca.ts";
 import {
   ACTOR_TRACE_FILE,
   buildActorTrace,
@@ -35,15 +35,16 @@ import {
   isoDate,
   participantRecord,
   providerCostLine,
-} from "./evidence.ts";
+} from "../../terminal/evidence.ts";
+import { createTerminalParticipant, type TerminalPlan } from "../../terminal/plan.ts";
+import { Interrupted, PARTICIPANT_USER, readyProbe, runInstall } from "../../terminal/provision.ts";
+import { createTerminalRecording, TERMINAL_EVENTS_FILE, type TerminalRecording } from "../../terminal/recorder.ts";
+import { runTaskChecks } from "../../terminal/tasks.ts";
 import { ledgerProviderLine, MODEL_LEDGER_FILE, refusedRequestsNote, turnSumMismatch } from "./model-evidence.ts";
 import { type ModelSeat, startSandboxForwarder } from "./model-seat.ts";
-import { createTerminalParticipant, type EngineReady, type TerminalPlan } from "./preflight.ts";
-import { Interrupted, PARTICIPANT_USER, readyProbe, runInstall } from "./provision.ts";
-import { createTerminalRecording, TERMINAL_EVENTS_FILE, type TerminalRecording } from "./recorder.ts";
-import { runTaskChecks } from "./tasks.ts";
+import type { EngineReady } from "./preflight.ts";
 
-export { INSTALL_TIMEOUT_MS, installFailureHint, PARTICIPANT_USER } from "./provision.ts";
+export { INSTALL_TIMEOUT_MS, installFailureHint, PARTICIPANT_USER } from "../../terminal/provision.ts";
 
 /** Default first-output deadline of a participant command, ms. */
 export const DEFAULT_FIRST_OUTPUT_MS = 90_000;

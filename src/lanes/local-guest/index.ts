@@ -1,7 +1,8 @@
 /**
  * The `local` guest lane: each seat gets its own Docker guest desktop (real Chromium under its
  * own sandbox, browser control over a socket) and a browser participant on it: the scripted
- * one, or the OpenAI computer-use loop (its key stays in this host process).
+ * one, the OpenAI computer-use loop (its key stays in this host process), or a local agent (the
+ * operator's signed-in Codex CLI in a restricted app-server session on this host).
  *
  *   prepare      allocate the guest (the exact id is appended, fsync, to sandbox-receipts.ndjson before it is provisioned)
  *   openSession  the participant gets the guest's browser-control executor
@@ -12,6 +13,10 @@
  * Study-level pieces (serving the app, the guest image) are the route's; this lane only sees one
  * seat at a time.
  */
+
+import { DEFAULT_LOCAL_AGENT_PERSONA, type LocalAgentOutcome, localAgentBrief, runLocalAgentSeat } from "../../actors/codex-account/participant.ts";
+import { localAgentCostLine, localAgentTrace } from "../../actors/codex-account/participant-trace.ts";
+import type { CodexAccountSession } from "../../actors/codex-account/types.ts";
 import {
   briefDigest,
   type ComputerUseOutcome,
@@ -25,7 +30,7 @@ import { evaluateCheck, runScriptedBrowser, type ScriptedBrowserOutcome } from "
 import type { ActorTrace, CleanupProof, DesktopGeometry, LifecycleEvent, RunParticipant, TaskResult, TraceItem } from "../../bundle/schemas.ts";
 import type { RunWriter } from "../../bundle/writer.ts";
 import type { DockerClient } from "../../docker/index.ts";
-import type { BrowserTask, ComputerUseActor, DeviceName, DevicePreset, ScriptedBrowserActor } from "../../lab/schema.ts";
+import type { BrowserTask, ComputerUseActor, DeviceName, DevicePreset, LocalAgentActor, ScriptedBrowserActor } from "../../lab/schema.ts";
 import { SpendBudget } from "../../models/index.ts";
 import { allocateDesktop, type LocalDesktop } from "../../runtime/desktop.ts";
 import type { GuestImage } from "../../runtime/guest-image.ts";
@@ -51,9 +56,11 @@ export interface LocalGuestLaneOptions {
   runId: string;
   /** Project directory (labels the guest for the orphan sweep). */
   cwd: string;
-  actor: ScriptedBrowserActor | ComputerUseActor;
+  actor: ScriptedBrowserActor | ComputerUseActor | LocalAgentActor;
   /** For an `openai-computer-use` actor: what its live preflight resolved (model, endpoint, key). */
   computerUse?: ComputerUseReadiness;
+  /** For a `local-agent` actor: starts one restricted account session for a seat (closed by the lane). */
+  localAgent?: { startSession: (signal: AbortSignal) => Promise<CodexAccountSession> };
   /** `scenario.caps` the computer-use loop enforces before every request (USD; null = unset). */
   caps?: { maxUsd: number | null; maxTotalUsd: number | null };
   appUrl: URL;
@@ -81,8 +88,8 @@ function seatPaths(seats: number, id: string) {
   };
 }
 
-/** What either browser participant returns (the computer-use outcome adds its requests and spend). */
-type BrowserOutcome = ScriptedBrowserOutcome | ComputerUseOutcome;
+/** What a browser participant returns (the computer-use outcome adds its requests and spend). */
+type BrowserOutcome = ScriptedBrowserOutcome | ComputerUseOutcome | LocalAgentOutcome;
 
 function checkTasks(tasks: readonly BrowserTask[], pid: string, outcome: BrowserOutcome | undefined, origin: string): TaskResult[] {
   const obs = outcome?.observations ?? [];
@@ -177,13 +184,21 @@ function guestSeat(o: LocalGuestLaneOptions, seat: SeatSpec, hooks: SeatHooks, s
     async openSession() {
       hooks.progress(
         "participate",
-        o.actor.type === "scripted-browser" ? `${o.actor.steps.length} step(s)` : `computer-use model ${o.computerUse?.model ?? "(unresolved)"}`,
+        o.actor.type === "scripted-browser"
+          ? `${o.actor.steps.length} step(s)`
+          : o.actor.type === "local-agent"
+            ? "local agent codex (signed-in account)"
+            : `computer-use model ${o.computerUse?.model ?? "(unresolved)"}`,
       );
     },
     async participate() {
       if (!desktop) return;
       if (o.actor.type === "openai-computer-use") {
         await participateComputerUse(o.actor, desktop);
+        return;
+      }
+      if (o.actor.type === "local-agent") {
+        await participateLocalAgent(o.actor, desktop);
         return;
       }
       const actor = o.actor;
@@ -253,6 +268,49 @@ function guestSeat(o: LocalGuestLaneOptions, seat: SeatSpec, hooks: SeatHooks, s
     outcome = ran.outcome;
     brief = ran.brief;
     log("browser-lab.participant.ended", `${pid}: ${outcome.status}/${outcome.completionReason}: ${outcome.reason}`);
+  }
+
+  /**
+   * The local agent on this seat's desktop, in its own restricted account session: started here,
+   * closed here whatever happened, and its release recorded beside the desktop's.
+   */
+  async function participateLocalAgent(actor: LocalAgentActor, d: LocalDesktop): Promise<void> {
+    if (!o.localAgent) throw new Error("local-agent seat without an account session");
+    brief = localAgentBrief(actor, { ...(seat.persona ? { persona: seat.persona } : {}), ...(seat.instruction ? { instruction: seat.instruction } : {}) });
+    const session = await o.localAgent.startSession(hooks.signal);
+    log(
+      "browser-lab.account.ready",
+      `${pid}: ${session.identity.transport} ${session.identity.cliVersion}, ${session.identity.authClass}, model ${session.identity.model} (${session.identity.effort}), billing ${session.identity.billing}`,
+    );
+    try {
+      outcome = await runLocalAgentSeat({
+        session,
+        executor: d.executor,
+        instructions: brief,
+        origin: o.appUrl.origin,
+        ...(actor.tasks ? { tasks: actor.tasks } : {}),
+        timeoutMs: o.sessionMs,
+        scrubText: redact,
+        signal: hooks.signal,
+        onTurn: (turn, note) => hooks.progress("participate", `turn ${turn}: ${note}`),
+      });
+      log("browser-lab.participant.ended", `${pid}: ${outcome.status}/${outcome.completionReason}: ${outcome.reason}`);
+    } finally {
+      const rel = await session.close();
+      cleanup.push({
+        id: `codex-app-server-${pid}`,
+        provider: "host",
+        kind: "app-server",
+        participantId: pid,
+        outcome: rel.outcome,
+        reason: redact(`${rel.reason}${rel.warning ? ` (${rel.warning})` : ""}${rel.keptDir ? `; private directory kept: ${rel.keptDir}` : ""}`),
+        at: new Date().toISOString(),
+      });
+      log(
+        rel.outcome === "released" ? "browser-lab.account.released" : "browser-lab.account.unconfirmed",
+        `${pid}: account session ${rel.outcome} (${rel.reason})`,
+      );
+    }
   }
 
   async function writeEvidence(): Promise<SeatEvidence<GuestSeatFacts>> {
@@ -336,7 +394,7 @@ function guestSeat(o: LocalGuestLaneOptions, seat: SeatSpec, hooks: SeatHooks, s
       participant,
       tasks,
       cleanup,
-      costLines: model?.costLines ?? [],
+      costLines: model?.costLines ?? (out && "identity" in out ? [localAgentCostLine(out, pid)] : []),
       lifecycle,
       ...(failure ? { failure } : {}),
       // The seat folder holds its trace; a seat stopped before its participant ran has none.
@@ -410,6 +468,37 @@ function guestSeat(o: LocalGuestLaneOptions, seat: SeatSpec, hooks: SeatHooks, s
     }
   }
 
+  async function writeLocalAgentTrace(
+    out: LocalAgentOutcome,
+    status: ActorTrace["status"],
+    completionReason: ActorTrace["completionReason"],
+    writeErrors: string[],
+  ): Promise<string | null> {
+    const shotPaths = await writeShots(out, writeErrors);
+    const a = o.actor as LocalAgentActor;
+    const trace: ActorTrace = {
+      ...localAgentTrace(out, {
+        participantId: pid,
+        model: out.identity.model,
+        personaId: seat.persona ?? a.persona ?? DEFAULT_LOCAL_AGENT_PERSONA,
+        promptDigest: briefDigest(brief ?? ""),
+        sessionId: desktop?.identity.generation ?? "none",
+        shotPaths,
+        redact,
+      }),
+      // The lane's status folds in the hidden checks, exactly as the participant record does.
+      status,
+      completionReason,
+    };
+    try {
+      await writer.writeJson(paths.trace, trace, { kind: "actor-trace" });
+      return paths.trace;
+    } catch (e) {
+      writeErrors.push(`${paths.trace}: ${e instanceof Error ? e.message : String(e)}`);
+      return null;
+    }
+  }
+
   async function writeTrace(
     out: BrowserOutcome,
     status: ActorTrace["status"],
@@ -417,6 +506,7 @@ function guestSeat(o: LocalGuestLaneOptions, seat: SeatSpec, hooks: SeatHooks, s
     writeErrors: string[],
   ): Promise<string | null> {
     if ("requests" in out) return writeComputerUseTrace(out, status, completionReason, writeErrors);
+    if ("identity" in out) return writeLocalAgentTrace(out, status, completionReason, writeErrors);
     const items: TraceItem[] = [];
     const shotPaths = await writeShots(out, writeErrors);
     let shotIndex = 0;

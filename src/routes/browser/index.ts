@@ -1,6 +1,6 @@
 /**
  * The browser route (ARCHITECTURE.md "Data flow"): `subject.source: app-url` (loopback only),
- * `execution.target: local`, actor `scripted-browser` or `openai-computer-use`. The route is thin: lab → plan → the
+ * `execution.target: local`, actor `scripted-browser`, `openai-computer-use` or `local-agent`. The route is thin: lab → plan → the
  * study runner with the `local` guest lane (src/lanes/local-guest), then the shared tail.
  *
  * Live: serve the app on loopback → ensure the guest image → plan the seats (lanes' devices, or
@@ -13,6 +13,8 @@
  */
 
 import os from "node:os";
+import { type CodexAccountSession, startCodexAccountSession } from "../../actors/codex-account/index.ts";
+import { refuseNumericCaps } from "../../actors/codex-account/profile.ts";
 import { computerUseModel, computerUsePreflight } from "../../actors/computer-use/index.ts";
 import { POLICY_BOUNDS } from "../../broker/index.ts";
 import type { CleanupProof, CostLine, LifecycleEvent } from "../../bundle/index.ts";
@@ -31,6 +33,7 @@ import { assembleStudy, notStartedRun, type SeatEvidence, type StudyError } from
 import { finishStudy } from "../../study/finish.ts";
 import { planStudyConcurrency, runSeats, type SeatsRun } from "../../study/index.ts";
 import type { ProgressEvent, StudyContext, StudyResult } from "../types.ts";
+import { type E2BDesktopStudyDeps, runE2BDesktopStudy } from "./e2b-desktop.ts";
 import { type AppServer, startApp } from "./serve.ts";
 
 /** Default wall-clock budget of one participant session when the lab sets none, ms. */
@@ -89,7 +92,12 @@ function planBrowserStudy(lab: LabConfig): { lab: BrowserLabConfig; actor: Brows
  * @throws HumanishError for preflight failures before any run directory exists:
  *   `HUMANISH_BROWSER_*` (route/actor/target/URL), `HUMANISH_RUN_ID_IN_USE`.
  */
-export async function runBrowserStudy(ctx: StudyContext<LabConfig>, deps: BrowserStudyDeps = {}): Promise<StudyResult> {
+export async function runBrowserStudy(ctx: StudyContext<LabConfig>, deps: BrowserStudyDeps & E2BDesktopStudyDeps = {}): Promise<StudyResult> {
+  // An E2B desktop study has its own preflight (the app must be reachable from E2B) and lane.
+  if (ctx.lab.subject.source === "app-url" && (ctx.lab as BrowserLabConfig).execution.target === "e2b-desktop") {
+    ctx.progress({ participant: "p1", phase: "preflight" });
+    return runE2BDesktopStudy(ctx as StudyContext<BrowserLabConfig>, deps);
+  }
   const plan = planBrowserStudy(ctx.lab);
   ctx.progress({ participant: "p1", phase: "preflight" });
   if (ctx.mode === "dry-run") return runDryRun(ctx as StudyContext<BrowserLabConfig>, plan);
@@ -116,7 +124,7 @@ async function runDryRun(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<t
   add("browser-lab.devices.declared", devices.map((d) => `${d.name} ${d.preset.width}x${d.preset.height}`).join(", "));
   add(
     "browser-lab.contract.ready",
-    `${actor.type === "scripted-browser" ? `${actor.steps.length} step(s)` : `computer-use model ${computerUseModel(actor)} (the key stays in the humanish host process), ${actor.stopWhen ? `${actor.stopWhen.any.length} stopWhen rule(s)` : "no stopWhen"}`}, ${(actor.tasks ?? []).length} task(s) with hidden checks; a live run needs --live (or scenario.mode: live)`,
+    `${contractNote(actor)}, ${(actor.tasks ?? []).length} task(s) with hidden checks; a live run needs --live (or scenario.mode: live)`,
   );
   const seats = devices.map((d) => d.seat);
   const deviceOf = new Map(devices.map((d) => [d.seat.id, d.name]));
@@ -149,6 +157,42 @@ async function runDryRun(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<t
     warnings: [],
     redactionNotes: "dry run: no participant output exists",
   });
+}
+
+/** What the dry run says the participant would be (no model text, no secret). */
+function contractNote(actor: BrowserActor): string {
+  if (actor.type === "scripted-browser") return `${actor.steps.length} step(s)`;
+  if (actor.type === "local-agent")
+    return "local agent codex: the operator's signed-in Codex CLI in a restricted app-server session on this host (billing account-unknown; the login never enters the guest)";
+  return `computer-use model ${computerUseModel(actor)} (the key stays in the humanish host process), ${actor.stopWhen ? `${actor.stopWhen.any.length} stopWhen rule(s)` : "no stopWhen"}`;
+}
+
+/**
+ * A local-agent study's preflight, before any run directory exists: an account seat's spend is
+ * invisible (`account-unknown`), so a USD cap could never hold and is refused; then one
+ * restricted session is started and closed without a model turn, so an unqualified CLI, login
+ * or configuration is refused here, once, with the launcher's reason. Each seat later starts
+ * its own session.
+ * @throws HumanishError `HUMANISH_CODEX_CAP_UNENFORCEABLE` naming the cap, the launcher's
+ *   `HUMANISH_CODEX_*` refusals, `HUMANISH_CODEX_CLEANUP_FAILED` when the probe's closure was
+ *   not confirmed.
+ */
+async function localAgentPreflight(
+  lab: BrowserLabConfig,
+  env: Record<string, string | undefined>,
+  signal: AbortSignal,
+): Promise<{ startSession: (signal: AbortSignal) => Promise<CodexAccountSession> }> {
+  refuseNumericCaps({ maxUsd: lab.scenario.caps?.maxUsd, maxTotalUsd: lab.scenario.caps?.maxTotalUsd }, "scenario.caps");
+  const start = (s: AbortSignal) => startCodexAccountSession({ purpose: "participant", signal: s, env });
+  const probe = await start(signal);
+  const rel = await probe.close();
+  if (rel.outcome !== "released" || rel.warning)
+    refuse(
+      "HUMANISH_CODEX_CLEANUP_FAILED",
+      `the readiness check's Codex app-server was not given back cleanly: ${rel.reason}${rel.keptDir ? ` (private directory kept: ${rel.keptDir})` : ""}`,
+      "see the recovery marker under $XDG_CACHE_HOME/humanish/codex-analysis-recovery/, then rerun",
+    );
+  return { startSession: start };
 }
 
 /**
@@ -276,6 +320,7 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typ
     actor.type === "openai-computer-use"
       ? computerUsePreflight(actor, { maxUsd: lab.scenario.caps?.maxUsd ?? null, maxTotalUsd: lab.scenario.caps?.maxTotalUsd ?? null }, ctx.env)
       : undefined;
+  const localAgent = actor.type === "local-agent" ? await localAgentPreflight(lab, ctx.env, ctx.signal) : undefined;
   const secrets = studySecrets(ctx);
   const writer: RunWriter = createRunWriter({ cwd: ctx.cwd, runId: ctx.runId, secrets, route: "browser", mode: "live", lab: lab.id });
   const redact = (s: string) => writer.redactor.text(s);
@@ -312,6 +357,7 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typ
       cwd: ctx.cwd,
       actor,
       ...(computerUse ? { computerUse, caps: { maxUsd: lab.scenario.caps?.maxUsd ?? null, maxTotalUsd: lab.scenario.caps?.maxTotalUsd ?? null } } : {}),
+      ...(localAgent ? { localAgent } : {}),
       appUrl,
       devices: new Map(seatDevices.map((d) => [d.seat.id, { name: d.name, preset: d.preset }])),
       seatCount: seats.length,

@@ -11,12 +11,12 @@ import { createRunWriter } from "../../bundle/writer.ts";
 import { labSeats } from "../../lab/routing.ts";
 import type { TerminalLabConfig } from "../../lab/schema.ts";
 import { contractLane } from "../../lanes/contract/index.ts";
-import { briefDigest, composeBrief, newNonce } from "../../lanes/docker-terminal/brief.ts";
-import type { TerminalPlan } from "../../lanes/docker-terminal/preflight.ts";
 import { studySecrets } from "../../secrets/index.ts";
 import { assembleStudy } from "../../study/evidence.ts";
 import { finishStudy } from "../../study/finish.ts";
 import { runSeats } from "../../study/runner.ts";
+import { briefDigest, composeBrief, newNonce } from "../../terminal/brief.ts";
+import type { TerminalPlan } from "../../terminal/plan.ts";
 import type { StudyContext, StudyResult } from "../types.ts";
 
 /** Participant id of a one-seat terminal study (the first seat of a `count` study). */

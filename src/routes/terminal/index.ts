@@ -1,7 +1,8 @@
 /**
- * The terminal route: seats use a real command-line product, each inside its own local Docker
- * sandbox (ARCHITECTURE.md "Data flow"). The route is thin: lab → plan → the study runner with
- * the `docker` terminal lane (src/lanes/docker-terminal), then the shared tail (src/study).
+ * The terminal route: seats use a real command-line product, each inside its own sandbox — a
+ * local Docker one, or an E2B one on `execution.target: e2b-terminal` (./e2b.ts) (ARCHITECTURE.md
+ * "Data flow"). The route is thin: lab → plan → the study runner with the terminal lane of the
+ * target (src/lanes/docker-terminal, src/lanes/e2b-terminal), then the shared tail (src/study).
  *
  *   preflight   actor, subject, target, caps, runtime key by NAME, engine, image — before anything exists
  *   plan        seats (count, lanes or roster), concurrency (the ledger's slots, each sandbox's memory limit)
@@ -18,35 +19,32 @@ import type { DockerClient } from "../../docker/index.ts";
 import { HumanishError, isHumanishError } from "../../errors.ts";
 import { isTerminalLab, labSeats } from "../../lab/routing.ts";
 import type { LabConfig, TerminalLabConfig } from "../../lab/schema.ts";
-import { briefDigest, composeBrief } from "../../lanes/docker-terminal/brief.ts";
-import { loadSandboxCa, type SandboxCa } from "../../lanes/docker-terminal/ca.ts";
 import { DEFAULT_FIRST_OUTPUT_MS, dockerTerminalLane, type TerminalSeatFacts } from "../../lanes/docker-terminal/index.ts";
 import { type ModelSeat, openModelSeat, studyBudget } from "../../lanes/docker-terminal/model-seat.ts";
-import { checkEngine, type EngineReady, planTerminalStudy, type TerminalPlan } from "../../lanes/docker-terminal/preflight.ts";
+import { checkEngine, type EngineReady } from "../../lanes/docker-terminal/preflight.ts";
+import type { E2BSandboxProvider } from "../../sandbox/e2b.ts";
 import { createDockerSandboxProvider, DEFAULT_DISK_BYTES, DEFAULT_MEMORY_BYTES } from "../../sandbox/index.ts";
 import type { SandboxProvider } from "../../sandbox/types.ts";
 import { studySecrets } from "../../secrets/index.ts";
 import { assembleStudy, notStartedRun, type SeatEvidence } from "../../study/evidence.ts";
 import { finishStudy } from "../../study/finish.ts";
 import { planStudyConcurrency, runSeats, type SeatsRun } from "../../study/index.ts";
+import { briefDigest, composeBrief } from "../../terminal/brief.ts";
+import { loadSandboxCa, type SandboxCa } from "../../terminal/ca.ts";
+import { planTerminalStudy, type TerminalPlan } from "../../terminal/plan.ts";
 import type { StudyContext, StudyResult } from "../types.ts";
 import { runTerminalDryRun, TERMINAL_PARTICIPANT_ID } from "./dry-run.ts";
+import { runE2BTerminalStudy } from "./e2b.ts";
 
-export { briefDigest, composeBrief, DEFAULT_MISSION, DEFAULT_PERSONA } from "../../lanes/docker-terminal/brief.ts";
 export {
   DEFAULT_FIRST_OUTPUT_MS,
   INSTALL_TIMEOUT_MS,
   installFailureHint,
   PARTICIPANT_USER,
 } from "../../lanes/docker-terminal/index.ts";
-export {
-  checkEngine,
-  createTerminalParticipant,
-  type EngineReady,
-  planTerminalStudy,
-  type TerminalCaps,
-  type TerminalPlan,
-} from "../../lanes/docker-terminal/preflight.ts";
+export { checkEngine, type EngineReady } from "../../lanes/docker-terminal/preflight.ts";
+export { briefDigest, composeBrief, DEFAULT_MISSION, DEFAULT_PERSONA } from "../../terminal/brief.ts";
+export { createTerminalParticipant, planTerminalStudy, type TerminalCaps, type TerminalPlan } from "../../terminal/plan.ts";
 export { TERMINAL_PARTICIPANT_ID } from "./dry-run.ts";
 
 /** Disk bound of a sandbox when the lab sets no `execution.limits.diskMiB`, MiB. */
@@ -62,6 +60,8 @@ export interface TerminalStudyDeps {
   firstOutputMs?: number;
   /** Memory the study may use, bytes (default: the kernel's available memory). */
   availableMemoryBytes?: number;
+  /** E2B sandbox provider for `e2b-terminal` (default: the `e2b` SDK at the env's E2B endpoints). */
+  e2bProvider?: E2BSandboxProvider;
 }
 
 /**
@@ -82,6 +82,7 @@ export async function runTerminalStudy(ctx: StudyContext<LabConfig>, deps: Termi
   ctx.progress({ participant: TERMINAL_PARTICIPANT_ID, phase: "preflight" });
   const plan = planTerminalStudy(lab, ctx.mode, ctx.env);
   if (ctx.mode === "dry-run") return runTerminalDryRun(tctx, plan);
+  if (plan.target === "e2b-terminal") return runE2BTerminalStudy(tctx, plan, deps);
   const ca = loadSandboxCa(ctx.env);
   const interruptedInPreflight = (cause?: unknown) =>
     new HumanishError(

@@ -121,11 +121,14 @@ describe("live preflight refuses before anything exists", () => {
     expect(err.message).not.toContain("sk-canary");
   });
 
-  test("e2b-terminal live → TARGET_UNSUPPORTED, nothing spent", async () => {
+  test("e2b-terminal live: maxUsd 0 → CAPS_INVALID (E2B bills sandbox time); no E2B_API_KEY → KEYS_MISSING; nothing spent", async () => {
     const text = withTarget(committedLab("jq-first-contact").text, "e2b-terminal").replace(/\n {2}network: bridge\n/, "\n");
     const { err } = await live(text);
-    expect(err.code).toBe("HUMANISH_TERMINAL_LAB_TARGET_UNSUPPORTED");
-    expect(err.next).toContain("--dry-run");
+    expect(err.code).toBe("HUMANISH_TERMINAL_LAB_CAPS_INVALID");
+    expect(err.message).toContain("E2B bills");
+    const { err: keys } = await live(text.replace("    maxUsd: 0\n", "    maxUsd: 0.5\n"));
+    expect(keys.code).toBe("HUMANISH_TERMINAL_LAB_KEYS_MISSING");
+    expect(keys.message).toContain("E2B_API_KEY");
   });
 
   test("an unreachable Docker socket → HUMANISH_DOCKER_UNAVAILABLE", async () => {

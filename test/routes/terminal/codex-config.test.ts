@@ -5,7 +5,7 @@
 import { describe, expect, test } from "bun:test";
 import { parseLab } from "../../../src/lab/index.ts";
 import type { TerminalLabConfig } from "../../../src/lab/schema.ts";
-import { planTerminalStudy } from "../../../src/lanes/docker-terminal/preflight.ts";
+import { planTerminalStudy } from "../../../src/terminal/plan.ts";
 import { committedLab } from "./support.ts";
 
 const base = committedLab("codex-first-contact").text;
@@ -37,12 +37,14 @@ describe("runtimeAuth in the lab", () => {
       expect(r.error.message).toContain("openai-env or openai-egress");
     }
   });
-  test("openai-egress is accepted on docker and refused on e2b-terminal (the key would have to leave the host)", () => {
+  test("openai-egress is accepted on docker and on e2b-terminal (there the key lives in the sandbox's E2B egress rule)", () => {
     expect(parse(base).ok).toBe(true);
     const e2b = base.replace("  target: docker\n", "  target: e2b-terminal\n").replace(/\n {2}# jq comes[^\n]*\n[^\n]*\n {2}network: bridge\n/, "\n");
-    const r = parse(e2b);
+    expect(parse(e2b).ok).toBe(true);
+    // egressAllow only acts on e2b-terminal.
+    const r = parse(base.replace("  target: docker\n", "  target: docker\n  egressAllow: [registry.npmjs.org]\n"));
     expect(r.ok).toBe(false);
-    if (!r.ok) expect(r.error.message).toContain("openai-egress needs target docker");
+    if (!r.ok) expect(r.error.message).toContain("execution.egressAllow");
   });
 });
 

@@ -21,6 +21,8 @@ export type FakeOutputItem =
   | { type: "message"; text: string }
   | { type: "function_call"; name: string; arguments: string; callId?: string }
   | { type: "reasoning"; summary: string }
+  /** An assistant message whose only content is a refusal (what a model that declines returns). */
+  | { type: "refusal"; refusal: string }
   /**
    * A computer-use call: the GA tool's batched `actions`, or the preview tool's single `action`
    * (either may be set, both for a deliberately odd reply), plus `pending_safety_checks`.
@@ -165,6 +167,7 @@ function usageFor(body: Json | undefined, output: FakeOutputItem[]): FakeUsage {
     if (o.type === "message") out += countTokens(o.text);
     else if (o.type === "function_call") out += countTokens(o.name + o.arguments) + 4;
     else if (o.type === "computer_call") out += countTokens(JSON.stringify(o.actions ?? o.action ?? null)) + 4;
+    else if (o.type === "refusal") out += countTokens(o.refusal);
     else {
       const r = countTokens(o.summary) + 16;
       out += r;
@@ -181,7 +184,7 @@ function usageFor(body: Json | undefined, output: FakeOutputItem[]): FakeUsage {
 }
 
 function outputObject(o: FakeOutputItem, i: number, respId: string): Json {
-  const prefix = { message: "msg", function_call: "fc", reasoning: "rs", computer_call: "cu" }[o.type];
+  const prefix = { message: "msg", refusal: "msg", function_call: "fc", reasoning: "rs", computer_call: "cu" }[o.type];
   const id = `${prefix}_${respId}_${i}`;
   if (o.type === "computer_call") {
     return {
@@ -197,6 +200,7 @@ function outputObject(o: FakeOutputItem, i: number, respId: string): Json {
   if (o.type === "message") {
     return { type: "message", id, status: "completed", role: "assistant", content: [{ type: "output_text", text: o.text, annotations: [] }] };
   }
+  if (o.type === "refusal") return { type: "message", id, status: "completed", role: "assistant", content: [{ type: "refusal", refusal: o.refusal }] };
   if (o.type === "function_call") {
     return { type: "function_call", id, status: "completed", call_id: o.callId ?? `call_${respId}_${i}`, name: o.name, arguments: o.arguments };
   }

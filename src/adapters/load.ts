@@ -1,0 +1,236 @@
+/**
+ * Loading a lab's product adapter (its scorer module), fail-closed and before any sandbox, key
+ * read or spend: `humanish lab run` calls {@link loadScorer} right after the lab is resolved.
+ *
+ * The module is named by `review.scorer.ref` (relative to the lab file's folder, and must stay
+ * inside it) or by `--scorer <path>` (relative to the project directory, and must stay inside
+ * it; the flag wins). The compiled binary imports it at run time with Bun's own loader, so a
+ * `.ts` file needs no build step. The module runs inside the humanish process with the
+ * operator's rights, like any code in the project: it is the lab author's own code, not a
+ * participant's.
+ *
+ * Refusals, in the order they are checked:
+ * - `HUMANISH_LAB_SCORER_UNSUPPORTED_BACKEND`: the lab's route, target or participant cannot
+ *   give the scoring context (see {@link scorerBackendProblem});
+ * - `HUMANISH_LAB_SCORER_BAD_REF`: absolute, escaping its base folder (also through a symlink),
+ *   an extension Bun cannot import, or a manifest ref on an embedded lab (it has no folder);
+ * - `HUMANISH_LAB_SCORER_NOT_FOUND`: nothing (or not a regular file) at the path;
+ * - `HUMANISH_LAB_SCORER_LOAD_FAILED`: the import throws (syntax error, a missing import, a
+ *   throw at top level) or the file is over {@link MAX_SCORER_BYTES};
+ * - `HUMANISH_LAB_SCORER_NO_HOOKS`: it exports none of `score`, `deriveFeedback`,
+ *   `deriveArtifacts` as a function.
+ */
+import { lstat, readFile, realpath } from "node:fs/promises";
+import { dirname, extname, isAbsolute, relative, resolve, sep } from "node:path";
+import { pathToFileURL } from "node:url";
+import { findActor } from "../actors/registry.ts";
+import type { ScorerHook, ScorerProvenance } from "../bundle/schemas-adapter.ts";
+import { sha256Hex } from "../bytes/sha256.ts";
+import { HumanishError } from "../errors.ts";
+import type { LabConfig } from "../lab/schema.ts";
+
+/** Extensions Bun's runtime loader imports without a build step. */
+export const SCORER_EXTENSIONS: readonly string[] = [".ts", ".mts", ".js", ".mjs", ".cjs"];
+
+/** Largest scorer module accepted, bytes (a scorer is a small file; its own imports are not counted). */
+export const MAX_SCORER_BYTES = 4 * 1024 * 1024;
+
+/** The hook names (they run in the order score, deriveArtifacts, deriveFeedback, so feedback may cite the files the adapter added). */
+export const SCORER_HOOKS: readonly ScorerHook[] = ["score", "deriveFeedback", "deriveArtifacts"];
+
+/** A hook as the module exports it: any function of the context (sync or async). */
+export type ScorerHookFn = (ctx: unknown) => unknown;
+
+/** A loaded scorer: its hooks and the provenance recorded in the bundle. */
+export interface LoadedScorer {
+  hooks: Partial<Record<ScorerHook, ScorerHookFn>>;
+  /** `hooks` is set to `ran` or `loaded-only` when the run is scored. */
+  provenance: Omit<ScorerProvenance, "hooks">;
+}
+
+/** What {@link loadScorer} needs to know about the lab and the command line. */
+export interface ScorerRequest {
+  config: LabConfig;
+  /** Absolute path of the lab file; absent for an embedded lab. */
+  labPath?: string;
+  /** `--scorer <path>`, when given. */
+  flag?: string;
+  /** Absolute project directory (`--cwd`). */
+  cwd: string;
+}
+
+/**
+ * The lab targets whose lanes write the evidence the scoring context is assembled from (an actor
+ * trace per seat, plus the terminal ledgers and transcript on the terminal route), per route. A
+ * new target is refused until it is added here, rather than scored from missing evidence.
+ */
+export const SCORER_TARGETS: Readonly<Record<LabConfig["subject"]["source"], readonly string[]>> = {
+  "terminal-product": ["docker", "e2b-terminal"],
+  "app-url": ["local", "e2b-desktop"],
+};
+
+/**
+ * Why this lab cannot give a scorer its context, or undefined when it can: its target is not in
+ * {@link SCORER_TARGETS}, or its participant type records no structured trace.
+ */
+export function scorerBackendProblem(config: Pick<LabConfig, "subject" | "execution" | "actors">): string | undefined {
+  const source = config.subject.source;
+  const target = config.execution.target;
+  const targets = SCORER_TARGETS[source] ?? [];
+  if (!targets.includes(target))
+    return `execution.target ${target} (subject.source ${source}) has no scoring context; scorers run on ${targets.join(", ") || "no target of this source"}`;
+  const type = config.actors[0]?.type ?? "(none)";
+  const actor = findActor(type);
+  if (!actor?.capabilities.structuredTrace) return `the ${type} participant records no structured trace, which the scoring context is made of`;
+  return undefined;
+}
+
+function badRef(message: string, next: string): HumanishError {
+  return new HumanishError("HUMANISH_LAB_SCORER_BAD_REF", message, { next });
+}
+
+/** True when `child` is `base` itself or inside it. */
+function inside(base: string, child: string): boolean {
+  const rel = relative(base, child);
+  return rel !== "" && !rel.startsWith(`..${sep}`) && rel !== ".." && !isAbsolute(rel);
+}
+
+/**
+ * Resolve, check and import the lab's scorer; null when neither the lab nor `--scorer` names
+ * one. Never starts anything but the module's own top-level code.
+ * @throws HumanishError `HUMANISH_LAB_SCORER_UNSUPPORTED_BACKEND`, `_BAD_REF`, `_NOT_FOUND`, `_LOAD_FAILED`, `_NO_HOOKS` (see the module doc)
+ */
+export async function loadScorer(req: ScorerRequest): Promise<LoadedScorer | null> {
+  const manifestRef = req.config.review?.scorer?.ref;
+  const ref = req.flag ?? manifestRef;
+  if (ref === undefined) return null;
+  const source: ScorerProvenance["source"] = req.flag !== undefined ? "cli-flag" : "manifest";
+  const where = whereOf(source);
+
+  const backend = scorerBackendProblem(req.config);
+  if (backend) {
+    throw new HumanishError("HUMANISH_LAB_SCORER_UNSUPPORTED_BACKEND", `lab ${req.config.id}: ${where} names a scorer, but ${backend}`, {
+      next: `remove ${where}, or run the lab on ${Object.values(SCORER_TARGETS).flat().join(" / ")} with a participant that records a trace`,
+    });
+  }
+
+  const real = await resolveScorerFile(req, ref, source);
+  return importScorer(real, ref, source);
+}
+
+/** How a reference is named in messages. */
+function whereOf(source: ScorerProvenance["source"]): string {
+  return source === "cli-flag" ? "--scorer" : "review.scorer.ref";
+}
+
+/**
+ * The real path of the scorer `ref` names, checked to stay inside its base folder.
+ * @throws HumanishError `HUMANISH_LAB_SCORER_BAD_REF`, `HUMANISH_LAB_SCORER_NOT_FOUND`
+ */
+async function resolveScorerFile(req: ScorerRequest, ref: string, source: ScorerProvenance["source"]): Promise<string> {
+  const where = whereOf(source);
+  if (source === "manifest" && req.labPath === undefined) {
+    throw badRef(
+      `lab ${req.config.id} is embedded in the binary: review.scorer.ref has no lab folder to be relative to`,
+      "pass the module with --scorer <path>",
+    );
+  }
+  const base = source === "cli-flag" ? resolve(req.cwd) : dirname(req.labPath!);
+  const baseName = source === "cli-flag" ? "the project directory" : "the lab's folder";
+  if (ref.trim() === "" || ref.includes("\u0000") || ref.includes("\\")) {
+    throw badRef(`${where} ${JSON.stringify(ref)} is not a usable path (empty, NUL or backslash)`, `write ${where} as a relative path with / separators`);
+  }
+  if (isAbsolute(ref) || /^[A-Za-z]:/.test(ref)) {
+    throw badRef(`${where} ${JSON.stringify(ref)} is absolute; it must be relative to ${baseName}`, `write it relative to ${baseName}, e.g. ./scorer.ts`);
+  }
+  const ext = extname(ref).toLowerCase();
+  if (!SCORER_EXTENSIONS.includes(ext)) {
+    throw badRef(
+      `${where} ${JSON.stringify(ref)} has extension ${JSON.stringify(ext)}; a scorer is one of ${SCORER_EXTENSIONS.join(", ")}`,
+      "point it at the module file itself",
+    );
+  }
+  const abs = resolve(base, ref);
+  if (!inside(base, abs)) {
+    throw badRef(`${where} ${JSON.stringify(ref)} leaves ${baseName}`, `move the scorer into ${baseName} and name it from there`);
+  }
+
+  let real: string;
+  try {
+    const st = await lstat(abs);
+    real = await realpath(abs);
+    const target = st.isSymbolicLink() ? await lstat(real) : st;
+    if (!target.isFile()) throw Object.assign(new Error("not a regular file"), { code: "ENOTFILE" });
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code ?? "error";
+    throw new HumanishError(
+      "HUMANISH_LAB_SCORER_NOT_FOUND",
+      `${where} ${JSON.stringify(ref)}: ${code === "ENOTFILE" ? "is not a regular file" : `no file there (${code})`} in ${baseName}`,
+      { next: `create the module or fix ${where}` },
+    );
+  }
+  if (!inside(await realpath(base), real)) {
+    throw badRef(`${where} ${JSON.stringify(ref)} resolves (through a symlink) outside ${baseName}`, `put the scorer itself inside ${baseName}`);
+  }
+  return real;
+}
+
+/**
+ * Read, digest and import the module at `real`; its hooks and provenance.
+ * @throws HumanishError `HUMANISH_LAB_SCORER_LOAD_FAILED`, `HUMANISH_LAB_SCORER_NO_HOOKS`
+ */
+async function importScorer(real: string, ref: string, source: ScorerProvenance["source"]): Promise<LoadedScorer> {
+  const where = whereOf(source);
+
+  let bytes: Uint8Array;
+  try {
+    bytes = new Uint8Array(await readFile(real));
+  } catch (e) {
+    throw new HumanishError(
+      "HUMANISH_LAB_SCORER_LOAD_FAILED",
+      `${where} ${JSON.stringify(ref)} could not be read (${(e as NodeJS.ErrnoException).code ?? "error"})`,
+      {
+        next: "check the file's permissions",
+      },
+    );
+  }
+  if (bytes.byteLength > MAX_SCORER_BYTES) {
+    throw new HumanishError(
+      "HUMANISH_LAB_SCORER_LOAD_FAILED",
+      `${where} ${JSON.stringify(ref)} is ${bytes.byteLength} bytes; a scorer may be at most ${MAX_SCORER_BYTES}`,
+      {
+        next: "keep the scorer small and import its helpers from other files",
+      },
+    );
+  }
+
+  let mod: Record<string, unknown>;
+  try {
+    mod = (await import(pathToFileURL(real).href)) as Record<string, unknown>;
+  } catch (e) {
+    const why = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+    throw new HumanishError("HUMANISH_LAB_SCORER_LOAD_FAILED", `${where} ${JSON.stringify(ref)} did not load: ${why.slice(0, 500)}`, {
+      next: `fix the module (check it alone with: bun ${ref})`,
+    });
+  }
+
+  const hooks: LoadedScorer["hooks"] = {};
+  const notFunctions: string[] = [];
+  for (const name of SCORER_HOOKS) {
+    const v = mod[name];
+    if (typeof v === "function") hooks[name] = v as ScorerHookFn;
+    else if (v !== undefined) notFunctions.push(`${name} is a ${typeof v}`);
+  }
+  const exported = SCORER_HOOKS.filter((h) => hooks[h]);
+  if (exported.length === 0) {
+    throw new HumanishError(
+      "HUMANISH_LAB_SCORER_NO_HOOKS",
+      `${where} ${JSON.stringify(ref)} exports none of ${SCORER_HOOKS.join(", ")} as a function${notFunctions.length ? ` (${notFunctions.join(", ")})` : ""}`,
+      { next: "export at least one hook, e.g. export function score(ctx) { … }" },
+    );
+  }
+  return {
+    hooks,
+    provenance: { schema: "humanish.scorer-provenance.v1", ref, digest: sha256Hex(bytes), source, exports: exported },
+  };
+}

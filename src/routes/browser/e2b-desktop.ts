@@ -1,0 +1,376 @@
+/**
+ * The browser route on `execution.target: e2b-desktop`: each `openai-computer-use` seat runs on
+ * its own E2B desktop (src/lanes/e2b-desktop), the model key staying in this host process.
+ *
+ * Live: preflight before any run directory exists (the actor, `E2B_DEBUG` unset, the E2B key by
+ * name, the model key, the app's placement — a public https URL, or `serve.static` whose files are
+ * read here and served inside each desktop; a loopback URL without it is refused) → the runner
+ * gives each seat its desktop (id recorded before provisioning), the loop, the hidden checks and
+ * the release proof → the bundle (the same evidence as the local guest) → verify.
+ * Dry run: the same seats through the contract lane; nothing is created, read or spent.
+ */
+import { lstat, readdir, readFile } from "node:fs/promises";
+import { join, relative, sep } from "node:path";
+import { computerUseModel, computerUsePreflight } from "../../actors/computer-use/index.ts";
+import type { CleanupProof, LifecycleEvent } from "../../bundle/index.ts";
+import { createRunWriter } from "../../bundle/index.ts";
+import { HumanishError, isHumanishError } from "../../errors.ts";
+import { embeddedRootName } from "../../lab/embedded-apps.ts";
+import { labDevices } from "../../lab/routing.ts";
+import type { BrowserLabConfig, ComputerUseActor } from "../../lab/schema.ts";
+import { contractLane } from "../../lanes/contract/index.ts";
+import {
+  type AppPlacement,
+  DEFAULT_E2B_DESKTOP_TEMPLATE,
+  E2B_DESKTOP_MAX_CONCURRENCY,
+  type E2BSeatFacts,
+  e2bDesktopLane,
+  placeApp,
+} from "../../lanes/e2b-desktop/index.ts";
+import { studySecrets } from "../../secrets/index.ts";
+import { assembleStudy, notStartedRun, type SeatEvidence, type StudyError } from "../../study/evidence.ts";
+import { finishStudy } from "../../study/finish.ts";
+import { planConcurrency, runSeats, type SeatsRun } from "../../study/index.ts";
+import type { ProgressEvent, StudyContext, StudyResult } from "../types.ts";
+import { loadEmbeddedApp } from "./embedded-app.ts";
+
+/** The env variable holding the E2B key (read by name; its value never leaves this process). */
+export const E2B_KEY_NAME = "E2B_API_KEY";
+/** The explicit debug retention flag (value `debug`). */
+export const RETAIN_FLAG = "HUMANISH_E2B_DESKTOP_RETAIN";
+/** Default wall-clock budget of one participant session, ms. */
+const DEFAULT_SESSION_MS = 10 * 60_000;
+/** Bounds of a project directory served inside the desktop. */
+const MAX_APP_FILES = 2_000;
+const MAX_APP_BYTES = 64 * 1024 * 1024;
+
+/** What a test or the CLI may inject. */
+export interface E2BDesktopStudyDeps {
+  /**
+   * Keep every desktop (outcome `retained`; E2B's timeout still ends each one). From the command
+   * line: `HUMANISH_E2B_DESKTOP_RETAIN=debug`. A retained desktop never counts as a proven
+   * release, so the bundle then fails verification on purpose.
+   */
+  retainForDebug?: boolean;
+  /** The explicit live-view flag: each desktop's authenticated stream URL (a secret) goes here only. */
+  onLiveView?: (participantId: string, url: string) => void;
+  onDesktopCreated?: (participantId: string, sandboxId: string) => void;
+}
+
+function refuse(code: string, message: string, next: string): never {
+  throw new HumanishError(code, message, { next });
+}
+
+function capsOf(lab: BrowserLabConfig) {
+  const c = lab.scenario.caps;
+  return { maxUsd: c?.maxUsd ?? null, maxJobs: c?.maxJobs ?? null, maxMinutes: c?.maxMinutes ?? null };
+}
+
+/** The seats that run at once: the seats, `execution.concurrency`, 16, and `HUMANISH_MAX_CONCURRENCY`. */
+export function e2bDesktopConcurrency(seats: number, requested: number | undefined, env: Record<string, string | undefined>) {
+  // E2B desktops take no memory of this machine: the memory term is set so it never binds.
+  return planConcurrency({
+    seats,
+    ...(requested !== undefined ? { requested } : {}),
+    ...(env.HUMANISH_MAX_CONCURRENCY !== undefined ? { envMax: env.HUMANISH_MAX_CONCURRENCY } : {}),
+    perStudyLimit: E2B_DESKTOP_MAX_CONCURRENCY,
+    seatMemoryBytes: 1,
+    availableMemoryBytes: Number.MAX_SAFE_INTEGER,
+  });
+}
+
+/**
+ * Preflight of a live E2B desktop study: nothing exists yet when it throws.
+ * @throws HumanishError `HUMANISH_BROWSER_ACTOR_UNSUPPORTED`, `HUMANISH_E2B_DEBUG_REFUSED`,
+ *   `HUMANISH_E2B_DESKTOP_RETAIN_INVALID`,
+ *   `HUMANISH_E2B_KEY_MISSING`, `HUMANISH_E2B_DESKTOP_APP_UNREACHABLE`, and the computer-use
+ *   preflight's `HUMANISH_CUA_*` codes.
+ */
+export function e2bDesktopPreflight(lab: BrowserLabConfig, env: Record<string, string | undefined>) {
+  const actor = lab.actors[0];
+  if (actor.type !== "openai-computer-use")
+    refuse(
+      "HUMANISH_BROWSER_ACTOR_UNSUPPORTED",
+      `actor ${actor.type} cannot run on execution.target e2b-desktop`,
+      "use an openai-computer-use participant, or execution.target: local",
+    );
+  if (env.E2B_DEBUG !== undefined && env.E2B_DEBUG !== "" && env.E2B_DEBUG !== "false")
+    refuse(
+      "HUMANISH_E2B_DEBUG_REFUSED",
+      "E2B_DEBUG is set: in debug mode the E2B SDK skips kills and reports them as done, so no release could be proven",
+      "unset E2B_DEBUG and rerun",
+    );
+  const retain = env[RETAIN_FLAG];
+  if (retain !== undefined && retain !== "" && retain !== "debug")
+    refuse(
+      "HUMANISH_E2B_DESKTOP_RETAIN_INVALID",
+      `${RETAIN_FLAG} must be \`debug\` or unset (got ${JSON.stringify(retain.slice(0, 40))})`,
+      `unset ${RETAIN_FLAG}, or set it to debug to keep each desktop`,
+    );
+  const apiKey = env[E2B_KEY_NAME];
+  if (!apiKey)
+    refuse(
+      "HUMANISH_E2B_KEY_MISSING",
+      `an e2b-desktop study needs ${E2B_KEY_NAME}, which is not set`,
+      `export ${E2B_KEY_NAME}=e2b_… (it stays in the humanish process), or run without --live for a dry run`,
+    );
+  const app = placeApp(lab.subject.appUrl, lab.subject.serve);
+  const caps = { maxUsd: lab.scenario.caps?.maxUsd ?? null, maxTotalUsd: lab.scenario.caps?.maxTotalUsd ?? null };
+  const computerUse = computerUsePreflight(actor, caps, env);
+  const conn = {
+    apiKey,
+    ...(env.E2B_API_URL ? { apiUrl: env.E2B_API_URL } : {}),
+    ...(env.E2B_SANDBOX_URL ? { sandboxUrl: env.E2B_SANDBOX_URL } : {}),
+    ...(env.E2B_DOMAIN ? { domain: env.E2B_DOMAIN } : {}),
+  };
+  return { actor, app, caps, computerUse, conn, template: lab.execution.template ?? DEFAULT_E2B_DESKTOP_TEMPLATE, retainForDebug: retain === "debug" };
+}
+
+/**
+ * The files of a served app: an embedded app's, or a project directory's (regular files only,
+ * symlinks skipped, at most 2000 files and 64 MiB).
+ * @throws HumanishError `HUMANISH_BROWSER_SERVE_FAILED` naming the directory or the bound.
+ */
+export async function servedAppFiles(cwd: string, root: string): Promise<{ files: { path: string; bytes: Uint8Array }[]; note: string }> {
+  const embedded = embeddedRootName(root);
+  if (embedded !== undefined) {
+    const app = await loadEmbeddedApp(embedded);
+    return {
+      files: app.files.map((f) => ({ path: f.path, bytes: f.bytes })),
+      note: `embedded app ${app.name} from ${app.package}: ${app.files.length} file(s), ${app.bytes} bytes, sha256 ${app.sha256}`,
+    };
+  }
+  const base = join(cwd, root);
+  const files: { path: string; bytes: Uint8Array }[] = [];
+  let bytes = 0;
+  const walk = async (dir: string): Promise<void> => {
+    for (const name of (await readdir(dir)).sort()) {
+      const full = join(dir, name);
+      const st = await lstat(full);
+      if (st.isDirectory()) await walk(full);
+      else if (st.isFile()) {
+        bytes += st.size;
+        if (files.length + 1 > MAX_APP_FILES || bytes > MAX_APP_BYTES)
+          refuse(
+            "HUMANISH_BROWSER_SERVE_FAILED",
+            `subject.serve.static.root ${root} is over ${MAX_APP_FILES} files or ${MAX_APP_BYTES} bytes`,
+            "serve a smaller build directory",
+          );
+        files.push({ path: relative(base, full).split(sep).join("/"), bytes: new Uint8Array(await readFile(full)) });
+      }
+    }
+  };
+  try {
+    await walk(base);
+  } catch (e) {
+    if (isHumanishError(e)) throw e;
+    refuse(
+      "HUMANISH_BROWSER_SERVE_FAILED",
+      `subject.serve.static.root ${root} cannot be read (${(e as Error).message})`,
+      "point serve.static.root at a directory inside the project",
+    );
+  }
+  if (!files.some((f) => f.path === "index.html"))
+    refuse("HUMANISH_BROWSER_SERVE_FAILED", `subject.serve.static.root ${root} has no index.html`, "point serve.static.root at the app's build directory");
+  return { files, note: `project directory ${root}: ${files.length} file(s), ${bytes} bytes` };
+}
+
+/** Run one e2b-desktop browser study (live or dry run). */
+export async function runE2BDesktopStudy(ctx: StudyContext<BrowserLabConfig>, deps: E2BDesktopStudyDeps = {}): Promise<StudyResult> {
+  return ctx.mode === "dry-run" ? runDryRun(ctx) : runLive(ctx, deps);
+}
+
+function shapeOf(lab: BrowserLabConfig) {
+  const devices = labDevices(lab);
+  const actor = lab.actors[0];
+  const deviceOf = new Map(devices.map((d) => [d.seat.id, d.name]));
+  return {
+    devices,
+    deviceOf,
+    shape: { actorType: actor.type, label: (seat: { id: string }) => `${actor.type} (${deviceOf.get(seat.id) ?? "desktop"})`, tasks: actor.tasks ?? [] },
+  };
+}
+
+async function runDryRun(ctx: StudyContext<BrowserLabConfig>): Promise<StudyResult> {
+  const lab = ctx.lab;
+  const actor = lab.actors[0] as ComputerUseActor;
+  const writer = createRunWriter({ cwd: ctx.cwd, runId: ctx.runId, secrets: studySecrets(ctx), route: "browser", mode: "dry-run", lab: lab.id });
+  const createdAt = new Date().toISOString();
+  const lifecycle: LifecycleEvent[] = [];
+  const add = (event: string, message: string) => lifecycle.push({ at: new Date().toISOString(), event, message: writer.redactor.text(message) });
+  const { devices, deviceOf, shape } = shapeOf(lab);
+  const serve = lab.subject.serve?.static;
+  add(
+    "browser-lab.run.created",
+    `dry run ${ctx.runId}: lab ${lab.id}, actor ${actor.type}, target e2b-desktop (template ${lab.execution.template ?? DEFAULT_E2B_DESKTOP_TEMPLATE}); nothing is created, served or spent`,
+  );
+  add(
+    "browser-lab.subject.declared",
+    serve
+      ? `app served inside each desktop from ${serve.root} at its loopback ${new URL(lab.subject.appUrl).origin}`
+      : `public app ${new URL(lab.subject.appUrl).origin}`,
+  );
+  add("browser-lab.devices.declared", devices.map((d) => `${d.name} ${d.preset.width}x${d.preset.height}`).join(", "));
+  add(
+    "browser-lab.contract.ready",
+    `computer-use model ${computerUseModel(actor)} (the key stays in the humanish host process; ${E2B_KEY_NAME} is needed live), ${(actor.tasks ?? []).length} task(s) with hidden checks; a live run needs --live (or scenario.mode: live)`,
+  );
+  const seats = devices.map((d) => d.seat);
+  const concurrency = Math.min(seats.length, lab.execution.concurrency ?? seats.length, E2B_DESKTOP_MAX_CONCURRENCY);
+  const run = await runSeats({
+    seats,
+    lane: contractLane({ ...shape, extra: (seat) => ({ device: deviceOf.get(seat.id) ?? "desktop" }) }),
+    concurrency,
+    remote: true,
+    signal: ctx.signal,
+    caps: { maxTotalUsd: null, maxJobs: null },
+    progress: () => undefined,
+  });
+  return finishStudy({
+    ctx,
+    writer,
+    route: "browser",
+    target: "e2b-desktop",
+    createdAt,
+    subject: { source: "app-url", appUrl: `${new URL(lab.subject.appUrl).origin}/`, provenance: "declared-not-run" },
+    caps: capsOf(lab),
+    assembled: assembleStudy(run, { lane: "dry-run", concurrency, maxTotalUsd: lab.scenario.caps?.maxTotalUsd ?? null, shape }),
+    lifecycle,
+    costLines: [],
+    gaps: [],
+    warnings: [],
+    redactionNotes: "dry run: no participant output exists",
+  });
+}
+
+async function runLive(ctx: StudyContext<BrowserLabConfig>, deps: E2BDesktopStudyDeps): Promise<StudyResult> {
+  const lab = ctx.lab;
+  const pre = e2bDesktopPreflight(lab, ctx.env);
+  const { devices, shape } = shapeOf(lab);
+  const seats = devices.map((d) => d.seat);
+  const concurrency = e2bDesktopConcurrency(seats.length, lab.execution.concurrency, ctx.env);
+  const served = pre.app.kind === "served" ? await servedAppFiles(ctx.cwd, pre.app.root) : undefined;
+  const secrets = studySecrets(ctx);
+  const writer = createRunWriter({ cwd: ctx.cwd, runId: ctx.runId, secrets, route: "browser", mode: "live", lab: lab.id });
+  const redact = (s: string) => writer.redactor.text(s);
+  const createdAt = new Date().toISOString();
+  const lifecycle: LifecycleEvent[] = [];
+  const log = (event: string, message: string) => lifecycle.push({ at: new Date().toISOString(), event, message: redact(message) });
+  const progress = (e: ProgressEvent) => {
+    try {
+      ctx.progress(e);
+    } catch {
+      /* a broken progress sink never stops a study */
+    }
+  };
+  const caps = capsOf(lab);
+  const sessionMs = lab.execution.timeoutMs ?? (caps.maxMinutes && caps.maxMinutes > 0 ? caps.maxMinutes * 60_000 : DEFAULT_SESSION_MS);
+  log(
+    "browser-lab.run.created",
+    `run ${ctx.runId}: lab ${lab.id}, actor ${pre.actor.type}, target e2b-desktop (template ${pre.template}), ${seats.length} seat(s), concurrency ${concurrency.concurrency}`,
+  );
+  log("browser-lab.subject.placed", placementNote(pre.app, served?.note));
+  for (const w of concurrency.warnings) log("browser-lab.study.waves", w.message);
+  let failure: StudyError | undefined;
+  let run: SeatsRun<SeatEvidence<E2BSeatFacts>> = { seats: [], heldSlots: [], knownUsd: 0, knownJobs: 0 };
+  try {
+    const lane = e2bDesktopLane({
+      writer,
+      runId: ctx.runId,
+      labId: lab.id,
+      actor: pre.actor,
+      computerUse: pre.computerUse,
+      caps: pre.caps,
+      conn: pre.conn,
+      template: pre.template,
+      app: pre.app,
+      ...(served ? { appFiles: served.files } : {}),
+      devices: new Map(devices.map((d) => [d.seat.id, { name: d.name, preset: d.preset }])),
+      seatCount: seats.length,
+      sessionMs,
+      ...((deps.retainForDebug ?? pre.retainForDebug) ? { retainForDebug: true } : {}),
+      ...(deps.onLiveView ? { onLiveView: deps.onLiveView } : {}),
+      ...(deps.onDesktopCreated ? { onDesktopCreated: deps.onDesktopCreated } : {}),
+    });
+    await writer.writeStatus({ phase: "participate", detail: `${seats.length} seat(s)` });
+    run = await runSeats({
+      seats,
+      lane,
+      concurrency: concurrency.concurrency,
+      remote: true,
+      signal: ctx.signal,
+      caps: { maxTotalUsd: lab.scenario.caps?.maxTotalUsd ?? null, maxJobs: null },
+      progress: (participant, phase, detail, summary) => progress({ participant, phase, ...(detail ? { detail: redact(detail) } : {}), ...summary }),
+    });
+  } catch (e) {
+    if (!ctx.signal.aborted) {
+      const h = isHumanishError(e)
+        ? e
+        : new HumanishError("HUMANISH_BROWSER_LAB_FAILED", `browser study failed: ${e instanceof Error ? e.message : String(e)}`, {
+            next: "read the bundle's lifecycle and rerun",
+            cause: e,
+          });
+      failure = { code: h.code, message: h.message, ...(h.next ? { next: h.next } : {}) };
+      log("browser-lab.session.error", `${failure.code}: ${failure.message}`);
+    }
+  }
+  if (run.seats.length === 0) run = notStartedRun(seats, failure, ctx.signal.aborted);
+  if (ctx.signal.aborted)
+    log("browser-lab.interrupted", `${ctx.signal.reason === "SIGTERM" ? "SIGTERM" : "SIGINT"}: every seat was stopped, every desktop released`);
+  const assembled = assembleStudy(run, {
+    lane: "e2b-desktop",
+    concurrency: concurrency.concurrency,
+    maxTotalUsd: lab.scenario.caps?.maxTotalUsd ?? null,
+    shape,
+  });
+  try {
+    await writer.writeJson("desktop-ledgers.json", desktopLedger(run, assembled.cleanup, devices), { kind: "data" });
+  } catch (e) {
+    failure ??= {
+      code: "HUMANISH_BUNDLE_WRITE_FAILED",
+      message: `desktop-ledgers.json: ${e instanceof Error ? e.message : String(e)}`,
+      next: "check free disk space and permissions of .humanish/runs",
+    };
+  }
+  return finishStudy({
+    ctx,
+    writer,
+    route: "browser",
+    target: "e2b-desktop",
+    createdAt,
+    subject: { source: "app-url", appUrl: `${pre.app.url.origin}/`, provenance: "unpinned" },
+    caps,
+    assembled,
+    lifecycle,
+    costLines: [],
+    gaps: ["the app's own spend is unmeasured", "E2B desktop time is an estimate over create → confirmed release at published rates, not E2B's invoice"],
+    ...(failure ? { failure } : {}),
+    warnings: concurrency.warnings,
+    redactionNotes: `literal scrub of ${secrets.length} provisioned secret value(s), then secret and local-path shapes; typed text recorded as a length only; the live-view URL is never recorded`,
+  });
+}
+
+function placementNote(app: AppPlacement, served: string | undefined): string {
+  return app.kind === "public"
+    ? `public app ${app.url.origin}, opened by each desktop's Chromium`
+    : `${served ?? "the app"} uploaded into each desktop and served there on its loopback ${app.url.origin}`;
+}
+
+/** `desktop-ledgers.json`: every desktop's cleanup proof and each seat's geometry. */
+function desktopLedger(
+  run: SeatsRun<SeatEvidence<E2BSeatFacts>>,
+  cleanup: CleanupProof[],
+  devices: readonly { name: string; preset: { width: number; height: number } }[],
+) {
+  return {
+    schema: "humanish.desktop-cleanup.v1",
+    desktops: cleanup,
+    geometry: run.seats.map((r) => ({
+      participantId: r.seat.id,
+      preset: r.facts?.lane.device ?? devices[r.seat.index]?.name ?? "desktop",
+      width: r.facts?.lane.width ?? devices[r.seat.index]?.preset.width ?? 0,
+      height: r.facts?.lane.height ?? devices[r.seat.index]?.preset.height ?? 0,
+      startMs: r.facts?.lane.startMs ?? null,
+    })),
+  };
+}
