@@ -7,6 +7,9 @@
  *   acknowledged fails with CLEANUP_UNPROVEN), a sandbox that expired mid-seat → released with
  *   the already-absent warning;
  * - E2B_DEBUG refused before anything exists;
+ * - a scripted seat with `product.install` and no `execution.egressAllow`: the install reaches a
+ *   host service, then the network is taken away (a real network update) and the participant
+ *   cannot reach it; the container has no network while the participant runs;
  * - a Codex seat on a template without Node: the pinned Node 22 installed (checked before
  *   extraction), then a version that does not exist fails the probe and the sandbox is reclaimed.
  */
@@ -22,6 +25,7 @@ import { ensureImage } from "../../../src/runtime/images.ts";
 import { sandboxRecipe } from "../../../src/runtime/recipes.ts";
 import { createE2BSandboxProvider, releaseE2BSandbox } from "../../../src/sandbox/e2b.ts";
 import { labFromText, studyContext, testRunId, tmpProject } from "../../routes/terminal/support.ts";
+import { engine } from "../../support/e2b-server/engine.ts";
 import { type E2BServer, startE2BServer } from "../../support/e2b-server/index.ts";
 import { dockerSocketPath, requireDocker } from "../../support/prereq.ts";
 
@@ -130,6 +134,86 @@ describe("e2b-terminal lane (real SDK, container-backed E2B server)", () => {
     const events = ledgers.lifecycle.map((e: { event: string }) => e.event);
     expect(events.indexOf("terminal-lab.sandbox.created")).toBeLessThan(events.indexOf("terminal-lab.sandbox.ready"));
     expect(events).toContain("terminal-lab.egress.policy");
+    expect((await verifyRun(runDir(runId))).ok).toBe(true);
+  });
+
+  test("a scripted seat with product.install and no egressAllow: network for the install, none for the participant", async () => {
+    // A host service on Docker's bridge gateway, which a bridge sandbox reaches.
+    const bridge = await engine("/networks/bridge");
+    const gateway = (bridge.body as { IPAM?: { Config?: { Gateway?: string }[] } } | null)?.IPAM?.Config?.[0]?.Gateway;
+    if (!gateway) throw new Error(`the Docker engine's bridge network has no gateway address (${bridge.status}): a bridge sandbox cannot reach the host`);
+    const hits: string[] = [];
+    const host = Bun.serve({
+      hostname: gateway,
+      port: 0,
+      fetch(req) {
+        hits.push(new URL(req.url).pathname);
+        return new Response("host says hi");
+      },
+    });
+    const probe = (path: string, file: string) =>
+      `node -e 'fetch(process.argv[1], { signal: AbortSignal.timeout(3000) }).then(async (r) => console.log(r.status, await r.text()), (e) => console.log("error", e.cause?.code ?? e.name))' http://${gateway}:${host.port}${path} > ${file}; cat ${file}`;
+    const text = `
+schema: humanish.lab.v2
+id: e2b-install-detach
+subject:
+  source: terminal-product
+  product:
+    name: coreutils
+    publicSurfaces: [https://www.gnu.org/software/coreutils/]
+    install:
+      - ${JSON.stringify(probe("/install", "install-probe.txt"))}
+actors:
+  - type: scripted-terminal
+    tasks:
+      - id: offline
+        goal: Try the network.
+        check:
+          run: grep -q '^200 host says hi$' install-probe.txt && grep -q '^error ' participant-probe.txt
+    steps:
+      - run: ${JSON.stringify(probe("/participant", "participant-probe.txt"))}
+execution:
+  target: e2b-terminal
+scenario:
+  mode: live
+  caps: { maxUsd: 0.5, maxMinutes: 2 }
+`;
+    const runId = testRunId("e2b-install-detach");
+    const before = e2b.bodies.length;
+    const ctx = studyContext({ cwd: project.dir, lab: labFromText(text), text, runId, mode: "live", env: env() });
+    // What the container is attached to while the participant runs, read from the engine.
+    let during: Promise<string[]> | undefined;
+    const progress = ctx.progress;
+    ctx.progress = (e) => {
+      progress(e);
+      if (e.phase === "participate" && !during) {
+        const id = e2b.alive().at(-1);
+        if (id) during = docker.containerInspect(e2b.containerIdOf(id)!).then((c) => Object.keys(c.NetworkSettings?.Networks ?? {}));
+      }
+    };
+    let r: { ok: boolean; error?: { code: string; message: string } };
+    try {
+      r = (await runTerminalStudy(ctx)) as typeof r;
+    } finally {
+      host.stop(true);
+    }
+    expect(r.error).toBeUndefined();
+    expect(r.ok).toBe(true);
+    expect(await during).toEqual([]);
+    expect(hits).toEqual(["/install"]);
+    const calls = e2b.bodies.slice(before);
+    const create = calls.find((b) => b.call === "POST /v2/sandboxes")?.body as Record<string, unknown>;
+    expect([create.allow_internet_access, create.network]).toEqual([true, undefined]);
+    const updates = calls.filter((b) => b.call.endsWith("/network"));
+    expect(updates.map((u) => u.body)).toEqual([{ denyOut: ["0.0.0.0/0"], allow_internet_access: false }]);
+    const run = JSON.parse(readFileSync(join(runDir(runId), "run.json"), "utf8"));
+    expect(run.tasks.map((t: { id: string; passed: boolean }) => [t.id, t.passed])).toEqual([["offline", true]]);
+    expect(run.cleanup.map((c: { outcome: string }) => c.outcome)).toEqual(["released"]);
+    const ledgers = JSON.parse(readFileSync(join(runDir(runId), "terminal-ledgers.json"), "utf8"));
+    const events = ledgers.lifecycle.map((e: { event: string }) => e.event);
+    expect(events.indexOf("terminal-lab.network.detached")).toBeGreaterThan(events.indexOf("terminal-lab.product.prepared"));
+    expect(events.indexOf("terminal-lab.network.detached")).toBeLessThan(events.indexOf("terminal-lab.participant.step.started"));
+    expect(readFileSync(join(runDir(runId), "terminal-transcript.txt"), "utf8")).toMatch(/error [A-Z]/);
     expect((await verifyRun(runDir(runId))).ok).toBe(true);
   });
 

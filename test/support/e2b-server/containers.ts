@@ -174,7 +174,8 @@ export class SandboxRegistry {
     };
     this.live.set(id, record);
     this.containerIds.set(id, container.id);
-    this.setTimeout(id, timeout);
+    // Timed from the same instant as `startedAt`, so the info's end is exactly `timeout` after it.
+    this.setTimeout(id, timeout, now.getTime());
     return record;
   }
 
@@ -247,13 +248,13 @@ export class SandboxRegistry {
     return this.containerIds.get(id);
   }
 
-  /** Re-arms the sandbox's end to `seconds` from now. Returns false when it is not live. */
-  setTimeout(id: string, seconds: number): boolean {
+  /** Re-arms the sandbox's end to `seconds` after `from` (epoch ms, default now). Returns false when it is not live. */
+  setTimeout(id: string, seconds: number, from = Date.now()): boolean {
     const r = this.live.get(id);
     if (!r) return false;
     clearTimeout(r.timer);
-    r.endAt = new Date(Date.now() + seconds * 1000);
-    r.timer = setTimeout(() => void this.end(id, "expired"), seconds * 1000);
+    r.endAt = new Date(from + seconds * 1000);
+    r.timer = setTimeout(() => void this.end(id, "expired"), Math.max(0, r.endAt.getTime() - Date.now()));
     return true;
   }
 

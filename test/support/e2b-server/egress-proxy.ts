@@ -30,8 +30,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Sandbox } from "../../../src/sandbox/types.ts";
 import { requireBinary } from "../prereq.ts";
-import { engine } from "./engine.ts";
 import { allowsHost, applyHeaders, type EgressPolicy, transformHeaders } from "./egress-policy.ts";
+import { engine } from "./engine.ts";
 import { sniOf } from "./sni.ts";
 
 /** One request the proxy saw. Header values are never kept. */

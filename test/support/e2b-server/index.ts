@@ -76,7 +76,10 @@ export interface E2BServer {
    * `DELETE /sandboxes/<id>`, …) and envd calls (`POST /process.Process/Start`, `GET /files`, …).
    */
   calls: string[];
-  /** JSON bodies of control-plane requests, in order, e.g. `{ call: "POST /v2/sandboxes", body }`. Test memory only. */
+  /**
+   * JSON bodies of control-plane requests, in order, e.g. `{ call: "POST /v2/sandboxes", body }` or
+   * `{ call: "PUT /sandboxes/<id>/network", body }`. Test memory only: they hold rule header values as sent.
+   */
   bodies: { call: string; body: unknown }[];
   /** The fault switchboard (see ./faults.ts); `faults.reset()` puts everything back to normal. */
   faults: E2BFaults;

@@ -229,7 +229,16 @@ describe("network update (PUT /sandboxes/{id}/network)", () => {
       expect((await reach()).stdout).toMatch(/^error /);
       expect(hits).toHaveLength(2);
       await expect(Sandbox.updateNetwork(sbx.sandboxId, {}, { ...conn(), apiKey: "e2b_wrong" })).rejects.toBeInstanceOf(AuthenticationError);
-      // The refused update changed nothing.
+      const malformed = await fetch(`${e2b.apiUrl}/sandboxes/${sbx.sandboxId}/network`, {
+        method: "PUT",
+        headers: { "content-type": "application/json", "x-api-key": e2b.apiKey },
+        body: JSON.stringify({ egressProxy: { address: "proxy.test:1080" } }),
+      });
+      expect([malformed.status, ((await malformed.json()) as { message: string }).message]).toEqual([
+        400,
+        "network update: egressProxy is not emulated by this server",
+      ]);
+      // The refused updates changed nothing.
       expect((await reach()).stdout).toMatch(/^error /);
       expect((await sbx.getInfo()).allowInternetAccess).toBe(false);
       expect(await sbx.kill()).toBe(true);

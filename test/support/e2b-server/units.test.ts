@@ -132,7 +132,10 @@ describe("egress rules", () => {
 
 describe("network update", () => {
   test("the update body becomes the new config: given fields only, rule keys lowercased, bad fields named without values", () => {
-    expect(readNetworkUpdate({ allow_internet_access: false, denyOut: ["0.0.0.0/0"] })).toEqual({ allow_internet_access: false, network: { denyOut: ["0.0.0.0/0"] } });
+    expect(readNetworkUpdate({ allow_internet_access: false, denyOut: ["0.0.0.0/0"] })).toEqual({
+      allow_internet_access: false,
+      network: { denyOut: ["0.0.0.0/0"] },
+    });
     // Omitted fields are cleared: an empty update is an unrestricted sandbox.
     expect(readNetworkUpdate({})).toEqual({});
     expect(readNetworkUpdate(undefined)).toEqual({});
