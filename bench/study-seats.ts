@@ -22,6 +22,7 @@ import { runBrowserStudy } from "../src/routes/browser/index.ts";
 import { runTerminalStudy } from "../src/routes/terminal/index.ts";
 import type { StudyContext } from "../src/routes/types.ts";
 import { type Lane, runSeats } from "../src/study/index.ts";
+import { scriptedTerminalLab } from "../test/support/terminal-study.ts";
 
 const skipBrowser = process.argv.includes("--skip-browser");
 const cwd = mkdtempSync(join(tmpdir(), "humanish-bench-seats-"));
@@ -48,28 +49,7 @@ function parsed(text: string): LabConfig {
 }
 
 const terminalLab = (count: number) =>
-  parsed(`schema: humanish.lab.v2
-id: bench-seats
-subject:
-  source: terminal-product
-  product:
-    name: coreutils
-    publicSurfaces: ["https://www.gnu.org/software/coreutils/"]
-actors:
-  - type: scripted-terminal
-    count: ${count}
-    tasks:
-      - id: made-file
-        goal: Create done.txt.
-        check: {run: test -e done.txt}
-    steps:
-      - run: "ls -la; sleep 2; touch done.txt"
-execution:
-  concurrency: ${Math.min(count, 4)}
-scenario:
-  mode: live
-  caps: {maxUsd: 0, maxMinutes: 5}
-`);
+  parsed(scriptedTerminalLab({ id: "bench-seats", count, concurrency: Math.min(count, 4), steps: ["ls -la; sleep 2; touch done.txt"] }));
 
 async function timed(f: () => Promise<{ ok: boolean; error?: { code: string; message: string } }>): Promise<number> {
   const t0 = performance.now();

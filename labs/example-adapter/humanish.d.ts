@@ -450,6 +450,43 @@ export type RunBundle = {
   adapterArtifacts?: RunAdapterArtifact[];
 };
 
+export type ScoringModelLedger = {
+  schema: "humanish.model-ledger.v1";
+  participantId: string;
+  endpointHost: string;
+  caps: {
+    maxUsd: number | null;
+    maxTotalUsd: number | null;
+    [key: string]: unknown;
+  };
+  requests: number;
+  refused: number;
+  usd: number | null;
+  observedModels: string[];
+  lines: {
+    ordinal: number;
+    at: string;
+    model: string | null;
+    input: number | null;
+    output: number | null;
+    usd: number | null;
+    status: number;
+    outcome: string;
+    [key: string]: unknown;
+  }[];
+  [key: string]: unknown;
+};
+
+export type ScoringDesktopLedger = {
+  cleanup: CleanupProof[];
+  geometry: {
+    preset: string;
+    width: number;
+    height: number;
+    startMs: number | null;
+  } | null;
+};
+
 export type ScoringParticipant = {
   id: string;
   actorType: string;
@@ -458,6 +495,8 @@ export type ScoringParticipant = {
   folder: string | null;
   trace: ActorTrace | null;
   ledgers: TerminalLedgers | null;
+  modelLedger: ScoringModelLedger | null;
+  desktop: ScoringDesktopLedger | null;
   transcript: string | null;
   screenshots: string[];
   tasks: TaskResult[];

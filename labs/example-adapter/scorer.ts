@@ -3,9 +3,10 @@
  * and calls each exported hook with the frozen, redacted scoring context of the run.
  *
  * The types come from `humanish types --out humanish.d.ts` (the file beside this one), so the
- * adapter type-checks without a humanish checkout: `tsc --noEmit --strict scorer.ts`.
+ * adapter type-checks without a humanish checkout: `tsc --noEmit --strict --target es2022 --module nodenext scorer.ts`
+ * (the target gives `flatMap`; the module setting reads the `.d.ts` import).
  */
-import type { DeepReadonly, DeriveArtifactsHook, DeriveFeedbackHook, ScoreHook, ScoringParticipant, TraceItem } from "./humanish";
+import type { DeepReadonly, DeriveArtifactsHook, DeriveFeedbackHook, ScoreHook, ScoreResult, ScoringParticipant, TraceItem } from "./humanish";
 
 /** Every noun of this product lives under this namespace. */
 const NAMESPACE = "example.wc";
@@ -23,8 +24,21 @@ function fileOf(p: Pick<ScoringParticipant, "folder">, name: string, listed: rea
   return listed.some((a) => a.path === path) ? path : undefined;
 }
 
-/** 100 per passed task share, minus 10 per command that failed; fail when any task failed. */
-export const score: ScoreHook = (ctx) => {
+/**
+ * 100 per passed task share, minus 10 per command that failed; fail when any task failed. A run
+ * that did not complete (a harness failure) says nothing about the product: it is left unjudged
+ * as `partial` 0, so it adds no product `fail` on top of the harness failure.
+ */
+export const score: ScoreHook = (ctx): ScoreResult => {
+  if (ctx.bundle.outcome.state !== "completed") {
+    return {
+      namespace: NAMESPACE,
+      status: "partial",
+      score: 0,
+      summary: `not judged: the run ${ctx.bundle.outcome.state} before the product could be scored`,
+      data: { judged: false },
+    };
+  }
   const tasks = ctx.participants.flatMap((p) => p.tasks);
   const passed = tasks.filter((t) => t.passed).length;
   const failed = ctx.participants.flatMap((p) => failedCommands(p.trace?.items));

@@ -6,9 +6,17 @@
  * throws (in strict-mode modules) and changes nothing either way.
  */
 import { join } from "node:path";
+import { z } from "zod";
 import { safeReadFile } from "../bundle/safe-read.ts";
 import { type ActorTrace, ActorTraceSchema, type RunBundle, type TerminalLedgers, TerminalLedgersSchema } from "../bundle/schemas.ts";
-import type { ScoringContext, ScoringParticipant } from "./shapes.ts";
+import {
+  type ScoringContext,
+  type ScoringDesktopLedger,
+  ScoringDesktopLedgerSchema,
+  type ScoringModelLedger,
+  ScoringModelLedgerSchema,
+  type ScoringParticipant,
+} from "./shapes.ts";
 
 /** Largest evidence file read into the context, bytes (a transcript is bounded well below this by its lane). */
 export const MAX_CONTEXT_FILE_BYTES = 64 * 1024 * 1024;
@@ -59,6 +67,38 @@ function inSeat(path: string, prefix: string): boolean {
   return prefix === "" ? !path.startsWith("seats/") : path.startsWith(prefix);
 }
 
+/** The model ledger listed for participant `pid` (a ledger names its participant), or null. */
+function seatModelLedger(runDir: string, bundle: RunBundle, pid: string, notes: ContextNotes): ScoringModelLedger | null {
+  for (const a of bundle.artifacts) {
+    if (a.kind !== "model-ledger") continue;
+    const l = readJson(runDir, a.path, (v) => ScoringModelLedgerSchema.safeParse(v), notes);
+    if (l?.participantId === pid) return l;
+  }
+  return null;
+}
+
+/** `desktop-ledgers.json` of a browser run as written by the route: release proofs and per-seat geometry. */
+interface DesktopLedgers {
+  desktops: ScoringDesktopLedger["cleanup"];
+  geometry: (NonNullable<ScoringDesktopLedger["geometry"]> & { participantId: string })[];
+}
+
+function readDesktopLedgers(runDir: string, bundle: RunBundle, notes: ContextNotes): DesktopLedgers | null {
+  if (!bundle.artifacts.some((a) => a.path === "desktop-ledgers.json")) return null;
+  const geometry = ScoringDesktopLedgerSchema.shape.geometry.unwrap().extend({ participantId: z.string() });
+  const schema = z.looseObject({ desktops: ScoringDesktopLedgerSchema.shape.cleanup, geometry: z.array(geometry) });
+  return readJson(runDir, "desktop-ledgers.json", (v) => schema.safeParse(v), notes);
+}
+
+/** A seat's share of the desktop ledgers: the proofs naming it (all of them in a one-seat run) and its geometry. */
+function seatDesktop(d: DesktopLedgers, pid: string, one: boolean): ScoringDesktopLedger {
+  const g = d.geometry.find((x) => x.participantId === pid);
+  return {
+    cleanup: d.desktops.filter((c) => c.participantId === pid || (one && c.participantId === undefined)),
+    geometry: g ? { preset: g.preset, width: g.width, height: g.height, startMs: g.startMs } : null,
+  };
+}
+
 /**
  * Assemble and freeze the context of `view` (the `run.json` the writer is about to seal, see
  * `RunWriter.preview`) from the files in `runDir`. Never throws for evidence: a listed file that
@@ -68,6 +108,7 @@ export function buildScoringContext(view: RunBundle, runDir: string, notes: Cont
   const bundle = structuredClone(view);
   const seatFolders = new Map((bundle.study?.seats ?? []).map((s) => [s.id, s.folder]));
   const one = bundle.participants.length === 1;
+  const desktops = bundle.route === "browser" ? readDesktopLedgers(runDir, bundle, notes) : null;
   const participants: ScoringParticipant[] = bundle.participants.map((p) => {
     const folder = seatFolders.get(p.id) ?? (one ? null : `seats/${p.id}/`);
     const prefix = prefixOf(folder);
@@ -76,6 +117,7 @@ export function buildScoringContext(view: RunBundle, runDir: string, notes: Cont
     const transcriptPath = mine.find((a) => a.kind === "terminal-transcript")?.path;
     const trace: ActorTrace | null = p.trace ? readJson(runDir, p.trace, (v) => ActorTraceSchema.safeParse(v), notes) : null;
     const ledgers: TerminalLedgers | null = ledgersPath ? readJson(runDir, ledgersPath, (v) => TerminalLedgersSchema.safeParse(v), notes) : null;
+    const modelLedger = seatModelLedger(runDir, bundle, p.id, notes);
     return {
       id: p.id,
       actorType: p.actorType,
@@ -84,6 +126,8 @@ export function buildScoringContext(view: RunBundle, runDir: string, notes: Cont
       folder,
       trace,
       ledgers,
+      modelLedger,
+      desktop: desktops ? seatDesktop(desktops, p.id, one) : null,
       transcript: transcriptPath ? readText(runDir, transcriptPath, notes) : null,
       screenshots: mine.filter((a) => a.kind === "screenshot").map((a) => a.path),
       tasks: bundle.tasks.filter((t) => (t.participantId === undefined ? one : t.participantId === p.id)),

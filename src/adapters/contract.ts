@@ -43,6 +43,8 @@ import {
   ScoreResultSchema,
   ScorerProvenanceSchema,
   ScoringContextSchema,
+  ScoringDesktopLedgerSchema,
+  ScoringModelLedgerSchema,
   ScoringParticipantSchema,
 } from "./shapes.ts";
 
@@ -74,6 +76,8 @@ export const CONTRACT_TYPES: readonly (readonly [name: string, schema: z.ZodType
   ["RunAdapterArtifact", RunAdapterArtifactSchema],
   ["ScorerProvenance", ScorerProvenanceSchema],
   ["RunBundle", RunBundleSchema],
+  ["ScoringModelLedger", ScoringModelLedgerSchema],
+  ["ScoringDesktopLedger", ScoringDesktopLedgerSchema],
   ["ScoringParticipant", ScoringParticipantSchema],
   ["ScoringContext", ScoringContextSchema],
   ["ScoreResult", ScoreResultSchema],

@@ -4,10 +4,12 @@
  *
  * The module is named by `review.scorer.ref` (relative to the lab file's folder, and must stay
  * inside it) or by `--scorer <path>` (relative to the project directory, and must stay inside
- * it; the flag wins). The compiled binary imports it at run time with Bun's own loader, so a
- * `.ts` file needs no build step. The module runs inside the humanish process with the
- * operator's rights, like any code in the project: it is the lab author's own code, not a
- * participant's.
+ * it; the flag wins; an absolute flag path inside the project is accepted). The module is
+ * imported, and its hooks run, in a child process of this same program (./runner.ts,
+ * ./child.ts) with Bun's own loader, so a `.ts` file needs no build step, and with a scrubbed
+ * environment (PATH, HOME, TMPDIR, LANG only): the module's top-level code and hooks never see a
+ * provider key, and cannot exit or patch the humanish process. It still runs with the
+ * operator's file-system rights: it is the lab author's own code, not a participant's.
  *
  * Refusals, in the order they are checked:
  * - `HUMANISH_LAB_SCORER_UNSUPPORTED_BACKEND`: the lab's route, target or participant cannot
@@ -18,16 +20,16 @@
  * - `HUMANISH_LAB_SCORER_LOAD_FAILED`: the import throws (syntax error, a missing import, a
  *   throw at top level) or the file is over {@link MAX_SCORER_BYTES};
  * - `HUMANISH_LAB_SCORER_NO_HOOKS`: it exports none of `score`, `deriveFeedback`,
- *   `deriveArtifacts` as a function.
+ *   `deriveArtifacts` as a function (named exports; a default export is not read).
  */
 import { lstat, readFile, realpath } from "node:fs/promises";
 import { dirname, extname, isAbsolute, relative, resolve, sep } from "node:path";
-import { pathToFileURL } from "node:url";
 import { findActor } from "../actors/registry.ts";
 import type { ScorerHook, ScorerProvenance } from "../bundle/schemas-adapter.ts";
 import { sha256Hex } from "../bytes/sha256.ts";
 import { HumanishError } from "../errors.ts";
 import type { LabConfig } from "../lab/schema.ts";
+import { runChild, SCORER_LOAD_TIMEOUT_MS } from "./runner.ts";
 
 /** Extensions Bun's runtime loader imports without a build step. */
 export const SCORER_EXTENSIONS: readonly string[] = [".ts", ".mts", ".js", ".mjs", ".cjs"];
@@ -38,13 +40,11 @@ export const MAX_SCORER_BYTES = 4 * 1024 * 1024;
 /** The hook names (they run in the order score, deriveArtifacts, deriveFeedback, so feedback may cite the files the adapter added). */
 export const SCORER_HOOKS: readonly ScorerHook[] = ["score", "deriveFeedback", "deriveArtifacts"];
 
-/** A hook as the module exports it: any function of the context (sync or async). */
-export type ScorerHookFn = (ctx: unknown) => unknown;
-
-/** A loaded scorer: its hooks and the provenance recorded in the bundle. */
+/** A loaded scorer: where its module is and the provenance recorded in the bundle (the hooks run in a child process, see ./runner.ts). */
 export interface LoadedScorer {
-  hooks: Partial<Record<ScorerHook, ScorerHookFn>>;
-  /** `hooks` is set to `ran` or `loaded-only` when the run is scored. */
+  /** Real path of the module file (checked inside its base folder). */
+  path: string;
+  /** `hooks` is set to `ran` or `loaded-only` when the run is scored; `exports` are the hooks the module exports. */
   provenance: Omit<ScorerProvenance, "hooks">;
 }
 
@@ -115,7 +115,25 @@ export async function loadScorer(req: ScorerRequest): Promise<LoadedScorer | nul
   }
 
   const real = await resolveScorerFile(req, ref, source);
-  return importScorer(real, ref, source);
+  return loadScorerModule(real, ref, source);
+}
+
+/**
+ * Check the lab's scorer reference without importing it (for `lab inspect` and `doctor --lab`):
+ * the backend, the path rules and that a regular file is there. Null when none is declared.
+ * @throws HumanishError `HUMANISH_LAB_SCORER_UNSUPPORTED_BACKEND`, `_BAD_REF`, `_NOT_FOUND`
+ */
+export async function checkScorerRef(req: ScorerRequest): Promise<string | null> {
+  const ref = req.flag ?? req.config.review?.scorer?.ref;
+  if (ref === undefined) return null;
+  const source: ScorerProvenance["source"] = req.flag !== undefined ? "cli-flag" : "manifest";
+  const backend = scorerBackendProblem(req.config);
+  if (backend) {
+    throw new HumanishError("HUMANISH_LAB_SCORER_UNSUPPORTED_BACKEND", `lab ${req.config.id}: ${whereOf(source)} names a scorer, but ${backend}`, {
+      next: `remove ${whereOf(source)}, or run the lab on ${Object.values(SCORER_TARGETS).flat().join(" / ")} with a participant that records a trace`,
+    });
+  }
+  return resolveScorerFile(req, ref, source);
 }
 
 /** How a reference is named in messages. */
@@ -140,10 +158,11 @@ async function resolveScorerFile(req: ScorerRequest, ref: string, source: Scorer
   if (ref.trim() === "" || ref.includes("\u0000") || ref.includes("\\")) {
     throw badRef(`${where} ${JSON.stringify(ref)} is not a usable path (empty, NUL or backslash)`, `write ${where} as a relative path with / separators`);
   }
-  if (isAbsolute(ref) || /^[A-Za-z]:/.test(ref)) {
+  const absInside = source === "cli-flag" && isAbsolute(ref) && inside(base, resolve(ref));
+  if (!absInside && (isAbsolute(ref) || /^[A-Za-z]:/.test(ref))) {
     throw badRef(`${where} ${JSON.stringify(ref)} is absolute; it must be relative to ${baseName}`, `write it relative to ${baseName}, e.g. ./scorer.ts`);
   }
-  const ext = extname(ref).toLowerCase();
+  const ext = extname(ref);
   if (!SCORER_EXTENSIONS.includes(ext)) {
     throw badRef(
       `${where} ${JSON.stringify(ref)} has extension ${JSON.stringify(ext)}; a scorer is one of ${SCORER_EXTENSIONS.join(", ")}`,
@@ -176,10 +195,11 @@ async function resolveScorerFile(req: ScorerRequest, ref: string, source: Scorer
 }
 
 /**
- * Read, digest and import the module at `real`; its hooks and provenance.
+ * Read and digest the module at `real`, and import it in the scorer's child process; its path
+ * and provenance. (The digest covers this file's bytes, not the files it imports.)
  * @throws HumanishError `HUMANISH_LAB_SCORER_LOAD_FAILED`, `HUMANISH_LAB_SCORER_NO_HOOKS`
  */
-async function importScorer(real: string, ref: string, source: ScorerProvenance["source"]): Promise<LoadedScorer> {
+export async function loadScorerModule(real: string, ref: string, source: ScorerProvenance["source"]): Promise<LoadedScorer> {
   const where = whereOf(source);
 
   let bytes: Uint8Array;
@@ -204,33 +224,28 @@ async function importScorer(real: string, ref: string, source: ScorerProvenance[
     );
   }
 
-  let mod: Record<string, unknown>;
-  try {
-    mod = (await import(pathToFileURL(real).href)) as Record<string, unknown>;
-  } catch (e) {
-    const why = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+  const child = await runChild({ op: "load", path: real }, { loadMs: SCORER_LOAD_TIMEOUT_MS, hookMs: SCORER_LOAD_TIMEOUT_MS }).catch((e: unknown) => ({
+    hooks: [],
+    stopped: { kind: "exited" as const, detail: `the scorer's process could not start: ${e instanceof Error ? e.message : String(e)}` },
+  }));
+  const loaded = "load" in child ? child.load : undefined;
+  if (loaded?.t !== "loaded") {
+    const why = loaded?.t === "load-failed" ? loaded.message : (child.stopped?.detail ?? "no reply");
     throw new HumanishError("HUMANISH_LAB_SCORER_LOAD_FAILED", `${where} ${JSON.stringify(ref)} did not load: ${why.slice(0, 500)}`, {
       next: `fix the module (check it alone with: bun ${ref})`,
     });
   }
-
-  const hooks: LoadedScorer["hooks"] = {};
-  const notFunctions: string[] = [];
-  for (const name of SCORER_HOOKS) {
-    const v = mod[name];
-    if (typeof v === "function") hooks[name] = v as ScorerHookFn;
-    else if (v !== undefined) notFunctions.push(`${name} is a ${typeof v}`);
-  }
-  const exported = SCORER_HOOKS.filter((h) => hooks[h]);
+  const exported = SCORER_HOOKS.filter((h) => loaded.exports.includes(h));
   if (exported.length === 0) {
+    const notes = [...loaded.notFunctions, ...(loaded.hasDefault ? ["a default export is not read: export each hook by name"] : [])];
     throw new HumanishError(
       "HUMANISH_LAB_SCORER_NO_HOOKS",
-      `${where} ${JSON.stringify(ref)} exports none of ${SCORER_HOOKS.join(", ")} as a function${notFunctions.length ? ` (${notFunctions.join(", ")})` : ""}`,
-      { next: "export at least one hook, e.g. export function score(ctx) { … }" },
+      `${where} ${JSON.stringify(ref)} exports none of ${SCORER_HOOKS.join(", ")} as a function${notes.length ? ` (${notes.join("; ")})` : ""}`,
+      { next: "export at least one hook by name, e.g. export function score(ctx) { … }" },
     );
   }
   return {
-    hooks,
+    path: real,
     provenance: { schema: "humanish.scorer-provenance.v1", ref, digest: sha256Hex(bytes), source, exports: exported },
   };
 }

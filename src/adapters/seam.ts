@@ -2,7 +2,8 @@
  * The scorer seam, one study-level step between evidence collection and the seal: every route
  * and lane that ends its study through `finishStudy` (src/study) gets it. Given the loaded scorer
  * and the bundle about to be sealed, {@link scoreStudy} builds the frozen scoring context, runs
- * each exported hook under a deadline, scrubs each payload with the bundle's own redactor,
+ * each exported hook under a deadline in the scorer's own child process (./runner.ts: scrubbed
+ * environment, killed on the deadline), scrubs each payload with the bundle's own redactor,
  * shape-checks it, writes the adapter's files under `adapter/<namespace>/`, and says what the
  * run's outcome must carry; {@link applyScore} folds that into the bundle input (pure).
  *
@@ -11,16 +12,26 @@
  * and reason in the result). A well-formed score of `fail` is a finding: the outcome stays
  * `completed`, the verdict turns to `fail`, a gap says why, and the run result fails. Malformed
  * feedback candidates and artifacts are dropped, each with a warning, and never fail the run.
+ * The evidence files the bundle lists are digested before the hooks and again after: a scorer
+ * that changed one fails the run (`HUMANISH_ADAPTER_EVIDENCE_CHANGED`), so it cannot forge what
+ * the bundle then signs.
  *
- * A dry run has nothing to score, and an interrupted run only partial evidence: the module is
- * loaded (proving the reference) and recorded as `loaded-only`, and no hook runs.
+ * A dry run has nothing to score, and an interrupted run only partial evidence: the module was
+ * loaded by `lab run` (imported in the scorer's process, proving the reference) and is recorded
+ * as `loaded-only`, and no hook runs.
  */
+
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { deriveReview } from "../bundle/derive.ts";
 import type { RunBundle, RunBundleInput } from "../bundle/schemas.ts";
 import type { RunWriter } from "../bundle/writer.ts";
+import { sha256Hex } from "../bytes/sha256.ts";
 import { isHumanishError } from "../errors.ts";
+import type { HookReply } from "./child.ts";
 import { buildScoringContext } from "./context.ts";
 import type { LoadedScorer } from "./load.ts";
+import { runChild, SCORER_LOAD_TIMEOUT_MS } from "./runner.ts";
 import {
   ArtifactResultSchema,
   FeedbackResultSchema,
@@ -36,8 +47,12 @@ import {
   type ScorerProvenance,
 } from "./shapes.ts";
 
-/** Deadline of each hook, ms. A hook stuck in a synchronous loop cannot be pre-empted in-process; one awaiting past this is abandoned. */
+/** Deadline of each hook, ms; the scorer's process is killed when it passes (a synchronous loop included). */
 export const SCORER_HOOK_TIMEOUT_MS = 30_000;
+
+/** The order the hooks run in, so feedback may cite the files the adapter added. */
+const HOOK_ORDER = ["score", "deriveArtifacts", "deriveFeedback"] as const;
+type HookName = (typeof HOOK_ORDER)[number];
 
 /** A failure of the scorer, with its stable code. */
 export interface ScoreFailure {
@@ -66,21 +81,6 @@ export interface ScoreStudyInput {
   input: RunBundleInput;
   /** Deadline of each hook, ms (default {@link SCORER_HOOK_TIMEOUT_MS}). */
   deadlineMs?: number;
-}
-
-class HookTimeout extends Error {}
-
-/** Run `hook(ctx)` and await its result for at most `ms`. */
-async function callHook(hook: (ctx: unknown) => unknown, ctx: unknown, ms: number): Promise<unknown> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new HookTimeout()), ms);
-  });
-  try {
-    return await Promise.race([Promise.resolve().then(() => hook(ctx)), deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** The zod issues of a payload in one short line. */
@@ -124,41 +124,110 @@ export async function scoreStudy(o: ScoreStudyInput): Promise<ScoreOutcome> {
   const fail = (code: string, message: string, next: string) => {
     if (out.failure?.kind !== "harness") out.failure = { code, message: redactor.text(message).slice(0, 1000), next, kind: "harness" };
   };
-  const run = async (name: "score" | "deriveFeedback" | "deriveArtifacts"): Promise<unknown> => {
-    const hook = scorer.hooks[name];
-    if (!hook) return undefined;
-    try {
-      return await callHook(hook, ctx, ms);
-    } catch (e) {
-      if (e instanceof HookTimeout)
-        fail(
-          "HUMANISH_ADAPTER_HOOK_TIMEOUT",
-          `${name}() of ${scorer.provenance.ref} did not finish within ${ms} ms`,
-          "make the hook finish sooner (it reads a frozen context; it needs no network)",
-        );
-      else
-        fail(
-          "HUMANISH_ADAPTER_HOOK_FAILED",
-          `${name}() of ${scorer.provenance.ref} threw: ${isHumanishError(e) ? `${e.code}: ` : ""}${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}`,
-          "fix the scorer; it is run again on the next run of the lab",
-        );
+  const ref = scorer.provenance.ref;
+  const replies = await runHooks(scorer, ctx, ms, fail).catch((e: unknown) => {
+    // Spawning the scorer's process itself failed (e.g. out of memory): a harness failure, never a throw past the seal.
+    fail("HUMANISH_ADAPTER_HOOK_FAILED", `the scorer's process for ${ref} could not run: ${e instanceof Error ? e.message : String(e)}`, "retry the run");
+    return new Map<HookName, HookReply>();
+  });
+  const value = (name: HookName): unknown => {
+    const r = replies.get(name);
+    if (!r) return undefined;
+    if (!r.ok) {
+      if (r.kind === "unserializable" && name === "score") return { __unserializable: r.message };
+      fail(
+        "HUMANISH_ADAPTER_HOOK_FAILED",
+        r.kind === "threw" ? `${name}() of ${ref} threw: ${r.message}` : `${name}() of ${ref} returned a value that is not JSON: ${r.message}`,
+        "fix the scorer; it is run again on the next run of the lab",
+      );
       return undefined;
     }
+    if ("items" in r) return r.items.map((it) => (it.ok ? it.value : { __unserializable: it.message }));
+    return r.value;
   };
 
-  const rawScore = await run("score");
+  const rawScore = value("score");
   const namespace = scoreNamespace(rawScore);
-  if (scorer.hooks.score && !out.failure) takeScore(out, rawScore, scorer.provenance.ref, redactor);
+  // A score that came back is kept even when a later hook failed; a missing one is already a failure.
+  if (replies.has("score") && rawScore !== undefined) takeScore(out, rawScore, ref, redactor);
 
-  const rawArtifacts = await run("deriveArtifacts");
+  const rawArtifacts = value("deriveArtifacts");
   if (rawArtifacts !== undefined) out.adapterArtifacts = await writeArtifacts(rawArtifacts, writer, warn);
 
-  const rawFeedback = await run("deriveFeedback");
+  const rawFeedback = value("deriveFeedback");
   if (rawFeedback !== undefined) {
     const listed = new Set(["run.json", ...view.artifacts.map((a) => a.path), ...out.adapterArtifacts.map((a) => a.path)]);
-    out.feedbackCandidates = checkFeedback(rawFeedback, { runId: view.runId, labId: view.lab.id, namespace, listed, redactor }, warn);
+    const participants = new Set(view.participants.map((p) => p.id));
+    out.feedbackCandidates = checkFeedback(rawFeedback, { runId: view.runId, labId: view.lab.id, namespace, listed, participants, redactor }, warn);
   }
+  const changed = (await digestEvidence(writer.runDir, view)).filter((b) => b.sha256 !== b.now);
+  if (changed.length)
+    fail(
+      "HUMANISH_ADAPTER_EVIDENCE_CHANGED",
+      `the evidence changed while ${ref} ran: ${changed
+        .slice(0, 5)
+        .map((c) => c.path)
+        .join(", ")} no longer match their digests`,
+      "a scorer reads the context it is given; it must not write into the run directory",
+    );
   return out;
+}
+
+/** Each listed evidence file: its digest in the bundle view (taken before the hooks) and on disk now (after them). */
+async function digestEvidence(runDir: string, view: RunBundle): Promise<{ path: string; sha256: string; now: string }[]> {
+  return Promise.all(
+    view.artifacts.map(async (a) => ({
+      path: a.path,
+      sha256: a.sha256,
+      now: await readFile(join(runDir, a.path)).then(
+        (b) => sha256Hex(new Uint8Array(b)),
+        () => "missing",
+      ),
+    })),
+  );
+}
+
+/**
+ * Run the module's hooks in the scorer's process; each hook's reply by name. A hook with no
+ * reply (the process died, was killed on the deadline or overflowed) is a harness failure
+ * recorded through `fail`; so is a module that changed since it was loaded.
+ */
+async function runHooks(
+  scorer: LoadedScorer,
+  ctx: unknown,
+  ms: number,
+  fail: (code: string, message: string, next: string) => void,
+): Promise<Map<HookName, HookReply>> {
+  const ref = scorer.provenance.ref;
+  const replies = new Map<HookName, HookReply>();
+  const now = await readFile(scorer.path).then(
+    (b) => sha256Hex(new Uint8Array(b)),
+    () => "missing",
+  );
+  if (now !== scorer.provenance.digest) {
+    fail(
+      "HUMANISH_ADAPTER_HOOK_FAILED",
+      `${ref} changed on disk after it was loaded (its digest no longer matches), so no hook ran`,
+      "leave the scorer alone while a run is in progress",
+    );
+    return replies;
+  }
+  const hooks = HOOK_ORDER.filter((h) => scorer.provenance.exports.includes(h));
+  const child = await runChild({ op: "run", path: scorer.path, hooks: [...hooks], ctx }, { loadMs: SCORER_LOAD_TIMEOUT_MS, hookMs: ms });
+  for (const r of child.hooks) if ((HOOK_ORDER as readonly string[]).includes(r.name)) replies.set(r.name as HookName, r);
+  const missing = hooks.find((h) => !replies.has(h));
+  if (missing) {
+    const timeout = child.stopped?.kind === "timeout";
+    const loadFailed = child.load?.t === "load-failed" ? `the module did not load: ${child.load.message}` : undefined;
+    fail(
+      timeout ? "HUMANISH_ADAPTER_HOOK_TIMEOUT" : "HUMANISH_ADAPTER_HOOK_FAILED",
+      timeout && child.load
+        ? `${missing}() of ${ref} did not finish within ${ms} ms (its process was killed)`
+        : `${missing}() of ${ref} gave no result: ${loadFailed ?? child.stopped?.detail ?? "no reply"}`,
+      timeout ? "make the hook finish sooner (it reads a frozen context; it needs no network)" : "fix the scorer; it is run again on the next run of the lab",
+    );
+  }
+  return replies;
 }
 
 /** The bundle view and the frozen context, or null with the failure recorded in `out` (no hook then runs). */
@@ -186,10 +255,12 @@ async function prepareContext(
   }
 }
 
-/** Put the checked score into `out`, or its failure: a malformed score (harness) or a `fail` score (a finding). */
+/** Put the checked score into `out`, or its failure: a malformed score (harness) or a `fail` score (a finding); an earlier harness failure stays first. */
 function takeScore(out: ScoreOutcome, raw: unknown, ref: string, redactor: RunWriter["redactor"]): void {
   const score = checkScore(raw, redactor);
+  const harnessFirst = out.failure?.kind === "harness";
   if (typeof score === "string") {
+    if (harnessFirst) return;
     out.failure = {
       code: "HUMANISH_ADAPTER_SCORE_MALFORMED",
       message: redactor.text(`score() of ${ref} returned a malformed score (${score})`).slice(0, 1000),
@@ -199,7 +270,7 @@ function takeScore(out: ScoreOutcome, raw: unknown, ref: string, redactor: RunWr
     return;
   }
   out.adapterScore = score;
-  if (score.status === "fail")
+  if (score.status === "fail" && !harnessFirst)
     out.failure = {
       code: "HUMANISH_ADAPTER_SCORE_FAIL",
       message: redactor.text(`the scorer ${score.namespace} scored the run fail (${score.score}/100): ${score.summary}`).slice(0, 1000),
@@ -213,8 +284,30 @@ function scoreNamespace(raw: unknown): string | undefined {
   return typeof ns === "string" ? ns : undefined;
 }
 
+/** Why a payload the scorer's process could not serialise is unusable, or undefined for any other value. */
+function unserializable(raw: unknown): string | undefined {
+  if (raw === null || typeof raw !== "object" || !("__unserializable" in raw)) return undefined;
+  return `it is not JSON (${String((raw as { __unserializable: unknown }).__unserializable)})`;
+}
+
+/**
+ * `check(raw)`, or its error as a string: the payloads are plain JSON from the scorer's process,
+ * so this only guards against a check of ours tripping over an unexpected value.
+ */
+function guarded<T>(check: () => T | string): T | string {
+  try {
+    return check();
+  } catch (e) {
+    return `it could not be checked (${e instanceof Error ? e.message : String(e)})`;
+  }
+}
+
 /** The scrubbed, checked score, or why it is malformed. */
 function checkScore(raw: unknown, redactor: RunWriter["redactor"]): RunAdapterScore | string {
+  return unserializable(raw) ?? guarded(() => checkScoreShape(raw, redactor));
+}
+
+function checkScoreShape(raw: unknown, redactor: RunWriter["redactor"]): RunAdapterScore | string {
   const shaped = ScoreResultSchema.safeParse(raw);
   if (!shaped.success) return issues(shaped.error);
   const scrubbed = redactor.value({ ...shaped.data, schema: "humanish.adapter-score.v1" as const });
@@ -233,7 +326,7 @@ function checkFeedback(raw: unknown, o: FeedbackRules, warn: (m: string) => void
   const kept: RunFeedbackCandidate[] = [];
   const ids = new Set<string>();
   for (const [i, item] of raw.slice(0, MAX_FEEDBACK_CANDIDATES).entries()) {
-    const c = candidateOf(item, o, ids);
+    const c = unserializable(item) ?? guarded(() => candidateOf(item, o, ids));
     if (typeof c === "string") warn(`feedback candidate [${i}] dropped: ${c}`);
     else {
       ids.add(c.id);
@@ -249,6 +342,8 @@ interface FeedbackRules {
   labId: string;
   namespace: string | undefined;
   listed: ReadonlySet<string>;
+  /** Ids of the run's participants (a candidate naming another is dropped, as verify would refuse it). */
+  participants: ReadonlySet<string>;
   redactor: RunWriter["redactor"];
 }
 
@@ -258,6 +353,9 @@ function candidateOf(item: unknown, o: FeedbackRules, ids: ReadonlySet<string>):
   if (!shaped.success) return issues(shaped.error);
   const adapterId = shaped.data.adapter_id ?? o.namespace;
   if (adapterId === undefined) return "no adapter_id and no score namespace to take it from";
+  const who = shaped.data.participant_id;
+  if (who !== undefined && !o.participants.has(who))
+    return `participant_id ${JSON.stringify(who)} is not a participant of this run (${[...o.participants].join(", ")})`;
   const missing = shaped.data.evidence.find((e) => !o.listed.has(e.path));
   if (missing) return `evidence path ${JSON.stringify(missing.path)} is not a file of the bundle`;
   if (ids.has(shaped.data.id)) return `id ${JSON.stringify(shaped.data.id)} repeats an earlier candidate`;
@@ -287,12 +385,17 @@ async function writeArtifacts(raw: unknown, writer: RunWriter, warn: (m: string)
       warn(`deriveArtifacts() returned ${raw.length} artifacts; only the first ${MAX_ADAPTER_ARTIFACTS} are written`);
       break;
     }
-    const shaped = ArtifactResultSchema.safeParse(item);
-    if (!shaped.success) {
-      warn(`adapter artifact [${i}] dropped: ${issues(shaped.error)}`);
+    const shaped =
+      unserializable(item) ??
+      guarded(() => {
+        const r = ArtifactResultSchema.safeParse(item);
+        return r.success ? r.data : issues(r.error);
+      });
+    if (typeof shaped === "string") {
+      warn(`adapter artifact [${i}] dropped: ${shaped}`);
       continue;
     }
-    const a = shaped.data;
+    const a = shaped;
     const path = `adapter/${a.namespace}/${a.path}`;
     if (written.some((w) => w.path === path)) {
       warn(`adapter artifact [${i}] dropped: ${path} was already written`);

@@ -9,7 +9,7 @@
  * adapter is written against are these schemas and cannot drift from them.
  */
 import { z } from "zod";
-import { ActorTraceSchema, RunBundleSchema, TaskResultSchema, TerminalLedgersSchema } from "../bundle/schemas.ts";
+import { ActorTraceSchema, CleanupProofSchema, RunBundleSchema, TaskResultSchema, TerminalLedgersSchema } from "../bundle/schemas.ts";
 import {
   AdapterArtifactKindSchema,
   AdapterDataSchema,
@@ -69,6 +69,48 @@ export const ArtifactResultSchema = z.strictObject({
 });
 export type ArtifactResult = z.input<typeof ArtifactResultSchema>;
 
+/**
+ * A seat's model request ledger (`humanish.model-ledger.v1`, listed as `model-ledger`): written
+ * for model-driven participants (a computer-use or Codex seat), on either route. The fields
+ * humanish relies on are typed; a line carries more (token detail, cost source), typed as unknown.
+ */
+export const ScoringModelLedgerSchema = z.looseObject({
+  schema: z.literal("humanish.model-ledger.v1"),
+  participantId: z.string(),
+  /** Endpoint host the requests went to (never a key). */
+  endpointHost: z.string(),
+  caps: z.looseObject({ maxUsd: z.number().nullable(), maxTotalUsd: z.number().nullable() }),
+  /** Requests made, and how many the spend cap refused. */
+  requests: z.number(),
+  refused: z.number(),
+  /** Known spend, USD; null when any request's cost is unknown. */
+  usd: z.number().nullable(),
+  observedModels: z.array(z.string()),
+  lines: z.array(
+    z.looseObject({
+      ordinal: z.number(),
+      at: z.string(),
+      model: z.string().nullable(),
+      input: z.number().nullable(),
+      output: z.number().nullable(),
+      /** USD of the request; null when unknown. */
+      usd: z.number().nullable(),
+      status: z.number(),
+      outcome: z.string(),
+    }),
+  ),
+});
+export type ScoringModelLedger = z.infer<typeof ScoringModelLedgerSchema>;
+
+/** Browser route: the seat's part of `desktop-ledgers.json` — its desktop's release proof and its screen geometry. */
+export const ScoringDesktopLedgerSchema = z.strictObject({
+  /** Release proofs of this seat's desktop (and the app server, when it was the seat's). */
+  cleanup: z.array(CleanupProofSchema),
+  /** Device preset and screen size in px; `startMs` is how long the desktop took to start, ms (null when unmeasured). */
+  geometry: z.strictObject({ preset: z.string(), width: z.number(), height: z.number(), startMs: z.number().nullable() }).nullable(),
+});
+export type ScoringDesktopLedger = z.infer<typeof ScoringDesktopLedgerSchema>;
+
 /** One participant (seat) of the run as a scorer sees it: its trace, ledgers, transcript and tasks. */
 export const ScoringParticipantSchema = z.strictObject({
   id: z.string(),
@@ -79,8 +121,12 @@ export const ScoringParticipantSchema = z.strictObject({
   folder: z.string().nullable(),
   /** The actor trace, or null when the participant never started. */
   trace: ActorTraceSchema.nullable(),
-  /** Terminal route: `terminal-ledgers.json` (command log, cost ledger, cleanup); null elsewhere. */
+  /** Terminal route: `terminal-ledgers.json` (command log, cost ledger, cleanup); null on the browser route. */
   ledgers: TerminalLedgersSchema.nullable(),
+  /** The seat's model request ledger, either route; null for a participant that made no model requests (scripted). */
+  modelLedger: ScoringModelLedgerSchema.nullable(),
+  /** Browser route: the seat's desktop release proofs and geometry from `desktop-ledgers.json`; null on the terminal route. */
+  desktop: ScoringDesktopLedgerSchema.nullable(),
   /** Terminal route: the full transcript as persisted (already scrubbed); null elsewhere. */
   transcript: z.string().nullable(),
   /** Bundle-relative paths of the seat's screenshots (browser route). */

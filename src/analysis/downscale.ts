@@ -21,16 +21,6 @@ export interface DownscaledPng {
   originalHeight: number;
 }
 
-/** Width and height from a PNG's header (IHDR), or null when the bytes are not a PNG. */
-export function pngDimensions(bytes: Uint8Array): { width: number; height: number } | null {
-  const sig = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
-  if (bytes.length < 24 || !sig.every((b, i) => bytes[i] === b)) return null;
-  const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const width = v.getUint32(16);
-  const height = v.getUint32(20);
-  return width > 0 && height > 0 ? { width, height } : null;
-}
-
 /** The size `w`×`h` scaled (never up) to fit `maxW`×`maxH`, at least 1×1. */
 export function fitInside(w: number, h: number, maxW: number, maxH: number): { width: number; height: number } {
   const k = Math.min(1, maxW / w, maxH / h);
@@ -116,13 +106,7 @@ function encodeRgb(width: number, height: number, rows: Uint8Array): Uint8Array 
     chunk("IDAT", deflateSync(rows, { level: 1 })),
     chunk("IEND", new Uint8Array(0)),
   ];
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
+  return new Uint8Array(Buffer.concat(parts));
 }
 
 /**

@@ -62,6 +62,7 @@ export interface AnalyzeOutcome {
   warnings: string[];
 }
 
+/** What a selection covers, in counts and bytes: the outcome's `selection` and the record's `coverage`. */
 function selectionSummary(sel: EvidenceSelection): AnalyzeOutcome["selection"] {
   return {
     participants: sel.participants.length,
@@ -196,14 +197,7 @@ function documentsOf(
       maxCostUsd: o.maxCostUsd,
     },
     usage: { inputTokens: line.inputTokens, outputTokens: line.outputTokens, costUsd: line.costUsd, costLabel: line.costLabel },
-    coverage: {
-      participants: sel.participants.length,
-      evidence: sel.items.length,
-      omitted: sel.omitted.length,
-      images: sel.images,
-      textBytes: sel.textBytes,
-      imageBytes: sel.imageBytes,
-    },
+    coverage: selectionSummary(sel),
     evidence: sel.items.map((i) => i.ref),
     omitted: sel.omitted,
     result: v.result,

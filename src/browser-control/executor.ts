@@ -1,6 +1,7 @@
 /**
  * The executor seam shared by both ends of browser control.
  */
+import { cuaError } from "./errors.ts";
 import type { CuaAction, CuaObservation } from "./schemas.ts";
 
 /**
@@ -51,4 +52,24 @@ export interface BrowserControlExecutor {
   readonly stallRecovery: "fail_closed";
   observe(signal?: AbortSignal): Promise<CuaObservation>;
   execute(action: CuaAction, signal?: AbortSignal): Promise<void>;
+}
+
+/**
+ * An executor's `wait` step: resolves after `ms`, or rejects as soon as `signal` aborts, so a
+ * revoked session never sits out a wait.
+ * @throws CuaExecutorError `session_revoked`/`not_dispatched` when `signal` is (or becomes) aborted.
+ */
+export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(cuaError("session_revoked", "not_dispatched", "aborted"));
+    const t = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(cuaError("session_revoked", "not_dispatched", "aborted during wait"));
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
 }

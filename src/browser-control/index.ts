@@ -77,7 +77,7 @@ export {
   isCuaExecutorError,
   isCuaExecutorErrorCode,
 } from "./errors.ts";
-export type { BrowserControlExecutor, BrowserExecutor } from "./executor.ts";
+export { abortableSleep, type BrowserControlExecutor, type BrowserExecutor } from "./executor.ts";
 export {
   encodeFrame,
   type FrameDecodeResult,

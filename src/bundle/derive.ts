@@ -151,12 +151,14 @@ export function deriveReview(args: {
 }
 
 /**
- * A run cost summary from lines: total = round6(sum of non-null lines), null iff every line is
- * null (or there are none); `ratesAsOf` = oldest contributing date.
+ * A run cost summary from lines: total = round6(sum of the lines) when every line is measured,
+ * else null (unmeasured). One unmeasured line makes the total unknown, because a sum of the
+ * known lines would read as the whole spend (a killed sandbox whose minutes are unknown would
+ * show a run as free). No lines is also null. `ratesAsOf` = oldest date of the measured lines.
  */
 export function summarizeCost(lines: readonly CostLine[], note = ""): RunCostSummary {
   const known = lines.filter((l) => l.usd !== null);
-  const total = known.length === 0 ? null : round6(known.reduce((a, l) => a + (l.usd ?? 0), 0));
+  const total = known.length === 0 || known.length < lines.length ? null : round6(known.reduce((a, l) => a + (l.usd ?? 0), 0));
   const dates = known
     .map((l) => l.ratesAsOf)
     .filter((d): d is string => typeof d === "string")

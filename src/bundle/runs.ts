@@ -12,9 +12,19 @@ import { lstat, readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { HumanishError } from "../errors.ts";
 import { summarizeBundle } from "./derive.ts";
-import { artifactRootFor, isSafeRunSegment, RUN_FILE, runsDir } from "./paths.ts";
+import { artifactRootFor, isSafeRunSegment, ORPHAN_RELEASE_FILE, RUN_FILE, runsDir } from "./paths.ts";
 import { safeReadFile } from "./safe-read.ts";
-import { LatestRunSchema, type Mode, type Route, RunBundleSchema, type RunStatus, RunStatusSchema, type Verdict } from "./schemas.ts";
+import {
+  type CleanupProof,
+  LatestRunSchema,
+  type Mode,
+  OrphanReleaseSchema,
+  type Route,
+  RunBundleSchema,
+  type RunStatus,
+  RunStatusSchema,
+  type Verdict,
+} from "./schemas.ts";
 
 /** Liveness of a run directory. */
 export type RunLiveness = "running" | "finished" | "interrupted";
@@ -44,6 +54,16 @@ export interface RunSummary {
   costUsd: number | null;
   /** `$0.0123` or `unmeasured`. */
   costLabel: string;
+  /**
+   * Resources of a sealed run whose release is not proven (`retained` or `unconfirmed`, less
+   * those a later orphan release recorded as released); null when no bundle was readable.
+   */
+  cleanupUnproven: number | null;
+  /**
+   * Set when the run failed as a whole: the bundle's error code, or `HUMANISH_RUN_FAILED` when only
+   * the status index says so (it records no code). Null otherwise.
+   */
+  failure: string | null;
   durationMs: number | null;
   /** ISO start time (bundle createdAt, else status startedAt, else directory mtime). */
   startedAt: string;
@@ -84,6 +104,14 @@ function readJson(path: string, maxBytes: number): unknown {
   } catch {
     return undefined;
   }
+}
+
+/** Cleanup proofs not `released`, less the ids the run's orphan-release.json later released (unverified: a listing). */
+function unprovenCleanup(dir: string, runId: string, cleanup: readonly CleanupProof[]): number {
+  const raw = readJson(join(dir, ORPHAN_RELEASE_FILE), MAX_STATUS_BYTES);
+  const o = raw === undefined ? null : OrphanReleaseSchema.safeParse(raw);
+  const later = new Set(o?.success && o.data.runId === runId ? o.data.releases.filter((r) => r.outcome === "released").map((r) => r.id) : []);
+  return cleanup.filter((c) => c.outcome !== "released" && !later.has(c.id)).length;
 }
 
 function costLabel(usd: number | null): string {
@@ -128,6 +156,8 @@ export async function summarizeRunDir(cwd: string, runId: string): Promise<RunSu
       tasks: f.tasks,
       costUsd: f.costUsd,
       costLabel: costLabel(f.costUsd),
+      cleanupUnproven: unprovenCleanup(dir, runId, bundle.cleanup),
+      failure: bundle.outcome.state === "failed" ? (bundle.outcome.error?.code ?? "HUMANISH_UNKNOWN") : null,
       durationMs: f.durationMs,
       startedAt: bundle.createdAt,
     };
@@ -149,6 +179,8 @@ export async function summarizeRunDir(cwd: string, runId: string): Promise<RunSu
       tasks: [],
       costUsd: cost,
       costLabel: costLabel(cost),
+      cleanupUnproven: null,
+      failure: status.outcome?.state === "failed" ? "HUMANISH_RUN_FAILED" : null,
       durationMs: status.outcome?.durationMs ?? Math.max(0, Date.parse(end) - Date.parse(status.startedAt)),
       startedAt: status.startedAt,
     };
@@ -166,6 +198,8 @@ export async function summarizeRunDir(cwd: string, runId: string): Promise<RunSu
     tasks: [],
     costUsd: null,
     costLabel: costLabel(null),
+    cleanupUnproven: null,
+    failure: null,
     durationMs: null,
     startedAt: mtime,
   };

@@ -20,6 +20,14 @@ export const JsonValueSchema = z.json();
 /** Product data: a JSON object of the adapter's own nouns (values are scrubbed like all evidence). */
 export const AdapterDataSchema = z.record(z.string(), JsonValueSchema);
 
+/** Largest `data` of a score or a feedback candidate, bytes of its JSON text (bulk belongs in an adapter file). */
+export const MAX_ADAPTER_DATA_BYTES = 256 * 1024;
+
+/** {@link AdapterDataSchema} within {@link MAX_ADAPTER_DATA_BYTES}: `run.json` stays small enough to read and verify quickly. */
+export const BoundedAdapterDataSchema = AdapterDataSchema.refine((d) => new TextEncoder().encode(JSON.stringify(d)).byteLength <= MAX_ADAPTER_DATA_BYTES, {
+  message: `data is over ${MAX_ADAPTER_DATA_BYTES} bytes as JSON; put bulk in an adapter file (deriveArtifacts)`,
+});
+
 /** `humanish.adapter-score.v1`: the adapter's judgement of the run, 0–100. */
 export const RunAdapterScoreSchema = z.strictObject({
   schema: z.literal("humanish.adapter-score.v1"),
@@ -29,7 +37,7 @@ export const RunAdapterScoreSchema = z.strictObject({
   /** 0–100. */
   score: z.number().finite().min(0).max(100),
   summary: z.string().min(1).max(2000),
-  data: AdapterDataSchema.optional(),
+  data: BoundedAdapterDataSchema.optional(),
 });
 export type RunAdapterScore = z.infer<typeof RunAdapterScoreSchema>;
 
@@ -61,7 +69,7 @@ export const RunFeedbackCandidateSchema = z.strictObject({
   idempotency_key: z.string().min(1).max(200),
   proposed_next_state: z.enum(["watch", "adapter-hardening", "target-app-setup", "actor-auth", "setup-quality-review", "study-quality-review"]),
   acceptance_proof: z.array(z.string().max(500)).max(16),
-  adapter: z.strictObject({ namespace: AdapterNamespaceSchema, data: AdapterDataSchema }).optional(),
+  adapter: z.strictObject({ namespace: AdapterNamespaceSchema, data: BoundedAdapterDataSchema }).optional(),
 });
 export type RunFeedbackCandidate = z.infer<typeof RunFeedbackCandidateSchema>;
 

@@ -79,7 +79,7 @@ export const CostLineSchema = z.strictObject({
 });
 export type CostLine = z.infer<typeof CostLineSchema>;
 
-/** Run cost summary `humanish.run-cost-summary.v1`: total is the rounded sum of known lines, null iff all are null. */
+/** Run cost summary `humanish.run-cost-summary.v1`: total is the rounded sum of the lines, null when any line is unmeasured (or there are none). */
 export const RunCostSummarySchema = z.strictObject({
   schema: z.literal("humanish.run-cost-summary.v1"),
   currency: z.literal("usd"),

@@ -11,6 +11,10 @@ if (argv.length >= 1 && (argv[0] === "--version" || argv[0] === "-v") && argv.ev
       ? `${JSON.stringify({ schema: "humanish.version-result.v1", ok: true, version: VERSION, commit: BUILD_COMMIT }, null, 2)}\n`
       : `humanish ${VERSION} (${BUILD_COMMIT})\n`,
   );
+} else if (argv[0] === "__scorer-child") {
+  // Internal (never in help): a lab's scorer runs here, in its own process (src/adapters/child.ts).
+  const { runScorerChild } = await import("../adapters/child.ts");
+  await runScorerChild();
 } else {
   const [{ processIO }, { runCli }] = await Promise.all([import("./output.ts"), import("./run.ts")]);
   process.exitCode = await runCli(argv, processIO());

@@ -8,7 +8,9 @@
  * Denominators count only what was observed. A task's denominator is the sessions whose hidden
  * check ran (`passed` or `failed`); `not_run` results are reported beside it, never counted as
  * failures. The goal denominator leaves out participants whose harness failed: a harness
- * failure says nothing about the product.
+ * failure says nothing about the product. So does a seat the study runner ended as failed, and
+ * every participant of a run that failed as a whole (its outcome is `failed`, e.g. the scorer's
+ * output was malformed): what such a run says about the goal is not evidence, and the notes say so.
  */
 import { participantCategory } from "../bundle/derive.ts";
 import type { RunBundle } from "../bundle/schemas.ts";
@@ -59,7 +61,13 @@ export interface CompareRunFacts {
   /** Wall time of the run, ms. */
   durationMs: number;
   participants: number;
+  /** Participants left out of the goal rate (harness failures, failed seats, or all of a failed run). */
   harnessFailed: number;
+  /** How the run ended as a whole, and its error code when it failed. */
+  outcome: RunBundle["outcome"]["state"];
+  errorCode: string | null;
+  /** The run's review verdict. */
+  verdict: RunBundle["review"]["verdict"];
   cost: {
     /** Known USD total, or null = unmeasured (never 0 for unknown). */
     usd: number | null;
@@ -77,7 +85,7 @@ export interface Comparison {
   threshold: number;
   goal: CompareRow;
   tasks: CompareRow[];
-  /** Sentences a reader must see (the lab text changed, different routes, tasks in one run only). */
+  /** Sentences a reader must see (the lab text changed, different routes, a run failed, tasks in one run only). */
   notes: string[];
 }
 
@@ -115,16 +123,52 @@ export function taskSides(b: Pick<RunBundle, "tasks">): Map<string, RateSide> {
   return new Map([...counts].map(([id, c]) => [id, side(c.passed, c.checked, c.notRun)]));
 }
 
-/** Participants who reached the goal, of those whose harness did not fail. */
-export function goalSide(b: Pick<RunBundle, "participants">): RateSide {
+/** The pieces of a run the goal rate reads. */
+export type GoalInput = Pick<RunBundle, "participants"> & Partial<Pick<RunBundle, "outcome" | "study">>;
+
+/**
+ * Participants who reached the goal, of those whose harness did not fail. Left out as harness
+ * failures: a harness-category participant, a participant whose study seat ended `failed`, and
+ * every participant when the run's outcome is `failed`.
+ */
+export function goalSide(b: GoalInput): RateSide {
+  if (b.outcome?.state === "failed") return side(0, 0, b.participants.length);
+  const failedSeats = new Set((b.study?.seats ?? []).filter((s) => s.state === "failed").map((s) => s.id));
   let reached = 0;
   let harness = 0;
   for (const p of b.participants) {
-    const c = participantCategory(p);
+    const c = failedSeats.has(p.id) ? "harness" : participantCategory(p);
     if (c === "goal") reached++;
     else if (c === "harness") harness++;
   }
   return side(reached, b.participants.length - harness, harness);
+}
+
+/** Sentences about one run's outcome a reader of the comparison must see (failed, interrupted, failed seats, goal vs checks). */
+export function outcomeNotes(label: "A" | "B", b: GoalInput & Pick<RunBundle, "runId" | "tasks">): string[] {
+  const notes: string[] = [];
+  const n = b.participants.length;
+  if (b.outcome?.state === "failed") {
+    const code = b.outcome.error?.code ?? "no error code recorded";
+    notes.push(`run ${label} (${b.runId}) failed (${code}): its ${n} participant(s) are left out of the goal rate, since a failed run's goal is no evidence`);
+  } else {
+    if (b.outcome?.state === "interrupted")
+      notes.push(`run ${label} (${b.runId}) was interrupted${b.outcome.interrupted ? ` by ${b.outcome.interrupted}` : ""}: its rates cover only what ran`);
+    const failed = (b.study?.seats ?? []).filter((s) => s.state === "failed");
+    if (failed.length) {
+      notes.push(
+        `run ${label}: ${failed.length} seat(s) failed in the harness (${failed.map((s) => `${s.id}${s.error ? ` ${s.error.code}` : ""}`).join(", ")}) and are left out of the goal rate`,
+      );
+    }
+  }
+  // The goal is the participants' own account; the tasks are the hidden checks. When they
+  // disagree completely the goal row alone would mislead.
+  const goal = goalSide(b);
+  const checked = b.tasks.filter((t) => t.status !== "not_run");
+  if (goal.reached > 0 && checked.length > 0 && checked.every((t) => !t.passed)) {
+    notes.push(`run ${label}: ${goal.reached} participant(s) reached the goal by their own account, but no hidden check passed; read the task rows`);
+  }
+  return notes;
 }
 
 /** The facts of one run shown beside the rates. */
@@ -140,6 +184,9 @@ export function runFacts(b: RunBundle): CompareRunFacts {
     durationMs: b.durationMs,
     participants: b.participants.length,
     harnessFailed: goal.excluded,
+    outcome: b.outcome.state,
+    errorCode: b.outcome.error?.code ?? null,
+    verdict: b.review.verdict,
     cost: {
       usd: b.cost.estimatedTotalUsd,
       lines: b.cost.lines.length,
@@ -163,6 +210,7 @@ export function compareRuns(a: RunBundle, b: RunBundle, threshold = SIGNIFICANCE
   if (a.lab.source.sha256 !== b.lab.source.sha256) notes.push("the lab text differs between the runs (its SHA-256 changed)");
   if (a.route !== b.route || a.target !== b.target)
     notes.push(`the runs ran on different routes or targets (${a.route}/${a.target} and ${b.route}/${b.target})`);
+  notes.push(...outcomeNotes("A", a), ...outcomeNotes("B", b));
   for (const t of tasks) {
     if (t.verdict === "only_in_a") notes.push(`task ${t.id} is only in run A`);
     if (t.verdict === "only_in_b") notes.push(`task ${t.id} is only in run B`);

@@ -8,7 +8,7 @@ import { basename } from "node:path";
 import { listRuns, resolveRunDir } from "../bundle/runs.ts";
 import type { TrustSet } from "../bundle/signing/keys.ts";
 import { HumanishError } from "../errors.ts";
-import { loadVerifiedBundle } from "../export/verified.ts";
+import { labRunArg, loadVerifiedBundle } from "../export/verified.ts";
 import { type Comparison, compareRuns } from "./core.ts";
 
 /**
@@ -59,7 +59,7 @@ export async function compareRunDirs(dirA: string, dirB: string, opts: CompareOp
   ] as const) {
     if (x.mode === "dry-run") {
       throw new HumanishError("HUMANISH_COMPARE_DRY_RUN", `run ${label} (${x.runId}) is a dry run: contract only, nobody ran, so it has no rates to compare`, {
-        next: `compare two live runs; run the lab live with: humanish lab run ${x.lab.id} --live`,
+        next: `compare two live runs; run the lab live with: humanish lab run ${labRunArg(x)} --live`,
       });
     }
   }

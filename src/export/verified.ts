@@ -70,3 +70,16 @@ export function readVerifiedArtifact(runDir: string, bundle: RunBundle, path: st
   }
   return r.bytes;
 }
+
+/**
+ * What to pass `humanish lab run` to run this run's lab again: the lab id for an embedded lab,
+ * the persisted project-relative path for a lab file (a file-path lab has no id `lab run`
+ * resolves), and a placeholder naming the file for a lab outside the project (its path was
+ * never persisted).
+ */
+export function labRunArg(b: Pick<RunBundle, "lab">): string {
+  const ref = b.lab.source.ref;
+  if (ref.startsWith("embedded:")) return ref.slice("embedded:".length);
+  if (ref.startsWith("[external]/")) return `<path to ${ref.slice("[external]/".length)}>`;
+  return ref;
+}

@@ -6,6 +6,7 @@
  * Data and validation only: no I/O, so the host pulls in nothing of the guest's desktop driver.
  */
 import { z } from "zod";
+import { cuaError } from "../browser-control/errors.ts";
 import { identitySchema } from "../browser-control/index.ts";
 import { HumanishError } from "../errors.ts";
 
@@ -56,18 +57,12 @@ export function parseGuestConfig(text: string): GuestConfig {
 }
 
 /*
- * The closed key-name table: which participant key names the guest accepts and the xdotool
+ * The closed key-name table: which participant key names a desktop accepts and the xdotool
  * keysym each becomes. Part of the host ↔ guest contract, so a host-side participant (the
- * computer-use loop) can refuse an unknown name before anything is dispatched.
+ * computer-use loop) can refuse an unknown name before anything is dispatched, and so the E2B
+ * desktop lane, which also drives xdotool, accepts exactly the same names.
  */
 const NAMED: Readonly<Record<string, string>> = Object.freeze({
-  CTRL: "ctrl",
-  CONTROL: "ctrl",
-  ALT: "alt",
-  SHIFT: "shift",
-  META: "super",
-  SUPER: "super",
-  CMD: "super",
   ENTER: "Return",
   RETURN: "Return",
   TAB: "Tab",
@@ -104,16 +99,91 @@ const NAMED: Readonly<Record<string, string>> = Object.freeze({
   "`": "grave",
 });
 
-/** The modifier sub-table (ctrl/alt/shift/super). */
-export const MODIFIER_KEYSYMS: ReadonlySet<string> = new Set(["ctrl", "alt", "shift", "super"]);
+/**
+ * How the four modifiers are spelled for xdotool: `alias` is xdotool's own short names (the
+ * guest's driver), `keysym` the left-hand X keysyms (the E2B desktop, whose pointer actions hold
+ * a modifier with `keydown`/`keyup` by keysym). Every other key is spelled the same in both.
+ */
+export type ModifierSpelling = "alias" | "keysym";
+
+const MODIFIERS: Readonly<Record<ModifierSpelling, Readonly<Record<string, string>>>> = Object.freeze({
+  alias: Object.freeze({ CTRL: "ctrl", CONTROL: "ctrl", ALT: "alt", SHIFT: "shift", META: "super", SUPER: "super", CMD: "super" }),
+  keysym: Object.freeze({
+    CTRL: "Control_L",
+    CONTROL: "Control_L",
+    ALT: "Alt_L",
+    SHIFT: "Shift_L",
+    META: "Super_L",
+    SUPER: "Super_L",
+    CMD: "Super_L",
+  }),
+});
+
+/** The modifier sub-table (ctrl/alt/shift/super) in the guest's spelling. */
+export const MODIFIER_KEYSYMS: ReadonlySet<string> = modifierKeysyms("alias");
+
+/** The four modifiers' names in one spelling (the only keys a pointer action may hold). */
+export function modifierKeysyms(spelling: ModifierSpelling): ReadonlySet<string> {
+  return new Set(Object.values(MODIFIERS[spelling]));
+}
 
 /**
  * Map one participant key name to its xdotool keysym, or `undefined` when it is not in the
- * closed table. Single `[a-z0-9]` letters map to themselves (lower-cased), `F1`–`F12` upper-cased.
+ * closed table. Single `[a-z0-9]` letters map to themselves (lower-cased), `F1`–`F12` upper-cased;
+ * modifiers in `spelling` (default: the guest's `alias`).
  */
-export function keysymFor(name: string): string | undefined {
+export function keysymFor(name: string, spelling: ModifierSpelling = "alias"): string | undefined {
   const upper = name.toUpperCase();
   if (/^[A-Z0-9]$/.test(upper)) return upper.toLowerCase();
   if (/^F([1-9]|1[0-2])$/.test(upper)) return upper;
+  const modifiers = MODIFIERS[spelling];
+  if (Object.hasOwn(modifiers, upper)) return modifiers[upper];
   return Object.hasOwn(NAMED, upper) ? NAMED[upper] : undefined;
+}
+
+/**
+ * Turn a keypress's key list into one xdotool chord (`ctrl+l` / `Control_L+l`, `Return`).
+ *
+ * @throws CuaExecutorError `action_rejected`/`not_dispatched` for an empty list, a name outside
+ *   the table, or a key repeated within the chord.
+ */
+export function keyChord(keys: readonly string[], spelling: ModifierSpelling = "alias"): string {
+  if (keys.length === 0) throw cuaError("action_rejected", "not_dispatched", "keypress: no keys");
+  const out: string[] = [];
+  for (const k of keys) {
+    const sym = keysymFor(k, spelling);
+    if (sym === undefined) throw cuaError("action_rejected", "not_dispatched", "keypress: a key name is not in the closed key table");
+    if (out.includes(sym)) throw cuaError("action_rejected", "not_dispatched", "keypress: a key is repeated within the chord");
+    out.push(sym);
+  }
+  return out.join("+");
+}
+
+/** Largest typed text a desktop accepts, UTF-8 bytes. */
+export const MAX_TYPE_BYTES = 65_536;
+
+/**
+ * One pointer position on a `width`×`height` screen (px) as xdotool's two integer arguments,
+ * rounded and clamped inside the screen. Shared by every desktop that drives xdotool, so both
+ * refuse the same points.
+ * @throws CuaExecutorError `action_rejected`/`not_dispatched` for a non-finite or off-screen point.
+ */
+export function screenPoint(x: number, y: number, width: number, height: number): [string, string] {
+  if (!Number.isFinite(x) || !Number.isFinite(y) || x < 0 || y < 0 || x >= width || y >= height) {
+    throw cuaError("action_rejected", "not_dispatched", "point outside the screen");
+  }
+  return [String(Math.min(width - 1, Math.round(x))), String(Math.min(height - 1, Math.round(y)))];
+}
+
+/**
+ * Refuse typed text a desktop does not accept: empty, with a NUL, over {@link MAX_TYPE_BYTES}, or
+ * not round-tripping as UTF-8 (a lone surrogate would reach xdotool altered).
+ * @throws CuaExecutorError `action_rejected`/`not_dispatched` naming the reason.
+ */
+export function admitTypedText(text: string): void {
+  if (text.length === 0) throw cuaError("action_rejected", "not_dispatched", "type: empty text");
+  if (text.includes("\u0000")) throw cuaError("action_rejected", "not_dispatched", "type: NUL in text");
+  const bytes = new TextEncoder().encode(text);
+  if (bytes.length > MAX_TYPE_BYTES) throw cuaError("action_rejected", "not_dispatched", "type: text over 64 KiB");
+  if (new TextDecoder().decode(bytes) !== text) throw cuaError("action_rejected", "not_dispatched", "type: text does not round-trip as UTF-8");
 }

@@ -14,6 +14,7 @@
  *   `outcome_uncertain` and ends the session (`onTerminal` runs once).
  */
 import {
+  abortableSleep,
   type BrowserExecutor,
   type CuaAction,
   type CuaExecutorErrorCode,
@@ -22,6 +23,7 @@ import {
   isCuaExecutorError,
 } from "../browser-control/index.ts";
 import { admitPng } from "../png/index.ts";
+import { admitTypedText, screenPoint as point } from "./contract.ts";
 import { decodeXwd, encodePng, perceptualSignature } from "./frame.ts";
 import { MODIFIER_KEYSYMS } from "./keys.ts";
 import { captureXwd, type NativeEnv, xdotool } from "./native.ts";
@@ -57,21 +59,6 @@ export interface GuestExecutor extends BrowserExecutor {
   readonly terminal: boolean;
   /** Number of native input commands sent so far (tests prove refusals send none). */
   readonly dispatchedCount: number;
-}
-
-function point(x: number, y: number, width: number, height: number): [string, string] {
-  if (!Number.isFinite(x) || !Number.isFinite(y) || x < 0 || y < 0 || x >= width || y >= height) {
-    throw cuaError("action_rejected", "not_dispatched", "point outside the screen");
-  }
-  return [String(Math.min(width - 1, Math.round(x))), String(Math.min(height - 1, Math.round(y)))];
-}
-
-function admissibleText(text: string): void {
-  if (text.length === 0) throw cuaError("action_rejected", "not_dispatched", "type: empty text");
-  if (text.includes("\u0000")) throw cuaError("action_rejected", "not_dispatched", "type: NUL in text");
-  const bytes = new TextEncoder().encode(text);
-  if (bytes.length > 65_536) throw cuaError("action_rejected", "not_dispatched", "type: text over 64 KiB");
-  if (new TextDecoder().decode(bytes) !== text) throw cuaError("action_rejected", "not_dispatched", "type: text does not round-trip as UTF-8");
 }
 
 /**
@@ -127,7 +114,7 @@ export function planAction(action: CuaAction, geometry: { width: number; height:
       return steps;
     }
     case "type": {
-      admissibleText(action.text);
+      admitTypedText(action.text);
       if (armed) {
         if (!/^[\x20-\x7e]+$/.test(action.text)) throw cuaError("action_rejected", "not_dispatched", "type: address-bar text must be printable ASCII");
         return [{ kind: "chrome_text", text: action.text }];
@@ -141,21 +128,6 @@ export function planAction(action: CuaAction, geometry: { width: number; height:
     default:
       throw cuaError("action_rejected", "not_dispatched", "unsupported action kind");
   }
-}
-
-function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(cuaError("session_revoked", "not_dispatched", "aborted"));
-    const t = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(cuaError("session_revoked", "not_dispatched", "aborted during wait"));
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
 }
 
 /** Create the executor for one desktop. See the module comment for the contract. */

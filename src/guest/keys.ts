@@ -4,10 +4,9 @@
  * Participant key names are looked up case-insensitively in a fixed table and mapped to
  * xdotool keysym names; nothing else ever reaches xdotool's argument syntax. Anything outside
  * the table, or a key repeated within one chord, is refused as `action_rejected` /
- * `not_dispatched` before any input is sent.
+ * `not_dispatched` before any input is sent. The table lives in the host ↔ guest contract.
  */
-import { cuaError } from "../browser-control/errors.ts";
-import { keysymFor } from "./contract.ts";
+import { keyChord } from "./contract.ts";
 
 export { keysymFor, MODIFIER_KEYSYMS } from "./contract.ts";
 
@@ -18,13 +17,5 @@ export { keysymFor, MODIFIER_KEYSYMS } from "./contract.ts";
  *   name, or a key repeated within the chord.
  */
 export function xdotoolChord(keys: readonly string[]): string {
-  if (keys.length === 0) throw cuaError("action_rejected", "not_dispatched", "keypress: no keys");
-  const out: string[] = [];
-  for (const k of keys) {
-    const sym = keysymFor(k);
-    if (sym === undefined) throw cuaError("action_rejected", "not_dispatched", "keypress: a key name is not in the closed key table");
-    if (out.includes(sym)) throw cuaError("action_rejected", "not_dispatched", "keypress: a key is repeated within the chord");
-    out.push(sym);
-  }
-  return out.join("+");
+  return keyChord(keys, "alias");
 }

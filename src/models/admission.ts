@@ -59,8 +59,8 @@ export function imageTokensFor(width: number, height: number): number {
   return Math.min(MAX_IMAGE_TOKENS, 85 + 170 * Math.ceil(w / 512) * Math.ceil(h / 512));
 }
 
-/** Width and height from a PNG's IHDR chunk, or undefined. */
-function pngSize(bytes: Uint8Array): { width: number; height: number } | undefined {
+/** Width and height from a PNG's IHDR chunk, or undefined when the bytes are not a PNG. */
+export function pngSize(bytes: Uint8Array): { width: number; height: number } | undefined {
   const sig = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
   if (bytes.length < 24 || !sig.every((b, i) => bytes[i] === b)) return undefined;
   const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);

@@ -34,8 +34,12 @@ export function verdictWords(row: CompareRow, threshold: number): string {
       return `distinguishable (p < ${threshold})`;
     case "not_distinguishable":
       return "not distinguishable at these sample sizes";
-    case "no_observations":
-      return "nothing observed on one side: no test";
+    case "no_observations": {
+      // Say which side: "one side" when neither observed anything reads as if the other had.
+      const aNone = row.a?.rate === null;
+      const bNone = row.b?.rate === null;
+      return aNone && bNone ? "nothing observed in either run: no test" : `nothing observed in run ${aNone ? "A" : "B"}: no test`;
+    }
     case "only_in_a":
       return "only in run A";
     case "only_in_b":
@@ -48,23 +52,32 @@ function costText(f: CompareRunFacts): string {
   return `${f.cost.usd === null ? "unmeasured" : formatUsd(f.cost.usd)}${unmeasured}`;
 }
 
-/** The human text of a comparison: one aligned line per rate, then cost, time and notes. */
+/**
+ * The human text of a comparison: a header, one line per rate, then cost and time, every line
+ * in the same left-aligned columns (a long side such as `1/1 (1 harness failure left out)`
+ * widens its column for all lines), then the notes.
+ */
 export function compareText(c: Comparison): string {
-  const rows: [string, CompareRow, "not run" | "harness failure"][] = [
-    ["goal", c.goal, "harness failure"],
-    ...c.tasks.map((t) => [`task ${t.id}`, t, "not run"] as [string, CompareRow, "not run"]),
+  const rates = [
+    { name: "goal", row: c.goal, word: "harness failure" as const },
+    ...c.tasks.map((t) => ({ name: `task ${t.id}`, row: t, word: "not run" as const })),
+  ].map(({ name, row, word }) => ({
+    cells: [name, sideLabel(row.a, word), sideLabel(row.b, word)],
+    rest: `${differenceLabel(row.differencePoints).padStart(10)}  ${pLabel(row.pValue).padEnd(11)}  ${verdictWords(row, c.threshold)}`,
+  }));
+  const grid = [
+    { cells: ["rate", "A (before)", "B (after)"], rest: `${"difference".padStart(10)}  ${"p".padEnd(11)}  reading` },
+    ...rates,
+    { cells: ["cost", costText(c.a), costText(c.b)], rest: "" },
+    { cells: ["time", formatDuration(c.a.durationMs), formatDuration(c.b.durationMs)], rest: "" },
   ];
-  const nameW = Math.max(...rows.map((r) => r[0].length), 4);
-  const aW = Math.max(...rows.map((r) => sideLabel(r[1].a, r[2]).length));
-  const bW = Math.max(...rows.map((r) => sideLabel(r[1].b, r[2]).length));
+  const w = [0, 1, 2].map((i) => Math.max(...grid.map((g) => g.cells[i]!.length)));
+  const line = (g: (typeof grid)[number], arrow: string): string =>
+    `  ${g.cells[0]!.padEnd(w[0]!)}  ${g.cells[1]!.padEnd(w[1]!)} ${arrow} ${g.cells[2]!.padEnd(w[2]!)}  ${g.rest}`.trimEnd();
   const lines = [
     `compare ${c.a.lab}: A ${c.a.runId} (${c.a.createdAt}) → B ${c.b.runId} (${c.b.createdAt})`,
-    ...rows.map(
-      ([name, row, word]) =>
-        `  ${name.padEnd(nameW)}  ${sideLabel(row.a, word).padStart(aW)} → ${sideLabel(row.b, word).padEnd(bW)}  ${differenceLabel(row.differencePoints).padStart(10)}  ${pLabel(row.pValue).padEnd(11)}  ${verdictWords(row, c.threshold)}`,
-    ),
-    `  ${"cost".padEnd(nameW)}  ${costText(c.a)} → ${costText(c.b)}`,
-    `  ${"time".padEnd(nameW)}  ${formatDuration(c.a.durationMs)} → ${formatDuration(c.b.durationMs)}`,
+    line(grid[0]!, " "),
+    ...grid.slice(1).map((g) => line(g, "→")),
     `two-sided Fisher exact test per row; a difference counts as distinguishable only when p < ${c.threshold}`,
     ...c.notes.map((n) => `note: ${n}`),
   ];

@@ -146,7 +146,17 @@ class DockerSandbox implements Sandbox {
     private readonly docker: DockerClient,
     private readonly opts: DockerSandboxProviderOptions,
     readonly diskLimitBytes: number,
+    private readonly defaultUser?: string,
   ) {}
+
+  /**
+   * One exec in this container, as `body.User` or else the image's own user: a container whose
+   * root keeps file capabilities runs as root itself (the engine grants an exec's root no
+   * capability otherwise), and an exec that names no user must not become root by that.
+   */
+  private runIn(body: Parameters<typeof runExec>[2], o?: Parameters<typeof runExec>[3]): ReturnType<typeof runExec> {
+    return runExec(this.docker, this.id, body.User === undefined && this.defaultUser !== undefined ? { ...body, User: this.defaultUser } : body, o);
+  }
 
   /** Starts the disk watchdog (after the container started). */
   startDiskWatch(): void {
@@ -205,9 +215,7 @@ class DockerSandbox implements Sandbox {
     let killing: Promise<void> | undefined;
     let settled = false;
 
-    const run = runExec(
-      this.docker,
-      this.id,
+    const run = this.runIn(
       {
         Cmd: opts.cmd,
         Env: env,
@@ -279,7 +287,7 @@ class DockerSandbox implements Sandbox {
     const deadline = Date.now() + (this.opts.killDrainMs ?? 10_000);
     while (!done() && Date.now() < deadline) {
       try {
-        await runExec(this.docker, this.id, { Cmd: ["/bin/sh", "-c", KILL_SCRIPT, "humanish-kill", token], ...(user !== undefined ? { User: user } : {}) });
+        await this.runIn({ Cmd: ["/bin/sh", "-c", KILL_SCRIPT, "humanish-kill", token], ...(user !== undefined ? { User: user } : {}) });
       } catch {
         // The container may be gone or overloaded; retry until the deadline.
       }
@@ -294,7 +302,7 @@ class DockerSandbox implements Sandbox {
     const bound = new Promise<void>((resolve) => {
       timer = setTimeout(resolve, 5000);
     });
-    const kill = runExec(this.docker, this.id, {
+    const kill = this.runIn({
       Cmd: ["/bin/sh", "-c", KILL_SCRIPT, "humanish-kill", token],
       ...(user !== undefined ? { User: user } : {}),
     }).then(
@@ -312,7 +320,7 @@ class DockerSandbox implements Sandbox {
   private owner: Promise<{ uid: number; gid: number }> | undefined;
 
   private resolveOwner(): Promise<{ uid: number; gid: number }> {
-    this.owner ??= runExec(this.docker, this.id, { Cmd: ["sh", "-c", "id -u; id -g"] }).then((r) => {
+    this.owner ??= this.runIn({ Cmd: ["sh", "-c", "id -u; id -g"] }).then((r) => {
       const m = /^(\d+)\s+(\d+)\s*$/.exec(new TextDecoder().decode(r.stdout).replace(/\n/g, " "));
       if (r.exitCode !== 0 || !m) {
         throw new HumanishError(
@@ -341,7 +349,7 @@ class DockerSandbox implements Sandbox {
         await put();
       } catch (e) {
         if (!isDockerApiError(e, 404)) throw e;
-        const mk = await runExec(this.docker, this.id, { Cmd: ["mkdir", "-p", "--", dir] });
+        const mk = await this.runIn({ Cmd: ["mkdir", "-p", "--", dir] });
         if (mk.exitCode !== 0) {
           throw new HumanishError(
             "HUMANISH_SANDBOX_FILE_WRITE_FAILED",
@@ -380,7 +388,7 @@ class DockerSandbox implements Sandbox {
     const entry = await this.readEntry(path, maxBytes);
     if (entry.type === "symlink") {
       // The archive endpoint returns a link itself; resolve it inside the sandbox and read the target once.
-      const r = await runExec(this.docker, this.id, { Cmd: ["readlink", "-f", "--", path] }).catch(() => undefined);
+      const r = await this.runIn({ Cmd: ["readlink", "-f", "--", path] }).catch(() => undefined);
       const target = r && r.exitCode === 0 ? new TextDecoder().decode(r.stdout).trim() : "";
       if (target.startsWith("/") && target !== path) {
         const resolved = await this.readEntry(target, maxBytes);
@@ -499,10 +507,22 @@ export function createDockerSandboxProvider(opts: DockerSandboxProviderOptions):
         );
       }
       const env = envList(o.env, "create");
+      const rootCaps = o.rootFileCaps && o.rootFileCaps.length > 0 ? [...o.rootFileCaps] : undefined;
+      const notFileCap = rootCaps?.find((c) => c !== "CHOWN" && c !== "FOWNER" && c !== "DAC_OVERRIDE");
+      if (notFileCap !== undefined) {
+        throw new HumanishError("HUMANISH_SANDBOX_CREATE_INVALID", `create: rootFileCaps may only hold CHOWN, FOWNER, DAC_OVERRIDE (got ${notFileCap})`, {
+          next: "give the sandbox's root no other capability",
+        });
+      }
       let id: string;
+      let defaultUser: string | undefined;
       try {
+        // Root keeps capabilities only in a container that itself runs as root; execs that name
+        // no user still run as the image's user.
+        if (rootCaps) defaultUser = (await docker.imageInspect(o.image)).Config?.User || undefined;
         const created = await docker.containerCreate({
           Image: o.image,
+          ...(rootCaps ? { User: "0:0" } : {}),
           Entrypoint: ["sleep", "infinity"],
           Cmd: [],
           Env: env,
@@ -515,6 +535,7 @@ export function createDockerSandboxProvider(opts: DockerSandboxProviderOptions):
             NetworkMode: o.dockerNetwork ?? (o.network === "bridge" ? "bridge" : "none"),
             ...(o.extraHosts && o.extraHosts.length > 0 ? { ExtraHosts: o.extraHosts } : {}),
             CapDrop: ["ALL"],
+            ...(rootCaps ? { CapAdd: rootCaps } : {}),
             SecurityOpt: ["no-new-privileges", `seccomp=${o.seccompProfile ?? SANDBOX_SECCOMP_PROFILE}`],
             ...(o.shmBytes !== undefined ? { ShmSize: o.shmBytes } : {}),
             Memory: memory,
@@ -541,7 +562,7 @@ export function createDockerSandboxProvider(opts: DockerSandboxProviderOptions):
           "check `docker info` and the image; retry",
         );
       }
-      const sandbox = new DockerSandbox(id, docker, opts, disk);
+      const sandbox = new DockerSandbox(id, docker, opts, disk, defaultUser);
       try {
         await o.onCreated?.(id);
       } catch (e) {

@@ -17,13 +17,14 @@
  * - Memory/CPU/pids limits of `SandboxCreateOptions` come from the E2B template, not from the
  *   call (E2B sizes sandboxes per template); `network: "none"` maps to no internet access.
  * - `release` kills by exact id under an outer deadline and then asks for the sandbox: only a
- *   not-found answer proves it gone ({@link classifyRelease}). Never because a debug flag
+ *   not-found answer proves it gone (the shared rule of ./e2b-release.ts). Never because a debug flag
  *   short-circuited the call — debug mode is always switched off here, whatever `E2B_DEBUG`
  *   says (lanes also refuse to start with it set).
  */
 import { CommandExitError, type CommandHandle, Sandbox as E2BSandbox, NotFoundError, Template } from "e2b";
 import { concatBytes } from "../bytes/concat.ts";
 import { HumanishError } from "../errors.ts";
+import { type E2BAlive, e2bReleaseStep, e2bReleaseVerdict } from "./e2b-release.ts";
 import type { ExecOptions, ExecResult, ReleaseProof, Sandbox, SandboxCreateOptions, SandboxProvider } from "./types.ts";
 
 /** E2B's stock template (Debian-based, user `user`, home /home/user). */
@@ -312,9 +313,10 @@ class E2BSandboxHandle implements E2BSandboxHandleApi {
   }
 
   async alive(): Promise<boolean | undefined> {
-    const r = await step(
+    const r = await e2bReleaseStep(
       E2BSandbox.getInfo(this.id, this.connectionOpts).then(() => true),
       this.killDeadlineMs,
+      isE2BNotFound,
     );
     return r.kind === "value" ? true : r.kind === "not-found" ? false : undefined;
   }
@@ -339,38 +341,8 @@ class E2BSandboxHandle implements E2BSandboxHandleApi {
 /** E2B's "all traffic" address for deny lists. */
 const ALL_TRAFFIC = "0.0.0.0/0";
 
-/** What one release step did: a value, an error (not-found or other), or no answer by the deadline. */
-export type ReleaseStep<T> = { kind: "value"; value: T } | { kind: "not-found" } | { kind: "error"; message: string } | { kind: "deadline"; ms: number };
-
-/**
- * The release outcome from the kill and the follow-up lookup — pure.
- * - kill `true`, lookup not-found → `released`;
- * - kill `false` (404: nothing to kill), lookup not-found → `released`, with the warning that
- *   it was already absent and its end time is unknown;
- * - anything else — a kill that failed or hung, a lookup that still finds the sandbox, fails or
- *   hangs → `unconfirmed` (the id stays owned; E2B's own timeout is the backstop).
- */
-export function classifyRelease(kill: ReleaseStep<boolean>, lookup: ReleaseStep<unknown> | undefined): { outcome: "released" | "unconfirmed"; reason: string } {
-  if (kill.kind === "deadline") return { outcome: "unconfirmed", reason: `kill did not settle within ${kill.ms} ms; the id stays owned for retry` };
-  if (kill.kind === "error" || kill.kind === "not-found")
-    return { outcome: "unconfirmed", reason: `kill failed: ${kill.kind === "error" ? kill.message : "not found"}` };
-  const killed = kill.value === true ? "kill confirmed (DELETE answered 2xx)" : "kill answered 404";
-  if (!lookup) return { outcome: "unconfirmed", reason: `${killed}; the sandbox was not looked up afterwards` };
-  if (lookup.kind === "not-found")
-    return kill.value === true
-      ? { outcome: "released", reason: `${killed}; getInfo not-found` }
-      : { outcome: "released", reason: "already gone: kill answered 404 and getInfo not-found (warning: already absent, end time unknown)" };
-  if (lookup.kind === "deadline") return { outcome: "unconfirmed", reason: `${killed} but getInfo did not settle within ${lookup.ms} ms` };
-  if (lookup.kind === "error") return { outcome: "unconfirmed", reason: `${killed} and getInfo failed: ${lookup.message}` };
-  return { outcome: "unconfirmed", reason: `${killed} but getInfo still finds the sandbox` };
-}
-
-async function step<T>(p: Promise<T>, ms: number): Promise<ReleaseStep<T>> {
-  const r = await withDeadline(p, ms);
-  if (r.kind === "value") return r;
-  if (r.kind === "deadline") return { kind: "deadline", ms };
-  return r.error instanceof NotFoundError ? { kind: "not-found" } : { kind: "error", message: message(r.error) };
-}
+/** Only the `e2b` SDK's own "not found" (its getInfo maps an API 404 to it) counts as gone. */
+const isE2BNotFound = (e: unknown): boolean => e instanceof NotFoundError;
 
 /**
  * Kills one E2B sandbox by exact id under an outer deadline and confirms it. Never throws.
@@ -392,16 +364,17 @@ export async function releaseE2BSandboxWithFacts(
   const at = new Date().toISOString();
   const proof = (outcome: ReleaseProof["outcome"], reason: string): ReleaseProof => ({ id, provider: "e2b", outcome, reason, at });
   const opts = { ...connectionOpts, debug: false };
-  const kill = await step(E2BSandbox.kill(id, opts), killDeadlineMs);
+  const kill = await e2bReleaseStep(E2BSandbox.kill(id, opts), killDeadlineMs, isE2BNotFound);
   // Only a settled kill is followed by a lookup; its answer (never its network block) is all we keep.
   const lookup =
     kill.kind === "value"
-      ? await step(
-          E2BSandbox.getInfo(id, opts).then(() => true),
+      ? await e2bReleaseStep(
+          E2BSandbox.getInfo(id, opts).then((): E2BAlive => ({})),
           killDeadlineMs,
+          isE2BNotFound,
         )
       : undefined;
-  const c = classifyRelease(kill, lookup);
+  const c = e2bReleaseVerdict(kill, lookup);
   return { proof: proof(c.outcome, c.reason), alreadyAbsent: kill.kind === "value" && kill.value === false };
 }
 

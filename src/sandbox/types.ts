@@ -45,6 +45,12 @@ export interface SandboxCreateOptions {
   /** Docker only: extra `/etc/hosts` entries, `"<name>:<ip>"`. */
   extraHosts?: string[];
   /**
+   * Docker only: capabilities given back to the container's root after every one is dropped.
+   * Only the file-ownership ones, for a sandbox that stands in for a VM whose root has them
+   * (the local E2B server); `no-new-privileges` still holds, so no other user ever gains them.
+   */
+  rootFileCaps?: readonly ("CHOWN" | "FOWNER" | "DAC_OVERRIDE")[];
+  /**
    * Called with the exact resource id as soon as it exists, BEFORE any provisioning step,
    * so a crash can still be reconciled (ARCHITECTURE.md data flow step 4).
    */

@@ -113,8 +113,8 @@ export interface StudyResult {
     phase: string;
     release: "released" | "retained" | "unconfirmed" | "none";
     durationMs: number;
-    /** Known spend, USD. */
-    usd: number;
+    /** Spend, USD; null (unmeasured) when any of the seat's cost lines is unmeasured. */
+    usd: number | null;
     error?: { code: string; message: string; next?: string };
   }[];
   /** The study aggregate: declared seats, concurrency, waves and totals. */

@@ -32,6 +32,16 @@ export interface FinishInput {
   redactionNotes: string;
 }
 
+/**
+ * A seat's spend as the result prints it, USD: its known spend, or null (unmeasured) when any
+ * of its cost lines is unmeasured, so the known part never reads as the whole. A line without
+ * a participant belongs to the seat of a one-seat study.
+ */
+export function seatUsd(lines: readonly CostLine[], seatId: string, knownUsd: number, seats: number): number | null {
+  const mine = lines.filter((l) => l.participantId === seatId || (l.participantId === undefined && seats === 1));
+  return mine.some((l) => l.usd === null) ? null : knownUsd;
+}
+
 function signalName(signal: AbortSignal): "SIGINT" | "SIGTERM" {
   return signal.reason === "SIGTERM" ? "SIGTERM" : "SIGINT";
 }
@@ -120,7 +130,8 @@ export async function finishStudy(f: FinishInput): Promise<StudyResult> {
     ...(p0 ? { status: p0.status, ...(p0.completionReason ? { completionReason: p0.completionReason } : {}) } : {}),
   });
   let error = failure ? { code: failure.code, message: redact(failure.message), ...(failure.next ? { next: failure.next } : {}) } : undefined;
-  if (!error && !interrupted && a.resultErrors.length > 0 && a.study.seats.length === 1) error = a.resultErrors[0];
+  const first = a.resultErrors[0];
+  if (!error && !interrupted && first && a.study.seats.length === 1) error = { ...first, message: redact(first.message) };
   if (!error && scored?.failure)
     error = { code: scored.failure.code, message: scored.failure.message, ...(scored.failure.next ? { next: scored.failure.next } : {}) };
   if (!error && !verify.ok) {
@@ -161,8 +172,9 @@ export async function finishStudy(f: FinishInput): Promise<StudyResult> {
       phase: s.phase,
       release: s.release,
       durationMs: s.durationMs,
-      usd: s.usd,
-      ...(s.error ? { error: s.error } : {}),
+      usd: seatUsd(a.costLines, s.id, s.usd, seats.length),
+      // Scrubbed like the top-level error: run.json's copy is redacted on write, stdout's is not.
+      ...(s.error ? { error: { ...s.error, message: redact(s.error.message) } } : {}),
     })),
     study: { declaredSeats: a.study.declaredSeats, concurrency: a.study.concurrency, waves: a.study.waves, totals: a.study.totals },
     ...(bundle.scorerProvenance

@@ -153,28 +153,9 @@ export function providerCostLine(args: {
   today: string;
 }): CostLine {
   const base = { kind: args.kind, participantId: args.participantId } as const;
-  if (args.descriptor.runtimeKeyNames.length === 0) {
-    return {
-      ...base,
-      usd: 0,
-      count: 0,
-      basis: "no-spend-signal",
-      ratesAsOf: args.today,
-      source: `humanish: ${args.descriptor.type} calls no model provider`,
-      reason: null,
-    };
-  }
-  if (!args.keyedCommandRan) {
-    return {
-      ...base,
-      usd: 0,
-      count: 0,
-      basis: "no-spend-signal",
-      ratesAsOf: args.today,
-      source: `humanish: the ${args.descriptor.type} command that carries the runtime key never ran`,
-      reason: null,
-    };
-  }
+  const knownZero = (source: string): CostLine => ({ ...base, usd: 0, count: 0, basis: "no-spend-signal", ratesAsOf: args.today, source, reason: null });
+  if (args.descriptor.runtimeKeyNames.length === 0) return knownZero(`humanish: ${args.descriptor.type} calls no model provider`);
+  if (!args.keyedCommandRan) return knownZero(`humanish: the ${args.descriptor.type} command that carries the runtime key never ran`);
   const e = args.outcome?.estimatedCost;
   const modelId = e?.modelId ?? undefined;
   if (!e || e.estimatedCostUsd === null) {

@@ -61,7 +61,16 @@ export async function runInstall(
   command: string,
   index: number,
   total: number,
-  o: { workdir: string; signal: AbortSignal; rec: TerminalRecording; provisionLog: string[]; networkEnv: Record<string, string>; network: "none" | "bridge" },
+  o: {
+    workdir: string;
+    signal: AbortSignal;
+    rec: TerminalRecording;
+    provisionLog: string[];
+    networkEnv: Record<string, string>;
+    network: "none" | "bridge";
+    /** The next step of a failed install when the lane's network knob is not Docker's (default {@link installFailureHint}). */
+    next?: string;
+  },
 ): Promise<void> {
   const argv = ["bash", "-c", 'exec 0</dev/null; exec "$@"', "humanish-install", "bash", "-lc", command];
   const env = { ...o.networkEnv, HOME: "/root", DEBIAN_FRONTEND: "noninteractive" };
@@ -102,7 +111,7 @@ export async function runInstall(
     throw new HumanishError(
       "HUMANISH_TERMINAL_LAB_INSTALL_FAILED",
       `subject.product.install[${index}] (${index + 1} of ${total}) ${r.timedOut ? `timed out after ${INSTALL_TIMEOUT_MS} ms` : `exited ${r.exitCode}`}: ${tailText(text.trim(), 400)}`,
-      { next: installFailureHint(o.network) },
+      { next: o.next ?? installFailureHint(o.network) },
     );
   }
 }

@@ -13,6 +13,7 @@ import { adapterOutput } from "../../src/bundle/verify/checks-adapter.ts";
 import type { VerifyContext } from "../../src/bundle/verify/context.ts";
 import { verifyRun } from "../../src/bundle/verify.ts";
 import { projectPerTest, writeLiveTerminal } from "../bundle/helpers.ts";
+import { scorerFrom } from "./support.ts";
 
 const project = projectPerTest();
 
@@ -24,32 +25,23 @@ async function scored(): Promise<{ bundle: RunBundle; runDir: string }> {
     review: deriveReview({ mode: "live", outcome: { state: "completed" }, participants: input.participants ?? [], tasks: input.tasks ?? [] }),
   };
   const s = await scoreStudy({
-    scorer: {
-      hooks: {
-        score: () => ({ namespace: "acme", status: "partial", score: 50, summary: "half" }),
-        deriveFeedback: () => [
-          {
-            id: "c1",
-            participant_id: "p1",
-            failure_owner: "target-app",
-            summary: "s",
-            expected: "e",
-            actual: "a",
-            evidence: [{ path: "actor.json", kind: "trace", note: "" }],
-            idempotency_key: "k",
-            proposed_next_state: "watch",
-          },
-        ],
-        deriveArtifacts: () => [{ namespace: "acme", label: "l", path: "a.json", kind: "summary", content: { ok: true } }],
-      },
-      provenance: {
-        schema: "humanish.scorer-provenance.v1",
-        ref: "./s.ts",
-        digest: "e".repeat(64),
-        source: "cli-flag",
-        exports: ["score", "deriveFeedback", "deriveArtifacts"],
-      },
-    },
+    scorer: await scorerFrom(`
+      export const score = () => ({ namespace: "acme", status: "partial", score: 50, summary: "half" });
+      export const deriveFeedback = () => [
+        {
+          id: "c1",
+          participant_id: "p1",
+          failure_owner: "target-app",
+          summary: "s",
+          expected: "e",
+          actual: "a",
+          evidence: [{ path: "actor.json", kind: "trace", note: "" }],
+          idempotency_key: "k",
+          proposed_next_state: "watch",
+        },
+      ];
+      export const deriveArtifacts = () => [{ namespace: "acme", label: "l", path: "a.json", kind: "summary", content: { ok: true } }];
+    `),
     writer: w,
     input: withReview,
   });

@@ -4,11 +4,11 @@
  * null and named; the whole context is frozen.
  */
 import { expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildScoringContext } from "../../src/adapters/context.ts";
 import type { RunBundle } from "../../src/bundle/schemas.ts";
-import { projectPerTest, terminalLedgers, terminalTrace, writeLiveTerminal } from "../bundle/helpers.ts";
+import { projectPerTest, terminalLedgers, terminalTrace, writeLiveBrowser, writeLiveTerminal } from "../bundle/helpers.ts";
 
 const project = projectPerTest();
 
@@ -99,4 +99,71 @@ test("two seats: per-seat evidence, a broken trace named, everything frozen", as
   // The context is a copy: the view handed in stays writable.
   view.participants[0]!.reason = "changed";
   expect(ctx.bundle.participants[0]?.reason).toBe("");
+});
+
+test("a browser seat gets its model ledger and its share of the desktop ledgers", async () => {
+  const w = await writeLiveBrowser(project());
+  const dir = w.runDir;
+  const bundle = JSON.parse(readFileSync(join(dir, "run.json"), "utf8")) as RunBundle;
+  const at = "2026-11-30T02:00:01.000Z";
+  const line = {
+    schema: "humanish.model-ledger-line.v1",
+    ordinal: 1,
+    at,
+    model: "computer-use-preview",
+    input: 10,
+    output: 2,
+    usd: 0.01,
+    status: 200,
+    outcome: "completed",
+  };
+  const ledger = {
+    schema: "humanish.model-ledger.v1",
+    participantId: "p1",
+    endpointHost: "api.openai.com",
+    runtimeAuth: "openai-egress",
+    residualCapability: "none",
+    caps: { maxUsd: 1, maxTotalUsd: null },
+    requests: 1,
+    refused: 0,
+    usd: 0.01,
+    observedModels: ["computer-use-preview"],
+    lines: [line],
+  };
+  writeFileSync(join(dir, "model-ledger.json"), JSON.stringify(ledger));
+  const proof = {
+    id: "d".repeat(64),
+    provider: "docker" as const,
+    kind: "desktop" as const,
+    participantId: "p1",
+    outcome: "released" as const,
+    reason: "inspect-404",
+    at,
+  };
+  const other = { ...proof, id: "e".repeat(64), participantId: "p9" };
+  writeFileSync(
+    join(dir, "desktop-ledgers.json"),
+    JSON.stringify({
+      schema: "humanish.desktop-cleanup.v1",
+      desktops: [proof, other],
+      geometry: [{ participantId: "p1", preset: "desktop", width: 1280, height: 800, startMs: 900 }],
+    }),
+  );
+  const view: RunBundle = {
+    ...bundle,
+    artifacts: [
+      ...bundle.artifacts,
+      { path: "model-ledger.json", kind: "model-ledger", bytes: 1, sha256: "b".repeat(64) },
+      { path: "desktop-ledgers.json", kind: "data", bytes: 1, sha256: "b".repeat(64) },
+    ],
+  };
+  const notes = { warnings: [] as string[] };
+  const p = buildScoringContext(view, dir, notes).participants[0]!;
+  expect(notes.warnings).toEqual([]);
+  expect(p.ledgers).toBeNull();
+  expect(p.modelLedger).toMatchObject({ participantId: "p1", usd: 0.01, lines: [{ model: "computer-use-preview", usd: 0.01 }] });
+  expect(p.desktop).toEqual({ cleanup: [proof], geometry: { preset: "desktop", width: 1280, height: 800, startMs: 900 } });
+  // A terminal seat has neither.
+  const t = buildScoringContext({ ...view, route: "terminal", artifacts: bundle.artifacts }, dir).participants[0]!;
+  expect([t.modelLedger, t.desktop]).toEqual([null, null]);
 });

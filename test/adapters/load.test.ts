@@ -4,7 +4,7 @@
  * engine contacted).
  */
 import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadScorer, scorerBackendProblem } from "../../src/adapters/load.ts";
 import { sha256Hex } from "../../src/bytes/sha256.ts";
@@ -78,7 +78,7 @@ describe("loadScorer", () => {
   test("a .ts module with a type annotation loads; provenance has the digest and the exported hooks", async () => {
     const text =
       "interface Ctx { runId: string }\nexport const score = (ctx: Ctx) => ({ namespace: 'x', status: 'pass', score: 1, summary: ctx.runId });\nexport async function deriveFeedback() { return []; }\n";
-    const { scorer } = await load("./scorer.ts", { "scorer.ts": text });
+    const { p, scorer } = await load("./scorer.ts", { "scorer.ts": text });
     expect(scorer?.provenance).toEqual({
       schema: "humanish.scorer-provenance.v1",
       ref: "./scorer.ts",
@@ -86,8 +86,36 @@ describe("loadScorer", () => {
       source: "manifest",
       exports: ["score", "deriveFeedback"],
     });
-    expect(typeof scorer?.hooks.score).toBe("function");
-    expect(scorer?.hooks.deriveArtifacts).toBeUndefined();
+    expect(scorer?.path).toBe(realpathSync(join(p.labDir, "scorer.ts")));
+  });
+
+  test("the module loads in its own process: its top-level code sees no secret of the environment and cannot exit humanish", async () => {
+    const saved = process.env.OPENAI_API_KEY;
+    process.env.OPENAI_API_KEY = "sk-test-not-for-the-scorer";
+    try {
+      const text =
+        "import { writeFileSync } from 'node:fs';\nimport { dirname } from 'node:path';\nimport { fileURLToPath } from 'node:url';\n" +
+        "writeFileSync(dirname(fileURLToPath(import.meta.url)) + '/env.json', JSON.stringify(Object.keys(process.env)));\n" +
+        "export const score = () => ({});\n";
+      const { p } = await load("./scorer.mjs", { "scorer.mjs": text });
+      const keys = JSON.parse(readFileSync(join(p.labDir, "env.json"), "utf8")) as string[];
+      expect(keys).not.toContain("OPENAI_API_KEY");
+      expect(keys.every((k) => ["PATH", "HOME", "TMPDIR", "LANG"].includes(k) || k.startsWith("BUN_"))).toBe(true);
+    } finally {
+      if (saved === undefined) delete process.env.OPENAI_API_KEY;
+      else process.env.OPENAI_API_KEY = saved;
+    }
+    const exits = await refusal("./exits.mjs", { "exits.mjs": "process.exit(0);\nexport const score = () => 1;\n" });
+    expect(exits).toMatchObject({ code: "HUMANISH_LAB_SCORER_LOAD_FAILED", message: expect.stringContaining("exited (code 0") });
+  });
+
+  test("--scorer may be an absolute path inside the project; an upper-case extension is refused", async () => {
+    const p = project(undefined, { "flag.mjs": GOOD });
+    const lab = await loadLab("labs/scored/lab.yaml", p.cwd);
+    const abs = join(p.labDir, "flag.mjs");
+    const s = await loadScorer({ config: lab.config, labPath: lab.path!, cwd: p.cwd, flag: abs });
+    expect(s?.provenance).toMatchObject({ ref: abs, source: "cli-flag" });
+    expect(await refusal("./scorer.TS", { "scorer.TS": GOOD })).toMatchObject({ code: "HUMANISH_LAB_SCORER_BAD_REF" });
   });
 
   test("--scorer overrides review.scorer.ref and is relative to the project directory", async () => {
@@ -151,6 +179,8 @@ describe("loadScorer", () => {
     expect(await refusal("./none.mjs", { "none.mjs": "export const other = 1;\n" })).toMatchObject({ code: "HUMANISH_LAB_SCORER_NO_HOOKS" });
     const e = await refusal("./value.mjs", { "value.mjs": "export const score = 42;\n" });
     expect(e).toMatchObject({ code: "HUMANISH_LAB_SCORER_NO_HOOKS", message: expect.stringContaining("score is a number") });
+    const dflt = await refusal("./default.mjs", { "default.mjs": "export default { score() { return {}; } };\n" });
+    expect(dflt).toMatchObject({ code: "HUMANISH_LAB_SCORER_NO_HOOKS", message: expect.stringContaining("a default export is not read") });
   });
 
   test("HUMANISH_LAB_SCORER_UNSUPPORTED_BACKEND: a target or participant that cannot give the context", async () => {
@@ -178,6 +208,22 @@ describe("lab run refuses a bad scorer before anything exists", () => {
     expect(r.code).not.toBe(0);
     expect(existsSync(join(p.cwd, ".humanish", "runs"))).toBe(false);
   });
+
+  test("lab inspect and doctor --lab check review.scorer.ref as lab run does", async () => {
+    for (const ref of ["../ea/scorer.ts", "./missing.ts"]) {
+      const p = project(ref);
+      const inspect = await cli(["lab", "inspect", "labs/scored/lab.yaml", "--json", "--cwd", p.cwd]);
+      expect(inspect.json()).toMatchObject({
+        ok: false,
+        error: { code: ref.startsWith("..") ? "HUMANISH_LAB_SCORER_BAD_REF" : "HUMANISH_LAB_SCORER_NOT_FOUND" },
+      });
+      const doctor = await cli(["doctor", "--lab", "labs/scored/lab.yaml", "--json", "--cwd", p.cwd]);
+      const row = doctor.json<{ checks: { name: string; ok: boolean; message: string }[] }>().checks.find((c) => c.name === "lab scorer");
+      expect(row).toMatchObject({ ok: false, message: expect.stringContaining("HUMANISH_LAB_SCORER_") });
+    }
+    const good = project("./scorer.mjs", { "scorer.mjs": GOOD });
+    expect((await cli(["lab", "inspect", "labs/scored/lab.yaml", "--json", "--cwd", good.cwd])).json()).toMatchObject({ ok: true });
+  }, 60_000);
 
   test("the browser route takes the seam too: --scorer on an embedded browser lab (dry run)", async () => {
     const p = project(undefined, { "s.mjs": GOOD });

@@ -13,7 +13,7 @@ import { HumanishError } from "../../src/errors.ts";
 import { writeReport } from "../../src/report/write.ts";
 import { tempProject, writeDryRun, writeStudyRun, writeTerminalRun } from "../report/fixtures.ts";
 import { type FakeReply, type FakeRequest, startFakeOpenAI } from "../support/fake-openai/server.ts";
-import { FAKE_KEY, fakeEnv, goodAnswer, headersOf, message } from "./support.ts";
+import { analyzeOptions, FAKE_KEY, goodAnswer, headersOf, message } from "./support.ts";
 
 let reply: (req: FakeRequest) => FakeReply = (req) => message(goodAnswer(req));
 const fake = startFakeOpenAI({ apiKey: FAKE_KEY, scenario: (req) => reply(req) });
@@ -31,21 +31,7 @@ function project(): string {
   return p.cwd;
 }
 
-function opts(runDir: string, over: Partial<AnalyzeOptions> = {}): AnalyzeOptions {
-  return {
-    runDir,
-    provider: createOpenAIAnalysisProvider(fakeEnv(fake.baseURL)),
-    model: null,
-    question: null,
-    maxCostUsd: 5,
-    maxOutputTokens: null,
-    timeoutMs: 60_000,
-    dryRun: false,
-    rerun: false,
-    signal: new AbortController().signal,
-    ...over,
-  };
-}
+const opts = (runDir: string, over: Partial<AnalyzeOptions> = {}): AnalyzeOptions => analyzeOptions(runDir, fake.baseURL, over);
 
 const posts = () => fake.requests.filter((r) => r.method === "POST" && r.path === "/v1/responses").length;
 

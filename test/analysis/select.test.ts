@@ -1,9 +1,10 @@
 /** Evidence selection (pure): stable ids, tiers, bounds, and the omitted list that accounts for every item. */
 import { afterAll, describe, expect, test } from "bun:test";
 import { PNG } from "pngjs";
-import { downscalePng, fitInside, pngDimensions } from "../../src/analysis/downscale.ts";
+import { downscalePng, fitInside } from "../../src/analysis/downscale.ts";
 import { SELECTION_LIMITS, selectEvidence, selectionDigest, spreadOrder } from "../../src/analysis/select.ts";
 import { loadVerifiedBundle } from "../../src/analysis/store.ts";
+import { pngSize } from "../../src/models/admission.ts";
 import { makePng, tempProject, writeStudyRun, writeTerminalRun } from "../report/fixtures.ts";
 
 const proj = tempProject("humanish-analysis-select-");
@@ -74,7 +75,7 @@ describe("downscalePng", () => {
   test("fits the box, keeps the aspect, never upscales, averages colour", () => {
     const big = downscalePng(makePng(1440, 950, 1), 1024, 768);
     expect([big.width, big.height, big.originalWidth, big.originalHeight]).toEqual([1024, 676, 1440, 950]);
-    expect(pngDimensions(big.png)).toEqual({ width: 1024, height: 676 });
+    expect(pngSize(big.png)).toEqual({ width: 1024, height: 676 });
     const small = downscalePng(makePng(120, 260, 2), 1024, 768);
     expect([small.width, small.height]).toEqual([120, 260]);
     expect(fitInside(4000, 10, 1024, 768)).toEqual({ width: 1024, height: 3 });

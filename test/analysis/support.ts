@@ -3,6 +3,8 @@
  * evidence ids the request really carries, so a test cannot pass on ids it made up), and the
  * env that points the real `openai` SDK at the fake.
  */
+import { createOpenAIAnalysisProvider } from "../../src/analysis/provider-openai.ts";
+import type { AnalyzeOptions } from "../../src/analysis/run.ts";
 import type { FakeReply, FakeRequest } from "../support/fake-openai/server.ts";
 
 /** The key the fake accepts (not shaped like a real key). */
@@ -11,6 +13,27 @@ export const FAKE_KEY = "analysis-test-key-0001";
 /** The env of a provider talking to the fake at `baseURL`. */
 export function fakeEnv(baseURL: string): Record<string, string> {
   return { OPENAI_BASE_URL: baseURL, OPENAI_API_KEY: FAKE_KEY };
+}
+
+/**
+ * Options of `analyzeRun` for `runDir` against the fake Responses server at `baseURL`: the openai
+ * provider, the default model and question, a 5 USD cap, a 60 s timeout, a live first run; `over`
+ * replaces any of them.
+ */
+export function analyzeOptions(runDir: string, baseURL: string, over: Partial<AnalyzeOptions> = {}): AnalyzeOptions {
+  return {
+    runDir,
+    provider: createOpenAIAnalysisProvider(fakeEnv(baseURL)),
+    model: null,
+    question: null,
+    maxCostUsd: 5,
+    maxOutputTokens: null,
+    timeoutMs: 60_000,
+    dryRun: false,
+    rerun: false,
+    signal: new AbortController().signal,
+    ...over,
+  };
 }
 
 /** Every evidence header of a request: id, kind, basis and participant. */

@@ -4,31 +4,19 @@
  * each broken rule fails the check with a message naming it.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createOpenAIAnalysisProvider } from "../../src/analysis/provider-openai.ts";
 import { analyzeRun } from "../../src/analysis/run.ts";
 import { type BundleFile, defaultTrust, verifyFiles } from "../../src/bundle/index.ts";
 import { readBundleDir } from "../../src/bundle/verify/disk.ts";
 import { tempProject, writeStudyRun } from "../report/fixtures.ts";
 import { startFakeOpenAI } from "../support/fake-openai/server.ts";
-import { FAKE_KEY, fakeEnv, goodAnswer, message } from "./support.ts";
+import { analyzeOptions, FAKE_KEY, goodAnswer, message } from "./support.ts";
 
 const proj = tempProject("humanish-analysis-verify-");
 const fake = startFakeOpenAI({ apiKey: FAKE_KEY, scenario: (req) => message(goodAnswer(req)) });
 let files: BundleFile[] = [];
 beforeAll(async () => {
   const runDir = await writeStudyRun(proj.cwd);
-  await analyzeRun({
-    runDir,
-    provider: createOpenAIAnalysisProvider(fakeEnv(fake.baseURL)),
-    model: null,
-    question: null,
-    maxCostUsd: 5,
-    maxOutputTokens: null,
-    timeoutMs: 60_000,
-    dryRun: false,
-    rerun: false,
-    signal: new AbortController().signal,
-  });
+  await analyzeRun(analyzeOptions(runDir, fake.baseURL));
   files = (await readBundleDir(runDir)).files;
 });
 afterAll(async () => {

@@ -77,13 +77,16 @@ describe("review derivation", () => {
 });
 
 describe("cost null discipline", () => {
-  test("total sums known lines, is null iff all lines are null, dates from the oldest line", () => {
+  test("total sums the lines only when every line is measured (one unmeasured line makes it null, never 0), dates from the oldest line", () => {
     expect(summarizeCost([]).estimatedTotalUsd).toBeNull();
     expect(summarizeCost([unmeasuredLine("model-tokens", "no_rate_for_model")]).estimatedTotalUsd).toBeNull();
     const s = summarizeCost([priced(0.1, "2026-10-01"), unmeasuredLine("desktop-minutes", "no_duration"), priced(0.2, "2026-09-15")]);
-    expect(s.estimatedTotalUsd).toBe(0.3);
+    expect(s.estimatedTotalUsd).toBeNull();
     expect(s.ratesAsOf).toBe("2026-09-15");
     expect(s.note).toBe("1 of 3 cost lines unmeasured");
+    // A known-zero line beside an unmeasured one (a killed sandbox whose minutes are unknown) is not a free run.
+    expect(summarizeCost([priced(0, "2026-10-01"), unmeasuredLine("sandbox-minutes", "no_duration")]).estimatedTotalUsd).toBeNull();
+    expect(summarizeCost([priced(0.1, "2026-10-01"), priced(0.2, "2026-09-15")]).estimatedTotalUsd).toBe(0.3);
     expect(summarizeCost([priced(0, "2026-10-01")]).estimatedTotalUsd).toBe(0);
   });
 

@@ -138,7 +138,12 @@ export function terminalLedgers(cleanup: TerminalLedgers["cleanup"], maxUsd: num
 }
 
 /** Write a complete live terminal bundle (passes verify). Returns the writer and input. */
-export async function writeLiveTerminal(cwd: string, runId = "live-1", opts: { secrets?: string[] } = {}): Promise<{ w: RunWriter; input: RunBundleInput }> {
+/** `noTrace`: the participant never started (no actor.json, trace null, a harness failure, checks not run). */
+export async function writeLiveTerminal(
+  cwd: string,
+  runId = "live-1",
+  opts: { secrets?: string[]; noTrace?: boolean } = {},
+): Promise<{ w: RunWriter; input: RunBundleInput }> {
   const w = createRunWriter({
     cwd,
     runId,
@@ -162,7 +167,7 @@ export async function writeLiveTerminal(cwd: string, runId = "live-1", opts: { s
     { kind: "terminal-events" },
   );
   await w.writeArtifact("terminal-transcript.txt", `$ jq --help\nusage: jq\nOPENAI_API_KEY=${CANARY}\n`, { kind: "terminal-transcript" });
-  await w.writeJson("actor.json", terminalTrace(), { kind: "actor-trace" });
+  if (!opts.noTrace) await w.writeJson("actor.json", terminalTrace(), { kind: "actor-trace" });
   const cleanup = [{ id: containerId, provider: "docker" as const, outcome: "released" as const, reason: "inspect-404", at: T1 }];
   await w.writeJson("terminal-ledgers.json", terminalLedgers(cleanup), { kind: "terminal-ledgers" });
   const input: RunBundleInput = {
@@ -175,22 +180,26 @@ export async function writeLiveTerminal(cwd: string, runId = "live-1", opts: { s
     subject: { source: "terminal-product", name: "jq", publicSurfaces: ["jq --help"], provenance: "unpinned" },
     lifecycle: [{ at: T0, event: "terminal-lab.run.created", message: `run with key ${CANARY}` }],
     participants: [
-      {
-        id: "p1",
-        actorType: "scripted-terminal",
-        status: "passed",
-        completionReason: "goal_satisfied",
-        reason: "ok",
-        trace: "actor.json",
-        startedAt: T0,
-        completedAt: T1,
-        durationMs: 60_000,
-      },
+      opts.noTrace
+        ? { id: "p1", actorType: "scripted-terminal", status: "failed", completionReason: "harness_error", reason: "never started", trace: null }
+        : {
+            id: "p1",
+            actorType: "scripted-terminal",
+            status: "passed",
+            completionReason: "goal_satisfied",
+            reason: "ok",
+            trace: "actor.json",
+            startedAt: T0,
+            completedAt: T1,
+            durationMs: 60_000,
+          },
     ],
-    tasks: [
-      { id: "pretty-print", goal: "pretty print", participantId: "p1", status: "passed", passed: true },
-      { id: "filter", goal: "filter", participantId: "p1", status: "failed", passed: false, detail: "exit 1" },
-    ],
+    tasks: opts.noTrace
+      ? [{ id: "pretty-print", goal: "pretty print", participantId: "p1", status: "not_run", passed: false }]
+      : [
+          { id: "pretty-print", goal: "pretty print", participantId: "p1", status: "passed", passed: true },
+          { id: "filter", goal: "filter", participantId: "p1", status: "failed", passed: false, detail: "exit 1" },
+        ],
     caps: { maxUsd: 0, maxJobs: 1, maxMinutes: 5 },
     cost: summarizeCost([unmeasuredLine("model-tokens", "no_token_usage", { participantId: "p1" })]),
     cleanup,

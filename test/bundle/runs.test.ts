@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createRunWriter, listRuns, livenessOf, RunStatusSchema, resolveRunDir } from "../../src/bundle/index.ts";
+import { createRunWriter, listRuns, livenessOf, RunStatusSchema, resolveRunDir, summarizeCost, unmeasuredLine } from "../../src/bundle/index.ts";
+import { cli } from "../cli/support.ts";
 import { expectCode, projectPerTest, writeDryRunTerminal, writeLiveBrowser, writeLiveTerminal } from "./helpers.ts";
 
 const project = projectPerTest();
@@ -61,6 +62,27 @@ describe("listRuns", () => {
       line: "1/1 reached the goal; tasks: pretty-print 1/1 · filter 0/1",
     });
     expect(b).toMatchObject({ route: "browser", verdict: "pass", liveness: "finished" });
+  });
+
+  test("a sealed run with an unmeasured cost line lists cost unmeasured (never $0), and unproven cleanup is counted until an orphan release proves it", async () => {
+    const cwd = project();
+    const { w, input } = await writeLiveTerminal(cwd, "killed");
+    const at = "2026-11-01T02:01:00.000Z";
+    const cleanup = (input.cleanup ?? []).map((c) => ({ ...c, outcome: "unconfirmed" as const, reason: "kill acknowledged, still alive" }));
+    const zero = { kind: "model-tokens" as const, usd: 0, basis: "no-spend-signal" as const, ratesAsOf: "2026-11-01", source: "no model", reason: null };
+    await w.finalize({ ...input, cleanup, cost: summarizeCost([zero, unmeasuredLine("sandbox-minutes", "kill_unconfirmed")]) });
+    const [r] = await listRuns(cwd);
+    expect(r).toMatchObject({ runId: "killed", liveness: "finished", costUsd: null, costLabel: "unmeasured", cleanupUnproven: 1 });
+    const released = { ...cleanup[0]!, outcome: "released" as const, reason: "orphan reconciliation: inspect-404", at };
+    writeFileSync(join(w.runDir, "orphan-release.json"), JSON.stringify({ schema: "humanish.orphan-release.v1", runId: "killed", releases: [released] }));
+    expect((await listRuns(cwd))[0]?.cleanupUnproven).toBe(0);
+    writeFileSync(join(w.runDir, "orphan-release.json"), "{}");
+    const failed = await writeLiveTerminal(cwd, "failed-run");
+    await failed.w.finalize({ ...failed.input, outcome: { state: "failed", error: { code: "HUMANISH_ADAPTER_SCORE_MALFORMED", message: "bad" } } });
+    expect((await listRuns(cwd)).find((x) => x.runId === "failed-run")?.failure).toBe("HUMANISH_ADAPTER_SCORE_MALFORMED");
+    const out = (await cli(["runs", "--cwd", cwd])).stdout;
+    expect(out).toMatch(/killed .* · finished · CLEANUP UNPROVEN \(1 resource retained or unconfirmed\) .* cost unmeasured/);
+    expect(out).toMatch(/failed-run .* · finished · FAILED \(HUMANISH_ADAPTER_SCORE_MALFORMED\) /);
   });
 
   test("a run whose process died before finalizing is interrupted", async () => {

@@ -477,6 +477,28 @@ describe("verifyRun: evidence semantics", () => {
     expect(failed(v)).toEqual(["caps respected"]);
   });
 
+  test("cost: a total of 0 beside an unmeasured line fails (unknown is never 0), and the known lines still count against maxUsd", async () => {
+    const cwd = project();
+    const { w, input } = await writeLiveTerminal(cwd);
+    const zero = {
+      kind: "model-tokens" as const,
+      usd: 0,
+      basis: "rate-table" as const,
+      ratesAsOf: "2026-11-01",
+      source: "https://openai.com/api/pricing",
+      reason: null,
+    };
+    const unknown = { kind: "sandbox-minutes" as const, usd: null, basis: "unmeasured" as const, ratesAsOf: null, source: null, reason: "kill_unconfirmed" };
+    const cost = (total: number | null, lines: object[]) =>
+      ({ schema: "humanish.run-cost-summary.v1", currency: "usd", estimatedTotalUsd: total, ratesAsOf: "2026-11-01", lines, note: "" }) as never;
+    await w.finalize({ ...input, cost: cost(0, [zero, unknown]) });
+    const v = await verifyRun(w.runDir);
+    expect(failed(v)).toEqual(["cost labeling"]);
+    expect(v.checks.find((c) => c.name === "cost labeling")?.message).toContain("a line is unmeasured");
+    await w.finalize({ ...input, cost: cost(null, [{ ...zero, usd: 0.5 }, unknown]) });
+    expect(failed(await verifyRun(w.runDir))).toEqual(["caps respected"]);
+  });
+
   test("caps: maxJobs counts billable (model-backed) participants, not scripted ones", async () => {
     const cwd = project();
     const { w, input } = await writeLiveTerminal(cwd);

@@ -105,7 +105,8 @@ describe("quick start: lab run default", () => {
     } finally {
       listener.stop(true);
     }
-  });
+    // Compiling a copy of the CLI takes seconds on a loaded machine.
+  }, 120_000);
 
   test("an engine that answers /_ping but cannot prepare the image: dry run, `image build failed: …`", async () => {
     // A socket speaking just enough of the Engine API: /_ping answers OK, every other call is a 500.

@@ -5,8 +5,9 @@
  */
 import { describe, expect, test } from "bun:test";
 import type { RunParticipant, TaskResult } from "../../src/bundle/schemas.ts";
-import { compareRates, goalSide, SIGNIFICANCE_THRESHOLD, taskSides } from "../../src/compare/core.ts";
-import { differenceLabel, pLabel, sideLabel, verdictWords } from "../../src/report/compare.ts";
+import { type Comparison, compareRates, goalSide, outcomeNotes, SIGNIFICANCE_THRESHOLD, taskSides } from "../../src/compare/core.ts";
+import { labRunArg } from "../../src/export/verified.ts";
+import { compareText, differenceLabel, pLabel, sideLabel, verdictWords } from "../../src/report/compare.ts";
 
 const task = (id: string, status: TaskResult["status"], participantId: string): TaskResult => ({
   id,
@@ -70,7 +71,89 @@ describe("rows", () => {
     );
     const only = compareRates("t", { reached: 1, observed: 1, excluded: 0, rate: 1 }, null);
     expect([only.verdict, only.pValue, only.differencePoints]).toEqual(["only_in_a", null, null]);
+    expect(verdictWords(compareRates("t", { reached: 0, observed: 0, excluded: 2, rate: null }, { reached: 1, observed: 1, excluded: 0, rate: 1 }), 0.05)).toBe(
+      "nothing observed in run A: no test",
+    );
+    const none = { reached: 0, observed: 0, excluded: 1, rate: null };
+    expect(verdictWords(compareRates("t", none, none), 0.05)).toBe("nothing observed in either run: no test");
     expect(differenceLabel(-12.5)).toBe("−12.5 pts");
     expect(differenceLabel(0)).toBe("±0 pts");
+  });
+});
+
+describe("a run's outcome", () => {
+  const seat = (id: string, state: "completed" | "failed", code?: string) =>
+    ({
+      id,
+      index: 0,
+      state,
+      phase: "done",
+      folder: null,
+      release: "released",
+      reason: "",
+      durationMs: 1,
+      usd: 0,
+      jobs: 0,
+      ...(code ? { error: { code, message: "m" } } : {}),
+    }) as const;
+  const study = (seats: ReturnType<typeof seat>[]) => ({ seats }) as never;
+  const passed = [person("p1", "passed", "goal_satisfied"), person("p2", "passed", "goal_satisfied")];
+
+  test("a failed run reaches no goal: all its participants are left out, and a note says why", () => {
+    const failed = { state: "failed" as const, error: { code: "HUMANISH_ADAPTER_SCORE_MALFORMED", message: "bad" } };
+    expect(goalSide({ participants: passed, outcome: failed })).toEqual({ reached: 0, observed: 0, excluded: 2, rate: null });
+    const notes = outcomeNotes("A", { runId: "r1", participants: passed, outcome: failed, tasks: [] });
+    expect(notes).toEqual([
+      "run A (r1) failed (HUMANISH_ADAPTER_SCORE_MALFORMED): its 2 participant(s) are left out of the goal rate, since a failed run's goal is no evidence",
+    ]);
+  });
+
+  test("a seat the study ended as failed is a harness failure even when its participant says passed", () => {
+    const b = {
+      runId: "r2",
+      participants: passed,
+      outcome: { state: "completed" as const },
+      study: study([seat("p1", "completed"), seat("p2", "failed", "HUMANISH_TERMINAL_LAB_CAPS_EXCEEDED")]),
+      tasks: [],
+    };
+    expect(goalSide(b)).toEqual({ reached: 1, observed: 1, excluded: 1, rate: 1 });
+    expect(outcomeNotes("B", b)).toEqual(["run B: 1 seat(s) failed in the harness (p2 HUMANISH_TERMINAL_LAB_CAPS_EXCEEDED) and are left out of the goal rate"]);
+  });
+
+  test("participants who reached the goal while every hidden check failed get a note; a completed clean run gets none", () => {
+    const tasks = [task("t", "failed", "p1"), task("t", "failed", "p2")];
+    expect(outcomeNotes("A", { runId: "r3", participants: passed, outcome: { state: "completed" }, tasks })).toEqual([
+      "run A: 2 participant(s) reached the goal by their own account, but no hidden check passed; read the task rows",
+    ]);
+    expect(outcomeNotes("A", { runId: "r4", participants: passed, outcome: { state: "completed" }, tasks: [task("t", "passed", "p1")] })).toEqual([]);
+  });
+
+  test("the lab-run hint names a file-path lab by its path, an embedded lab by its id", () => {
+    const lab = (ref: string) => ({ lab: { id: "example-adapter", source: { ref, sha256: "0".repeat(64) } } }) as never;
+    expect(labRunArg(lab("labs/example-adapter/lab.yaml"))).toBe("labs/example-adapter/lab.yaml");
+    expect(labRunArg(lab("embedded:default"))).toBe("default");
+    expect(labRunArg(lab("[external]/lab.yaml"))).toBe("<path to lab.yaml>");
+  });
+});
+
+describe("the text table", () => {
+  test("every line keeps the same columns when a side says what it left out", () => {
+    const facts = (runId: string) =>
+      ({ runId, lab: "l", createdAt: "t", durationMs: 1000, cost: { usd: 0.5, lines: 1, unmeasuredLines: 0 } }) as Comparison["a"];
+    const c = {
+      a: facts("A"),
+      b: facts("B"),
+      threshold: 0.05,
+      goal: compareRates("goal", { reached: 1, observed: 1, excluded: 1, rate: 1 }, { reached: 2, observed: 2, excluded: 0, rate: 1 }),
+      tasks: [compareRates("check", { reached: 0, observed: 2, excluded: 0, rate: 0 }, { reached: 2, observed: 2, excluded: 0, rate: 1 })],
+      notes: [],
+    } as unknown as Comparison;
+    const lines = compareText(c).split("\n").slice(1, 6);
+    expect(lines[1]).toContain("1/1 (1 harness failure left out) →");
+    // The arrow, and the B column after it, sit at one position on every line.
+    const arrows = lines.map((l) => l.indexOf("→"));
+    expect(new Set(arrows.slice(1)).size).toBe(1);
+    expect(lines[0]!.indexOf("B (after)")).toBe(arrows[1]! + 2);
+    expect(lines.map((l) => l.slice(0, 12).trim())).toEqual(["rate", "goal", "task check", "cost", "time"]);
   });
 });

@@ -11,35 +11,14 @@ import { appendFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Comparison } from "../../src/compare/core.ts";
 import { validateAtif } from "../../src/export/atif/validate.ts";
-import { runTerminalStudy } from "../../src/routes/terminal/index.ts";
 import { writeDryRunTerminal } from "../bundle/helpers.ts";
 import { cli } from "../cli/support.ts";
-import { containersOfRun, labFromText, removeContainers, studyContext, testRunId, tmpProject } from "../routes/terminal/support.ts";
+import { containersOfRun, removeContainers, testRunId, tmpProject } from "../routes/terminal/support.ts";
 import { requireDocker } from "../support/prereq.ts";
+import { scriptedTerminalLab, verifiedTerminalStudy } from "../support/terminal-study.ts";
 
 /** A scripted lab whose one step does `step`; its hidden check wants done.txt. */
-function lab(id: string, count: number, step: string): string {
-  return `schema: humanish.lab.v2
-id: ${id}
-subject:
-  source: terminal-product
-  product:
-    name: coreutils
-    publicSurfaces: ["https://www.gnu.org/software/coreutils/"]
-actors:
-  - type: scripted-terminal
-    count: ${count}
-    tasks:
-      - id: made-file
-        goal: Create done.txt.
-        check: {run: test -e done.txt}
-    steps:
-      - run: "${step}"
-scenario:
-  mode: live
-  caps: {maxUsd: 0, maxMinutes: 5}
-`;
-}
+const lab = (id: string, count: number, step: string) => scriptedTerminalLab({ id, count, steps: [step] });
 
 const project = tmpProject();
 const runIds: string[] = [];
@@ -47,8 +26,7 @@ const ids = { before: testRunId("cmp-before"), after: testRunId("cmp-after"), ot
 
 async function study(runId: string, text: string): Promise<void> {
   runIds.push(runId);
-  const r = await runTerminalStudy(studyContext({ cwd: project.dir, lab: labFromText(text), text, runId, mode: "live" }));
-  if (r.error || !r.verify.ok) throw new Error(`study ${runId} did not produce a verified bundle: ${JSON.stringify(r.error ?? r.verify)}`);
+  await verifiedTerminalStudy({ dir: project.dir, text, runId });
 }
 
 beforeAll(async () => {
@@ -98,10 +76,10 @@ describe("runs compare on real runs", () => {
     }
     const human = await compare(ids.before, ids.after);
     expect(human.code).toBe(0);
-    expect(human.stdout).toMatch(/task made-file\s+0\/2 → 2\/2\s+\+100 pts\s+p = 0\.333\s+not distinguishable at these sample sizes/);
+    expect(human.stdout).toMatch(/task made-file\s+0\/2\s+→ 2\/2\s+\+100 pts\s+p = 0\.333\s+not distinguishable at these sample sizes/);
     expect(human.stdout).toContain("distinguishable only when p < 0.05");
-    expect(human.stdout).toMatch(/cost\s+.+ → /);
-    expect(human.stdout).toMatch(/time\s+.+ s → .+ s/);
+    expect(human.stdout).toMatch(/cost\s+.+\s+→ /);
+    expect(human.stdout).toMatch(/time\s+.+ s\s+→ .+ s/);
   });
 
   test("latest~1 latest names the two newest runs; --html writes a self-contained page", async () => {

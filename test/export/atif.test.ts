@@ -7,11 +7,11 @@
  * refused with their codes.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { AtifTrajectory } from "../../src/export/atif/schema.ts";
 import { validateAtif } from "../../src/export/atif/validate.ts";
-import { tempProject, writeDryRunTerminal } from "../bundle/helpers.ts";
+import { tempProject, writeDryRunTerminal, writeLiveTerminal } from "../bundle/helpers.ts";
 import { cli } from "../cli/support.ts";
 import { SECRET, writeCodexRun, writeComputerUseRun } from "./support.ts";
 
@@ -118,6 +118,33 @@ describe("export --format atif", () => {
     expect(t.steps[4]!.message).toBe("stopWhen rule added matched");
     expect(t.final_metrics?.total_cost_usd).toBeUndefined();
     expect(t.final_metrics?.extra).toMatchObject({ cost_unknown: "no_rate_for_model" });
+  });
+
+  test('output: an existing file is replaced only with --force, a symlink at a target never followed, and --out "" refused', async () => {
+    const runId = await writeCodexRun(project.cwd, "codex-export-out");
+    expect((await exportRun(runId, "--out", "out-1")).code).toBe(0);
+    const target = join(project.cwd, "out-1", "p1.trajectory.json");
+    writeFileSync(target, "mine");
+    const again = await exportRun(runId, "--out", "out-1");
+    expect(again.code).not.toBe(0);
+    expect(again.out.error?.code).toBe("HUMANISH_EXPORT_TARGET_EXISTS");
+    expect(readFileSync(target, "utf8")).toBe("mine");
+    expect((await exportRun(runId, "--out", "out-1", "--force")).code).toBe(0);
+    expect(JSON.parse(readFileSync(target, "utf8")).schema_version).toBe("ATIF-v1.4");
+    // A symlink at the target name: refused, even with --force, and the victim is never created.
+    const victim = join(project.cwd, "victim.json");
+    mkdirSync(join(project.cwd, "out-2"));
+    symlinkSync(victim, join(project.cwd, "out-2", "p1.trajectory.json"));
+    const link = await exportRun(runId, "--out", "out-2", "--force");
+    expect(link.out.error?.code).toBe("HUMANISH_EXPORT_TARGET_EXISTS");
+    expect(link.out.error?.message).toContain("is a symlink");
+    expect(existsSync(victim)).toBe(false);
+    expect((await exportRun(runId, "--out", "")).out.error?.code).toBe("HUMANISH_EXPORT_OUT_INVALID");
+    // A verified live run whose only seat never started: an error, and no empty directory left behind.
+    await writeLiveTerminal(project.cwd, "export-no-trace", { noTrace: true });
+    const none = await exportRun("export-no-trace", "--out", "out-3");
+    expect(none.out.error?.code).toBe("HUMANISH_EXPORT_NOTHING_TO_EXPORT");
+    expect(existsSync(join(project.cwd, "out-3"))).toBe(false);
   });
 
   test("refused: a dry run, a tampered run (nothing written), a missing or unknown --format", async () => {

@@ -10,12 +10,12 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { AtifTrajectory } from "../../src/export/atif/schema.ts";
 import { validateAtif } from "../../src/export/atif/validate.ts";
-import { runTerminalStudy } from "../../src/routes/terminal/index.ts";
 import { cli } from "../cli/support.ts";
-import { committedLab, containersOfRun, labFromText, removeContainers, studyContext, testRunId, tmpProject } from "../routes/terminal/support.ts";
+import { committedLab, containersOfRun, removeContainers, testRunId, tmpProject } from "../routes/terminal/support.ts";
 import { codexJqSession, JQ_COMMANDS } from "../support/fake-openai/scenarios.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "../support/fake-openai/server.ts";
 import { requireDocker } from "../support/prereq.ts";
+import { verifiedTerminalStudy } from "../support/terminal-study.ts";
 
 const KEY = "sk-proj-humanishEXPORTkey-4c8e2a6b1d3f5079";
 const MODEL = "gpt-5.1-codex-mini";
@@ -29,16 +29,12 @@ beforeAll(async () => {
   fake = startFakeOpenAI({ apiKey: KEY, scenario: codexJqSession({ model: MODEL, huntKey: false }) });
   let text = committedLab("codex-first-contact").text;
   text = text.replace(/ {4}reasoningEffort: low\n/, `    reasoningEffort: low\n    model: ${MODEL}\n`);
-  const ctx = studyContext({
-    cwd: project.dir,
-    lab: labFromText(text),
+  await verifiedTerminalStudy({
+    dir: project.dir,
     text,
     runId,
-    mode: "live",
     env: { CODEX_API_KEY: KEY, OPENAI_BASE_URL: fake.baseURL, PATH: "/usr/bin:/bin", ...(HOST_CA ? { HUMANISH_SANDBOX_CA_CERTS: HOST_CA } : {}) },
   });
-  const r = await runTerminalStudy(ctx);
-  if (r.error || !r.verify.ok) throw new Error(`the Codex study did not produce a verified bundle: ${JSON.stringify(r.error ?? r.verify)}`);
 }, 600_000);
 
 afterAll(async () => {

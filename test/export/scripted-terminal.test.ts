@@ -9,42 +9,23 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { AtifTrajectory } from "../../src/export/atif/schema.ts";
 import { validateAtif } from "../../src/export/atif/validate.ts";
-import { runTerminalStudy } from "../../src/routes/terminal/index.ts";
 import { cli } from "../cli/support.ts";
-import { containersOfRun, labFromText, removeContainers, studyContext, testRunId, tmpProject } from "../routes/terminal/support.ts";
+import { containersOfRun, removeContainers, testRunId, tmpProject } from "../routes/terminal/support.ts";
 import { requireDocker } from "../support/prereq.ts";
+import { MADE_FILE, scriptedTerminalLab, verifiedTerminalStudy } from "../support/terminal-study.ts";
 
-const LAB = `schema: humanish.lab.v2
-id: export-scripted
-subject:
-  source: terminal-product
-  product:
-    name: coreutils
-    publicSurfaces: ["https://www.gnu.org/software/coreutils/"]
-actors:
-  - type: scripted-terminal
-    tasks:
-      - id: made-file
-        goal: Create done.txt.
-        check: {run: test -e done.txt}
-      - id: made-log
-        goal: Create log.txt.
-        check: {run: test -e log.txt}
-    steps:
-      - run: "ls --version | head -1"
-      - run: "touch done.txt && echo made it"
-scenario:
-  mode: live
-  caps: {maxUsd: 0, maxMinutes: 5}
-`;
+const LAB = scriptedTerminalLab({
+  id: "export-scripted",
+  tasks: [MADE_FILE, { id: "made-log", goal: "Create log.txt.", run: "test -e log.txt" }],
+  steps: ["ls --version | head -1", "touch done.txt && echo made it"],
+});
 
 const project = tmpProject();
 const runId = testRunId("export-scripted");
 
 beforeAll(async () => {
   await requireDocker();
-  const r = await runTerminalStudy(studyContext({ cwd: project.dir, lab: labFromText(LAB), text: LAB, runId, mode: "live" }));
-  if (r.error || !r.verify.ok) throw new Error(`the study did not produce a verified bundle: ${JSON.stringify(r.error ?? r.verify)}`);
+  await verifiedTerminalStudy({ dir: project.dir, text: LAB, runId });
 }, 300_000);
 
 afterAll(async () => {

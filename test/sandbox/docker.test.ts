@@ -251,6 +251,16 @@ describe("Docker sandbox", () => {
     expect(labels.join("")).not.toContain(CANARY);
   });
 
+  test("create: a root capability other than the file-ownership ones is refused before anything exists", async () => {
+    const before = (await findRunContainers(docker, `${RUN}-caps`)).length;
+    const bad = ["CHOWN", "SYS_ADMIN"] as unknown as ("CHOWN" | "FOWNER" | "DAC_OVERRIDE")[];
+    await expect(provider.create({ runId: `${RUN}-caps`, image: IMAGE, rootFileCaps: bad })).rejects.toMatchObject({
+      code: "HUMANISH_SANDBOX_CREATE_INVALID",
+      message: expect.stringContaining("SYS_ADMIN"),
+    });
+    expect((await findRunContainers(docker, `${RUN}-caps`)).length).toBe(before);
+  });
+
   test("create: onCreated failing releases the container by id and rethrows; a missing image is named", async () => {
     let seen = "";
     const e = await provider

@@ -14,12 +14,11 @@
  */
 import type { BrowserControlExecutor, CuaAction, CuaObservation } from "../../browser-control/index.ts";
 import { isCuaExecutorError } from "../../browser-control/index.ts";
-import type { ActorStatus, CompletionReason, TraceItem } from "../../bundle/index.ts";
 import type { LocalAgentActor } from "../../lab/schema.ts";
 import type { Frame } from "../computer-use/actions.ts";
 import { type BackstopState, DEFAULT_IDLE_STEPS, DEFAULT_NO_PROGRESS_STEPS, foldTurn, progressKey, startBackstop } from "../computer-use/backstop.ts";
-import { type LoopTask, type TaskFunnel, taskFunnel } from "../computer-use/outcome.ts";
-import type { KeptScreenshot, ObservationRecord } from "../scripted-browser/index.ts";
+import type { LoopTask, TaskFunnel } from "../computer-use/outcome.ts";
+import { harnessStop as harness, type SeatOutcomeCore, SeatRecord, type SeatStop as Stop } from "../computer-use/seat-record.ts";
 import { defaultBounds } from "./bounds.ts";
 import {
   type AckStatus,
@@ -48,8 +47,6 @@ const TURN_CEILING_MS = defaultBounds("participant").turnMs;
 const TOOL_OUTPUT_BYTES = defaultBounds("participant").toolOutputBytes;
 /** Longest wait for the observation after the final answer, ms. */
 const FINAL_OBSERVE_MS = 30_000;
-/** Longest model text kept in one trace item, chars. */
-const MAX_ITEM_TEXT = 4_000;
 
 /** The seat fields that change the brief. */
 export interface LocalAgentSeatFields {
@@ -97,19 +94,8 @@ export interface LocalAgentSeatOptions {
   onTurn?: (turn: number, note: string) => void;
 }
 
-/** What the seat did: the computer-use outcome's core, with the account turn's facts. */
-export interface LocalAgentOutcome {
-  status: ActorStatus;
-  completionReason: CompletionReason;
-  stopCause?: string;
-  reason: string;
-  startedAt: string;
-  completedAt: string;
-  durationMs: number;
-  items: TraceItem[];
-  observations: ObservationRecord[];
-  screenshots: KeptScreenshot[];
-  harnessError?: { code: string; message: string };
+/** What the seat did: the seat core every model-driven browser seat shares, with the account turn's facts. */
+export interface LocalAgentOutcome extends SeatOutcomeCore {
   /** The final answer, scrubbed; recorded, never trusted. */
   answer?: FinalAnswer;
   taskFunnel?: TaskFunnel;
@@ -130,43 +116,13 @@ export interface LocalAgentOutcome {
   };
 }
 
-type Stop = { status: ActorStatus; completionReason: CompletionReason; reason: string; stopCause?: string; harnessError?: { code: string; message: string } };
-
-const harness = (code: string, message: string, stopCause?: string): Stop => ({
-  status: "failed",
-  completionReason: "harness_error",
-  reason: message,
-  harnessError: { code, message },
-  ...(stopCause ? { stopCause } : {}),
-});
-
-/** Trace form of a dispatched action: never the typed text. */
-function recordedAction(a: CuaAction): { type: string } & Record<string, unknown> {
-  const r: { type: string } & Record<string, unknown> = { type: a.kind };
-  if ("x" in a) Object.assign(r, { x: a.x, y: a.y });
-  if (a.kind === "click" && a.button) r.button = a.button;
-  if (a.kind === "keypress") r.keys = a.keys;
-  if (a.kind === "scroll") Object.assign(r, { dx: a.dx, dy: a.dy });
-  if (a.kind === "type") r.chars = a.text.length;
-  if (a.kind === "drag") r.points = a.path.length;
-  return r;
-}
-
 /** One seat; {@link runLocalAgentSeat} is the entry point. */
-class Seat {
-  readonly items: TraceItem[] = [];
-  readonly observations: ObservationRecord[] = [];
-  readonly screenshots: KeptScreenshot[] = [];
-  readonly started = Date.now();
-  readonly deadline: number;
+class Seat extends SeatRecord {
   /** Ends the account turn: the caller's stop, the seat clock, or a stop of the seat's own. */
   readonly turnAbort = new AbortController();
   readonly signal: AbortSignal;
-  private readonly clock: AbortSignal;
-  private n = 0;
   turn = 0;
   actions = 0;
-  material = 0;
   messages = 0;
   refused = 0;
   refusedInRow = 0;
@@ -180,79 +136,25 @@ class Seat {
   /** A stop the seat decided during the turn (it wins over how the turn itself ended). */
   stop: Stop | undefined;
 
-  constructor(readonly o: LocalAgentSeatOptions) {
-    this.deadline = this.started + o.timeoutMs;
-    this.clock = AbortSignal.timeout(o.timeoutMs);
+  constructor(override readonly o: LocalAgentSeatOptions) {
+    super(o, "HUMANISH_LOCAL_AGENT_ABORTED");
     this.signal = AbortSignal.any([this.turnAbort.signal, this.clock, ...(o.signal ? [o.signal] : [])]);
   }
 
-  id(kind: string): string {
-    return `${kind}-${String(++this.n).padStart(3, "0")}`;
-  }
-  scrub(s: string): string {
-    const t = this.o.scrubText ? this.o.scrubText(s) : s;
-    return t.length > MAX_ITEM_TEXT ? `${t.slice(0, MAX_ITEM_TEXT)}…` : t;
-  }
-  notice(title: string, status: string, text?: string): void {
-    this.items.push({ id: this.id("notice"), kind: "notice", lifecycle: "completed", status, title, at: new Date().toISOString(), ...(text ? { text } : {}) });
-  }
   /** Ends the turn with `stop` (the first decided stop wins). */
   end(stop: Stop): void {
     this.stop ??= stop;
     this.turnAbort.abort();
   }
-  timeStop(what: string): Stop {
-    return this.material > 0
-      ? {
-          status: "incomplete",
-          completionReason: "budget_reached",
-          stopCause: "time_limit",
-          reason: `the session budget of ${this.o.timeoutMs} ms ran out ${what}`,
-        }
-      : {
-          status: "timed_out",
-          completionReason: "timed_out",
-          stopCause: "time_limit",
-          reason: `the session budget of ${this.o.timeoutMs} ms ran out ${what} before any action`,
-        };
-  }
-  /** Why the seat must stop now (caller's stop, clock), if it must. */
-  outsideStop(what: string): Stop | undefined {
-    if (this.o.signal?.aborted) return harness("HUMANISH_LOCAL_AGENT_ABORTED", `the seat was stopped ${what}`, "harness_aborted");
-    if (this.clock.aborted || Date.now() >= this.deadline) return this.timeStop(what);
-    return undefined;
-  }
 
   /** Observes, records the observation, and admits its frame for the model. */
   async observe(): Promise<{ obs: CuaObservation; url: string; frame: Frame } | Stop> {
     const obs = await this.o.executor.observe(this.signal);
-    this.observations.push({
-      at: new Date().toISOString(),
-      stateSignature: obs.stateSignature,
-      ...(obs.url !== undefined ? { url: obs.url } : {}),
-      ...(obs.text !== undefined ? { text: obs.text } : {}),
-    });
+    this.recordObservation(obs);
     const admitted = frameDataUrl(obs.png);
     if (typeof admitted === "string") return harness("HUMANISH_LOCAL_AGENT_FRAME_REFUSED", `no frame was sent to the model: ${admitted}`);
     this.last = { obs, ...admitted };
     return this.last;
-  }
-  keep(name: string, obs: CuaObservation): void {
-    const at = new Date().toISOString();
-    this.screenshots.push({ name, png: obs.png, at });
-    this.items.push({ id: this.id("screenshot"), kind: "screenshot", lifecycle: "completed", title: name, at });
-  }
-  actionItem(status: string, title: string, action?: CuaAction): void {
-    this.items.push({
-      id: this.id("ui_action"),
-      kind: "ui_action",
-      lifecycle: "completed",
-      status,
-      title,
-      at: new Date().toISOString(),
-      ...(action ? { action: recordedAction(action) } : {}),
-      ...(action && (action.kind === "click" || action.kind === "double_click") ? { coord: { x: action.x, y: action.y } } : {}),
-    });
   }
 }
 
@@ -332,13 +234,7 @@ async function settle(s: Seat, turn: CodexTurnResult): Promise<{ stop: Stop; tur
   for (const f of answer.frictionReports) s.notice("friction report", "friction", f);
   // One more observation after the end, for the hidden checks (no screenshot: nothing changed hands).
   try {
-    const after = await s.o.executor.observe(AbortSignal.timeout(FINAL_OBSERVE_MS));
-    s.observations.push({
-      at: new Date().toISOString(),
-      stateSignature: after.stateSignature,
-      ...(after.url !== undefined ? { url: after.url } : {}),
-      ...(after.text !== undefined ? { text: after.text } : {}),
-    });
+    s.recordObservation(await s.o.executor.observe(AbortSignal.timeout(FINAL_OBSERVE_MS)));
   } catch (e) {
     // The checks still read every earlier observation; the gap is said, not hidden.
     s.notice("the observation after the final answer failed", "warn", isCuaExecutorError(e) ? `${e.errorCode}/${e.disposition}` : "unexpected error");
@@ -497,15 +393,7 @@ async function runBatch(
 }
 
 function finish(s: Seat, stop: Stop, turn: CodexTurnResult | undefined, answer: FinalAnswer | undefined): LocalAgentOutcome {
-  const completed = Date.now();
-  const funnel = s.o.tasks?.length ? taskFunnel(s.o.tasks, s.observations, s.o.origin) : undefined;
-  let { status, completionReason, reason } = stop;
-  // A participant's word is never success: with hidden checks, a seat passes only when all of them do.
-  if (status === "passed" && funnel && funnel.completed < funnel.total) {
-    status = "incomplete";
-    completionReason = "turn_completed";
-    reason = `${reason}; ${funnel.completed} of ${funnel.total} hidden check(s) passed`;
-  }
+  const { core, funnel } = s.outcomeCore(stop, s.o.tasks, s.o.origin);
   const usage = turn?.usage ?? { inputTokens: null, cachedInputTokens: null, outputTokens: null };
   if (usage.inputTokens !== null || usage.outputTokens !== null)
     s.items.push({
@@ -520,17 +408,7 @@ function finish(s: Seat, stop: Stop, turn: CodexTurnResult | undefined, answer: 
       },
     });
   return {
-    status,
-    completionReason,
-    ...(stop.stopCause ? { stopCause: stop.stopCause } : {}),
-    reason,
-    startedAt: new Date(s.started).toISOString(),
-    completedAt: new Date(completed).toISOString(),
-    durationMs: completed - s.started,
-    items: s.items,
-    observations: s.observations,
-    screenshots: s.screenshots,
-    ...(stop.harnessError ? { harnessError: stop.harnessError } : {}),
+    ...core,
     ...(answer ? { answer } : {}),
     ...(funnel ? { taskFunnel: funnel } : {}),
     identity: s.o.session.identity,

@@ -7,6 +7,7 @@
  *   backstop.ts  the idle / no-progress fold (pure)
  *   outcome.ts   declared outcome, stopWhen, task funnel, closing report (pure)
  *   provider.ts  one admitted, metered SDK request
+ *   seat-record.ts  what every model-driven browser seat records alike (also the local-agent seat's)
  *   loop.ts      the loop itself
  *   trace.ts     the outcome → `humanish.actor-trace.v1`
  *   seat.ts      brief, preflight (key, priced model) and one seat run

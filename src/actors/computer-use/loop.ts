@@ -18,11 +18,9 @@
  * never retried.
  */
 import { type BrowserControlExecutor, type CuaAction, type CuaObservation, isCuaExecutorError } from "../../browser-control/index.ts";
-import type { ActorStatus, CompletionReason, TraceItem } from "../../bundle/index.ts";
 import { isHumanishError } from "../../errors.ts";
 import type { OpenAI } from "../../models/client.ts";
 import type { GatewayLedgerLine, SpendBudget } from "../../models/index.ts";
-import type { KeptScreenshot, ObservationRecord } from "../scripted-browser/index.ts";
 import { type Frame, mapBatch } from "./actions.ts";
 import { type BackstopState, DEFAULT_IDLE_STEPS, DEFAULT_NO_PROGRESS_STEPS, foldTurn, progressKey, startBackstop } from "./backstop.ts";
 import {
@@ -35,9 +33,9 @@ import {
   parseClosingReport,
   type StopWhen,
   type TaskFunnel,
-  taskFunnel,
 } from "./outcome.ts";
 import { sendRequest } from "./provider.ts";
+import { harnessStop as harness, type SeatOutcomeCore, SeatRecord, type SeatStop as Stop } from "./seat-record.ts";
 import { type ComputerCall, Conversation, type ParsedResponse, type SafetyCheck } from "./wire.ts";
 
 /** Default per-request deadline, ms. */
@@ -46,9 +44,6 @@ export const DEFAULT_TURN_TIMEOUT_MS = 180_000;
 export const DEBRIEF_TIMEOUT_MS = 30_000;
 /** Output ceiling of the closing-account request, tokens. */
 export const DEBRIEF_MAX_OUTPUT_TOKENS = 1_024;
-/** Longest model text kept in one trace item (chars). */
-const MAX_ITEM_TEXT = 4_000;
-
 const DEBRIEF_HINT =
   "The session is over; do not act. Reply only with JSON {summary, frictionReports}: a short account of what you did and, as separate strings, anything in the product that confused, slowed or blocked you.";
 
@@ -103,19 +98,8 @@ export interface DebriefResult {
   report?: ClosingReport;
 }
 
-/** What the participant did. Same core shape as the scripted browser participant's outcome. */
-export interface ComputerUseOutcome {
-  status: ActorStatus;
-  completionReason: CompletionReason;
-  stopCause?: string;
-  reason: string;
-  startedAt: string;
-  completedAt: string;
-  durationMs: number;
-  items: TraceItem[];
-  observations: ObservationRecord[];
-  screenshots: KeptScreenshot[];
-  harnessError?: { code: string; message: string };
+/** What the participant did: the seat core every model-driven browser seat shares, and the model's facts. */
+export interface ComputerUseOutcome extends SeatOutcomeCore {
   declaredOutcome?: DeclaredOutcome;
   taskFunnel?: TaskFunnel;
   debrief?: DebriefResult;
@@ -139,48 +123,20 @@ export interface ComputerUseOutcome {
   modelSettings: { reasoningEffort: string; maxOutputTokens?: number };
 }
 
-type Stop = { status: ActorStatus; completionReason: CompletionReason; reason: string; stopCause?: string; harnessError?: { code: string; message: string } };
-
-const harness = (code: string, message: string, stopCause?: string): Stop => ({
-  status: "failed",
-  completionReason: "harness_error",
-  reason: message,
-  harnessError: { code, message },
-  ...(stopCause ? { stopCause } : {}),
-});
-
 /** Width and height from a PNG's header (the client admitted the PNG before handing it over). */
 function frameOf(png: Uint8Array): Frame {
   const v = new DataView(png.buffer, png.byteOffset, png.byteLength);
   return { width: v.getUint32(16), height: v.getUint32(20) };
 }
 
-function recordedAction(a: CuaAction): { type: string } & Record<string, unknown> {
-  const r: { type: string } & Record<string, unknown> = { type: a.kind };
-  if ("x" in a) Object.assign(r, { x: a.x, y: a.y });
-  if (a.kind === "click" && a.button) r.button = a.button;
-  if (a.kind === "keypress") r.keys = a.keys;
-  if (a.kind === "scroll") Object.assign(r, { dx: a.dx, dy: a.dy });
-  if (a.kind === "type") r.chars = a.text.length;
-  if (a.kind === "drag") r.points = a.path.length;
-  return r;
-}
-
 /** One seat of the loop; {@link runComputerUse} is the entry point. */
-class Seat {
-  readonly items: TraceItem[] = [];
-  readonly observations: ObservationRecord[] = [];
-  readonly screenshots: KeptScreenshot[] = [];
+class Seat extends SeatRecord {
   readonly requests: GatewayLedgerLine[] = [];
   readonly turnsUsage: LoopTurnUsage[] = [];
-  readonly started = Date.now();
-  readonly deadline: number;
   readonly signal: AbortSignal;
   readonly conv: Conversation;
-  private n = 0;
   turn = 0;
   actions = 0;
-  material = 0;
   reasonings = 0;
   messages = 0;
   backstop: BackstopState | undefined;
@@ -189,11 +145,9 @@ class Seat {
   lastResponseId: string | undefined;
   declared: DeclaredOutcome | undefined;
   debrief: DebriefResult | undefined;
-  private readonly clock: AbortSignal;
 
-  constructor(readonly o: ComputerUseOptions) {
-    this.deadline = this.started + o.timeoutMs;
-    this.clock = AbortSignal.timeout(o.timeoutMs);
+  constructor(override readonly o: ComputerUseOptions) {
+    super(o, "HUMANISH_CUA_ABORTED");
     this.signal = o.signal ? AbortSignal.any([o.signal, this.clock]) : this.clock;
     this.conv = new Conversation({
       model: o.model,
@@ -206,55 +160,14 @@ class Seat {
     });
   }
 
-  id(kind: string): string {
-    return `${kind}-${String(++this.n).padStart(3, "0")}`;
-  }
-  scrub(s: string): string {
-    const t = this.o.scrubText ? this.o.scrubText(s) : s;
-    return t.length > MAX_ITEM_TEXT ? `${t.slice(0, MAX_ITEM_TEXT)}…` : t;
-  }
-  notice(title: string, status: string, text?: string): void {
-    this.items.push({ id: this.id("notice"), kind: "notice", lifecycle: "completed", status, title, at: new Date().toISOString(), ...(text ? { text } : {}) });
-  }
   budgets(): SpendBudget[] {
     return [this.o.seatBudget, this.o.studyBudget].filter((b): b is SpendBudget => b !== undefined);
   }
-  timeStop(what: string): Stop {
-    return this.material > 0
-      ? {
-          status: "incomplete",
-          completionReason: "budget_reached",
-          stopCause: "time_limit",
-          reason: `the session budget of ${this.o.timeoutMs} ms ran out ${what}`,
-        }
-      : {
-          status: "timed_out",
-          completionReason: "timed_out",
-          stopCause: "time_limit",
-          reason: `the session budget of ${this.o.timeoutMs} ms ran out ${what} before any action`,
-        };
-  }
-  abortStop(what: string): Stop | undefined {
-    if (this.o.signal?.aborted) return { ...harness("HUMANISH_CUA_ABORTED", `the seat was stopped ${what}`, "harness_aborted") };
-    if (this.clock.aborted || Date.now() >= this.deadline) return this.timeStop(what);
-    return undefined;
-  }
-
   async observe(): Promise<CuaObservation> {
     const obs = await this.o.executor.observe(this.signal);
-    this.observations.push({
-      at: new Date().toISOString(),
-      stateSignature: obs.stateSignature,
-      ...(obs.url !== undefined ? { url: obs.url } : {}),
-      ...(obs.text !== undefined ? { text: obs.text } : {}),
-    });
+    this.recordObservation(obs);
     this.last = obs;
     return obs;
-  }
-  keep(name: string, obs: CuaObservation): void {
-    const at = new Date().toISOString();
-    this.screenshots.push({ name, png: obs.png, at });
-    this.items.push({ id: this.id("screenshot"), kind: "screenshot", lifecycle: "completed", title: name, at });
   }
   stopWhenMatched(): boolean {
     const rec = this.observations.at(-1);
@@ -321,7 +234,7 @@ class Seat {
       };
     }
     if (res.kind === "error") {
-      const stopped = this.abortStop("while waiting for the model");
+      const stopped = this.outsideStop("while waiting for the model");
       if (stopped) return stopped;
       return harness(res.code, res.message, "provider_error");
     }
@@ -385,22 +298,13 @@ class Seat {
     for (let i = 0; i < mapped.length; i++) {
       const m = mapped[i]!;
       const at = new Date().toISOString();
-      const item = (status: string, title: string, action?: CuaAction): TraceItem => ({
-        id: this.id("ui_action"),
-        kind: "ui_action",
-        lifecycle: "completed",
-        status,
-        title,
-        at,
-        ...(action ? { action: recordedAction(action) } : {}),
-        ...(action && (action.kind === "click" || action.kind === "double_click") ? { coord: { x: action.x, y: action.y } } : {}),
-      });
+      const item = (status: string, title: string, action?: CuaAction) => this.actionItem(status, title, action, at);
       const skipRest = (why: string) => {
-        for (const rest of mapped.slice(i + 1)) this.items.push(item("not_dispatched", `${rest.label}: ${why}`, rest.ok ? rest.action : undefined));
+        for (const rest of mapped.slice(i + 1)) item("not_dispatched", `${rest.label}: ${why}`, rest.ok ? rest.action : undefined);
       };
       this.actions++;
       if (!m.ok) {
-        this.items.push(item(m.refusal === "malformed" ? "malformed" : "rejected/not_dispatched", `${m.label}: ${m.reason}`));
+        item(m.refusal === "malformed" ? "malformed" : "rejected/not_dispatched", `${m.label}: ${m.reason}`);
         skipRest("not dispatched after an earlier refusal");
         if (m.refusal === "malformed")
           return {
@@ -415,28 +319,28 @@ class Seat {
         return { dispatched };
       }
       if (this.signal.aborted) {
-        this.items.push(item("not_dispatched", `${m.label}: the seat stopped first`, m.action));
+        item("not_dispatched", `${m.label}: the seat stopped first`, m.action);
         skipRest("the seat stopped first");
-        return { dispatched, stop: this.abortStop("during an action batch") };
+        return { dispatched, stop: this.outsideStop("during an action batch") };
       }
       try {
         await this.o.executor.execute(m.action, this.signal);
       } catch (e) {
         if (isCuaExecutorError(e) && e.errorCode === "action_rejected" && e.disposition === "not_dispatched") {
-          this.items.push(item("action_rejected/not_dispatched", `${m.label}: refused by the desktop before any input`, m.action));
+          item("action_rejected/not_dispatched", `${m.label}: refused by the desktop before any input`, m.action);
           skipRest("not dispatched after an earlier refusal");
           this.notice(`the desktop refused ${m.label} before dispatch`, "warn");
           this.hints.push(`Your action (${m.label}) was rejected before dispatch by the desktop; choose from the fresh screenshot.`);
           return { dispatched };
         }
         const status = isCuaExecutorError(e) ? `${e.errorCode}/${e.disposition}` : "failed";
-        this.items.push(item(status, `${m.label}: failed in the desktop`, m.action));
+        item(status, `${m.label}: failed in the desktop`, m.action);
         skipRest("not dispatched: the session ended");
-        const stopped = this.abortStop(`during ${m.label} (its outcome is uncertain)`);
+        const stopped = this.outsideStop(`during ${m.label} (its outcome is uncertain)`);
         const code = isCuaExecutorError(e) ? e.code : "HUMANISH_BROWSER_PARTICIPANT_FAILED";
         return { dispatched, stop: stopped ?? harness(code, `${m.label} failed in the desktop: ${status}; nothing is replayed`) };
       }
-      this.items.push(item("dispatched", m.label, m.action));
+      item("dispatched", m.label, m.action);
       dispatched.push(m.action);
       if (m.action.kind !== "wait" && m.action.kind !== "screenshot") this.material++;
     }
@@ -455,7 +359,7 @@ export async function runComputerUse(o: ComputerUseOptions): Promise<ComputerUse
     stop = await drive(s);
   } catch (e) {
     stop = isCuaExecutorError(e)
-      ? (s.abortStop("while observing") ?? harness(e.code, `an observation failed in the desktop: ${e.errorCode}/${e.disposition}`))
+      ? (s.outsideStop("while observing") ?? harness(e.code, `an observation failed in the desktop: ${e.errorCode}/${e.disposition}`))
       : { status: "failed", completionReason: "actor_error", reason: `the loop failed: ${e instanceof Error ? e.name : "unexpected error"}` };
   }
   return finish(s, stop);
@@ -468,7 +372,7 @@ async function drive(s: Seat): Promise<Stop> {
   s.backstop = startBackstop(progressKey(start));
   if (s.stopWhenMatched()) return { status: "passed", completionReason: "goal_satisfied", reason: "a stopWhen rule matched the first frame" };
   for (;;) {
-    const stopped = s.abortStop("between turns");
+    const stopped = s.outsideStop("between turns");
     if (stopped) return stopped;
     for (const h of s.hints) s.conv.addHint(h);
     s.hints = [];
@@ -561,30 +465,12 @@ async function closingAccount(s: Seat): Promise<void> {
 }
 
 function finish(s: Seat, stop: Stop): ComputerUseOutcome {
-  const completed = Date.now();
-  const funnel = s.o.tasks?.length ? taskFunnel(s.o.tasks, s.observations, s.o.origin) : undefined;
-  let { status, completionReason, reason } = stop;
-  // A model's word is never success: with hidden checks, a seat passes only when all of them do.
-  if (status === "passed" && funnel && funnel.completed < funnel.total) {
-    status = "incomplete";
-    completionReason = "turn_completed";
-    reason = `${reason}; ${funnel.completed} of ${funnel.total} hidden check(s) passed`;
-  }
+  const { core, funnel } = s.outcomeCore(stop, s.o.tasks, s.o.origin);
   const usd = s.requests.reduce<number | null>((a, l) => (a === null || l.usd === null ? null : a + l.usd), 0);
   const u = s.turnsUsage;
   const sum = (f: (t: LoopTurnUsage) => number) => u.reduce((a, t) => a + f(t), 0);
   return {
-    status,
-    completionReason,
-    ...(stop.stopCause ? { stopCause: stop.stopCause } : {}),
-    reason,
-    startedAt: new Date(s.started).toISOString(),
-    completedAt: new Date(completed).toISOString(),
-    durationMs: completed - s.started,
-    items: s.items,
-    observations: s.observations,
-    screenshots: s.screenshots,
-    ...(stop.harnessError ? { harnessError: stop.harnessError } : {}),
+    ...core,
     ...(s.declared ? { declaredOutcome: s.declared } : {}),
     ...(funnel ? { taskFunnel: funnel } : {}),
     ...(s.debrief ? { debrief: s.debrief } : {}),

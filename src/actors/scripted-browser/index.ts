@@ -29,6 +29,16 @@ export interface ObservationRecord {
   stateSignature: string;
 }
 
+/** The in-memory record of one observation (its url and text are for the hidden checks, never persisted). */
+export function observationRecord(obs: CuaObservation, at = new Date().toISOString()): ObservationRecord {
+  return {
+    at,
+    stateSignature: obs.stateSignature,
+    ...(obs.url !== undefined ? { url: obs.url } : {}),
+    ...(obs.text !== undefined ? { text: obs.text } : {}),
+  };
+}
+
 /** A screenshot the participant kept as evidence. */
 export interface KeptScreenshot {
   /** `NN-label` (no extension), unique within the participant. */
@@ -52,10 +62,10 @@ export interface ScriptedBrowserOptions {
   onStep?: (index: number, step: BrowserStep) => void;
 }
 
-/** What the participant did. */
-export interface ScriptedBrowserOutcome {
+/** What every browser participant's outcome says alike (times ISO, duration ms); `R` is its set of completion reasons. */
+export interface BrowserOutcomeCore<R extends string = CompletionReason> {
   status: ActorStatus;
-  completionReason: CompletionReason | "interrupted";
+  completionReason: R;
   reason: string;
   startedAt: string;
   completedAt: string;
@@ -66,6 +76,9 @@ export interface ScriptedBrowserOutcome {
   /** Set when a harness fault (not a participant finding) ended the session. */
   harnessError?: { code: string; message: string };
 }
+
+/** What the participant did. */
+export type ScriptedBrowserOutcome = BrowserOutcomeCore<CompletionReason | "interrupted">;
 
 class StepFailed extends Error {}
 
@@ -123,12 +136,7 @@ export async function runScriptedBrowser(opts: ScriptedBrowserOptions): Promise<
 
   const observe = async (): Promise<CuaObservation> => {
     const o = await executor.observe(opts.signal);
-    observations.push({
-      at: new Date().toISOString(),
-      stateSignature: o.stateSignature,
-      ...(o.url !== undefined ? { url: o.url } : {}),
-      ...(o.text !== undefined ? { text: o.text } : {}),
-    });
+    observations.push(observationRecord(o));
     return o;
   };
   const act = async (action: CuaAction, title: string) => {

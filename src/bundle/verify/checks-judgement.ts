@@ -57,8 +57,9 @@ export function capsRespected(ctx: VerifyContext): CheckOutcome {
   // lines (the study's own cap, maxTotalUsd, is checked by `study seats`).
   const many = (b.study?.seats.length ?? 1) > 1;
   if (c.maxUsd !== null && !many) {
-    if (b.cost.estimatedTotalUsd !== null && b.cost.estimatedTotalUsd > c.maxUsd)
-      problems.push(`estimated cost ${b.cost.estimatedTotalUsd} USD exceeds maxUsd ${c.maxUsd}`);
+    // The known lines, even when the total is unmeasured: what is known already counts against the cap.
+    const knownUsd = round6(b.cost.lines.reduce((a, l) => a + (l.usd ?? 0), 0));
+    if (knownUsd > c.maxUsd) problems.push(`estimated cost ${knownUsd} USD exceeds maxUsd ${c.maxUsd}`);
     if (ctx.ledgers && ctx.ledgers.cost.knownTotalUsd > c.maxUsd)
       problems.push(`known terminal spend ${ctx.ledgers.cost.knownTotalUsd} USD exceeds maxUsd ${c.maxUsd}`);
   }
@@ -119,9 +120,12 @@ export function costLabeling(ctx: VerifyContext): CheckOutcome {
     if (bad) problems.push(`${path} estimatedCost ${bad}`);
   }
   const known = b.cost.lines.filter((l) => l.usd !== null);
-  const expectTotal = known.length ? round6(known.reduce((a, l) => a + (l.usd ?? 0), 0)) : null;
+  // Null unless every line is measured: a known-lines sum beside an unmeasured line would read as the whole spend.
+  const expectTotal = known.length && known.length === b.cost.lines.length ? round6(known.reduce((a, l) => a + (l.usd ?? 0), 0)) : null;
   if (expectTotal !== b.cost.estimatedTotalUsd)
-    problems.push(`cost.estimatedTotalUsd ${b.cost.estimatedTotalUsd} != rounded sum of known lines ${expectTotal}`);
+    problems.push(
+      `cost.estimatedTotalUsd ${b.cost.estimatedTotalUsd} != ${expectTotal === null ? "null (a line is unmeasured, or there are none)" : `rounded sum of the lines ${expectTotal}`}`,
+    );
   const dates = known
     .map((l) => l.ratesAsOf)
     .filter((d): d is string => !!d)

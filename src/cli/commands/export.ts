@@ -10,9 +10,11 @@ import { type CommandContext, strFlag } from "./context.ts";
 const FORMATS = ["atif"] as const;
 
 /**
- * `export [--run ID|latest] --format atif [--out DIR]`: one ATIF v1.4 trajectory per seat, by
- * default in `.humanish/exports/<runId>/atif/`.
+ * `export [--run ID|latest] --format atif [--out DIR] [--force]`: one ATIF v1.4 trajectory per
+ * seat, by default in `.humanish/exports/<runId>/atif/`; an existing file is replaced only with
+ * `--force`, and never through a symlink.
  * @throws HumanishError HUMANISH_EXPORT_FORMAT_REQUIRED / HUMANISH_EXPORT_FORMAT_UNSUPPORTED,
+ *         HUMANISH_EXPORT_OUT_INVALID (an empty --out),
  *         HUMANISH_INVALID_RUN_BUNDLE, HUMANISH_EXPORT_* (see src/export/atif/index.ts)
  */
 export async function exportCommand(ctx: CommandContext): Promise<CommandOutcome> {
@@ -32,8 +34,14 @@ export async function exportCommand(ctx: CommandContext): Promise<CommandOutcome
   const runDir = await resolveRunDir(ctx.cwd, strFlag(ctx, "run") ?? "latest");
   const runId = runDir.split("/").pop() ?? "";
   const outFlag = strFlag(ctx, "out");
+  // An empty --out would resolve to the working directory; refuse it rather than guess.
+  if (outFlag !== undefined && outFlag.trim() === "") {
+    throw new HumanishError("HUMANISH_EXPORT_OUT_INVALID", "--out is empty", {
+      next: "pass --out a directory, or leave it out for .humanish/exports/<runId>/atif",
+    });
+  }
   const outDir = outFlag !== undefined ? resolve(ctx.cwd, outFlag) : resolve(ctx.cwd, ".humanish", "exports", runId, "atif");
-  const r = await exportAtif({ runDir, outDir, trust: defaultTrust(ctx.env), secrets: ctx.secrets });
+  const r = await exportAtif({ runDir, outDir, trust: defaultTrust(ctx.env), secrets: ctx.secrets, force: ctx.flags.force === true });
   const rel = (p: string) => relative(ctx.cwd, p) || ".";
   const human = [
     `exported ${r.exported.length} trajectory file(s) (ATIF-v1.4) from verified run ${r.runId} to ${rel(r.outDir)}`,

@@ -1,6 +1,6 @@
 /** `humanish lab list | inspect | run` — parse and print; the study itself lives in src/routes/. */
 import { relative } from "node:path";
-import { loadScorer } from "../../adapters/load.ts";
+import { checkScorerRef, loadScorer } from "../../adapters/load.ts";
 import { assertRunId, newRunId } from "../../bundle/index.ts";
 import { HumanishError } from "../../errors.ts";
 import { type LabConfig, type LabOrigin, type LoadedLab, listLabs, loadLab, MAX_SEATS, parseLab, resolveLabMode, selectLabBackend } from "../../lab/index.ts";
@@ -29,6 +29,8 @@ export async function labList(ctx: CommandContext): Promise<CommandOutcome> {
 export async function labInspect(ctx: CommandContext): Promise<CommandOutcome> {
   const loaded = await loadLab(ctx.args.lab!, ctx.cwd);
   const route = selectLabBackend(loaded.config);
+  // A bad review.scorer.ref is refused here as lab run refuses it (checked, not imported).
+  await checkScorerRef({ config: loaded.config, ...(loaded.path ? { labPath: loaded.path } : {}), cwd: ctx.cwd });
   const human = [
     `${loaded.config.id} · ${route} · ${loaded.config.scenario?.mode ?? "dry-run"}  (${loaded.ref})`,
     loaded.config.title ? `title: ${loaded.config.title}` : "",
@@ -93,18 +95,18 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
 
   const controller = new AbortController();
   let interrupted: "SIGINT" | "SIGTERM" | undefined;
-  let signals = 0;
+  let announced = false;
+  // The first signal decides the outcome and the exit code. Later ones never cut the finish
+  // short: a process that quits mid-cleanup leaves no run.json and a status stuck "running",
+  // while the cleanup itself is bounded (every release step and hook has its own deadline).
   const onSignal = (sig: "SIGINT" | "SIGTERM") => () => {
-    signals++;
     if (!interrupted) {
       interrupted = sig;
       if (!ctx.json) ctx.io.stderr(`\nhumanish: ${sig} — stopping the participant, then releasing its sandbox and writing the bundle\n`);
       controller.abort(sig);
-    } else if (signals === 2) {
-      if (!ctx.json)
-        ctx.io.stderr("humanish: cleanup is running; one more signal quits without waiting (the next humanish command then releases what is left)\n");
-    } else {
-      process.exit(sig === "SIGINT" ? 130 : 143);
+    } else if (!announced) {
+      announced = true;
+      if (!ctx.json) ctx.io.stderr("humanish: cleanup is running and every step of it has a deadline; the bundle is written when it ends\n");
     }
   };
   const sigint = onSignal("SIGINT");

@@ -20,8 +20,19 @@ function lineOfRun(r: RunSummary): string {
 }
 
 /**
+ * Warnings after the state: a run that failed as a whole (its k/N is no product result), and a
+ * sealed run whose cleanup is not proven (a sandbox may still be alive, or billing).
+ */
+function flagsOfRun(r: RunSummary): string {
+  const failed = r.failure ? ` · FAILED (${r.failure})` : "";
+  const n = r.cleanupUnproven ?? 0;
+  return `${failed}${n ? ` · CLEANUP UNPROVEN (${n} resource${n === 1 ? "" : "s"} retained or unconfirmed)` : ""}`;
+}
+
+/**
  * `runs`: every run, newest first. Human output is one aligned row per run: id, `k/N` reached
- * the goal, lab · route · mode · state, the stakeholder line, cost and duration.
+ * the goal, lab · route · mode · state (flagged when the run failed or its cleanup is unproven), the stakeholder line,
+ * cost (`unmeasured` when any cost line is) and duration.
  */
 export async function runsCommand(ctx: CommandContext): Promise<CommandOutcome> {
   const runs = await listRuns(ctx.cwd);
@@ -32,7 +43,7 @@ export async function runsCommand(ctx: CommandContext): Promise<CommandOutcome> 
         `${"run".padEnd(idWidth)}  ${"k/N".padStart(knWidth)}  lab · route · mode · state`,
         ...runs.map(
           (r) =>
-            `${r.runId.padEnd(idWidth)}  ${reachedOfRun(r).padStart(knWidth)}  ${r.lab ?? "?"} · ${r.route ?? "?"} · ${r.mode ?? "?"} · ${r.liveness}  ${lineOfRun(r)}  cost ${r.costLabel} · ${r.durationMs === null ? "duration unknown" : formatDuration(r.durationMs)}`,
+            `${r.runId.padEnd(idWidth)}  ${reachedOfRun(r).padStart(knWidth)}  ${r.lab ?? "?"} · ${r.route ?? "?"} · ${r.mode ?? "?"} · ${r.liveness}${flagsOfRun(r)}  ${lineOfRun(r)}  cost ${r.costLabel} · ${r.durationMs === null ? "duration unknown" : formatDuration(r.durationMs)}`,
         ),
       ].join("\n")
     : "no runs yet: humanish lab run default";

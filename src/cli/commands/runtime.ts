@@ -8,8 +8,9 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { checkCodexAccountLauncher } from "../../actors/codex-account/readiness.ts";
 import { codexModel } from "../../actors/codex-exec/index.ts";
+import { checkScorerRef } from "../../adapters/load.ts";
 import { dockerClientFor } from "../../docker/index.ts";
-import { HumanishError } from "../../errors.ts";
+import { HumanishError, isHumanishError } from "../../errors.ts";
 import { loadLab, selectLabBackend } from "../../lab/index.ts";
 import { checkE2BDesktopLab, DEFAULT_E2B_DESKTOP_TEMPLATE } from "../../lanes/e2b-desktop/doctor.ts";
 import { checkE2BTemplate } from "../../lanes/e2b-terminal/preflight.ts";
@@ -149,6 +150,15 @@ export async function doctorCommand(ctx: CommandContext): Promise<CommandOutcome
         const maxUsd = loaded.config.scenario?.caps?.maxUsd ?? null;
         for (const row of modelReadiness({ model: codexModel(actor), maxUsd, runtimeAuth: ex.runtimeAuth ?? "openai-env", env: ctx.env })) {
           add(row.name, row.ok, row.required, row.message);
+        }
+      }
+      // A declared scorer: the same path rules lab run applies (the module is not imported here).
+      if (loaded.config.review?.scorer?.ref !== undefined) {
+        try {
+          await checkScorerRef({ config: loaded.config, ...(loaded.path ? { labPath: loaded.path } : {}), cwd: ctx.cwd });
+          add("lab scorer", true, true, `review.scorer.ref ${loaded.config.review.scorer.ref} is a module file in the lab's folder`);
+        } catch (e) {
+          add("lab scorer", false, true, isHumanishError(e) ? `${e.code}: ${e.message}${e.next ? ` — ${e.next}` : ""}` : String(e));
         }
       }
       // Codex account seats: launch and close the restricted app-server, no model call.

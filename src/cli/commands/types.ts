@@ -22,7 +22,8 @@ export async function typesCommand(ctx: CommandContext): Promise<CommandOutcome>
   const digest = sha256Hex(text);
   const out = strFlag(ctx, "out");
   if (out === undefined) {
-    return { result: { schema: ctx.spec.schema, ok: true, version: VERSION, out: null, bytes, sha256: digest, types: text }, human: text };
+    // The printer ends human output with a newline; the text already ends with one, so stdout gets the same bytes as --out.
+    return { result: { schema: ctx.spec.schema, ok: true, version: VERSION, out: null, bytes, sha256: digest, types: text }, human: text.replace(/\n$/, "") };
   }
   if (!out.endsWith(".d.ts")) {
     throw new HumanishError("HUMANISH_TYPES_WRITE_FAILED", `--out ${JSON.stringify(out)} must name a .d.ts file`, { next: "pass e.g. --out humanish.d.ts" });

@@ -274,16 +274,25 @@ class StepBuilder {
   }
 }
 
-/** Known model spend of the seat (USD), or the reason it is unknown. */
-export function seatCost(ev: Pick<SeatEvidence, "bundle" | "participant" | "trace">): { usd: number } | { unknown: string } {
+const LINES_BASIS = "the bundle's cost lines for this participant (rate-table estimate or known zero)";
+
+/** A persona digest of all zeros: the lane's mark for a participant that was given no prompt (a scripted one). */
+const NO_PROMPT_DIGEST = /^0+$/;
+
+/**
+ * Known model spend of the seat (USD) and its basis, or the reason it is unknown. A scripted
+ * participant with no model line calls no model: a known zero, not an unknown.
+ */
+export function seatCost(ev: Pick<SeatEvidence, "bundle" | "participant" | "trace">): { usd: number; basis: string } | { unknown: string } {
   const lines: CostLine[] = ev.bundle.cost.lines.filter((l) => l.participantId === ev.participant.id && (l.kind === "model-tokens" || l.kind === "provider"));
   if (lines.length > 0) {
     const unknown = lines.find((l) => l.usd === null);
     if (unknown) return { unknown: unknown.reason ?? "unmeasured" };
-    return { usd: Math.round(lines.reduce((a, l) => a + (l.usd ?? 0), 0) * 1e6) / 1e6 };
+    return { usd: Math.round(lines.reduce((a, l) => a + (l.usd ?? 0), 0) * 1e6) / 1e6, basis: LINES_BASIS };
   }
   const e = ev.trace.estimatedCost;
-  if (e && e.estimatedCostUsd !== null) return { usd: e.estimatedCostUsd };
+  if (e && e.estimatedCostUsd !== null) return { usd: e.estimatedCostUsd, basis: "the participant's own cost estimate in its trace" };
+  if (!e && ev.participant.actorType.startsWith("scripted-")) return { usd: 0, basis: "a scripted participant calls no model (known zero)" };
   return { unknown: e?.reason ?? "no model cost line recorded for this participant" };
 }
 
@@ -299,7 +308,7 @@ function finalMetrics(ev: SeatEvidence, steps: number): AtifFinalMetrics {
     extra: {
       ...(u?.reasoningOutput !== undefined ? { total_reasoning_tokens: u.reasoningOutput } : {}),
       ...(u?.turns !== undefined ? { turns: u.turns } : {}),
-      ...("usd" in cost ? { cost_basis: "the bundle's cost lines for this participant (rate-table estimate or known zero)" } : { cost_unknown: cost.unknown }),
+      ...("usd" in cost ? { cost_basis: cost.basis } : { cost_unknown: cost.unknown }),
     },
   };
 }
@@ -312,8 +321,12 @@ export function buildTrajectory(ev: SeatEvidence): AtifTrajectory {
   const goals = ev.tasks.map((x) => `${x.id}: ${x.goal}`);
   b.user(goals.length ? `Tasks:\n${goals.join("\n")}` : "(no tasks declared)", t.startedAt, {
     persona: t.persona.id,
-    prompt_digest: t.persona.promptDigest,
-    note: "the participant's exact brief is kept in the bundle by its digest only; this message lists the study's task goals",
+    ...(NO_PROMPT_DIGEST.test(t.persona.promptDigest)
+      ? { note: "the participant is scripted and was given no prompt; this message lists the study's task goals" }
+      : {
+          prompt_digest: t.persona.promptDigest,
+          note: "the participant's exact brief is kept in the bundle by its digest only; this message lists the study's task goals",
+        }),
   });
   for (const it of t.items) b.item(it);
   b.flush();

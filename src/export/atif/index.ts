@@ -3,16 +3,18 @@
  * file, `<out>/<participantId>.trajectory.json`. The bundle is verified first and every file
  * read is checked against its listed SHA-256; each trajectory is scrubbed (the run's secret
  * values, then secret and local-path shapes) and passes our own validator before it is
- * written. A seat without a trace (it never started) is listed as skipped, with why.
+ * written. A seat without a trace (it never started) is listed as skipped, with why; a run
+ * where no seat has one is an error. Existing files are replaced only when asked, and a
+ * symlink at a target name is never written through.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { closeSync, constants, lstatSync, mkdirSync, openSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createRedactor } from "../../bundle/redact.ts";
 import { ActorTraceSchema, type RunBundle, type RunParticipant } from "../../bundle/schemas.ts";
 import type { TrustSet } from "../../bundle/signing/keys.ts";
 import { HumanishError } from "../../errors.ts";
 import { VERSION } from "../../version.ts";
-import { loadVerifiedBundle, readVerifiedArtifact } from "../verified.ts";
+import { labRunArg, loadVerifiedBundle, readVerifiedArtifact } from "../verified.ts";
 import { buildTrajectory, type LedgerRequest, type SeatEvidence } from "./build.ts";
 import type { AtifTrajectory } from "./schema.ts";
 import { validateAtif } from "./validate.ts";
@@ -98,6 +100,42 @@ export interface AtifExportOptions {
   trust: TrustSet;
   /** Secret values of this invocation, scrubbed from every string (on top of the shape patterns). */
   secrets: readonly string[];
+  /** Replace trajectory files already in `outDir` (a symlink at a target is refused even then). */
+  force?: boolean;
+}
+
+/**
+ * Refuse before writing anything: a target that is a symlink (writing would follow it), or
+ * that is not a regular file, or any existing file without `force`.
+ */
+function checkTargets(paths: readonly string[], force: boolean): void {
+  for (const path of paths) {
+    let st: ReturnType<typeof lstatSync> | undefined;
+    try {
+      st = lstatSync(path);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "ENOENT") continue;
+      throw e;
+    }
+    const why = st.isSymbolicLink() ? "is a symlink (never followed)" : !st.isFile() ? "exists and is not a regular file" : force ? null : "already exists";
+    if (why) {
+      throw new HumanishError("HUMANISH_EXPORT_TARGET_EXISTS", `${path} ${why}; nothing was written`, {
+        next: st.isFile() && !st.isSymbolicLink() ? "pass --force to replace it, or --out another directory" : "remove it, or pass --out another directory",
+      });
+    }
+  }
+}
+
+/** Write a file without following a symlink at its name: O_NOFOLLOW always, O_EXCL unless replacing. */
+function writeNoFollow(path: string, text: string, replace: boolean): void {
+  const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | (replace ? constants.O_TRUNC : constants.O_EXCL);
+  const fd = openSync(path, flags, 0o644);
+  try {
+    // writeFileSync on a descriptor loops until every byte is written.
+    writeFileSync(fd, text);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**
@@ -105,13 +143,15 @@ export interface AtifExportOptions {
  * @throws HUMANISH_INVALID_RUN_BUNDLE (does not verify, or a file changed since),
  *         HUMANISH_EXPORT_DRY_RUN (a contract-only run has no trajectories),
  *         HUMANISH_EXPORT_INVALID_TRAJECTORY (a built trajectory failed our validator: a bug, the
- *         errors are in `details`), HUMANISH_EXPORT_WRITE_FAILED
+ *         errors are in `details`), HUMANISH_EXPORT_NOTHING_TO_EXPORT (no seat has a trace),
+ *         HUMANISH_EXPORT_TARGET_EXISTS (a target exists without `force`, or is a symlink or not a
+ *         regular file; checked for every seat before anything is written), HUMANISH_EXPORT_WRITE_FAILED
  */
 export async function exportAtif(opts: AtifExportOptions): Promise<AtifExportResult> {
   const b = await loadVerifiedBundle(opts.runDir, opts.trust);
   if (b.mode === "dry-run") {
     throw new HumanishError("HUMANISH_EXPORT_DRY_RUN", `run ${b.runId} is a dry run: contract only, nobody ran, so there is no trajectory to export`, {
-      next: `run the lab live (humanish lab run ${b.lab.id} --live), then export that run`,
+      next: `run the lab live (humanish lab run ${labRunArg(b)} --live), then export that run`,
     });
   }
   const redactor = createRedactor(opts.secrets);
@@ -137,12 +177,28 @@ export async function exportAtif(opts: AtifExportOptions): Promise<AtifExportRes
     }
     built.push({ pid: p.id, trajectory });
   }
+  if (built.length === 0) {
+    throw new HumanishError("HUMANISH_EXPORT_NOTHING_TO_EXPORT", `run ${b.runId} has no trajectory to export: ${skipped.map((s) => s.reason).join("; ")}`, {
+      next: "export a run whose participants started; nothing was written",
+      details: { skipped },
+    });
+  }
+  const targets = built.map(({ pid }) => join(opts.outDir, `${pid.replace(/[^A-Za-z0-9._-]/g, "_")}.trajectory.json`));
+  try {
+    checkTargets(targets, opts.force === true);
+  } catch (e) {
+    if (e instanceof HumanishError) throw e;
+    throw new HumanishError("HUMANISH_EXPORT_WRITE_FAILED", `cannot check the targets in ${opts.outDir}: ${(e as Error).message}`, {
+      next: "pass --out a directory you can read and write",
+      cause: e,
+    });
+  }
   const exported: ExportedSeat[] = [];
   try {
     mkdirSync(opts.outDir, { recursive: true });
-    for (const { pid, trajectory } of built) {
-      const path = join(opts.outDir, `${pid.replace(/[^A-Za-z0-9._-]/g, "_")}.trajectory.json`);
-      writeFileSync(path, `${JSON.stringify(trajectory, null, 2)}\n`, { mode: 0o644 });
+    for (const [i, { pid, trajectory }] of built.entries()) {
+      const path = targets[i]!;
+      writeNoFollow(path, `${JSON.stringify(trajectory, null, 2)}\n`, opts.force === true);
       exported.push({
         participantId: pid,
         path,

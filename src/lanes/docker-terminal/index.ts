@@ -13,33 +13,23 @@
  *                trace, ledgers, transcript and events (in `seats/<id>/` when the study has many)
  */
 import type { TerminalParticipant, TerminalParticipantOutcome } from "../../actors/terminal/participant.ts";
-import type { CleanupProof, CostLine, RunParticipant, TaskResult } from "../../bundle/schemas.ts";
+import type { CleanupProof, CostLine, TaskResult } from "../../bundle/schemas.ts";
 import type { RunWriter } from "../../bundle/writer.ts";
 import type { DockerClient } from "../../docker/index.ts";
-import { HumanishError, isHumanishError } from "../../errors.ts";
+import { HumanishError } from "../../errors.ts";
 import { TERMINAL_STUDY_DIR, type TerminalLabConfig } from "../../lab/schema.ts";
 import { ledgerCostLines } from "../../models/ledger.ts";
 import { PROJECT_LABEL } from "../../sandbox/controller.ts";
 import { releaseContainer } from "../../sandbox/index.ts";
 import type { ReleaseProof, Sandbox, SandboxProvider } from "../../sandbox/types.ts";
-import { evidenceSummary, type SeatEvidence, type StudyError, seatFolder } from "../../study/evidence.ts";
+import { evidenceSummary, type SeatEvidence, type StudyError } from "../../study/evidence.ts";
 import type { Lane, SeatHooks, SeatRelease, SeatSpec } from "../../study/types.ts";
-import { briefDigest, composeBrief, DEFAULT_PERSONA, newNonce } from "../../terminal/brief.ts";
-import { SANDBOX_CA_PATH, type SandboxCa } from "../../terminal/ca.ts";
-import {
-  ACTOR_TRACE_FILE,
-  buildActorTrace,
-  buildTerminalLedgers,
-  cleanupProof,
-  deadlineLabel,
-  isoDate,
-  participantRecord,
-  providerCostLine,
-} from "../../terminal/evidence.ts";
+import type { SandboxCa } from "../../terminal/ca.ts";
+import { deadlineLabel, isoDate, providerCostLine } from "../../terminal/evidence.ts";
 import { createTerminalParticipant, type TerminalPlan } from "../../terminal/plan.ts";
-import { Interrupted, PARTICIPANT_USER, readyProbe, runInstall } from "../../terminal/provision.ts";
-import { createTerminalRecording, TERMINAL_EVENTS_FILE, type TerminalRecording } from "../../terminal/recorder.ts";
-import { runTaskChecks } from "../../terminal/tasks.ts";
+import { PARTICIPANT_USER, readyProbe, runInstall } from "../../terminal/provision.ts";
+import { checkSeat, copySandboxCa, participantResultError, recordRelease, seatRelease, terminalSeatBase, terminalSeatFailure } from "../../terminal/seat.ts";
+import { cleanupFailure, jobsCapFailure, writeTerminalSeatFiles } from "../../terminal/seat-files.ts";
 import { ledgerProviderLine, MODEL_LEDGER_FILE, refusedRequestsNote, turnSumMismatch } from "./model-evidence.ts";
 import { type ModelSeat, startSandboxForwarder } from "./model-seat.ts";
 import type { EngineReady } from "./preflight.ts";
@@ -92,36 +82,15 @@ export function dockerTerminalLane(o: DockerTerminalLaneOptions): Lane<SeatEvide
 function terminalSeat(o: DockerTerminalLaneOptions, seat: SeatSpec, hooks: SeatHooks) {
   const { lab, plan, engine, writer, provider } = o;
   const pid = seat.id;
-  const actor = lab.actors[0];
   const caps = plan.caps;
   const maxMinutes = caps.maxMinutes ?? 0;
   const product = lab.subject.product;
   const workdir = TERMINAL_STUDY_DIR;
-  const folder = seatFolder(o.seatCount, pid);
-  const at = (rel: string) => `${folder ?? ""}${rel}`;
-  const redact = (s: string): string => writer.redactor.text(s);
   const modelSeat = o.modelSeats.get(pid);
   // Each seat runs its own participant instance (a runtime resolves its own version facts).
   const participant: TerminalParticipant = o.seatCount === 1 ? plan.participant : createTerminalParticipant(lab);
-  let phase = "allocate";
-  const rec: TerminalRecording = createTerminalRecording({
-    writer,
-    participantId: pid,
-    redact,
-    onProgress: (detail) => hooks.progress(phase, detail),
-    eventsPath: at(TERMINAL_EVENTS_FILE),
-  });
-  const log = rec.recorder;
-  const setPhase = async (next: string, detail?: string): Promise<void> => {
-    phase = next;
-    hooks.progress(next, detail ? redact(detail) : undefined);
-    if (o.seatCount === 1) await writer.writeStatus({ phase: next, ...(detail ? { detail } : {}) }).catch(() => undefined);
-  };
-  const nonce = newNonce();
-  const brief = composeBrief(lab, nonce, seat);
-  const guard = (): void => {
-    if (hooks.signal.aborted) throw new Interrupted();
-  };
+  const base = terminalSeatBase({ lab, writer, seat, seatCount: o.seatCount, hooks, preamble: o.preamble });
+  const { folder, at, redact, rec, log, setPhase, nonce, brief, guard } = base;
   let sandbox: Sandbox | undefined;
   let createdId: string | undefined;
   let outcome: TerminalParticipantOutcome | undefined;
@@ -131,12 +100,6 @@ function terminalSeat(o: DockerTerminalLaneOptions, seat: SeatSpec, hooks: SeatH
   const cleanup: CleanupProof[] = [];
   let evidence: SeatEvidence<TerminalSeatFacts> | undefined;
   const networkEnv = o.ca?.env ?? {};
-
-  if (o.seatCount === 1) for (const p of o.preamble) log.lifecycle(p.event, p.message);
-  log.lifecycle(
-    "terminal-lab.seat.created",
-    `seat ${pid}${seat.persona ? ` (persona ${seat.persona})` : ""}: brief sha256:${briefDigest(brief)}${seat.instruction ? "; with the lane's own instruction" : ""}`,
-  );
 
   return {
     async prepare() {
@@ -168,13 +131,7 @@ function terminalSeat(o: DockerTerminalLaneOptions, seat: SeatSpec, hooks: SeatH
       guard();
       await readyProbe(sandbox, hooks.signal);
       log.lifecycle("terminal-lab.sandbox.ready", `${workdir} ready (root-owned, mode 0777); participant user ${PARTICIPANT_USER}`);
-      if (o.ca) {
-        await sandbox.writeFile(SANDBOX_CA_PATH, o.ca.pem, 0o644);
-        log.lifecycle(
-          "terminal-lab.sandbox.ca",
-          `extra CA bundle (${o.ca.pem.length} bytes of public certificates) copied to ${SANDBOX_CA_PATH}; network commands get ${Object.keys(o.ca.env).join(", ")}`,
-        );
-      }
+      if (o.ca) await copySandboxCa(sandbox, o.ca, log);
       await setPhase("provision", "participant runtime");
       await participant.prepare({ sandbox, user: PARTICIPANT_USER, workdir, recorder: log, signal: hooks.signal, networkEnv });
       guard();
@@ -246,35 +203,19 @@ function terminalSeat(o: DockerTerminalLaneOptions, seat: SeatSpec, hooks: SeatH
       guard();
     },
     async check() {
-      if (!sandbox) return;
-      const tasks = actor.tasks ?? [];
-      if (tasks.length === 0) return;
-      await setPhase("check", `${tasks.length} hidden check(s)`);
-      checked = await runTaskChecks(tasks, { sandbox, user: PARTICIPANT_USER, workdir, participantId: pid, recorder: log, redact, signal: hooks.signal });
-      hooks.progress("check", `${checked.filter((t) => t.passed).length}/${tasks.length} passed`);
-      guard();
+      if (sandbox) checked = await checkSeat(base, lab, sandbox, hooks);
     },
     async finalize(end: { error?: StudyError; interrupted: boolean }): Promise<SeatRelease> {
-      let failure: StudyError | undefined = end.error;
-      if (failure) log.lifecycle("terminal-lab.session.error", `${failure.code} in ${phase}: ${failure.message}`);
+      const failure: StudyError | undefined = end.error;
+      if (failure) log.lifecycle("terminal-lab.session.error", `${failure.code} in ${base.phase}: ${failure.message}`);
       await setPhase("teardown", createdId ? `releasing ${createdId}` : "nothing to release");
       await modelSeat?.close().catch(() => undefined);
       let proof: ReleaseProof | undefined;
       if (sandbox) proof = await sandbox.release();
       else if (createdId && provider.provider === "docker") proof = await releaseContainer(engine.docker as DockerClient, createdId);
-      if (proof) {
-        cleanup.push(cleanupProof(proof, pid));
-        log.lifecycle(
-          proof.outcome === "released" ? "terminal-lab.cleanup.verified" : "terminal-lab.cleanup.unconfirmed",
-          `${proof.provider} ${proof.id}: ${proof.outcome} (${proof.reason})`,
-        );
-      } else {
-        log.lifecycle("terminal-lab.cleanup.skipped", "no sandbox was created");
-      }
-      if (end.interrupted) log.lifecycle("terminal-lab.interrupted", "the study was stopped: the participant was stopped, the sandbox released");
+      recordRelease(base, proof, cleanup, end.interrupted);
       evidence = await writeEvidence(failure, end.interrupted);
-      failure = evidence.failure;
-      return proof ? { outcome: proof.outcome, id: proof.id, reason: proof.reason } : { outcome: "none", reason: "no sandbox was created" };
+      return seatRelease(proof);
     },
     snapshot(): SeatEvidence<TerminalSeatFacts> {
       if (!evidence) throw new Error(`seat ${pid}: snapshot before finalize`);
@@ -323,93 +264,40 @@ function terminalSeat(o: DockerTerminalLaneOptions, seat: SeatSpec, hooks: SeatH
       log.lifecycle("terminal-lab.caps.exceeded", failure.message);
     }
     const knownJobs = providerLine.count ?? 0;
-    if (!failure && caps.maxJobs !== null && knownJobs > caps.maxJobs) {
-      failure = {
-        code: "HUMANISH_TERMINAL_LAB_CAPS_EXCEEDED",
-        message: `${knownJobs} known billable job(s) exceed scenario.caps.maxJobs ${caps.maxJobs}.`,
-        next: "Raise scenario.caps.maxJobs; the participant's own verdict is kept in the bundle.",
-      };
-      log.lifecycle("terminal-lab.caps.exceeded", failure.message);
+    const overJobs = failure ? undefined : jobsCapFailure(knownJobs, caps.maxJobs);
+    if (overJobs) {
+      failure = overJobs;
+      log.lifecycle("terminal-lab.caps.exceeded", overJobs.message);
     }
-    if (cleanup.some((c) => c.outcome !== "released")) {
-      const prev = failure ? ` (after ${failure.code})` : "";
-      failure = {
-        code: "HUMANISH_TERMINAL_LAB_CLEANUP_UNPROVEN",
-        message: `the sandbox release was not confirmed${prev}: ${cleanup.map((c) => `${c.id} ${c.reason}`).join("; ")}`,
-        next: `Remove it by id: docker rm -f ${cleanup.map((c) => c.id).join(" ")}`,
-      };
-    }
+    failure = cleanupFailure(cleanup, failure, { what: "sandbox", next: (ids) => `Remove it by id: docker rm -f ${ids}` });
     if (o.seatCount === 1) await writer.writeStatus({ phase: "write" }).catch(() => undefined);
-    const writeErrors = await rec.flush();
-    const tasks: TaskResult[] =
-      checked ??
-      (actor.tasks ?? []).map((t) => ({
-        id: t.id,
-        goal: t.goal,
-        participantId: pid,
-        status: "not_run" as const,
-        passed: false,
-        detail: interrupted ? "not checked: the study was interrupted" : failure ? `not checked: ${failure.code}` : "not checked",
-      }));
     const runtime = participant.runtime();
-    const record: RunParticipant = participantRecord({
-      participantId: pid,
-      actorType: plan.descriptor.type,
+    const diskBreach = diskBreachFallback();
+    const written = await writeTerminalSeatFiles({
+      lab,
+      seat,
+      writer,
+      rec,
+      descriptor: plan.descriptor,
+      runtime,
+      brief: base.brief,
+      folder,
       outcome,
-      fallback: diskBreachFallback() ?? {
-        status: "failed",
-        completionReason: interrupted ? "interrupted" : "harness_error",
-        reason: redact(
-          interrupted ? "interrupted before the participant ran" : failure ? `${failure.code}: ${failure.message}` : "the participant did not run",
-        ),
-      },
-    });
-    if (seat.persona) record.persona = seat.persona;
-    const safeWrite = async (what: string, f: () => Promise<unknown>): Promise<void> => {
-      try {
-        await f();
-      } catch (e) {
-        writeErrors.push(`${what}: ${e instanceof Error ? e.message : String(e)}`);
-      }
-    };
-    if (rec.eventLines() === 0)
-      await safeWrite(at(TERMINAL_EVENTS_FILE), () => writer.writeArtifact(at(TERMINAL_EVENTS_FILE), "", { kind: "terminal-events" }));
-    await safeWrite(at("terminal-transcript.txt"), () =>
-      writer.writeArtifact(at("terminal-transcript.txt"), rec.transcript(), { kind: "terminal-transcript" }),
-    );
-    if (provisionLog.length > 0) await safeWrite(at("provision.log"), () => writer.writeArtifact(at("provision.log"), provisionLog.join(""), { kind: "log" }));
-    if (outcome) {
-      const trace = buildActorTrace({
-        participantId: pid,
-        actorType: plan.descriptor.type,
-        descriptor: plan.descriptor,
-        outcome,
-        ...(runtime ? { runtime } : {}),
-        personaId: seat.persona ?? actor.persona ?? DEFAULT_PERSONA,
-        briefDigest: briefDigest(brief),
-        ...(actor.type === "codex-exec" && actor.reasoningEffort ? { reasoningEffort: actor.reasoningEffort } : {}),
-      });
-      await safeWrite(at(ACTOR_TRACE_FILE), () => writer.writeJson(at(ACTOR_TRACE_FILE), trace, { kind: "actor-trace" }));
-      if (record.trace !== null) record.trace = at(ACTOR_TRACE_FILE);
-    }
-    const ledgers = buildTerminalLedgers({
-      productName: product.name,
-      ...(runtime ? { runtime } : {}),
-      lifecycle: rec.lifecycle,
-      commandLog: rec.commandLog,
+      checked,
+      cleanup,
       provider: providerLine,
       maxUsd: caps.maxUsd,
-      cleanup,
+      provisionLog,
+      failure,
+      interrupted,
+      ...(diskBreach ? { fallback: diskBreach } : {}),
+      ...(modelLedger
+        ? { extra: [{ path: at(MODEL_LEDGER_FILE), write: () => writer.writeJson(at(MODEL_LEDGER_FILE), modelLedger, { kind: "model-ledger" }) }] }
+        : {}),
+      redact,
     });
-    await safeWrite(at("terminal-ledgers.json"), () => writer.writeJson(at("terminal-ledgers.json"), ledgers, { kind: "terminal-ledgers" }));
-    if (modelLedger) await safeWrite(at(MODEL_LEDGER_FILE), () => writer.writeJson(at(MODEL_LEDGER_FILE), modelLedger, { kind: "model-ledger" }));
-    if (writeErrors.length > 0 && !failure) {
-      failure = {
-        code: "HUMANISH_BUNDLE_WRITE_FAILED",
-        message: `evidence could not be written completely: ${writeErrors.join("; ")}`,
-        next: "Check free disk space and permissions of .humanish/runs; the bundle will not verify.",
-      };
-    }
+    failure = written.failure;
+    const record = written.record;
     const modelLines: CostLine[] = ledgerLines ?? [
       { ...providerLine, kind: "model-tokens" as const, ...(runtime?.requestedModel ? { modelId: runtime.requestedModel } : {}) },
     ];
@@ -423,11 +311,14 @@ function terminalSeat(o: DockerTerminalLaneOptions, seat: SeatSpec, hooks: SeatH
       source: "humanish: a local Docker sandbox has no metered provider",
       reason: null,
     };
-    const resultError = failure || interrupted ? undefined : participantResultError(outcome, record, caps.maxMinutes, o.firstOutputMs, redact);
+    const resultError =
+      failure || interrupted
+        ? undefined
+        : participantResultError(outcome, record.completionReason, { maxMinutes: caps.maxMinutes, firstOutputMs: o.firstOutputMs }, redact);
     const usd = modelLines.reduce((a, l) => a + (l.usd ?? 0), 0);
     return {
       participant: record,
-      tasks,
+      tasks: written.tasks,
       cleanup,
       costLines: [...modelLines, sandboxLine],
       lifecycle: rec.lifecycle,
@@ -441,45 +332,7 @@ function terminalSeat(o: DockerTerminalLaneOptions, seat: SeatSpec, hooks: SeatH
   }
 }
 
-/**
- * The run itself is sound (the bundle records it) but the seat could not finish: a participant
- * that timed out or whose runtime failed gets a code and a next step.
- */
-function participantResultError(
-  outcome: TerminalParticipantOutcome | undefined,
-  record: RunParticipant,
-  maxMinutes: number | null,
-  firstOutputMs: number,
-  redact: (s: string) => string,
-): StudyError | undefined {
-  if (!outcome) return undefined;
-  if (outcome.deadline === "first-output")
-    return {
-      code: "HUMANISH_TERMINAL_LAB_PARTICIPANT_TIMED_OUT",
-      message: redact(`the participant printed nothing for ${Math.round(firstOutputMs / 1000)} s and was killed (first-output deadline): ${outcome.reason}`),
-      next: "Make the participant's commands print progress and never wait for input (stdin is closed); terminal-transcript.txt shows where it stalled.",
-    };
-  if (outcome.deadline === "max-minutes")
-    return {
-      code: "HUMANISH_TERMINAL_LAB_PARTICIPANT_TIMED_OUT",
-      message: redact(`the participant was killed at scenario.caps.maxMinutes (${maxMinutes} min): ${outcome.reason}`),
-      next: "Raise scenario.caps.maxMinutes or narrow the mission; terminal-transcript.txt shows where it stalled.",
-    };
-  if (record.completionReason === "harness_error" || record.completionReason === "actor_error")
-    return {
-      code: "HUMANISH_TERMINAL_LAB_FAILED",
-      message: redact(`the participant runtime failed: ${outcome.reason}`),
-      next: "Read actor.json and terminal-transcript.txt in the run directory.",
-    };
-  return undefined;
-}
-
 /** A harness failure of a seat step as a study error (non-HumanishError causes get a code). */
 export function seatFailure(e: unknown, phase: string): StudyError {
-  const h = isHumanishError(e)
-    ? e
-    : new HumanishError("HUMANISH_TERMINAL_LAB_FAILED", `terminal study failed in ${phase}: ${e instanceof Error ? e.message : String(e)}`, {
-        next: "Read the bundle's lifecycle (terminal-ledgers.json) and rerun; report a bug if it repeats.",
-      });
-  return { code: h.code, message: h.message, ...(h.next ? { next: h.next } : {}) };
+  return terminalSeatFailure(e, phase, "terminal study");
 }

@@ -14,7 +14,7 @@
  *   button was down gets one `mouseup` — unless authority was revoked (a release can drop).
  */
 import type { BrowserControlExecutor, CuaAction, CuaExecutorErrorCode, CuaObservation } from "../../browser-control/index.ts";
-import { cuaError, isCuaExecutorError } from "../../browser-control/index.ts";
+import { abortableSleep, cuaError, isCuaExecutorError } from "../../browser-control/index.ts";
 import { admitPng, perceptualSignature } from "../../png/index.ts";
 import { parseFacts } from "./chromium.ts";
 import { planDesktopAction, shellCommand, TYPE_DELAY_MS } from "./plan.ts";
@@ -52,21 +52,6 @@ export interface E2BDesktopExecutor extends BrowserControlExecutor {
   readonly terminal: boolean;
   /** Native input commands sent so far. */
   readonly dispatchedCount: number;
-}
-
-function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(cuaError("session_revoked", "not_dispatched", "aborted"));
-    const t = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(cuaError("session_revoked", "not_dispatched", "aborted during wait"));
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
 }
 
 /** Create the executor of one E2B desktop of `width`×`height` px. */

@@ -15,22 +15,25 @@
  * report and verify treat both lanes alike. Study-level pieces (the app's files, the key) are the
  * route's.
  */
-import {
-  briefDigest,
-  type ComputerUseOutcome,
-  type ComputerUseReadiness,
-  computerUseLedger,
-  computerUseTrace,
-  DEFAULT_COMPUTER_USE_PERSONA,
-  runComputerUseSeat,
-} from "../../actors/computer-use/index.ts";
-import { evaluateCheck } from "../../actors/scripted-browser/index.ts";
-import type { ActorTrace, CleanupProof, DesktopGeometry, LifecycleEvent, RunParticipant, TaskResult } from "../../bundle/schemas.ts";
+import { type ComputerUseOutcome, type ComputerUseReadiness, DEFAULT_COMPUTER_USE_PERSONA } from "../../actors/computer-use/index.ts";
+import type { CleanupProof, RunParticipant, TaskResult } from "../../bundle/schemas.ts";
 import type { RunWriter } from "../../bundle/writer.ts";
-import type { BrowserTask, ComputerUseActor, DeviceName, DevicePreset } from "../../lab/schema.ts";
-import { SpendBudget } from "../../models/index.ts";
-import { guestScreen } from "../../runtime/presets.ts";
-import { evidenceSummary, type SeatEvidence, type StudyError, seatFolder } from "../../study/evidence.ts";
+import type { ComputerUseActor, DeviceName, DevicePreset } from "../../lab/schema.ts";
+import type { SpendBudget } from "../../models/index.ts";
+import {
+  type BrowserSeatFacts,
+  browserSeatBasics,
+  browserSeatFailure,
+  browserSeatGeometry,
+  browserSeatVerdict,
+  checkBrowserTasks,
+  runBrowserComputerUse,
+  studySpendBudget,
+  uncheckedTasks,
+  writeComputerUseLedger,
+  writeComputerUseSeatTrace,
+} from "../../study/browser-seat.ts";
+import { evidenceSummary, type SeatEvidence, type StudyError } from "../../study/evidence.ts";
 import type { Lane, SeatHooks, SeatRelease, SeatSpec } from "../../study/types.ts";
 import { desktopTimeLine } from "./cost.ts";
 import { type E2BConnection, type E2BDesktop, openDesktop } from "./desktop.ts";
@@ -46,12 +49,7 @@ export { type AppPlacement, placeApp } from "./reach.ts";
 export { releaseDesktop, releaseVerdict } from "./release.ts";
 
 /** The lane's own facts of one seat (for the study's desktop ledger). */
-export interface E2BSeatFacts {
-  device: string;
-  width: number;
-  height: number;
-  startMs: number | null;
-}
+export type E2BSeatFacts = BrowserSeatFacts;
 
 /** Most seats one E2B study runs at once (the shared caps may lower it). */
 export const E2B_DESKTOP_MAX_CONCURRENCY = 16;
@@ -80,45 +78,9 @@ export interface E2BDesktopLaneOptions {
   onDesktopCreated?: (participantId: string, sandboxId: string) => void;
 }
 
-function seatPaths(seats: number, id: string) {
-  const folder = seatFolder(seats, id);
-  return {
-    folder,
-    trace: folder ? `${folder}actor.json` : `actors/${id}.json`,
-    ledger: folder ? `${folder}model-ledger.json` : `model-ledger-${id}.json`,
-    shot: (name: string) => (folder ? `screenshots/${id}/${name}.png` : `screenshots/${id}-${name}.png`),
-  };
-}
-
-function checkTasks(tasks: readonly BrowserTask[], pid: string, outcome: ComputerUseOutcome | undefined, origin: string): TaskResult[] {
-  const obs = outcome?.observations ?? [];
-  return tasks.map((t) => {
-    if (!outcome || obs.length === 0)
-      return { id: t.id, goal: t.goal, participantId: pid, status: "not_run" as const, passed: false, detail: "no observation was made" };
-    const hit = evaluateCheck(t.check, obs, origin);
-    return hit >= 0
-      ? {
-          id: t.id,
-          goal: t.goal,
-          participantId: pid,
-          status: "passed" as const,
-          passed: true,
-          detail: `observation ${hit + 1} of ${obs.length} satisfies the check`,
-        }
-      : {
-          id: t.id,
-          goal: t.goal,
-          participantId: pid,
-          status: "failed" as const,
-          passed: false,
-          detail: `none of ${obs.length} observation(s) of ${origin} satisfies the check`,
-        };
-  });
-}
-
 /** The E2B desktop lane of one study. */
 export function e2bDesktopLane(o: E2BDesktopLaneOptions): Lane<SeatEvidence<E2BSeatFacts>> {
-  const studyBudget = o.caps.maxTotalUsd != null ? new SpendBudget("scenario.caps.maxTotalUsd", o.caps.maxTotalUsd) : undefined;
+  const studyBudget = studySpendBudget(o.caps);
   return {
     name: "e2b-desktop",
     spentUsd: (facts) => facts.usd,
@@ -129,14 +91,8 @@ export function e2bDesktopLane(o: E2BDesktopLaneOptions): Lane<SeatEvidence<E2BS
 }
 
 function e2bSeat(o: E2BDesktopLaneOptions, seat: SeatSpec, hooks: SeatHooks, studyBudget: SpendBudget | undefined) {
-  const pid = seat.id;
   const writer = o.writer;
-  const redact = (s: string) => writer.redactor.text(s);
-  const lifecycle: LifecycleEvent[] = [];
-  const log = (event: string, message: string) => lifecycle.push({ at: new Date().toISOString(), event, message: redact(message) });
-  const device = o.devices.get(pid) ?? { name: "desktop" as const, preset: { width: 1440, height: 950, deviceScaleFactor: 1 } };
-  const screen = guestScreen(device.preset);
-  const paths = seatPaths(o.seatCount, pid);
+  const { pid, redact, lifecycle, log, device, screen, paths } = browserSeatBasics(writer, seat, o.devices, o.seatCount);
   const origin = o.app.url.origin;
   let sandboxId: string | undefined;
   let acquiredAt: number | undefined;
@@ -188,19 +144,17 @@ function e2bSeat(o: E2BDesktopLaneOptions, seat: SeatSpec, hooks: SeatHooks, stu
     },
     async participate() {
       if (!desktop) return;
-      const seatBudget = o.caps.maxUsd != null ? new SpendBudget("scenario.caps.maxUsd", o.caps.maxUsd) : undefined;
-      const ran = await runComputerUseSeat({
+      const ran = await runBrowserComputerUse({
         executor: desktop.executor,
         actor: o.actor,
-        seat: { ...(seat.persona ? { persona: seat.persona } : {}), ...(seat.instruction ? { instruction: seat.instruction } : {}) },
+        seat,
         readiness: o.computerUse,
         origin,
         sessionMs: o.sessionMs,
-        ...(seatBudget ? { seatBudget } : {}),
-        ...(studyBudget ? { studyBudget } : {}),
-        scrubText: redact,
-        signal: hooks.signal,
-        onTurn: (turn, note) => hooks.progress("participate", `turn ${turn}: ${note}`),
+        caps: o.caps,
+        studyBudget,
+        redact,
+        hooks,
       });
       outcome = ran.outcome;
       brief = ran.brief;
@@ -210,7 +164,7 @@ function e2bSeat(o: E2BDesktopLaneOptions, seat: SeatSpec, hooks: SeatHooks, stu
       const declared = o.actor.tasks ?? [];
       if (!declared.length) return;
       hooks.progress("check", `${declared.length} hidden check(s)`);
-      tasks = checkTasks(declared, pid, outcome, origin);
+      tasks = checkBrowserTasks(declared, pid, outcome, origin);
     },
     async finalize(end: { error?: StudyError; interrupted: boolean }): Promise<SeatRelease> {
       failedWith = end.error;
@@ -254,88 +208,57 @@ function e2bSeat(o: E2BDesktopLaneOptions, seat: SeatSpec, hooks: SeatHooks, stu
     },
   };
 
-  function seatFailure(writeErrors: string[]): StudyError | undefined {
-    const bad = cleanup.filter((c) => c.outcome === "unconfirmed");
-    if (bad.length)
-      return {
-        code: "HUMANISH_BROWSER_LAB_CLEANUP_UNPROVEN",
-        message: `an E2B desktop release was not confirmed: ${bad.map((c) => `${c.id} ${c.reason}`).join("; ")}`,
-        next: `kill it by id in the E2B dashboard or with the e2b CLI (e2b sandbox kill ${bad.map((c) => c.id).join(" ")}); it also ends when its timeout passes`,
-      };
-    if (outcome?.harnessError)
-      return {
-        code: outcome.harnessError.code,
-        message: redact(outcome.harnessError.message),
-        next: "read the actor trace in the run directory; rerun the study",
-      };
-    if (writeErrors.length)
-      return {
-        code: "HUMANISH_BUNDLE_WRITE_FAILED",
-        message: `evidence could not be written completely: ${writeErrors.join("; ")}`,
-        next: "check free disk space and permissions of .humanish/runs",
-      };
-    return failedWith;
-  }
-
   async function writeEvidence(): Promise<SeatEvidence<E2BSeatFacts>> {
     const writeErrors: string[] = [];
-    const declared = o.actor.tasks ?? [];
-    if (!tasks.length)
-      tasks = declared.map((t) => ({
-        id: t.id,
-        goal: t.goal,
-        participantId: pid,
-        status: "not_run" as const,
-        passed: false,
-        detail: interrupted ? "not checked: interrupted" : failedWith ? `not checked: ${failedWith.code}` : "not checked",
-      }));
-    const geometry: DesktopGeometry = {
-      preset: device.name,
-      screen: {
-        requested: { width: device.preset.width, height: device.preset.height },
-        ...(desktop ? { verified: { width: screen.width, height: screen.height }, source: "e2b-xvfb+admitted-frame" } : {}),
-      },
-      ...(desktop ? { browserWindow: { width: screen.width, height: screen.height, source: "chromium --window-size" } } : {}),
-      warnings: screen.floored ? [`screen width floored from ${device.preset.width} to ${screen.width} px (Chromium's minimum window width)`] : [],
-    };
+    const end = { interrupted, failedWith };
+    if (!tasks.length) tasks = uncheckedTasks(o.actor.tasks ?? [], pid, end);
     const out = outcome;
-    const allPassed = tasks.length > 0 && tasks.every((t) => t.passed);
-    const status: ActorTrace["status"] = !out ? "failed" : out.status === "passed" ? (tasks.length === 0 || allPassed ? "passed" : "incomplete") : out.status;
-    const completionReason: ActorTrace["completionReason"] = !out
-      ? interrupted
-        ? "interrupted"
-        : "harness_error"
-      : out.status === "passed"
-        ? status === "passed"
-          ? "goal_satisfied"
-          : "turn_completed"
-        : out.completionReason;
-    const tracePath = out ? await writeTrace(out, status, completionReason, writeErrors) : null;
+    const verdict = browserSeatVerdict(out, tasks, end, "the participant finished but a hidden check failed");
+    const tracePath = out
+      ? await writeComputerUseSeatTrace(
+          writer,
+          out,
+          {
+            pid,
+            model: o.computerUse.model,
+            personaId: seat.persona ?? o.actor.persona ?? DEFAULT_COMPUTER_USE_PERSONA,
+            brief,
+            sessionId: sandboxId ?? "none",
+            verdict,
+            paths,
+            redact,
+          },
+          writeErrors,
+        )
+      : null;
     const participant: RunParticipant = {
       id: pid,
       actorType: o.actor.type,
       label: `${o.actor.type} (${device.name})`,
-      status,
-      completionReason,
-      reason: redact(
-        !out
-          ? failedWith
-            ? `${failedWith.code}: ${failedWith.message}`
-            : interrupted
-              ? "interrupted before the participant ran"
-              : "the participant did not run"
-          : status === "incomplete" && out.status === "passed"
-            ? "the participant finished but a hidden check failed"
-            : out.reason,
-      ),
+      status: verdict.status,
+      completionReason: verdict.completionReason,
+      reason: redact(verdict.reason),
       trace: tracePath,
       ...(out ? { startedAt: out.startedAt, completedAt: out.completedAt, durationMs: out.durationMs } : {}),
-      desktopGeometry: geometry,
+      desktopGeometry: browserSeatGeometry(device, screen, desktop !== undefined, "e2b-xvfb+admitted-frame"),
       ...(seat.persona ? { persona: seat.persona } : {}),
       device: device.name,
     };
-    const model = out ? await writeModelLedger(out, writeErrors) : undefined;
-    const failure = seatFailure(writeErrors);
+    const model = out
+      ? await writeComputerUseLedger(writer, out, { pid, endpointHost: o.computerUse.endpoint.host, caps: o.caps, path: paths.ledger }, writeErrors)
+      : undefined;
+    // A retained desktop is a recorded choice, not an unproven release: only `unconfirmed` fails the seat.
+    const failure = browserSeatFailure({
+      unproven: cleanup.filter((c) => c.outcome === "unconfirmed"),
+      unprovenText: {
+        what: "an E2B desktop release",
+        next: (ids) => `kill it by id in the E2B dashboard or with the e2b CLI (e2b sandbox kill ${ids}); it also ends when its timeout passes`,
+      },
+      harnessError: out?.harnessError,
+      writeErrors,
+      failedWith,
+      redact,
+    });
     return {
       participant,
       tasks,
@@ -357,58 +280,5 @@ function e2bSeat(o: E2BDesktopLaneOptions, seat: SeatSpec, hooks: SeatHooks, stu
       jobs: 0,
       lane: { device: device.name, width: screen.width, height: screen.height, startMs: desktop?.startMs ?? null },
     };
-  }
-
-  async function writeModelLedger(out: ComputerUseOutcome, writeErrors: string[]) {
-    const m = computerUseLedger(out, {
-      participantId: pid,
-      endpointHost: o.computerUse.endpoint.host,
-      caps: o.caps,
-      today: new Date().toISOString().slice(0, 10),
-    });
-    try {
-      await writer.writeJson(paths.ledger, m.ledger, { kind: "model-ledger" });
-    } catch (e) {
-      writeErrors.push(`${paths.ledger}: ${e instanceof Error ? e.message : String(e)}`);
-    }
-    return m;
-  }
-
-  async function writeTrace(
-    out: ComputerUseOutcome,
-    status: ActorTrace["status"],
-    completionReason: ActorTrace["completionReason"],
-    writeErrors: string[],
-  ): Promise<string | null> {
-    const shotPaths = new Map<string, string>();
-    for (const shot of out.screenshots) {
-      const path = paths.shot(shot.name);
-      try {
-        await writer.writeArtifact(path, shot.png, { kind: "screenshot" });
-        shotPaths.set(shot.name, path);
-      } catch (e) {
-        writeErrors.push(`${path}: ${e instanceof Error ? e.message : String(e)}`);
-      }
-    }
-    const trace: ActorTrace = {
-      ...computerUseTrace(out, {
-        participantId: pid,
-        model: o.computerUse.model,
-        personaId: seat.persona ?? o.actor.persona ?? DEFAULT_COMPUTER_USE_PERSONA,
-        promptDigest: briefDigest(brief ?? ""),
-        sessionId: sandboxId ?? "none",
-        shotPaths,
-        redact,
-      }),
-      status,
-      completionReason,
-    };
-    try {
-      await writer.writeJson(paths.trace, trace, { kind: "actor-trace" });
-      return paths.trace;
-    } catch (e) {
-      writeErrors.push(`${paths.trace}: ${e instanceof Error ? e.message : String(e)}`);
-      return null;
-    }
   }
 }

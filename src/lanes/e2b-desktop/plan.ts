@@ -15,6 +15,7 @@
 
 import { cuaError } from "../../browser-control/errors.ts";
 import type { CuaAction } from "../../browser-control/index.ts";
+import { admitTypedText, screenPoint as point } from "../../guest/contract.ts";
 import { e2bChord } from "./keys.ts";
 
 /** Max wheel steps (horizontal + vertical) one scroll may send. */
@@ -23,26 +24,9 @@ export const MAX_WHEEL_STEPS = 100;
 export const WHEEL_STEP_PX = 120;
 /** Delay between typed characters, ms (xdotool's own default of 12 ms). */
 export const TYPE_DELAY_MS = 12;
-/** Largest typed text, UTF-8 bytes. */
-export const MAX_TYPE_BYTES = 65_536;
 
 /** One native step: an argv to run, or a wait. */
 export type DesktopStep = { kind: "run"; argv: string[]; holdsMouse?: boolean } | { kind: "sleep"; ms: number };
-
-function point(x: number, y: number, width: number, height: number): [string, string] {
-  if (!Number.isFinite(x) || !Number.isFinite(y) || x < 0 || y < 0 || x >= width || y >= height) {
-    throw cuaError("action_rejected", "not_dispatched", "point outside the screen");
-  }
-  return [String(Math.min(width - 1, Math.round(x))), String(Math.min(height - 1, Math.round(y)))];
-}
-
-function admissibleText(text: string): void {
-  if (text.length === 0) throw cuaError("action_rejected", "not_dispatched", "type: empty text");
-  if (text.includes("\u0000")) throw cuaError("action_rejected", "not_dispatched", "type: NUL in text");
-  const bytes = new TextEncoder().encode(text);
-  if (bytes.length > MAX_TYPE_BYTES) throw cuaError("action_rejected", "not_dispatched", "type: text over 64 KiB");
-  if (new TextDecoder().decode(bytes) !== text) throw cuaError("action_rejected", "not_dispatched", "type: text does not round-trip as UTF-8");
-}
 
 /**
  * Plan every native step of `action` on a `width`×`height` screen (px) before any is sent.
@@ -86,7 +70,7 @@ export function planDesktopAction(action: CuaAction, geometry: { width: number; 
       return [{ kind: "run", argv, holdsMouse: true }];
     }
     case "type":
-      admissibleText(action.text);
+      admitTypedText(action.text);
       return [{ kind: "run", argv: ["xdotool", "type", "--clearmodifiers", "--delay", String(TYPE_DELAY_MS), "--", action.text] }];
     case "wait":
       return [{ kind: "sleep", ms: action.ms ?? 250 }];

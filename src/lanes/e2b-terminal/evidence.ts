@@ -7,16 +7,15 @@
  */
 import type { TerminalParticipant, TerminalParticipantOutcome } from "../../actors/terminal/participant.ts";
 import type { ActorDescriptor } from "../../actors/types.ts";
-import type { CleanupProof, CostLine, RunParticipant, TaskResult } from "../../bundle/schemas.ts";
+import type { CleanupProof, CostLine, TaskResult } from "../../bundle/schemas.ts";
 import type { RunWriter } from "../../bundle/writer.ts";
 import type { TerminalLabConfig } from "../../lab/schema.ts";
 import type { SeatEvidence, StudyError } from "../../study/evidence.ts";
 import type { SeatSpec } from "../../study/types.ts";
-import { briefDigest, DEFAULT_PERSONA } from "../../terminal/brief.ts";
-import { ACTOR_TRACE_FILE, buildActorTrace, buildTerminalLedgers, isoDate, participantRecord, providerCostLine } from "../../terminal/evidence.ts";
+import { isoDate, providerCostLine } from "../../terminal/evidence.ts";
 import type { TerminalCaps } from "../../terminal/plan.ts";
 import type { TerminalRecording } from "../../terminal/recorder.ts";
-import { TERMINAL_EVENTS_FILE } from "../../terminal/recorder.ts";
+import { cleanupFailure, jobsCapFailure, writeTerminalSeatFiles } from "../../terminal/seat-files.ts";
 
 /** The lane's own facts of a seat. */
 export interface E2BSeatFacts {
@@ -82,8 +81,6 @@ export interface E2BEvidenceInput {
 /** Writes the seat's files and returns its evidence; never throws (a failed write is a failure). */
 export async function writeE2BSeatEvidence(i: E2BEvidenceInput): Promise<SeatEvidence<E2BSeatFacts>> {
   const pid = i.seat.id;
-  const at = (rel: string) => `${i.folder ?? ""}${rel}`;
-  const actor = i.lab.actors[0];
   let failure = i.failure;
   const runtime = i.participant.runtime();
   const keyedCommandRan = i.rec.commands.some((c) => c.label === "codex-exec");
@@ -107,95 +104,39 @@ export async function writeE2BSeatEvidence(i: E2BEvidenceInput): Promise<SeatEvi
     i.rec.recorder.lifecycle("terminal-lab.caps.exceeded", failure.message);
   }
   const knownJobs = modelLine.count ?? 0;
-  if (!failure && i.caps.maxJobs !== null && knownJobs > i.caps.maxJobs) {
-    failure = {
-      code: "HUMANISH_TERMINAL_LAB_CAPS_EXCEEDED",
-      message: `${knownJobs} known billable job(s) exceed scenario.caps.maxJobs ${i.caps.maxJobs}.`,
-      next: "Raise scenario.caps.maxJobs; the participant's own verdict is kept in the bundle.",
-    };
-    i.rec.recorder.lifecycle("terminal-lab.caps.exceeded", failure.message);
+  const overJobs = failure ? undefined : jobsCapFailure(knownJobs, i.caps.maxJobs);
+  if (overJobs) {
+    failure = overJobs;
+    i.rec.recorder.lifecycle("terminal-lab.caps.exceeded", overJobs.message);
   }
-  if (i.cleanup.some((c) => c.outcome !== "released")) {
-    const prev = failure ? ` (after ${failure.code})` : "";
-    failure = {
-      code: "HUMANISH_TERMINAL_LAB_CLEANUP_UNPROVEN",
-      message: `the E2B sandbox release was not confirmed${prev}: ${i.cleanup.map((c) => `${c.id} ${c.reason}`).join("; ")}`,
-      next: `Kill it by id (e2b sandbox kill ${i.cleanup.map((c) => c.id).join(" ")}); E2B also kills it at its timeout.`,
-    };
-  }
-  const writeErrors = await i.rec.flush();
-  const safeWrite = async (what: string, f: () => Promise<unknown>): Promise<void> => {
-    try {
-      await f();
-    } catch (e) {
-      writeErrors.push(`${what}: ${e instanceof Error ? e.message : String(e)}`);
-    }
-  };
-  const tasks: TaskResult[] =
-    i.checked ??
-    (actor.tasks ?? []).map((t) => ({
-      id: t.id,
-      goal: t.goal,
-      participantId: pid,
-      status: "not_run" as const,
-      passed: false,
-      detail: i.interrupted ? "not checked: the study was interrupted" : failure ? `not checked: ${failure.code}` : "not checked",
-    }));
-  const record: RunParticipant = participantRecord({
-    participantId: pid,
-    actorType: i.descriptor.type,
-    outcome: i.outcome,
-    fallback: {
-      status: "failed",
-      completionReason: i.interrupted ? "interrupted" : "harness_error",
-      reason: i.redact(
-        i.interrupted ? "interrupted before the participant ran" : failure ? `${failure.code}: ${failure.message}` : "the participant did not run",
-      ),
-    },
+  failure = cleanupFailure(i.cleanup, failure, {
+    what: "E2B sandbox",
+    next: (ids) => `Kill it by id (e2b sandbox kill ${ids}); E2B also kills it at its timeout.`,
   });
-  if (i.seat.persona) record.persona = i.seat.persona;
-  if (i.rec.eventLines() === 0)
-    await safeWrite(at(TERMINAL_EVENTS_FILE), () => i.writer.writeArtifact(at(TERMINAL_EVENTS_FILE), "", { kind: "terminal-events" }));
-  await safeWrite(at("terminal-transcript.txt"), () =>
-    i.writer.writeArtifact(at("terminal-transcript.txt"), i.rec.transcript(), { kind: "terminal-transcript" }),
-  );
-  if (i.provisionLog.length > 0)
-    await safeWrite(at("provision.log"), () => i.writer.writeArtifact(at("provision.log"), i.provisionLog.join(""), { kind: "log" }));
-  if (i.outcome) {
-    const trace = buildActorTrace({
-      participantId: pid,
-      actorType: i.descriptor.type,
-      descriptor: i.descriptor,
-      outcome: i.outcome,
-      ...(runtime ? { runtime } : {}),
-      personaId: i.seat.persona ?? actor.persona ?? DEFAULT_PERSONA,
-      briefDigest: briefDigest(i.brief),
-      ...(actor.type === "codex-exec" && actor.reasoningEffort ? { reasoningEffort: actor.reasoningEffort } : {}),
-    });
-    await safeWrite(at(ACTOR_TRACE_FILE), () => i.writer.writeJson(at(ACTOR_TRACE_FILE), trace, { kind: "actor-trace" }));
-    if (record.trace !== null) record.trace = at(ACTOR_TRACE_FILE);
-  }
-  const ledgers = buildTerminalLedgers({
-    productName: i.lab.subject.product.name,
-    ...(runtime ? { runtime } : {}),
-    lifecycle: i.rec.lifecycle,
-    commandLog: i.rec.commandLog,
+  const written = await writeTerminalSeatFiles({
+    lab: i.lab,
+    seat: i.seat,
+    writer: i.writer,
+    rec: i.rec,
+    descriptor: i.descriptor,
+    runtime,
+    brief: i.brief,
+    folder: i.folder,
+    outcome: i.outcome,
+    checked: i.checked,
+    cleanup: i.cleanup,
     provider: modelLine,
     maxUsd: i.caps.maxUsd,
-    cleanup: i.cleanup,
+    provisionLog: i.provisionLog,
+    failure,
+    interrupted: i.interrupted,
+    redact: i.redact,
   });
-  await safeWrite(at("terminal-ledgers.json"), () => i.writer.writeJson(at("terminal-ledgers.json"), ledgers, { kind: "terminal-ledgers" }));
-  if (writeErrors.length > 0 && !failure) {
-    failure = {
-      code: "HUMANISH_BUNDLE_WRITE_FAILED",
-      message: `evidence could not be written completely: ${writeErrors.join("; ")}`,
-      next: "Check free disk space and permissions of .humanish/runs; the bundle will not verify.",
-    };
-  }
+  failure = written.failure;
   const modelLines: CostLine[] = [{ ...modelLine, ...(runtime?.requestedModel && modelLine.usd !== null ? { modelId: runtime.requestedModel } : {}) }];
   return {
-    participant: record,
-    tasks,
+    participant: written.record,
+    tasks: written.tasks,
     cleanup: i.cleanup,
     costLines: [...modelLines, i.sandboxLine],
     lifecycle: i.rec.lifecycle,

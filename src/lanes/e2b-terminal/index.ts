@@ -19,24 +19,21 @@ import type { LatestVersion } from "../../actors/codex-exec/index.ts";
 import type { TerminalParticipant, TerminalParticipantOutcome } from "../../actors/terminal/participant.ts";
 import type { CleanupProof, TaskResult } from "../../bundle/schemas.ts";
 import type { RunWriter } from "../../bundle/writer.ts";
-import { HumanishError, isHumanishError } from "../../errors.ts";
+import { HumanishError } from "../../errors.ts";
 import { TERMINAL_STUDY_DIR, type TerminalLabConfig } from "../../lab/schema.ts";
 import type { E2BSandboxHandleApi, E2BSandboxProvider } from "../../sandbox/e2b.ts";
 import type { ReleaseProof } from "../../sandbox/types.ts";
-import { evidenceSummary, type SeatEvidence, type StudyError, seatFolder } from "../../study/evidence.ts";
+import { evidenceSummary, type SeatEvidence, type StudyError } from "../../study/evidence.ts";
 import type { Lane, SeatHooks, SeatRelease, SeatSpec } from "../../study/types.ts";
-import { briefDigest, composeBrief, newNonce } from "../../terminal/brief.ts";
 import { SANDBOX_CA_PATH, type SandboxCa } from "../../terminal/ca.ts";
-import { cleanupProof } from "../../terminal/evidence.ts";
 import { createTerminalParticipant, type TerminalPlan } from "../../terminal/plan.ts";
-import { Interrupted, PARTICIPANT_USER, runInstall } from "../../terminal/provision.ts";
-import { createTerminalRecording, TERMINAL_EVENTS_FILE, type TerminalRecording } from "../../terminal/recorder.ts";
-import { runTaskChecks } from "../../terminal/tasks.ts";
+import { PARTICIPANT_USER, runInstall } from "../../terminal/provision.ts";
+import { checkSeat, copySandboxCa, participantResultError, recordRelease, seatRelease, terminalSeatBase, terminalSeatFailure } from "../../terminal/seat.ts";
 import { type E2BSeatFacts, writeE2BSeatEvidence } from "./evidence.ts";
 import { ensureNode } from "./node.ts";
 import type { E2BAccess } from "./preflight.ts";
 import { e2bReadyProbe } from "./ready.ts";
-import { type EgressPlan, egressPlan, sandboxTimeLine, seatMetadata, seatTimeoutMs } from "./spec.ts";
+import { type EgressPlan, e2bInstallFailureHint, egressPlan, sandboxTimeLine, seatMetadata, seatTimeoutMs } from "./spec.ts";
 
 export type { E2BSeatFacts } from "./evidence.ts";
 
@@ -100,30 +97,12 @@ function e2bSeat(o: E2BTerminalLaneOptions, egress: EgressPlan, seat: SeatSpec, 
   const maxMinutes = caps.maxMinutes ?? 0;
   const product = lab.subject.product;
   const install = product.install ?? [];
+  const installNext = e2bInstallFailureHint(lab.execution.egressAllow);
   const codex = plan.descriptor.runtimeKeyNames.length > 0;
   const workdir = TERMINAL_STUDY_DIR;
-  const folder = seatFolder(o.seatCount, pid);
-  const redact = (s: string): string => writer.redactor.text(s);
   const participant: TerminalParticipant = createTerminalParticipant(lab, { latest: o.latest });
-  let phase = "allocate";
-  const rec: TerminalRecording = createTerminalRecording({
-    writer,
-    participantId: pid,
-    redact,
-    onProgress: (detail) => hooks.progress(phase, detail),
-    eventsPath: `${folder ?? ""}${TERMINAL_EVENTS_FILE}`,
-  });
-  const log = rec.recorder;
-  const setPhase = async (next: string, detail?: string): Promise<void> => {
-    phase = next;
-    hooks.progress(next, detail ? redact(detail) : undefined);
-    if (o.seatCount === 1) await writer.writeStatus({ phase: next, ...(detail ? { detail } : {}) }).catch(() => undefined);
-  };
-  const nonce = newNonce();
-  const brief = composeBrief(lab, nonce, seat);
-  const guard = (): void => {
-    if (hooks.signal.aborted) throw new Interrupted();
-  };
+  const base = terminalSeatBase({ lab, writer, seat, seatCount: o.seatCount, hooks, preamble: o.preamble });
+  const { folder, redact, rec, log, setPhase, nonce, brief, guard } = base;
   let sandbox: E2BSandboxHandleApi | undefined;
   let createdId: string | undefined;
   let acquiredAt: number | undefined;
@@ -154,12 +133,6 @@ function e2bSeat(o: E2BTerminalLaneOptions, egress: EgressPlan, seat: SeatSpec, 
       next: "Rerun the study; if it repeats, raise scenario.caps.maxMinutes (the sandbox timeout follows it) or look the sandbox up in the E2B dashboard.",
     };
   };
-
-  if (o.seatCount === 1) for (const p of o.preamble) log.lifecycle(p.event, p.message);
-  log.lifecycle(
-    "terminal-lab.seat.created",
-    `seat ${pid}${seat.persona ? ` (persona ${seat.persona})` : ""}: brief sha256:${briefDigest(brief)}${seat.instruction ? "; with the lane's own instruction" : ""}`,
-  );
 
   return {
     async prepare() {
@@ -193,7 +166,7 @@ function e2bSeat(o: E2BTerminalLaneOptions, egress: EgressPlan, seat: SeatSpec, 
       await e2bReadyProbe(sandbox, hooks.signal);
       log.lifecycle("terminal-lab.sandbox.ready", `${workdir} ready (owned by the participant user, mode 0777); participant user ${PARTICIPANT_USER}`);
       if (o.ca) {
-        await sandbox.writeFile(SANDBOX_CA_PATH, o.ca.pem, 0o644);
+        await copySandboxCa(sandbox, o.ca, log);
         if (codex) {
           const r = await sandbox.exec({
             cmd: ["bash", "-c", `cat ${SYSTEM_CA_BUNDLE} ${SANDBOX_CA_PATH} > ${COMBINED_CA_PATH} && chmod 0644 ${COMBINED_CA_PATH}`],
@@ -212,10 +185,6 @@ function e2bSeat(o: E2BTerminalLaneOptions, egress: EgressPlan, seat: SeatSpec, 
             );
           }
         }
-        log.lifecycle(
-          "terminal-lab.sandbox.ca",
-          `extra CA bundle (${o.ca.pem.length} bytes of public certificates) copied to ${SANDBOX_CA_PATH}; network commands get ${Object.keys(o.ca.env).join(", ")}`,
-        );
       }
       if (codex) {
         await setPhase("provision", "Node runtime prerequisite");
@@ -227,7 +196,15 @@ function e2bSeat(o: E2BTerminalLaneOptions, egress: EgressPlan, seat: SeatSpec, 
       guard();
       for (const [i, command] of install.entries()) {
         await setPhase("provision", `install ${i + 1}/${install.length}: ${command}`);
-        await runInstall(sandbox, command, i, install.length, { workdir, signal: hooks.signal, rec, provisionLog, networkEnv, network: "bridge" });
+        await runInstall(sandbox, command, i, install.length, {
+          workdir,
+          signal: hooks.signal,
+          rec,
+          provisionLog,
+          networkEnv,
+          network: "bridge",
+          next: installNext,
+        });
         guard();
       }
       log.lifecycle("terminal-lab.product.prepared", `${install.length} install command(s) ran as root, unkeyed`);
@@ -271,17 +248,11 @@ function e2bSeat(o: E2BTerminalLaneOptions, egress: EgressPlan, seat: SeatSpec, 
       guard();
     },
     async check() {
-      if (!sandbox) return;
-      const tasks = lab.actors[0].tasks ?? [];
-      if (tasks.length === 0) return;
-      await setPhase("check", `${tasks.length} hidden check(s)`);
-      checked = await runTaskChecks(tasks, { sandbox, user: PARTICIPANT_USER, workdir, participantId: pid, recorder: log, redact, signal: hooks.signal });
-      hooks.progress("check", `${checked.filter((t) => t.passed).length}/${tasks.length} passed`);
-      guard();
+      if (sandbox) checked = await checkSeat(base, lab, sandbox, hooks);
     },
     async finalize(end: { error?: StudyError; interrupted: boolean }): Promise<SeatRelease> {
       let failure: StudyError | undefined = end.error;
-      if (failure) log.lifecycle("terminal-lab.session.error", `${failure.code} in ${phase}: ${failure.message}`);
+      if (failure) log.lifecycle("terminal-lab.session.error", `${failure.code} in ${base.phase}: ${failure.message}`);
       await setPhase("teardown", createdId ? `releasing ${createdId}` : "nothing to release");
       let proof: ReleaseProof | undefined;
       if (sandbox) {
@@ -294,16 +265,7 @@ function e2bSeat(o: E2BTerminalLaneOptions, egress: EgressPlan, seat: SeatSpec, 
         if (released.alreadyAbsent && participantStarted && !failure) failure = sandboxLost(sandbox.id);
       }
       const releasedAt = Date.now();
-      if (proof) {
-        cleanup.push(cleanupProof(proof, pid));
-        log.lifecycle(
-          proof.outcome === "released" ? "terminal-lab.cleanup.verified" : "terminal-lab.cleanup.unconfirmed",
-          `${proof.provider} ${proof.id}: ${proof.outcome} (${proof.reason})`,
-        );
-      } else {
-        log.lifecycle("terminal-lab.cleanup.skipped", "no sandbox was created");
-      }
-      if (end.interrupted) log.lifecycle("terminal-lab.interrupted", "the study was stopped: the participant was stopped, the sandbox released");
+      recordRelease(base, proof, cleanup, end.interrupted);
       const sandboxLine = sandboxTimeLine({ participantId: pid, acquiredAt, releasedAt, resources, released: proof?.outcome === "released" });
       if (sandboxLine.usd !== null && sandboxLine.basis === "rate-table")
         log.lifecycle("terminal-lab.cost.measured", `sandbox time ${sandboxLine.note}: ${sandboxLine.usd} USD`);
@@ -329,9 +291,11 @@ function e2bSeat(o: E2BTerminalLaneOptions, egress: EgressPlan, seat: SeatSpec, 
         redact,
       });
       const resultError =
-        evidence.failure || end.interrupted ? undefined : participantResultError(outcome, evidence.participant.completionReason ?? "", o, redact);
+        evidence.failure || end.interrupted
+          ? undefined
+          : participantResultError(outcome, evidence.participant.completionReason, { maxMinutes: caps.maxMinutes, firstOutputMs: o.firstOutputMs }, redact);
       if (resultError) evidence = { ...evidence, resultError };
-      return proof ? { outcome: proof.outcome, id: proof.id, reason: proof.reason } : { outcome: "none", reason: "no sandbox was created" };
+      return seatRelease(proof);
     },
     snapshot(): SeatEvidence<E2BSeatFacts> {
       if (!evidence) throw new Error(`seat ${pid}: snapshot before finalize`);
@@ -340,39 +304,7 @@ function e2bSeat(o: E2BTerminalLaneOptions, egress: EgressPlan, seat: SeatSpec, 
   };
 }
 
-/** A participant that timed out or whose runtime failed gets a code and a next step (the run itself is sound). */
-function participantResultError(
-  outcome: TerminalParticipantOutcome | undefined,
-  completionReason: string,
-  o: E2BTerminalLaneOptions,
-  redact: (s: string) => string,
-): StudyError | undefined {
-  if (!outcome) return undefined;
-  if (outcome.deadline === "first-output" || outcome.deadline === "max-minutes")
-    return {
-      code: "HUMANISH_TERMINAL_LAB_PARTICIPANT_TIMED_OUT",
-      message: redact(
-        outcome.deadline === "first-output"
-          ? `the participant printed nothing for ${Math.round(o.firstOutputMs / 1000)} s and was killed (first-output deadline): ${outcome.reason}`
-          : `the participant was killed at scenario.caps.maxMinutes (${o.plan.caps.maxMinutes} min): ${outcome.reason}`,
-      ),
-      next: "Raise scenario.caps.maxMinutes or make the participant print progress (stdin is closed); terminal-transcript.txt shows where it stalled.",
-    };
-  if (completionReason === "harness_error" || completionReason === "actor_error")
-    return {
-      code: "HUMANISH_TERMINAL_LAB_FAILED",
-      message: redact(`the participant runtime failed: ${outcome.reason}`),
-      next: "Read actor.json and terminal-transcript.txt in the run directory.",
-    };
-  return undefined;
-}
-
 /** A harness failure of a seat step as a study error (non-HumanishError causes get a code). */
 export function seatFailure(e: unknown, phase: string): StudyError {
-  const h = isHumanishError(e)
-    ? e
-    : new HumanishError("HUMANISH_TERMINAL_LAB_FAILED", `E2B terminal study failed in ${phase}: ${e instanceof Error ? e.message : String(e)}`, {
-        next: "Read the bundle's lifecycle (terminal-ledgers.json) and rerun; report a bug if it repeats.",
-      });
-  return { code: h.code, message: h.message, ...(h.next ? { next: h.next } : {}) };
+  return terminalSeatFailure(e, phase, "E2B terminal study");
 }

@@ -7,6 +7,9 @@ import { OPENAI_API_HOST } from "../../actors/codex-exec/command.ts";
 import type { CostLine } from "../../bundle/schemas.ts";
 import { HumanishError } from "../../errors.ts";
 import type { E2BNetworkPolicy } from "../../sandbox/e2b.ts";
+import { e2bTimeLine } from "../../sandbox/e2b-rates.ts";
+
+export { E2B_RATES } from "../../sandbox/e2b-rates.ts";
 
 /** Time the sandbox outlives the seat's own budget, ms: E2B's kill is the backstop, never the plan. */
 export const E2B_SEAT_MARGIN_MS = 5 * 60_000;
@@ -107,47 +110,21 @@ export function egressPlan(o: {
 }
 
 /**
- * E2B's compute rates: per second of allocated vCPU and per GiB-second of allocated RAM, billed
- * while the sandbox runs (E2B billing docs: 8 vCPU + 4 GiB costs $0.468 per hour).
+ * The next step of a failed `product.install` on E2B, where the network is the sandbox's egress
+ * policy (`execution.egressAllow`), not Docker's `execution.network`: with an allowlist, the
+ * registry's host may simply be missing from it.
  */
-export const E2B_RATES = {
-  usdPerVcpuSecond: 0.000014,
-  usdPerGibSecond: 0.0000045,
-  asOf: "2026-12-01",
-  source: "E2B billing docs (e2b.dev/docs/billing): $0.000014 per vCPU-second + $0.0000045 per GiB-second of allocated RAM",
-} as const;
+export function e2bInstallFailureHint(egressAllow: readonly string[] | undefined): string {
+  const head = "Fix that install command (the full output is in provision.log in the run directory); it ran as root";
+  return egressAllow && egressAllow.length > 0
+    ? `${head} with egress only to execution.egressAllow (${egressAllow.join(", ")}): if it downloads from another host, add that host to execution.egressAllow; else check the package name and version.`
+    : `${head} with unrestricted egress (no execution.egressAllow), so check the package name and version and that the registry answers from the E2B sandbox.`;
+}
 
 /**
- * The sandbox-time line of a seat: an estimate over acquire → release at {@link E2B_RATES} for
- * the resources E2B reported; `null` (unmeasured) when the resources or the times are unknown.
- * Units: ms, MiB, USD.
+ * The sandbox-time line of a seat: the shared E2B estimate over acquire → confirmed release
+ * ({@link e2bTimeLine}), as `sandbox-minutes`. Units: ms, MiB, USD.
  */
-export function sandboxTimeLine(o: {
-  participantId: string;
-  acquiredAt: number | undefined;
-  releasedAt: number | undefined;
-  resources: { cpuCount: number; memoryMB: number } | undefined;
-  released: boolean;
-}): CostLine {
-  const base = { kind: "sandbox-minutes" as const, participantId: o.participantId };
-  if (o.acquiredAt === undefined) {
-    return { ...base, usd: 0, count: 0, basis: "no-spend-signal", ratesAsOf: E2B_RATES.asOf, source: "humanish: no E2B sandbox was created", reason: null };
-  }
-  if (!o.resources || o.releasedAt === undefined || !o.released) {
-    const why = !o.resources ? "sandbox_resources_unknown" : "sandbox_release_unconfirmed: it may still be billed until its E2B timeout";
-    return { ...base, usd: null, count: null, basis: "unmeasured", ratesAsOf: null, source: null, reason: why };
-  }
-  const seconds = Math.max(0, (o.releasedAt - o.acquiredAt) / 1000);
-  const perSecond = o.resources.cpuCount * E2B_RATES.usdPerVcpuSecond + (o.resources.memoryMB / 1024) * E2B_RATES.usdPerGibSecond;
-  const usd = Math.round(seconds * perSecond * 1e6) / 1e6;
-  return {
-    ...base,
-    usd,
-    count: Math.round((seconds / 60) * 1000) / 1000,
-    basis: "rate-table",
-    ratesAsOf: E2B_RATES.asOf,
-    source: E2B_RATES.source,
-    reason: null,
-    note: `estimate: ${seconds.toFixed(1)} s from create to confirmed release × (${o.resources.cpuCount} vCPU, ${o.resources.memoryMB} MiB)`,
-  };
+export function sandboxTimeLine(o: Omit<Parameters<typeof e2bTimeLine>[0], "noun">): CostLine {
+  return e2bTimeLine({ noun: "sandbox", ...o });
 }

@@ -17,37 +17,39 @@
 import { DEFAULT_LOCAL_AGENT_PERSONA, type LocalAgentOutcome, localAgentBrief, runLocalAgentSeat } from "../../actors/codex-account/participant.ts";
 import { localAgentCostLine, localAgentTrace } from "../../actors/codex-account/participant-trace.ts";
 import type { CodexAccountSession } from "../../actors/codex-account/types.ts";
-import {
-  briefDigest,
-  type ComputerUseOutcome,
-  type ComputerUseReadiness,
-  computerUseLedger,
-  computerUseTrace,
-  DEFAULT_COMPUTER_USE_PERSONA,
-  runComputerUseSeat,
-} from "../../actors/computer-use/index.ts";
-import { evaluateCheck, runScriptedBrowser, type ScriptedBrowserOutcome } from "../../actors/scripted-browser/index.ts";
-import type { ActorTrace, CleanupProof, DesktopGeometry, LifecycleEvent, RunParticipant, TaskResult, TraceItem } from "../../bundle/schemas.ts";
+import { briefDigest, type ComputerUseOutcome, type ComputerUseReadiness, DEFAULT_COMPUTER_USE_PERSONA } from "../../actors/computer-use/index.ts";
+import { runScriptedBrowser, type ScriptedBrowserOutcome } from "../../actors/scripted-browser/index.ts";
+import type { ActorTrace, CleanupProof, RunParticipant, TaskResult, TraceItem } from "../../bundle/schemas.ts";
 import type { RunWriter } from "../../bundle/writer.ts";
 import type { DockerClient } from "../../docker/index.ts";
-import type { BrowserTask, ComputerUseActor, DeviceName, DevicePreset, LocalAgentActor, ScriptedBrowserActor } from "../../lab/schema.ts";
-import { SpendBudget } from "../../models/index.ts";
+import type { ComputerUseActor, DeviceName, DevicePreset, LocalAgentActor, ScriptedBrowserActor } from "../../lab/schema.ts";
+import type { SpendBudget } from "../../models/index.ts";
 import { allocateDesktop, type LocalDesktop } from "../../runtime/desktop.ts";
 import type { GuestImage } from "../../runtime/guest-image.ts";
-import { guestScreen } from "../../runtime/presets.ts";
 import { PROJECT_LABEL } from "../../sandbox/controller.ts";
 import { releaseContainer } from "../../sandbox/release.ts";
 import type { ReleaseProof } from "../../sandbox/types.ts";
-import { evidenceSummary, type SeatEvidence, type StudyError, seatFolder } from "../../study/evidence.ts";
+import {
+  type BrowserSeatFacts,
+  browserSeatBasics,
+  browserSeatFailure,
+  browserSeatGeometry,
+  browserSeatVerdict,
+  checkBrowserTasks,
+  runBrowserComputerUse,
+  type SeatVerdict,
+  studySpendBudget,
+  uncheckedTasks,
+  writeComputerUseLedger,
+  writeComputerUseSeatTrace,
+  writeSeatJson,
+  writeSeatShots,
+} from "../../study/browser-seat.ts";
+import { evidenceSummary, type SeatEvidence, type StudyError } from "../../study/evidence.ts";
 import type { Lane, SeatHooks, SeatRelease, SeatSpec } from "../../study/types.ts";
 
 /** The lane's own facts of one seat (for the study's desktop ledger). */
-export interface GuestSeatFacts {
-  device: string;
-  width: number;
-  height: number;
-  startMs: number | null;
-}
+export type GuestSeatFacts = BrowserSeatFacts;
 
 export interface LocalGuestLaneOptions {
   docker: DockerClient;
@@ -74,53 +76,12 @@ export interface LocalGuestLaneOptions {
   onDesktopCreated?: (participantId: string, containerId: string) => void;
 }
 
-/**
- * Paths of one seat's trace and screenshots: a one-seat study keeps the root layout; a many-seat
- * study puts the trace in the seat's folder and its frames in `screenshots/<id>/` (every
- * screenshot of a bundle lives under `screenshots/`).
- */
-function seatPaths(seats: number, id: string) {
-  const folder = seatFolder(seats, id);
-  return {
-    folder,
-    trace: folder ? `${folder}actor.json` : `actors/${id}.json`,
-    shot: (name: string) => (folder ? `screenshots/${id}/${name}.png` : `screenshots/${id}-${name}.png`),
-  };
-}
-
 /** What a browser participant returns (the computer-use outcome adds its requests and spend). */
 type BrowserOutcome = ScriptedBrowserOutcome | ComputerUseOutcome | LocalAgentOutcome;
 
-function checkTasks(tasks: readonly BrowserTask[], pid: string, outcome: BrowserOutcome | undefined, origin: string): TaskResult[] {
-  const obs = outcome?.observations ?? [];
-  return tasks.map((t) => {
-    if (!outcome || obs.length === 0)
-      return { id: t.id, goal: t.goal, participantId: pid, status: "not_run" as const, passed: false, detail: "no observation was made" };
-    const hit = evaluateCheck(t.check, obs, origin);
-    return hit >= 0
-      ? {
-          id: t.id,
-          goal: t.goal,
-          participantId: pid,
-          status: "passed" as const,
-          passed: true,
-          detail: `observation ${hit + 1} of ${obs.length} satisfies the check`,
-        }
-      : {
-          id: t.id,
-          goal: t.goal,
-          participantId: pid,
-          status: "failed" as const,
-          passed: false,
-          detail: `none of ${obs.length} observation(s) of ${origin} satisfies the check`,
-        };
-  });
-}
-
 /** The local guest lane over one study's served app and guest image. */
 export function localGuestLane(o: LocalGuestLaneOptions): Lane<SeatEvidence<GuestSeatFacts>> {
-  // One study budget shared by every computer-use seat: each request is admitted against it.
-  const studyBudget = o.caps?.maxTotalUsd != null ? new SpendBudget("scenario.caps.maxTotalUsd", o.caps.maxTotalUsd) : undefined;
+  const studyBudget = studySpendBudget(o.caps);
   return {
     name: "local-guest",
     spentUsd: (facts) => facts.usd,
@@ -131,15 +92,8 @@ export function localGuestLane(o: LocalGuestLaneOptions): Lane<SeatEvidence<Gues
 }
 
 function guestSeat(o: LocalGuestLaneOptions, seat: SeatSpec, hooks: SeatHooks, studyBudget: SpendBudget | undefined) {
-  const pid = seat.id;
   const writer = o.writer;
-  const redact = (s: string) => writer.redactor.text(s);
-  const lifecycle: LifecycleEvent[] = [];
-  const log = (event: string, message: string) => lifecycle.push({ at: new Date().toISOString(), event, message: redact(message) });
-  const device = o.devices.get(pid) ?? { name: "desktop" as const, preset: { width: 1440, height: 950, deviceScaleFactor: 1 } };
-  const declared = { width: device.preset.width, height: device.preset.height };
-  const screen = guestScreen(device.preset);
-  const paths = seatPaths(o.seatCount, pid);
+  const { pid, redact, log, device, screen, paths, lifecycle } = browserSeatBasics(writer, seat, o.devices, o.seatCount);
   let containerId: string | undefined;
   let desktop: LocalDesktop | undefined;
   let outcome: BrowserOutcome | undefined;
@@ -221,7 +175,7 @@ function guestSeat(o: LocalGuestLaneOptions, seat: SeatSpec, hooks: SeatHooks, s
       const declaredTasks = o.actor.tasks ?? [];
       if (!declaredTasks.length) return;
       hooks.progress("check", `${declaredTasks.length} hidden check(s)`);
-      tasks = checkTasks(declaredTasks, pid, outcome, o.appUrl.origin);
+      tasks = checkBrowserTasks(declaredTasks, pid, outcome, o.appUrl.origin);
     },
     async finalize(end: { error?: StudyError; interrupted: boolean }): Promise<SeatRelease> {
       failedWith = end.error;
@@ -251,19 +205,17 @@ function guestSeat(o: LocalGuestLaneOptions, seat: SeatSpec, hooks: SeatHooks, s
   /** The computer-use loop on this seat's desktop; its key and endpoint came from the live preflight. */
   async function participateComputerUse(actor: ComputerUseActor, d: LocalDesktop): Promise<void> {
     if (!o.computerUse) throw new Error("openai-computer-use seat without a live preflight");
-    const seatBudget = o.caps?.maxUsd != null ? new SpendBudget("scenario.caps.maxUsd", o.caps.maxUsd) : undefined;
-    const ran = await runComputerUseSeat({
+    const ran = await runBrowserComputerUse({
       executor: d.executor,
       actor,
-      seat: { ...(seat.persona ? { persona: seat.persona } : {}), ...(seat.instruction ? { instruction: seat.instruction } : {}) },
+      seat,
       readiness: o.computerUse,
       origin: o.appUrl.origin,
       sessionMs: o.sessionMs,
-      ...(seatBudget ? { seatBudget } : {}),
-      ...(studyBudget ? { studyBudget } : {}),
-      scrubText: redact,
-      signal: hooks.signal,
-      onTurn: (turn, note) => hooks.progress("participate", `turn ${turn}: ${note}`),
+      caps: o.caps,
+      studyBudget,
+      redact,
+      hooks,
     });
     outcome = ran.outcome;
     brief = ran.brief;
@@ -315,81 +267,49 @@ function guestSeat(o: LocalGuestLaneOptions, seat: SeatSpec, hooks: SeatHooks, s
 
   async function writeEvidence(): Promise<SeatEvidence<GuestSeatFacts>> {
     const writeErrors: string[] = [];
-    const declaredTasks = o.actor.tasks ?? [];
-    if (!tasks.length)
-      tasks = declaredTasks.map((t) => ({
-        id: t.id,
-        goal: t.goal,
-        participantId: pid,
-        status: "not_run" as const,
-        passed: false,
-        detail: interrupted ? "not checked: interrupted" : failedWith ? `not checked: ${failedWith.code}` : "not checked",
-      }));
-    const geometry: DesktopGeometry = {
-      preset: device.name,
-      screen: { requested: declared, ...(desktop ? { verified: { width: screen.width, height: screen.height }, source: "xvfb+admitted-frame" } : {}) },
-      ...(desktop ? { browserWindow: { width: screen.width, height: screen.height, source: "chromium --window-size" } } : {}),
-      warnings: screen.floored ? [`screen width floored from ${declared.width} to ${screen.width} px (Chromium's minimum window width)`] : [],
-    };
+    const end = { interrupted, failedWith };
+    if (!tasks.length) tasks = uncheckedTasks(o.actor.tasks ?? [], pid, end);
     // The participant's status folds in the hidden checks (all steps ran but a check failed →
     // incomplete); its trace records the same status, which `verify` cross-checks.
     const out = outcome;
-    const allPassed = tasks.length > 0 && tasks.every((t) => t.passed);
-    const status: ActorTrace["status"] = !out ? "failed" : out.status === "passed" ? (tasks.length === 0 || allPassed ? "passed" : "incomplete") : out.status;
-    const completionReason: ActorTrace["completionReason"] = !out
-      ? interrupted
-        ? "interrupted"
-        : "harness_error"
-      : out.status === "passed"
-        ? status === "passed"
-          ? "goal_satisfied"
-          : "turn_completed"
-        : out.completionReason;
-    let tracePath: string | null = null;
-    if (out) {
-      tracePath = await writeTrace(out, status, completionReason, writeErrors);
-    }
+    const verdict = browserSeatVerdict(out, tasks, end, "all steps ran but a hidden check failed");
+    const tracePath = out ? await writeTrace(out, verdict, writeErrors) : null;
     const participant: RunParticipant = {
       id: pid,
       actorType: o.actor.type,
       label: `${o.actor.type} (${device.name})`,
-      status,
-      completionReason,
-      reason: redact(
-        !out
-          ? failedWith
-            ? `${failedWith.code}: ${failedWith.message}`
-            : interrupted
-              ? "interrupted before the participant ran"
-              : "the participant did not run"
-          : status === "incomplete" && out.status === "passed"
-            ? "all steps ran but a hidden check failed"
-            : out.reason,
-      ),
+      status: verdict.status,
+      completionReason: verdict.completionReason,
+      reason: redact(verdict.reason),
       trace: tracePath,
       ...(out ? { startedAt: out.startedAt, completedAt: out.completedAt, durationMs: out.durationMs } : {}),
-      desktopGeometry: geometry,
+      desktopGeometry: browserSeatGeometry(device, screen, desktop !== undefined, "xvfb+admitted-frame"),
       ...(seat.persona ? { persona: seat.persona } : {}),
       device: device.name,
     };
-    let failure: StudyError | undefined;
-    if (cleanup.some((c) => c.outcome !== "released")) {
-      const bad = cleanup.filter((c) => c.outcome !== "released");
-      failure = {
-        code: "HUMANISH_BROWSER_LAB_CLEANUP_UNPROVEN",
-        message: `a desktop release was not confirmed: ${bad.map((c) => `${c.id} ${c.reason}`).join("; ")}`,
-        next: `remove it by id: docker rm -f ${bad.map((c) => c.id).join(" ")}`,
-      };
-    } else if (out?.harnessError) {
-      failure = { code: out.harnessError.code, message: redact(out.harnessError.message), next: "read the actor trace in the run directory; rerun the study" };
-    } else if (writeErrors.length) {
-      failure = {
-        code: "HUMANISH_BUNDLE_WRITE_FAILED",
-        message: `evidence could not be written completely: ${writeErrors.join("; ")}`,
-        next: "check free disk space and permissions of .humanish/runs",
-      };
-    } else if (failedWith) failure = failedWith;
-    const model = out && "requests" in out ? await writeModelLedger(out, writeErrors) : undefined;
+    // Docker guests are never retained: anything short of `released` (the account session's too) fails the seat.
+    const failure = browserSeatFailure({
+      unproven: cleanup.filter((c) => c.outcome !== "released"),
+      unprovenText: { what: "a desktop release", next: (ids) => `remove it by id: docker rm -f ${ids}` },
+      harnessError: out?.harnessError,
+      writeErrors,
+      failedWith,
+      redact,
+    });
+    const model =
+      out && "requests" in out
+        ? await writeComputerUseLedger(
+            writer,
+            out,
+            {
+              pid,
+              endpointHost: o.computerUse?.endpoint.host ?? "unresolved",
+              caps: o.caps ?? { maxUsd: null, maxTotalUsd: null },
+              path: paths.ledger,
+            },
+            writeErrors,
+          )
+        : undefined;
     return {
       participant,
       tasks,
@@ -405,76 +325,9 @@ function guestSeat(o: LocalGuestLaneOptions, seat: SeatSpec, hooks: SeatHooks, s
     };
   }
 
-  /** Writes every kept screenshot; their bundle paths by name. */
-  async function writeShots(out: BrowserOutcome, writeErrors: string[]): Promise<Map<string, string>> {
-    const shotPaths = new Map<string, string>();
-    for (const shot of out.screenshots) {
-      const path = paths.shot(shot.name);
-      try {
-        await writer.writeArtifact(path, shot.png, { kind: "screenshot" });
-        shotPaths.set(shot.name, path);
-      } catch (e) {
-        writeErrors.push(`${path}: ${e instanceof Error ? e.message : String(e)}`);
-      }
-    }
-    return shotPaths;
-  }
-
-  /** The computer-use seat's request ledger (`model-ledger.json` beside its trace) and its cost lines. */
-  async function writeModelLedger(out: ComputerUseOutcome, writeErrors: string[]) {
-    const m = computerUseLedger(out, {
-      participantId: pid,
-      endpointHost: o.computerUse?.endpoint.host ?? "unresolved",
-      caps: o.caps ?? { maxUsd: null, maxTotalUsd: null },
-      today: new Date().toISOString().slice(0, 10),
-    });
-    const path = paths.folder ? `${paths.folder}model-ledger.json` : `model-ledger-${pid}.json`;
-    try {
-      await writer.writeJson(path, m.ledger, { kind: "model-ledger" });
-    } catch (e) {
-      writeErrors.push(`${path}: ${e instanceof Error ? e.message : String(e)}`);
-    }
-    return m;
-  }
-
-  async function writeComputerUseTrace(
-    out: ComputerUseOutcome,
-    status: ActorTrace["status"],
-    completionReason: ActorTrace["completionReason"],
-    writeErrors: string[],
-  ): Promise<string | null> {
-    const shotPaths = await writeShots(out, writeErrors);
-    const a = o.actor as ComputerUseActor;
-    const trace: ActorTrace = {
-      ...computerUseTrace(out, {
-        participantId: pid,
-        model: o.computerUse?.model ?? a.model ?? "unresolved",
-        personaId: seat.persona ?? a.persona ?? DEFAULT_COMPUTER_USE_PERSONA,
-        promptDigest: briefDigest(brief ?? ""),
-        sessionId: desktop?.identity.generation ?? "none",
-        shotPaths,
-        redact,
-      }),
-      // The lane's status folds in the hidden checks, exactly as the participant record does.
-      status,
-      completionReason,
-    };
-    try {
-      await writer.writeJson(paths.trace, trace, { kind: "actor-trace" });
-      return paths.trace;
-    } catch (e) {
-      writeErrors.push(`${paths.trace}: ${e instanceof Error ? e.message : String(e)}`);
-      return null;
-    }
-  }
-
-  async function writeLocalAgentTrace(
-    out: LocalAgentOutcome,
-    status: ActorTrace["status"],
-    completionReason: ActorTrace["completionReason"],
-    writeErrors: string[],
-  ): Promise<string | null> {
-    const shotPaths = await writeShots(out, writeErrors);
+  /** The local agent's screenshots and trace, with the seat's verdict. */
+  async function writeLocalAgentTrace(out: LocalAgentOutcome, verdict: SeatVerdict, writeErrors: string[]): Promise<string | null> {
+    const shotPaths = await writeSeatShots(writer, out.screenshots, paths.shot, writeErrors);
     const a = o.actor as LocalAgentActor;
     const trace: ActorTrace = {
       ...localAgentTrace(out, {
@@ -487,28 +340,34 @@ function guestSeat(o: LocalGuestLaneOptions, seat: SeatSpec, hooks: SeatHooks, s
         redact,
       }),
       // The lane's status folds in the hidden checks, exactly as the participant record does.
-      status,
-      completionReason,
+      status: verdict.status,
+      completionReason: verdict.completionReason,
     };
-    try {
-      await writer.writeJson(paths.trace, trace, { kind: "actor-trace" });
-      return paths.trace;
-    } catch (e) {
-      writeErrors.push(`${paths.trace}: ${e instanceof Error ? e.message : String(e)}`);
-      return null;
-    }
+    return writeSeatJson(writer, paths.trace, trace, "actor-trace", writeErrors);
   }
 
-  async function writeTrace(
-    out: BrowserOutcome,
-    status: ActorTrace["status"],
-    completionReason: ActorTrace["completionReason"],
-    writeErrors: string[],
-  ): Promise<string | null> {
-    if ("requests" in out) return writeComputerUseTrace(out, status, completionReason, writeErrors);
-    if ("identity" in out) return writeLocalAgentTrace(out, status, completionReason, writeErrors);
+  async function writeTrace(out: BrowserOutcome, verdict: SeatVerdict, writeErrors: string[]): Promise<string | null> {
+    if ("requests" in out) {
+      const a = o.actor as ComputerUseActor;
+      return writeComputerUseSeatTrace(
+        writer,
+        out,
+        {
+          pid,
+          model: o.computerUse?.model ?? a.model ?? "unresolved",
+          personaId: seat.persona ?? a.persona ?? DEFAULT_COMPUTER_USE_PERSONA,
+          brief,
+          sessionId: desktop?.identity.generation ?? "none",
+          verdict,
+          paths,
+          redact,
+        },
+        writeErrors,
+      );
+    }
+    if ("identity" in out) return writeLocalAgentTrace(out, verdict, writeErrors);
     const items: TraceItem[] = [];
-    const shotPaths = await writeShots(out, writeErrors);
+    const shotPaths = await writeSeatShots(writer, out.screenshots, paths.shot, writeErrors);
     let shotIndex = 0;
     for (const it of out.items) {
       if (it.kind === "screenshot") {
@@ -545,8 +404,8 @@ function guestSeat(o: LocalGuestLaneOptions, seat: SeatSpec, hooks: SeatHooks, s
       startedAt: out.startedAt,
       completedAt: out.completedAt,
       durationMs: out.durationMs,
-      status,
-      completionReason,
+      status: verdict.status,
+      completionReason: verdict.completionReason,
       reason: redact(out.reason),
       ids: { sessionId: desktop?.identity.generation ?? "none" },
       counts: {
@@ -557,12 +416,6 @@ function guestSeat(o: LocalGuestLaneOptions, seat: SeatSpec, hooks: SeatHooks, s
       },
       items,
     };
-    try {
-      await writer.writeJson(paths.trace, trace, { kind: "actor-trace" });
-      return paths.trace;
-    } catch (e) {
-      writeErrors.push(`${paths.trace}: ${e instanceof Error ? e.message : String(e)}`);
-      return null;
-    }
+    return writeSeatJson(writer, paths.trace, trace, "actor-trace", writeErrors);
   }
 }

@@ -12,9 +12,9 @@
 import { lstat, readdir, readFile } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 import { computerUseModel, computerUsePreflight } from "../../actors/computer-use/index.ts";
-import type { CleanupProof, LifecycleEvent } from "../../bundle/index.ts";
+import type { LifecycleEvent } from "../../bundle/index.ts";
 import { createRunWriter } from "../../bundle/index.ts";
-import { HumanishError, isHumanishError } from "../../errors.ts";
+import { isHumanishError } from "../../errors.ts";
 import { embeddedRootName } from "../../lab/embedded-apps.ts";
 import { labDevices } from "../../lab/routing.ts";
 import type { BrowserLabConfig, ComputerUseActor } from "../../lab/schema.ts";
@@ -31,15 +31,14 @@ import { studySecrets } from "../../secrets/index.ts";
 import { assembleStudy, notStartedRun, type SeatEvidence, type StudyError } from "../../study/evidence.ts";
 import { finishStudy } from "../../study/finish.ts";
 import { planConcurrency, runSeats, type SeatsRun } from "../../study/index.ts";
-import type { ProgressEvent, StudyContext, StudyResult } from "../types.ts";
+import type { StudyContext, StudyResult } from "../types.ts";
 import { loadEmbeddedApp } from "./embedded-app.ts";
+import { capsOf, refuse, sessionMsOf, studyFailure, studyLog, writeDesktopLedger } from "./study-parts.ts";
 
 /** The env variable holding the E2B key (read by name; its value never leaves this process). */
 export const E2B_KEY_NAME = "E2B_API_KEY";
 /** The explicit debug retention flag (value `debug`). */
 export const RETAIN_FLAG = "HUMANISH_E2B_DESKTOP_RETAIN";
-/** Default wall-clock budget of one participant session, ms. */
-const DEFAULT_SESSION_MS = 10 * 60_000;
 /** Bounds of a project directory served inside the desktop. */
 const MAX_APP_FILES = 2_000;
 const MAX_APP_BYTES = 64 * 1024 * 1024;
@@ -55,15 +54,6 @@ export interface E2BDesktopStudyDeps {
   /** The explicit live-view flag: each desktop's authenticated stream URL (a secret) goes here only. */
   onLiveView?: (participantId: string, url: string) => void;
   onDesktopCreated?: (participantId: string, sandboxId: string) => void;
-}
-
-function refuse(code: string, message: string, next: string): never {
-  throw new HumanishError(code, message, { next });
-}
-
-function capsOf(lab: BrowserLabConfig) {
-  const c = lab.scenario.caps;
-  return { maxUsd: c?.maxUsd ?? null, maxJobs: c?.maxJobs ?? null, maxMinutes: c?.maxMinutes ?? null };
 }
 
 /** The seats that run at once: the seats, `execution.concurrency`, 16, and `HUMANISH_MAX_CONCURRENCY`. */
@@ -252,19 +242,10 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, deps: E2BDesktopStud
   const served = pre.app.kind === "served" ? await servedAppFiles(ctx.cwd, pre.app.root) : undefined;
   const secrets = studySecrets(ctx);
   const writer = createRunWriter({ cwd: ctx.cwd, runId: ctx.runId, secrets, route: "browser", mode: "live", lab: lab.id });
-  const redact = (s: string) => writer.redactor.text(s);
+  const { redact, lifecycle, log, progress } = studyLog(ctx, writer);
   const createdAt = new Date().toISOString();
-  const lifecycle: LifecycleEvent[] = [];
-  const log = (event: string, message: string) => lifecycle.push({ at: new Date().toISOString(), event, message: redact(message) });
-  const progress = (e: ProgressEvent) => {
-    try {
-      ctx.progress(e);
-    } catch {
-      /* a broken progress sink never stops a study */
-    }
-  };
   const caps = capsOf(lab);
-  const sessionMs = lab.execution.timeoutMs ?? (caps.maxMinutes && caps.maxMinutes > 0 ? caps.maxMinutes * 60_000 : DEFAULT_SESSION_MS);
+  const sessionMs = sessionMsOf(lab, caps);
   log(
     "browser-lab.run.created",
     `run ${ctx.runId}: lab ${lab.id}, actor ${pre.actor.type}, target e2b-desktop (template ${pre.template}), ${seats.length} seat(s), concurrency ${concurrency.concurrency}`,
@@ -304,13 +285,7 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, deps: E2BDesktopStud
     });
   } catch (e) {
     if (!ctx.signal.aborted) {
-      const h = isHumanishError(e)
-        ? e
-        : new HumanishError("HUMANISH_BROWSER_LAB_FAILED", `browser study failed: ${e instanceof Error ? e.message : String(e)}`, {
-            next: "read the bundle's lifecycle and rerun",
-            cause: e,
-          });
-      failure = { code: h.code, message: h.message, ...(h.next ? { next: h.next } : {}) };
+      failure = studyFailure(e);
       log("browser-lab.session.error", `${failure.code}: ${failure.message}`);
     }
   }
@@ -323,15 +298,7 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, deps: E2BDesktopStud
     maxTotalUsd: lab.scenario.caps?.maxTotalUsd ?? null,
     shape,
   });
-  try {
-    await writer.writeJson("desktop-ledgers.json", desktopLedger(run, assembled.cleanup, devices), { kind: "data" });
-  } catch (e) {
-    failure ??= {
-      code: "HUMANISH_BUNDLE_WRITE_FAILED",
-      message: `desktop-ledgers.json: ${e instanceof Error ? e.message : String(e)}`,
-      next: "check free disk space and permissions of .humanish/runs",
-    };
-  }
+  failure ??= await writeDesktopLedger(writer, run, assembled.cleanup, devices);
   return finishStudy({
     ctx,
     writer,
@@ -354,23 +321,4 @@ function placementNote(app: AppPlacement, served: string | undefined): string {
   return app.kind === "public"
     ? `public app ${app.url.origin}, opened by each desktop's Chromium`
     : `${served ?? "the app"} uploaded into each desktop and served there on its loopback ${app.url.origin}`;
-}
-
-/** `desktop-ledgers.json`: every desktop's cleanup proof and each seat's geometry. */
-function desktopLedger(
-  run: SeatsRun<SeatEvidence<E2BSeatFacts>>,
-  cleanup: CleanupProof[],
-  devices: readonly { name: string; preset: { width: number; height: number } }[],
-) {
-  return {
-    schema: "humanish.desktop-cleanup.v1",
-    desktops: cleanup,
-    geometry: run.seats.map((r) => ({
-      participantId: r.seat.id,
-      preset: r.facts?.lane.device ?? devices[r.seat.index]?.name ?? "desktop",
-      width: r.facts?.lane.width ?? devices[r.seat.index]?.preset.width ?? 0,
-      height: r.facts?.lane.height ?? devices[r.seat.index]?.preset.height ?? 0,
-      startMs: r.facts?.lane.startMs ?? null,
-    })),
-  };
 }

@@ -17,10 +17,9 @@ import { type CodexAccountSession, startCodexAccountSession } from "../../actors
 import { refuseNumericCaps } from "../../actors/codex-account/profile.ts";
 import { computerUseModel, computerUsePreflight } from "../../actors/computer-use/index.ts";
 import { POLICY_BOUNDS } from "../../broker/index.ts";
-import type { CleanupProof, CostLine, LifecycleEvent } from "../../bundle/index.ts";
+import type { CostLine, LifecycleEvent } from "../../bundle/index.ts";
 import { createRunWriter, type RunWriter } from "../../bundle/index.ts";
 import { type DockerClient, dockerClientFor } from "../../docker/index.ts";
-import { HumanishError, isHumanishError } from "../../errors.ts";
 import { embeddedRootName } from "../../lab/embedded-apps.ts";
 import { labDevices } from "../../lab/routing.ts";
 import type { BrowserActor, BrowserLabConfig, LabConfig } from "../../lab/schema.ts";
@@ -32,12 +31,13 @@ import { studySecrets } from "../../secrets/index.ts";
 import { assembleStudy, notStartedRun, type SeatEvidence, type StudyError } from "../../study/evidence.ts";
 import { finishStudy } from "../../study/finish.ts";
 import { planStudyConcurrency, runSeats, type SeatsRun } from "../../study/index.ts";
-import type { ProgressEvent, StudyContext, StudyResult } from "../types.ts";
+import type { StudyContext, StudyResult } from "../types.ts";
 import { type E2BDesktopStudyDeps, runE2BDesktopStudy } from "./e2b-desktop.ts";
 import { type AppServer, startApp } from "./serve.ts";
+import { capsOf, refuse, sessionMsOf, studyFailure, studyLog, writeDesktopLedger } from "./study-parts.ts";
 
 /** Default wall-clock budget of one participant session when the lab sets none, ms. */
-export const DEFAULT_SESSION_MS = 10 * 60_000;
+export { DEFAULT_SESSION_MS } from "./study-parts.ts";
 
 /** Dependencies a test may inject (the real engine by default). */
 export interface BrowserStudyDeps {
@@ -52,10 +52,6 @@ export interface BrowserStudyDeps {
 
 function isoDate(): string {
   return new Date().toISOString().slice(0, 10);
-}
-
-function refuse(code: string, message: string, next: string): never {
-  throw new HumanishError(code, message, { next });
 }
 
 /** Preflight checks that need no engine: route, actor, target, loopback URL. */
@@ -102,11 +98,6 @@ export async function runBrowserStudy(ctx: StudyContext<LabConfig>, deps: Browse
   ctx.progress({ participant: "p1", phase: "preflight" });
   if (ctx.mode === "dry-run") return runDryRun(ctx as StudyContext<BrowserLabConfig>, plan);
   return runLive(ctx as StudyContext<BrowserLabConfig>, plan, deps);
-}
-
-function capsOf(lab: BrowserLabConfig) {
-  const c = lab.scenario.caps;
-  return { maxUsd: c?.maxUsd ?? null, maxJobs: c?.maxJobs ?? null, maxMinutes: c?.maxMinutes ?? null };
 }
 
 async function runDryRun(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typeof planBrowserStudy>): Promise<StudyResult> {
@@ -256,25 +247,6 @@ async function serveAndEnsureImage(
   }
 }
 
-/** `desktop-ledgers.json`: every desktop's cleanup proof and each seat's geometry (declared when it never started). */
-function desktopLedger(
-  run: SeatsRun<SeatEvidence<GuestSeatFacts>>,
-  cleanup: CleanupProof[],
-  devices: readonly { name: string; preset: { width: number; height: number } }[],
-) {
-  return {
-    schema: "humanish.desktop-cleanup.v1",
-    desktops: cleanup,
-    geometry: run.seats.map((r) => ({
-      participantId: r.seat.id,
-      preset: r.facts?.lane.device ?? devices[r.seat.index]?.name ?? "desktop",
-      width: r.facts?.lane.width ?? devices[r.seat.index]?.preset.width ?? 0,
-      height: r.facts?.lane.height ?? devices[r.seat.index]?.preset.height ?? 0,
-      startMs: r.facts?.lane.startMs ?? null,
-    })),
-  };
-}
-
 /** The run's cost lines: a local guest is not metered; the scripted participant calls no model. */
 function browserCostLines(today: string, actorType: string): CostLine[] {
   const desktopLine: CostLine = {
@@ -323,19 +295,10 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typ
   const localAgent = actor.type === "local-agent" ? await localAgentPreflight(lab, ctx.env, ctx.signal) : undefined;
   const secrets = studySecrets(ctx);
   const writer: RunWriter = createRunWriter({ cwd: ctx.cwd, runId: ctx.runId, secrets, route: "browser", mode: "live", lab: lab.id });
-  const redact = (s: string) => writer.redactor.text(s);
+  const { redact, lifecycle, log, progress } = studyLog(ctx, writer);
   const createdAt = new Date().toISOString();
-  const lifecycle: LifecycleEvent[] = [];
-  const log = (event: string, message: string) => lifecycle.push({ at: new Date().toISOString(), event, message: redact(message) });
-  const progress = (e: ProgressEvent) => {
-    try {
-      ctx.progress(e);
-    } catch {
-      /* a broken progress sink never stops a study */
-    }
-  };
   const caps = capsOf(lab);
-  const sessionMs = lab.execution.timeoutMs ?? (caps.maxMinutes && caps.maxMinutes > 0 ? caps.maxMinutes * 60_000 : DEFAULT_SESSION_MS);
+  const sessionMs = sessionMsOf(lab, caps);
   log(
     "browser-lab.run.created",
     `run ${ctx.runId}: lab ${lab.id}, actor ${actor.type}, target local, ${seats.length} seat(s) (${seatDevices.map((d) => `${d.seat.id} ${d.name}`).join(", ")}), concurrency ${concurrency.concurrency}`,
@@ -376,13 +339,7 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typ
     });
   } catch (e) {
     if (!ctx.signal.aborted) {
-      const h = isHumanishError(e)
-        ? e
-        : new HumanishError("HUMANISH_BROWSER_LAB_FAILED", `browser study failed: ${e instanceof Error ? e.message : String(e)}`, {
-            next: "read the bundle's lifecycle and rerun",
-            cause: e,
-          });
-      failure = { code: h.code, message: h.message, ...(h.next ? { next: h.next } : {}) };
+      failure = studyFailure(e);
       log("browser-lab.session.error", `${failure.code}: ${failure.message}`);
     }
   } finally {
@@ -403,16 +360,7 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typ
       tasks: actor.tasks ?? [],
     },
   });
-  const cleanupDoc = desktopLedger(run, assembled.cleanup, seatDevices);
-  try {
-    await writer.writeJson("desktop-ledgers.json", cleanupDoc, { kind: "data" });
-  } catch (e) {
-    failure ??= {
-      code: "HUMANISH_BUNDLE_WRITE_FAILED",
-      message: `desktop-ledgers.json: ${e instanceof Error ? e.message : String(e)}`,
-      next: "check free disk space and permissions of .humanish/runs",
-    };
-  }
+  failure ??= await writeDesktopLedger(writer, run, assembled.cleanup, seatDevices);
   return finishStudy({
     ctx,
     writer,

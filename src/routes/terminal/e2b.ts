@@ -7,19 +7,16 @@
  */
 import { latestOnce } from "../../actors/codex-exec/index.ts";
 import { createRunWriter } from "../../bundle/writer.ts";
-import { HumanishError, isHumanishError } from "../../errors.ts";
 import { labSeats } from "../../lab/routing.ts";
 import type { TerminalLabConfig } from "../../lab/schema.ts";
-import { E2B_FIRST_OUTPUT_MS, type E2BSeatFacts, e2bTerminalLane, laneEgress, resolveE2BAccess } from "../../lanes/e2b-terminal/index.ts";
+import { E2B_FIRST_OUTPUT_MS, e2bTerminalLane, laneEgress, resolveE2BAccess } from "../../lanes/e2b-terminal/index.ts";
 import { createE2BSandboxProvider, DEFAULT_E2B_TEMPLATE, type E2BSandboxProvider } from "../../sandbox/e2b.ts";
 import { studySecrets } from "../../secrets/index.ts";
-import { assembleStudy, notStartedRun, type SeatEvidence } from "../../study/evidence.ts";
-import { finishStudy } from "../../study/finish.ts";
-import { planConcurrency, runSeats, type SeatsRun } from "../../study/index.ts";
-import { briefDigest, composeBrief } from "../../terminal/brief.ts";
+import { planConcurrency } from "../../study/index.ts";
 import { loadSandboxCa } from "../../terminal/ca.ts";
 import type { TerminalPlan } from "../../terminal/plan.ts";
 import type { StudyContext, StudyResult } from "../types.ts";
+import { finishTerminalStudy, policiesNote, runTerminalSeats, studyLifecycle, subjectDeclared } from "./study.ts";
 
 /** Most E2B seats one study runs at once. */
 export const E2B_MAX_CONCURRENCY = 16;
@@ -63,30 +60,24 @@ export async function runE2BTerminalStudy(ctx: StudyContext<TerminalLabConfig>, 
   const maxTotalUsd = lab.scenario.caps?.maxTotalUsd ?? null;
   const provider = deps.e2bProvider ?? createE2BSandboxProvider({ apiKey: access.apiKey, connection: access.connection });
   const firstOutputMs = deps.firstOutputMs ?? E2B_FIRST_OUTPUT_MS;
-  const product = lab.subject.product;
-  const p = lab.policies;
   const auth = plan.model?.runtimeAuth;
   const preamble = [
     {
       event: "terminal-lab.run.created",
       message: `run ${ctx.runId}: lab ${lab.id}, actor ${plan.descriptor.type}, target e2b-terminal, template ${template}; ${seats.length} seat(s), concurrency ${concurrency.concurrency}`,
     },
-    {
-      event: "terminal-lab.subject.declared",
-      message: `product ${product.name}; public surfaces ${product.publicSurfaces.join(" ")}; provenance UNPINNED; shared brief sha256:${briefDigest(composeBrief(lab, "000000000000"))} (each seat's own nonce and lane fields in its brief)`,
-    },
+    subjectDeclared(lab),
     {
       event: "terminal-lab.caps.declared",
       message: `maxUsd=${caps.maxUsd} (per seat) maxTotalUsd=${maxTotalUsd ?? "unset"} maxJobs=${caps.maxJobs ?? "unset"} maxMinutes=${caps.maxMinutes}; first-output deadline ${firstOutputMs} ms${auth ? "; the model spend cap is after-the-fact (Codex reaches its model directly from E2B)" : ""}`,
     },
     {
       event: "terminal-lab.credentials.declared",
-      message: `E2B key from E2B_API_KEY (value never recorded); ${plan.runtimeKey ? `runtime key from ${plan.runtimeKey.sourceName} held by ${auth === "openai-egress" ? "the sandbox's E2B egress rule for api.openai.com" : "the Codex command's env as CODEX_API_KEY"} (value never recorded)` : "no runtime key"}; policies allowPrivateRepoAccess=${p.allowPrivateRepoAccess} allowProviderCredentials=${p.allowProviderCredentials} allowPaymentCredentials=${p.allowPaymentCredentials} allowGitHubMutation=${p.allowGitHubMutation}`,
+      message: `E2B key from E2B_API_KEY (value never recorded); ${plan.runtimeKey ? `runtime key from ${plan.runtimeKey.sourceName} held by ${auth === "openai-egress" ? "the sandbox's E2B egress rule for api.openai.com" : "the Codex command's env as CODEX_API_KEY"} (value never recorded)` : "no runtime key"}; ${policiesNote(lab)}`,
     },
     ...concurrency.warnings.map((w) => ({ event: "terminal-lab.study.waves", message: w.message })),
   ];
-  const at = new Date().toISOString();
-  const lifecycle = seats.length > 1 ? preamble.map((e) => ({ at, event: e.event, message: redact(e.message) })) : [];
+  const lifecycle = studyLifecycle(preamble, seats.length, redact);
   const lane = e2bTerminalLane({
     lab,
     plan,
@@ -101,59 +92,29 @@ export async function runE2BTerminalStudy(ctx: StudyContext<TerminalLabConfig>, 
     ca,
     preamble,
   });
-  let run: SeatsRun<SeatEvidence<E2BSeatFacts>>;
-  try {
-    run = await runSeats({
-      seats,
-      lane,
-      concurrency: concurrency.concurrency,
-      signal: ctx.signal,
-      caps: { maxTotalUsd, maxJobs: caps.maxJobs },
-      remote: true,
-      progress: (participant, phase, detail, summary) => {
-        try {
-          ctx.progress({ participant, phase, ...(detail ? { detail: redact(detail) } : {}), ...summary });
-        } catch {
-          // a broken progress sink never stops a study
-        }
-      },
-    });
-  } catch (e) {
-    const h = isHumanishError(e)
-      ? e
-      : new HumanishError("HUMANISH_TERMINAL_LAB_FAILED", `the study runner failed: ${e instanceof Error ? e.message : String(e)}`, {
-          next: "Rerun; report a bug if it repeats.",
-        });
-    run = notStartedRun(seats, { code: h.code, message: h.message, ...(h.next ? { next: h.next } : {}) }, ctx.signal.aborted);
-  }
+  const run = await runTerminalSeats(ctx, redact, {
+    seats,
+    lane,
+    concurrency: concurrency.concurrency,
+    caps: { maxTotalUsd, maxJobs: caps.maxJobs },
+    remote: true,
+  });
   if (ctx.signal.aborted && seats.length > 1)
     lifecycle.push({ at: new Date().toISOString(), event: "terminal-lab.interrupted", message: "every seat was stopped, every sandbox released" });
-  const assembled = assembleStudy(run, {
-    lane: "e2b-terminal",
-    concurrency: concurrency.concurrency,
-    maxTotalUsd,
-    shape: { actorType: plan.descriptor.type, tasks: lab.actors[0].tasks ?? [] },
-  });
-  const gaps = ["product, media and payment spend are unmeasured (no cost probe exists for this product)"];
-  if (auth)
-    gaps.push("model spend is unpriced: Codex reached its model directly from E2B, so no gateway observed the model or enforced the cap before each request");
-  for (const r of run.seats) {
-    if (r.facts && !r.facts.lane.participantStarted && r.error)
-      gaps.push(`${seats.length > 1 ? `seat ${r.seat.id}: ` : ""}the participant never ran (${r.error.code})`);
-  }
-  return finishStudy({
+  return finishTerminalStudy({
     ctx,
     writer,
-    route: "terminal",
+    plan,
+    run,
     target: "e2b-terminal",
+    lane: "e2b-terminal",
+    concurrency,
+    maxTotalUsd,
     createdAt,
-    subject: { source: "terminal-product", name: product.name, publicSurfaces: product.publicSurfaces, provenance: "unpinned" },
-    caps,
-    assembled,
     lifecycle,
-    costLines: [],
-    gaps,
-    warnings: concurrency.warnings,
-    redactionNotes: `literal scrub of ${secrets.length} provisioned secret value(s), then secret and local-path shapes, then truncation`,
+    gaps: auth
+      ? ["model spend is unpriced: Codex reached its model directly from E2B, so no gateway observed the model or enforced the cap before each request"]
+      : [],
+    secretCount: secrets.length,
   });
 }

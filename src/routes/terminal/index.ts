@@ -16,7 +16,7 @@
 import os from "node:os";
 import { createRunWriter } from "../../bundle/writer.ts";
 import type { DockerClient } from "../../docker/index.ts";
-import { HumanishError, isHumanishError } from "../../errors.ts";
+import { HumanishError } from "../../errors.ts";
 import { isTerminalLab, labSeats } from "../../lab/routing.ts";
 import type { LabConfig, TerminalLabConfig } from "../../lab/schema.ts";
 import { DEFAULT_FIRST_OUTPUT_MS, dockerTerminalLane, type TerminalSeatFacts } from "../../lanes/docker-terminal/index.ts";
@@ -26,15 +26,14 @@ import type { E2BSandboxProvider } from "../../sandbox/e2b.ts";
 import { createDockerSandboxProvider, DEFAULT_DISK_BYTES, DEFAULT_MEMORY_BYTES } from "../../sandbox/index.ts";
 import type { SandboxProvider } from "../../sandbox/types.ts";
 import { studySecrets } from "../../secrets/index.ts";
-import { assembleStudy, notStartedRun, type SeatEvidence } from "../../study/evidence.ts";
-import { finishStudy } from "../../study/finish.ts";
-import { planStudyConcurrency, runSeats, type SeatsRun } from "../../study/index.ts";
-import { briefDigest, composeBrief } from "../../terminal/brief.ts";
+import type { SeatEvidence } from "../../study/evidence.ts";
+import { planStudyConcurrency, type SeatsRun } from "../../study/index.ts";
 import { loadSandboxCa, type SandboxCa } from "../../terminal/ca.ts";
 import { planTerminalStudy, type TerminalPlan } from "../../terminal/plan.ts";
 import type { StudyContext, StudyResult } from "../types.ts";
 import { runTerminalDryRun, TERMINAL_PARTICIPANT_ID } from "./dry-run.ts";
 import { runE2BTerminalStudy } from "./e2b.ts";
+import { finishTerminalStudy, policiesNote, runTerminalSeats, studyLifecycle, subjectDeclared } from "./study.ts";
 
 export {
   DEFAULT_FIRST_OUTPUT_MS,
@@ -170,32 +169,26 @@ async function runLive(
   const redact = (s: string): string => writer.redactor.text(s);
   const createdAt = new Date().toISOString();
   const caps = plan.caps;
-  const product = lab.subject.product;
   const diskMiB = lab.execution.limits?.diskMiB ?? DEFAULT_DISK_MIB;
   const provider = deps.sandboxProvider ?? createDockerSandboxProvider({ docker: engine.docker });
   const firstOutputMs = deps.firstOutputMs ?? DEFAULT_FIRST_OUTPUT_MS;
-  const p = lab.policies;
   const preamble = [
     {
       event: "terminal-lab.run.created",
       message: `run ${ctx.runId}: lab ${lab.id}, actor ${plan.descriptor.type}, target docker, image ${engine.image}${engine.built ? " (built by this run)" : ""}; ${engine.node ? `node ${engine.node.version} (tarball sha256 ${engine.node.sha256})${engine.node.npmVersion ? `, npm ${engine.node.npmVersion}` : ""}` : "node unrecorded (the image carries no humanish.node labels)"}; disk limit ${diskMiB} MiB; ${seats.length} seat(s), concurrency ${concurrency.concurrency}`,
     },
-    {
-      event: "terminal-lab.subject.declared",
-      message: `product ${product.name}; public surfaces ${product.publicSurfaces.join(" ")}; provenance UNPINNED; shared brief sha256:${briefDigest(composeBrief(lab, "000000000000"))} (each seat's own nonce and lane fields in its brief)`,
-    },
+    subjectDeclared(lab),
     {
       event: "terminal-lab.caps.declared",
       message: `maxUsd=${caps.maxUsd} (per seat) maxTotalUsd=${maxTotalUsd ?? "unset"} maxJobs=${caps.maxJobs ?? "unset"} maxMinutes=${caps.maxMinutes}; first-output deadline ${firstOutputMs} ms`,
     },
     {
       event: "terminal-lab.credentials.declared",
-      message: `${plan.runtimeKey ? `runtime key from ${plan.runtimeKey.sourceName} (value never recorded)` : "no runtime key"}; policies allowPrivateRepoAccess=${p.allowPrivateRepoAccess} allowProviderCredentials=${p.allowProviderCredentials} allowPaymentCredentials=${p.allowPaymentCredentials} allowGitHubMutation=${p.allowGitHubMutation}`,
+      message: `${plan.runtimeKey ? `runtime key from ${plan.runtimeKey.sourceName} (value never recorded)` : "no runtime key"}; ${policiesNote(lab)}`,
     },
     ...concurrency.warnings.map((w) => ({ event: "terminal-lab.study.waves", message: w.message })),
   ];
-  const at = new Date().toISOString();
-  const lifecycle = seats.length > 1 ? preamble.map((e) => ({ at, event: e.event, message: redact(e.message) })) : [];
+  const lifecycle = studyLifecycle(preamble, seats.length, redact);
   const lane = dockerTerminalLane({
     lab,
     plan,
@@ -213,28 +206,7 @@ async function runLive(
   });
   let run: SeatsRun<SeatEvidence<TerminalSeatFacts>>;
   try {
-    run = await runSeats({
-      seats,
-      lane,
-      concurrency: concurrency.concurrency,
-      signal: ctx.signal,
-      caps: { maxTotalUsd, maxJobs: caps.maxJobs },
-      progress: (participant, phase, detail, summary) => {
-        try {
-          ctx.progress({ participant, phase, ...(detail ? { detail: redact(detail) } : {}), ...summary });
-        } catch {
-          // a broken progress sink never stops a study
-        }
-      },
-    });
-  } catch (e) {
-    // The runner itself failed (no host clock, a broken ledger): no seat started.
-    const h = isHumanishError(e)
-      ? e
-      : new HumanishError("HUMANISH_TERMINAL_LAB_FAILED", `the study runner failed: ${e instanceof Error ? e.message : String(e)}`, {
-          next: "Rerun; report a bug if it repeats.",
-        });
-    run = notStartedRun(seats, { code: h.code, message: h.message, ...(h.next ? { next: h.next } : {}) }, ctx.signal.aborted);
+    run = await runTerminalSeats(ctx, redact, { seats, lane, concurrency: concurrency.concurrency, caps: { maxTotalUsd, maxJobs: caps.maxJobs } });
   } finally {
     await closeModelSeats();
   }
@@ -245,30 +217,18 @@ async function runLive(
       message: `${signalName(ctx.signal)}: every seat was stopped, every sandbox released`,
     });
   if (run.leaseLost) lifecycle.push({ at: new Date().toISOString(), event: "terminal-lab.study.lease-lost", message: redact(run.leaseLost) });
-  const assembled = assembleStudy(run, {
-    lane: "docker-terminal",
-    concurrency: concurrency.concurrency,
-    maxTotalUsd,
-    shape: { actorType: plan.descriptor.type, tasks: lab.actors[0].tasks ?? [] },
-  });
-  const gaps = ["product, media and payment spend are unmeasured (no cost probe exists for this product)"];
-  for (const r of run.seats) {
-    if (r.facts && !r.facts.lane.participantStarted && r.error)
-      gaps.push(`${seats.length > 1 ? `seat ${r.seat.id}: ` : ""}the participant never ran (${r.error.code})`);
-  }
-  return finishStudy({
+  return finishTerminalStudy({
     ctx,
     writer,
-    route: "terminal",
+    plan,
+    run,
     target: "docker",
+    lane: "docker-terminal",
+    concurrency,
+    maxTotalUsd,
     createdAt,
-    subject: { source: "terminal-product", name: product.name, publicSurfaces: product.publicSurfaces, provenance: "unpinned" },
-    caps,
-    assembled,
     lifecycle,
-    costLines: [],
-    gaps,
-    warnings: concurrency.warnings,
-    redactionNotes: `literal scrub of ${secrets.length} provisioned secret value(s), then secret and local-path shapes, then truncation`,
+    gaps: [],
+    secretCount: secrets.length,
   });
 }

@@ -26,8 +26,7 @@ import { createPrivateDir, releasePrivateDir, writeOwner } from "../../../src/ac
 import { procStartTime } from "../../../src/actors/codex-account/process.ts";
 import { recoveryDir, settleRecoveryMarkers, sweepAbandonedTaskDirs, writeMarker } from "../../../src/actors/codex-account/recovery.ts";
 import { AppServerConnection, type RpcFatal } from "../../../src/actors/codex-account/rpc.ts";
-import { isHumanishError } from "../../../src/errors.ts";
-import { REPO_BIN } from "./support.ts";
+import { codeOf, REPO_BIN } from "./support.ts";
 
 const root = mkdtempSync(join(tmpdir(), "humanish-codex-host-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -37,14 +36,7 @@ const fresh = (): string => {
   mkdirSync(d, { recursive: true, mode: 0o700 });
   return d;
 };
-const code = (f: () => unknown): string | undefined => {
-  try {
-    f();
-  } catch (e) {
-    return isHumanishError(e) ? e.code : `non-humanish: ${String(e)}`;
-  }
-  return undefined;
-};
+const code = codeOf;
 const login = (dir: string, mode = 0o600): string => {
   const p = join(dir, "auth.json");
   writeFileSync(p, "{}", { mode });

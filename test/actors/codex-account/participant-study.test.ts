@@ -16,26 +16,12 @@ import { runBrowserStudy } from "../../../src/routes/browser/index.ts";
 import { studyContext } from "../../routes/browser/support.ts";
 import { containersOfTestRun, freePort, guestPrereqs, ROOT, TEST_LABEL } from "../../runtime/guest-support.ts";
 import { codexUiSession, todoUiCalls } from "../../support/fake-openai/codex-ui.ts";
+import { TODO_TASKS_YAML } from "../../support/fake-openai/computer-use.ts";
 import { codexWorld } from "./support.ts";
 
 const cwd = mkdtempSync(join(tmpdir(), "humanish-local-agent-"));
 symlinkSync(join(ROOT, "node_modules"), join(cwd, "node_modules"));
 afterAll(() => rmSync(cwd, { recursive: true, force: true }));
-
-const TASKS = `    tasks:
-      - id: add-two-todos
-        goal: Add two todos, "Buy milk" and "Walk the dog".
-        check:
-          textIncludes: [Buy milk, Walk the dog, 2 items left]
-      - id: complete-one
-        goal: Mark "Buy milk" as completed.
-        check:
-          textIncludes: [Walk the dog, 1 item left, Clear completed (1)]
-      - id: clear-completed
-        goal: Clear the completed todo so that only "Walk the dog" is left.
-        check:
-          textIncludes: [Walk the dog, 1 item left]
-          textExcludes: [Buy milk, Clear completed (1)]`;
 
 function localAgentLab(port: number, caps = "    maxMinutes: 4"): LabConfig {
   const parsed = parseLab(`schema: humanish.lab.v2
@@ -53,7 +39,7 @@ actors:
     lanes:
       - {id: ana}
       - {id: ben, persona: hurried}
-${TASKS}
+${TODO_TASKS_YAML}
 scenario:
   mode: live
   caps:

@@ -11,16 +11,9 @@ import { checkEffectiveConfig, renderToml, restrictedConfig } from "../../../src
 import { assertQualifiedProfile, executionIdentity, QUALIFIED_CODEX_PROFILE, refuseNumericCaps } from "../../../src/actors/codex-account/profile.ts";
 import { resolveTestProvider } from "../../../src/actors/codex-account/test-provider.ts";
 import { checkImageDataUrl, TurnMonitor } from "../../../src/actors/codex-account/turn.ts";
-import { isHumanishError } from "../../../src/errors.ts";
+import { ANALYST_IDENTITY, codeOf } from "./support.ts";
 
-const code = (f: () => unknown): string | undefined => {
-  try {
-    f();
-  } catch (e) {
-    return isHumanishError(e) ? e.code : `non-humanish: ${String(e)}`;
-  }
-  return undefined;
-};
+const code = codeOf;
 
 describe("profile", () => {
   test("only the qualified profile passes", () => {
@@ -31,15 +24,7 @@ describe("profile", () => {
     expect(code(() => assertQualifiedProfile({ ...QUALIFIED_CODEX_PROFILE, effort: "high" }, "linux-x64"))).toBe("HUMANISH_CODEX_UNSUPPORTED_PROFILE");
   });
   test("identity names transport, auth and billing class, tool policy and version", () => {
-    expect(executionIdentity(QUALIFIED_CODEX_PROFILE, "analyst")).toEqual({
-      transport: "codex-app-server-stdio",
-      authClass: "chatgpt-file",
-      billing: "account-unknown",
-      model: "gpt-5.5",
-      effort: "low",
-      toolPolicy: "codex-no-tools-v1",
-      cliVersion: "0.171.0",
-    });
+    expect(executionIdentity(QUALIFIED_CODEX_PROFILE, "analyst")).toEqual(ANALYST_IDENTITY);
     expect(executionIdentity(QUALIFIED_CODEX_PROFILE, "participant").toolPolicy).toBe("codex-ui-tools-v1");
   });
   test("numeric caps are refused, nulls pass", () => {

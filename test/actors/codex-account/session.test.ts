@@ -13,7 +13,7 @@ import { createCodexAnalysisProvider } from "../../../src/analysis/provider-code
 import { isHumanishError } from "../../../src/errors.ts";
 import { cli } from "../../cli/support.ts";
 import type { FakeScenario } from "../../support/fake-openai/server.ts";
-import { type CodexWorld, codexWorld, REPO_BIN } from "./support.ts";
+import { ANALYST_IDENTITY, type CodexWorld, codexWorld, REPO_BIN } from "./support.ts";
 
 if (!existsSync(join(REPO_BIN, "codex")))
   throw new Error(`the pinned Codex CLI is missing at ${REPO_BIN}/codex: run bun install (devDependency @openai/codex 0.171.0)`);
@@ -48,6 +48,12 @@ function codexChildren(): number[] {
     }
   }
   return out;
+}
+
+/** The session left nothing behind: no `codex` child of this process, no private directory of `w`'s login. */
+function expectNothingLeft(w: CodexWorld): void {
+  expect(codexChildren()).toEqual([]);
+  expect(privateDirsOf(w)).toEqual([]);
 }
 
 /** Private task directories linking this world's login (left behind = a leak). */
@@ -102,15 +108,7 @@ describe("analyze --provider codex", () => {
     const options = { model: null, maxCostUsd: null, maxOutputTokens: null, timeoutMs: 60_000, signal: never };
     expect(provider.name).toBe("codex");
     expect(provider.billing).toBe("account-unknown");
-    expect(await provider.identity(options)).toEqual({
-      transport: "codex-app-server-stdio",
-      authClass: "chatgpt-file",
-      billing: "account-unknown",
-      model: "gpt-5.5",
-      effort: "low",
-      toolPolicy: "codex-no-tools-v1",
-      cliVersion: "0.171.0",
-    });
+    expect(await provider.identity(options)).toEqual(ANALYST_IDENTITY);
     const estimate = { inputTokens: 100, maxOutputTokens: null, imageCount: 1, usd: null };
     expect(() => provider.admit({ ...options, maxCostUsd: 1 }, estimate)).toThrow(/--max-cost/);
     expect(() => provider.admit({ ...options, maxOutputTokens: 500 }, estimate)).toThrow(/--max-output-tokens/);
@@ -163,8 +161,7 @@ describe("analyze --provider codex", () => {
     // Codex authenticated with the linked ChatGPT login, not the operator's key.
     expect(req?.authorization).toStartWith("Bearer ey");
     expect(req?.authorization).not.toContain("operator-key");
-    expect(codexChildren()).toEqual([]);
-    expect(privateDirsOf(w)).toEqual([]);
+    expectNothingLeft(w);
   }, 60_000);
 });
 
@@ -195,8 +192,7 @@ describe("refused before a model turn", () => {
     const a = world(say("{}"), "apikey");
     expect(await errCode(startCodexAccountSession({ purpose: "analyst", signal: never, env: a.env }))).toBe("HUMANISH_CODEX_UNSUPPORTED_AUTH");
     expect(modelRequests(a)).toEqual([]);
-    expect(codexChildren()).toEqual([]);
-    expect(privateDirsOf(a)).toEqual([]);
+    expectNothingLeft(a);
   }, 60_000);
   test("the provider override outside a test run", async () => {
     const w = world(say("{}"));
@@ -220,8 +216,7 @@ describe("refused during a turn", () => {
     const again = await s.runTurn(turn(t));
     const rel = await s.close();
     expect(rel.outcome).toBe("released");
-    expect(codexChildren()).toEqual([]);
-    expect(privateDirsOf(w)).toEqual([]);
+    expectNothingLeft(w);
     return { r, again, w };
   };
   test("a raw tool call from the model", async () => {
@@ -365,8 +360,7 @@ describe("cancellation and recovery", () => {
     // A request was dispatched and never answered: its usage is unknown, not zero.
     expect(r.usage).toEqual({ inputTokens: null, cachedInputTokens: null, outputTokens: null });
     expect(await s.close()).toEqual({ outcome: "released", reason: "the child exited and the private directory was removed" });
-    expect(codexChildren()).toEqual([]);
-    expect(privateDirsOf(w)).toEqual([]);
+    expectNothingLeft(w);
   }, 60_000);
   test("aborting the session's own signal mid-turn interrupts the turn and closes the session", async () => {
     const w = world(() => ({ kind: "hang" }));
@@ -378,8 +372,7 @@ describe("cancellation and recovery", () => {
     expect(await running).toMatchObject({ status: "interrupted", reason: "session_closed" });
     expect((await s.close()).outcome).toBe("released");
     expect(await s.runTurn(turn())).toMatchObject({ status: "failed", reason: "session_closed" });
-    expect(codexChildren()).toEqual([]);
-    expect(privateDirsOf(w)).toEqual([]);
+    expectNothingLeft(w);
   }, 60_000);
   test("a replaced auth.json link is kept 0600, reported, never copied back, and blocks the next session", async () => {
     const w = world(say("{}"));

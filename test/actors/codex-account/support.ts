@@ -6,7 +6,29 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { isHumanishError } from "../../../src/errors.ts";
 import { type FakeOpenAI, type FakeScenario, startFakeOpenAI } from "../../support/fake-openai/server.ts";
+
+/** The code `f` throws: a HumanishError's code, `non-humanish: …` for any other throw, undefined when it returns. */
+export function codeOf(f: () => unknown): string | undefined {
+  try {
+    f();
+  } catch (e) {
+    return isHumanishError(e) ? e.code : `non-humanish: ${String(e)}`;
+  }
+  return undefined;
+}
+
+/** The execution identity of an analyst session under the qualified profile. */
+export const ANALYST_IDENTITY = {
+  transport: "codex-app-server-stdio",
+  authClass: "chatgpt-file",
+  billing: "account-unknown",
+  model: "gpt-5.5",
+  effort: "low",
+  toolPolicy: "codex-no-tools-v1",
+  cliVersion: "0.171.0",
+} as const;
 
 const b64 = (o: unknown): string => Buffer.from(JSON.stringify(o)).toString("base64url");
 

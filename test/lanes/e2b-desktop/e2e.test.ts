@@ -8,7 +8,7 @@
  * that verifies; doctor looks the template up without creating anything.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Sandbox } from "e2b";
@@ -17,6 +17,7 @@ import { checkE2BDesktopLab } from "../../../src/lanes/e2b-desktop/doctor.ts";
 import { releaseDesktop } from "../../../src/lanes/e2b-desktop/release.ts";
 import { runBrowserStudy } from "../../../src/routes/browser/index.ts";
 import { studyContext } from "../../routes/browser/support.ts";
+import { filesUnder as files, TODO_TASKS_YAML } from "../../support/browser-study.ts";
 import { type E2BServer, startE2BServer } from "../../support/e2b-server/index.ts";
 import { cuaSession } from "../../support/fake-openai/computer-use.ts";
 import { startFakeOpenAI } from "../../support/fake-openai/server.ts";
@@ -61,20 +62,7 @@ ${o.serve ? "  serve:\n    static:\n      root: embedded:todomvc-vanillajs\n" : 
     maxOutputTokens: 1024
     mission: Use the todo app like a new user.
     ${o.seats ?? "count: 1"}
-    tasks:
-      - id: add-two-todos
-        goal: Add two todos, "Buy milk" and "Walk the dog".
-        check:
-          textIncludes: [Buy milk, Walk the dog, 2 items left]
-      - id: complete-one
-        goal: Mark "Buy milk" as completed.
-        check:
-          textIncludes: [Walk the dog, 1 item left, Clear completed (1)]
-      - id: clear-completed
-        goal: Clear the completed todo so that only "Walk the dog" is left.
-        check:
-          textIncludes: [Walk the dog, 1 item left]
-          textExcludes: [Buy milk, Clear completed (1)]
+${TODO_TASKS_YAML}
 execution:
   target: e2b-desktop
 scenario:
@@ -85,10 +73,6 @@ scenario:
 `);
   if (!parsed.ok) throw new Error(parsed.error.message);
   return parsed.config;
-}
-
-function files(dir: string): string[] {
-  return readdirSync(dir).flatMap((f) => (statSync(join(dir, f)).isDirectory() ? files(join(dir, f)) : [join(dir, f)]));
 }
 
 describe("computer use on an E2B desktop", () => {
@@ -130,7 +114,8 @@ describe("computer use on an E2B desktop", () => {
       for (const id of created) expect(receipts).toContain(id);
       const ledger = JSON.parse(readFileSync(join(res.runDir, "desktop-ledgers.json"), "utf8"));
       expect(ledger.desktops.map((d: { id: string }) => d.id).sort()).toEqual([...created].sort());
-      for (const d of ledger.desktops) expect(d).toMatchObject({ provider: "e2b", kind: "desktop", outcome: "released", reason: "kill-true+getinfo-404" });
+      for (const d of ledger.desktops)
+        expect(d).toMatchObject({ provider: "e2b", kind: "desktop", outcome: "released", reason: "kill answered true; getInfo answered not found" });
       for (const seat of ["ana", "ben"]) {
         const trace = readFileSync(join(res.runDir, `seats/${seat}/actor.json`), "utf8");
         expect(JSON.parse(trace).protocol).toBe("cua-loop");
@@ -155,7 +140,7 @@ describe("computer use on an E2B desktop", () => {
       (await Sandbox.create("base", { apiKey: e2b.apiKey, apiUrl: e2b.apiUrl, sandboxUrl: e2b.sandboxUrl, timeoutMs: 120_000 })).sandboxId;
     try {
       const ok = await make();
-      expect(await releaseDesktop(ok, conn)).toMatchObject({ outcome: "released", reason: "kill-true+getinfo-404" });
+      expect(await releaseDesktop(ok, conn)).toMatchObject({ outcome: "released", reason: "kill answered true; getInfo answered not found" });
       // Expired before the release: the kill answers 404 → released, with the end-time warning.
       const expired = await make();
       await e2b.expire(expired);
@@ -165,7 +150,7 @@ describe("computer use on an E2B desktop", () => {
       // Acknowledged but still running → unconfirmed.
       e2b.faults.kill = "ack-but-alive";
       const ack = await make();
-      expect(await releaseDesktop(ack, conn)).toMatchObject({ outcome: "unconfirmed", reason: expect.stringContaining("still shows") });
+      expect(await releaseDesktop(ack, conn)).toMatchObject({ outcome: "unconfirmed", reason: expect.stringContaining("still finds the sandbox") });
       // A 404 kill while getInfo still lists it → unconfirmed (positive evidence of life wins).
       e2b.faults.kill = "404-but-alive";
       const lying = await make();

@@ -8,6 +8,7 @@
 import { describe, expect, test } from "bun:test";
 import { isCuaExecutorError } from "../../../src/browser-control/index.ts";
 import { keysymFor } from "../../../src/guest/contract.ts";
+import { BROWSER_KEY_NAMES } from "../../../src/lab/schema-browser.ts";
 import { parseFacts } from "../../../src/lanes/e2b-desktop/chromium.ts";
 import { desktopTimeLine, e2bChord, e2bKeysym, placeApp, planDesktopAction, releaseVerdict, shellCommand } from "../../../src/lanes/e2b-desktop/index.ts";
 
@@ -32,52 +33,8 @@ function bashArgv(cmd: string): string[] {
 }
 
 describe("closed key table", () => {
-  test("every key name the guest table accepts maps to a real X keysym here", () => {
-    const names = [
-      ..."abcdefghijklmnopqrstuvwxyz0123456789",
-      ...Array.from({ length: 12 }, (_, i) => `F${i + 1}`),
-      "CTRL",
-      "CONTROL",
-      "ALT",
-      "SHIFT",
-      "META",
-      "SUPER",
-      "CMD",
-      "ENTER",
-      "RETURN",
-      "TAB",
-      "ESC",
-      "ESCAPE",
-      "SPACE",
-      " ",
-      "BACKSPACE",
-      "DELETE",
-      "INSERT",
-      "HOME",
-      "END",
-      "PAGEUP",
-      "PAGEDOWN",
-      "ARROWUP",
-      "UP",
-      "ARROWDOWN",
-      "DOWN",
-      "ARROWLEFT",
-      "LEFT",
-      "ARROWRIGHT",
-      "RIGHT",
-      "+",
-      "-",
-      "=",
-      ",",
-      ".",
-      "/",
-      "\\",
-      ";",
-      "'",
-      "[",
-      "]",
-      "`",
-    ];
+  test("every key name a lab may use maps to a keysym in the guest's table and here", () => {
+    const names = [..."abcdefghijklmnopqrstuvwxyz0123456789", ...BROWSER_KEY_NAMES];
     for (const n of names) {
       expect(keysymFor(n)).toBeDefined();
       expect(e2bKeysym(n)).toBeDefined();
@@ -188,22 +145,27 @@ describe("action planning", () => {
   });
 });
 
-describe("release proof", () => {
-  test("released only on kill true + getInfo not-found; a 404 kill is released with a warning", () => {
-    expect(releaseVerdict({ kind: "value", value: true }, { kind: "not_found" })).toEqual({ outcome: "released", reason: "kill-true+getinfo-404" });
-    const gone = releaseVerdict({ kind: "value", value: false }, { kind: "not_found" });
+describe("release proof (the rule both E2B lanes share)", () => {
+  test("released only on a kill that answered + getInfo not-found; a 404 kill is released with a warning", () => {
+    expect(releaseVerdict({ kind: "value", value: true }, { kind: "not-found" })).toEqual({
+      outcome: "released",
+      reason: "kill answered true; getInfo answered not found",
+    });
+    const gone = releaseVerdict({ kind: "value", value: false }, { kind: "not-found" });
     expect(gone.outcome).toBe("released");
     expect(gone.warning).toContain("end time is unknown");
-    expect(releaseVerdict({ kind: "value", value: false }, { kind: "error", message: "x" }).outcome).toBe("released");
   });
 
-  test("anything else is unconfirmed", () => {
-    expect(releaseVerdict({ kind: "value", value: true }, { kind: "alive", state: "running" }).outcome).toBe("unconfirmed");
-    expect(releaseVerdict({ kind: "value", value: false }, { kind: "alive", state: "running" }).outcome).toBe("unconfirmed");
+  test("anything else is unconfirmed, a 404 kill whose lookup failed included", () => {
+    expect(releaseVerdict({ kind: "value", value: false }, { kind: "error", message: "x" }).outcome).toBe("unconfirmed");
+    expect(releaseVerdict({ kind: "value", value: true }, { kind: "value", value: { state: "running" } }).reason).toContain(
+      "still finds the sandbox (running)",
+    );
+    expect(releaseVerdict({ kind: "value", value: false }, { kind: "value", value: { state: "running" } }).outcome).toBe("unconfirmed");
     expect(releaseVerdict({ kind: "value", value: true }, { kind: "error", message: "500" }).outcome).toBe("unconfirmed");
     expect(releaseVerdict({ kind: "value", value: true }, { kind: "deadline", ms: 10 }).outcome).toBe("unconfirmed");
-    expect(releaseVerdict({ kind: "deadline", ms: 10 }, { kind: "not_found" }).outcome).toBe("unconfirmed");
-    expect(releaseVerdict({ kind: "error", message: "401" }, { kind: "not_found" }).reason).toContain("kill failed (401)");
+    expect(releaseVerdict({ kind: "deadline", ms: 10 }, { kind: "not-found" }).outcome).toBe("unconfirmed");
+    expect(releaseVerdict({ kind: "error", message: "401" }, { kind: "not-found" }).reason).toContain("kill failed (401)");
   });
 });
 
@@ -270,7 +232,9 @@ describe("page facts and cost", () => {
     expect(line.basis).toBe("rate-table");
     expect(line.usd).toBeCloseTo(60 * (2 * 0.000014 + 2 * 0.0000045), 6);
     expect(line.count).toBe(1);
-    expect(desktopTimeLine({ participantId: "p1", acquiredAt: 0, releasedAt: 1, resources: { cpuCount: 2, memoryMB: 2048 }, released: false }).usd).toBeNull();
+    const unreleased = desktopTimeLine({ participantId: "p1", acquiredAt: 0, releasedAt: 1, resources: { cpuCount: 2, memoryMB: 2048 }, released: false });
+    expect(unreleased).toMatchObject({ kind: "desktop-minutes", usd: null });
+    expect(unreleased.reason).toStartWith("desktop_release_unconfirmed");
     expect(desktopTimeLine({ participantId: "p1", acquiredAt: 0, releasedAt: 1, resources: undefined, released: true }).reason).toBe(
       "desktop_resources_unknown",
     );

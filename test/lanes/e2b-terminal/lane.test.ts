@@ -217,6 +217,54 @@ scenario:
     expect((await verifyRun(runDir(runId))).ok).toBe(true);
   });
 
+  test("install steps run as a root that owns the files (chmod/chown of the study dir); a failed install names execution.egressAllow, its seat error scrubbed", async () => {
+    const text = `
+schema: humanish.lab.v2
+id: e2b-install-root
+subject:
+  source: terminal-product
+  product:
+    name: coreutils
+    publicSurfaces: [https://www.gnu.org/software/coreutils/]
+    install:
+      - chmod -R a+rwX /home/user/study && chown -R user:user /home/user/study
+      - ls /home/user/study/no-such-file
+actors:
+  - type: scripted-terminal
+    tasks:
+      - id: never
+        goal: Never reached.
+        check:
+          run: "true"
+    steps:
+      - run: echo unreachable
+execution:
+  target: e2b-terminal
+scenario:
+  mode: live
+  caps: { maxUsd: 0.5, maxMinutes: 2 }
+`;
+    const runId = testRunId("e2b-install-root");
+    const ctx = studyContext({ cwd: project.dir, lab: labFromText(text), text, runId, mode: "live", env: env() });
+    const r = (await runTerminalStudy(ctx)) as {
+      ok: boolean;
+      error?: { code: string; message: string; next?: string };
+      seats: { error?: { code: string; message: string } }[];
+    };
+    expect(r.ok).toBe(false);
+    // The first step (root changing a file the participant user owns) passed; the second failed.
+    expect(r.error?.code).toBe("HUMANISH_TERMINAL_LAB_INSTALL_FAILED");
+    expect(r.error?.message).toContain("install[1] (2 of 2) exited 2");
+    expect(r.error?.next).toContain("execution.egressAllow");
+    expect(r.error?.next).not.toContain("execution.network");
+    // The sandbox path in ls's complaint is scrubbed in the seat's copy as in the top-level one.
+    expect(r.seats[0]?.error?.code).toBe("HUMANISH_TERMINAL_LAB_INSTALL_FAILED");
+    expect(r.seats[0]?.error?.message).toBe(r.error?.message);
+    expect(JSON.stringify(r)).not.toContain("/home/user/study/no-such-file");
+    const log = readFileSync(join(runDir(runId), "provision.log"), "utf8");
+    expect(log).toMatch(/chmod -R a\+rwX[^\n]*\n\[exit 0 /);
+  });
+
   test("every injected kill fault ends in the right release outcome", async () => {
     const provider = createE2BSandboxProvider({ apiKey: e2b.apiKey, killDeadlineMs: 1_500, connection: { apiUrl: e2b.apiUrl, sandboxUrl: e2b.sandboxUrl } });
     const make = () => provider.create({ runId: "faults", image: "base", e2b: { metadata: { "humanish.run": "faults" }, timeoutMs: 120_000 } });

@@ -12,7 +12,15 @@ import type { TerminalLabConfig } from "../../../src/lab/schema.ts";
 import { e2bModelLine } from "../../../src/lanes/e2b-terminal/evidence.ts";
 import { installScript, parseNodeProbe } from "../../../src/lanes/e2b-terminal/node.ts";
 import { resolveE2BAccess } from "../../../src/lanes/e2b-terminal/preflight.ts";
-import { E2B_RATES, E2B_SEAT_MARGIN_MS, egressPlan, sandboxTimeLine, seatMetadata, seatTimeoutMs } from "../../../src/lanes/e2b-terminal/spec.ts";
+import {
+  E2B_RATES,
+  E2B_SEAT_MARGIN_MS,
+  e2bInstallFailureHint,
+  egressPlan,
+  sandboxTimeLine,
+  seatMetadata,
+  seatTimeoutMs,
+} from "../../../src/lanes/e2b-terminal/spec.ts";
 import { E2B_MAX_CONCURRENCY } from "../../../src/routes/terminal/e2b.ts";
 import { NODE_ARTIFACT, NPM_ARTIFACT } from "../../../src/runtime/recipes.ts";
 import { planConcurrency } from "../../../src/study/plan.ts";
@@ -67,6 +75,17 @@ describe("egress policy", () => {
     expect(() => egressPlan({ ...base, runtimeAuth: "openai-egress", key: undefined })).toThrow(
       expect.objectContaining({ code: "HUMANISH_TERMINAL_LAB_RUNTIME_AUTH_MISSING" }),
     );
+  });
+});
+
+describe("install failure", () => {
+  test("the next step names E2B's egress knob (execution.egressAllow), never Docker's execution.network", () => {
+    const open = e2bInstallFailureHint(undefined);
+    const listed = e2bInstallFailureHint(["registry.npmjs.org"]);
+    expect(open).toContain("no execution.egressAllow");
+    expect(listed).toContain("add that host to execution.egressAllow");
+    expect(listed).toContain("registry.npmjs.org");
+    for (const t of [open, listed]) expect(t).not.toContain("execution.network");
   });
 });
 

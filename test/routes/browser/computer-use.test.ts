@@ -6,12 +6,13 @@
  * positive cap and a missing key are refused before any run directory exists.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type LabConfig, loadLab, parseLab } from "../../../src/lab/index.ts";
 import { runBrowserStudy } from "../../../src/routes/browser/index.ts";
 import { containersOfTestRun, freePort, guestPrereqs, ROOT, TEST_LABEL } from "../../runtime/guest-support.ts";
+import { filesUnder as files, TODO_TASKS_YAML } from "../../support/browser-study.ts";
 import { cuaSession, todoTurns } from "../../support/fake-openai/computer-use.ts";
 import { startFakeOpenAI } from "../../support/fake-openai/server.ts";
 import { studyContext } from "./support.ts";
@@ -36,20 +37,7 @@ actors:
     maxOutputTokens: 1024
     mission: Use the todo app like a new user.
 ${o.seats}
-    tasks:
-      - id: add-two-todos
-        goal: Add two todos, "Buy milk" and "Walk the dog".
-        check:
-          textIncludes: [Buy milk, Walk the dog, 2 items left]
-      - id: complete-one
-        goal: Mark "Buy milk" as completed.
-        check:
-          textIncludes: [Walk the dog, 1 item left, Clear completed (1)]
-      - id: clear-completed
-        goal: Clear the completed todo so that only "Walk the dog" is left.
-        check:
-          textIncludes: [Walk the dog, 1 item left]
-          textExcludes: [Buy milk, Clear completed (1)]
+${TODO_TASKS_YAML}
 scenario:
   mode: live
   caps:
@@ -59,11 +47,6 @@ scenario:
 `);
   if (!parsed.ok) throw new Error(parsed.error.message);
   return parsed.config;
-}
-
-/** Every file under `dir`, recursively. */
-function files(dir: string): string[] {
-  return readdirSync(dir).flatMap((f) => (statSync(join(dir, f)).isDirectory() ? files(join(dir, f)) : [join(dir, f)]));
 }
 
 describe("openai-computer-use on the browser route", () => {

@@ -79,6 +79,9 @@ export interface SandboxEnd {
   proof: ReleaseProof;
 }
 
+/** The capabilities a sandbox's root keeps, as a real E2B root has them: chown, chmod and write any file. */
+export const E2B_ROOT_FILE_CAPS = ["CHOWN", "FOWNER", "DAC_OVERRIDE"] as const;
+
 /** Default sandbox lifetime, seconds (E2B's default). */
 export const DEFAULT_TIMEOUT_S = 300;
 /** Longest lifetime accepted, seconds (E2B's Pro limit). */
@@ -145,6 +148,10 @@ export class SandboxRegistry {
       pidsLimit: spec.pidsLimit ?? 1024,
       ...(spec.shmBytes !== undefined ? { shmBytes: spec.shmBytes } : {}),
       ...(spec.seccompProfile !== undefined ? { seccompProfile: spec.seccompProfile } : {}),
+      // An E2B sandbox is a VM whose root owns every file in it: an install step may chown or
+      // chmod what the participant user owns. Only those file-ownership capabilities come back
+      // (never --privileged); no-new-privileges and the seccomp profile still hold.
+      rootFileCaps: E2B_ROOT_FILE_CAPS,
       labels: { ...this.labels, "humanish.e2b-sandbox": id },
     });
     try {

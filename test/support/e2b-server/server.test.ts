@@ -58,6 +58,18 @@ describe("real e2b SDK against the local server", () => {
 
     const fg = await sbx.commands.run('echo "out $SANDBOX_WIDE $ONE"; whoami; pwd; echo err >&2', { envs: { ONE: "1" } });
     expect(fg).toMatchObject({ exitCode: 0, stdout: "out yes 1\nuser\n/home/user\n", stderr: "err\n" });
+    // Root may chown, chmod and write any file, as in an E2B VM (those capabilities only, never
+    // privileged, no-new-privileges kept); the participant user has no capability at all.
+    const capEff = async (user: string) => (await sbx.commands.run("grep CapEff /proc/self/status", { user })).stdout.trim();
+    expect(await capEff("root")).toBe("CapEff:\t000000000000000b");
+    expect(await capEff("user")).toBe("CapEff:\t0000000000000000");
+    const host = (await docker.containerInspect(containerId)).HostConfig;
+    expect([host.Privileged ?? false, host.CapDrop, host.CapAdd, host.SecurityOpt?.includes("no-new-privileges")]).toEqual([
+      false,
+      ["ALL"],
+      ["CHOWN", "FOWNER", "DAC_OVERRIDE"],
+      true,
+    ]);
     const failed = await sbx.commands.run("exit 3").catch((e: unknown) => e);
     expect(failed).toBeInstanceOf(CommandExitError);
     expect((failed as CommandExitError).exitCode).toBe(3);

@@ -28,6 +28,10 @@ export const TODO_TASKS = [
   },
 ];
 
+/** {@link TODO_TASKS} as the `tasks:` block of a browser actor in lab YAML (indented under `actors: - …`). */
+export const TODO_TASKS_YAML = `    tasks:
+${TODO_TASKS.map((t) => `      - id: ${t.id}\n        goal: ${JSON.stringify(t.goal)}\n        check: ${JSON.stringify(t.check)}`).join("\n")}`;
+
 const click = (p: { x: number; y: number }) => ({ type: "click", button: "left", x: p.x, y: p.y });
 
 /**

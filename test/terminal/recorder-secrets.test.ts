@@ -9,10 +9,10 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { decodeOutputText, encodeOutputString } from "../../../src/bundle/output-codec.ts";
-import { createRunWriter } from "../../../src/bundle/writer.ts";
-import { createTerminalRecording, TERMINAL_EVENTS_FILE } from "../../../src/terminal/recorder.ts";
-import { listFiles, testRunId, tmpProject } from "../../routes/terminal/support.ts";
+import { decodeOutputText, encodeOutputString } from "../../src/bundle/output-codec.ts";
+import { createRunWriter } from "../../src/bundle/writer.ts";
+import { createTerminalRecording, TERMINAL_EVENTS_FILE } from "../../src/terminal/recorder.ts";
+import { listFiles, testRunId, tmpProject } from "../routes/terminal/support.ts";
 
 const project = tmpProject();
 afterAll(() => project.cleanup());
