@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { verifyRun } from "../../src/bundle/verify.ts";
 import { containersOfRun, REPO, removeContainers, testRunId, tmpProject } from "../routes/terminal/support.ts";
 import { requireDocker } from "../support/prereq.ts";
+import { scriptedTerminalLab } from "../support/terminal-study.ts";
 
 const project = tmpProject();
 const runIds: string[] = [];
@@ -18,25 +19,7 @@ afterAll(async () => {
   project.cleanup();
 });
 
-const LAB = `schema: humanish.lab.v2
-id: signal-burst
-subject:
-  source: terminal-product
-  product:
-    name: coreutils
-    publicSurfaces: ["https://www.gnu.org/software/coreutils/"]
-actors:
-  - type: scripted-terminal
-    tasks:
-      - id: made-file
-        goal: Create done.txt.
-        check: {run: test -e done.txt}
-    steps:
-      - run: "echo participant-started; while true; do sleep 1; echo tick; done"
-scenario:
-  mode: live
-  caps: {maxUsd: 0, maxMinutes: 5}
-`;
+const LAB = scriptedTerminalLab({ id: "signal-burst", steps: ["echo participant-started; while true; do sleep 1; echo tick; done"] });
 
 function phase(runDir: string): string | undefined {
   try {
