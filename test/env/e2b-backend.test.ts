@@ -93,7 +93,7 @@ describe("e2b sandbox provider (real SDK, local E2B-compatible server)", () => {
       e2b.faults.kill = "normal";
       expect(await sb.release()).toMatchObject({ outcome: "released" });
       // Already gone: kill 404 then getInfo 404 → released.
-      expect(await sb.release()).toMatchObject({ outcome: "released", reason: expect.stringContaining("already gone") });
+      expect(await sb.release()).toMatchObject({ outcome: "released", reason: expect.stringContaining("already absent") });
       expect(e2b.calls.filter((c) => c === `DELETE /sandboxes/${sb.id}`).length).toBeGreaterThanOrEqual(3);
     } finally {
       if (before === undefined) delete process.env.E2B_DEBUG;

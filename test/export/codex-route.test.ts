@@ -17,7 +17,7 @@ import { type FakeOpenAI, startFakeOpenAI } from "../support/fake-openai/server.
 import { requireDocker } from "../support/prereq.ts";
 import { verifiedTerminalStudy } from "../support/terminal-study.ts";
 
-const KEY = "sk-proj-humanishEXPORTkey-4c8e2a6b1d3f5079";
+const KEY = "sk-proj-fakeEXPORTkey-4c8e2a6b1d3f5079";
 const MODEL = "gpt-5.1-codex-mini";
 const HOST_CA = process.env.NODE_EXTRA_CA_CERTS;
 const project = tmpProject();

@@ -28,7 +28,7 @@ import { remoteSlots } from "../../../src/study/remote-slots.ts";
 import { planTerminalStudy } from "../../../src/terminal/plan.ts";
 import { labFromText } from "../../routes/terminal/support.ts";
 
-const KEY = "sk-proj-e2bSPECkey-0123456789abcdef";
+const KEY = "sk-proj-fakeSPECkey-0123456789abcdef";
 
 describe("seat sandbox", () => {
   test("timeout = maxMinutes + every setup bound the seat may use + checks + margin", () => {
