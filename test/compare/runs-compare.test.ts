@@ -79,7 +79,7 @@ describe("runs compare on real runs", () => {
     expect(human.stdout).toMatch(/task made-file\s+0\/2\s+→ 2\/2\s+\+100 pts\s+p = 0\.333\s+not distinguishable at these sample sizes/);
     expect(human.stdout).toContain("distinguishable only when p < 0.05");
     expect(human.stdout).toMatch(/cost\s+.+\s+→ /);
-    expect(human.stdout).toMatch(/time\s+.+ s\s+→ .+ s/);
+    expect(human.stdout).toMatch(/time\s+\d[\d.]*(?: ms| s|m \d+s)\s+→ \d[\d.]*(?: ms| s|m \d+s)/);
   });
 
   test("latest~1 latest names the two newest runs; --html writes a self-contained page", async () => {
