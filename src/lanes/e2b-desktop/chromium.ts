@@ -3,7 +3,7 @@
  *
  * The lane uploads two small Python (stdlib only) programs into a private directory of the
  * sandbox:
- * - `launcher.py` starts Chromium with its sandbox (never `--no-sandbox`: a Linux Chromium that
+ * - `launcher.py` starts Chromium with its sandbox on (no flag that turns it off: a Linux Chromium that
  *   cannot sandbox itself refuses to start, so a running browser is a sandboxed one) and with the
  *   DevTools protocol on a pipe (`--remote-debugging-pipe`: no TCP port exists for anything in or
  *   outside the sandbox to reach), and answers page-fact requests on a Unix socket in that

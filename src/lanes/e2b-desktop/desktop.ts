@@ -274,6 +274,6 @@ async function verifyBrowserSandbox(shell: DesktopShell): Promise<void> {
   }
   if (verdict !== "sandboxed")
     throw new HumanishError("HUMANISH_E2B_DESKTOP_BROWSER_UNSANDBOXED", "Chromium on the E2B desktop shows no renderer in a sandbox namespace of its own", {
-      next: "use a desktop template whose Chromium can sandbox itself (user namespaces or the setuid sandbox); humanish never passes --no-sandbox",
+      next: "use a desktop template whose Chromium can sandbox itself (user namespaces or the setuid sandbox); humanish never switches Chromium's sandbox off",
     });
 }

@@ -136,7 +136,7 @@ function e2bSeat(o: E2BDesktopLaneOptions, seat: SeatSpec, hooks: SeatHooks, stu
       });
       log(
         "browser-lab.desktop.ready",
-        `${pid}: ${desktop.browser} shows ${o.app.kind === "served" ? "the app served inside the desktop" : origin} in ${Math.round(desktop.startMs)} ms (its sandbox verified: renderers run in namespaces of their own; --no-sandbox is never passed)${desktop.liveView ? "; live view started with requireAuth (its URL is not recorded)" : ""}`,
+        `${pid}: ${desktop.browser} shows ${o.app.kind === "served" ? "the app served inside the desktop" : origin} in ${Math.round(desktop.startMs)} ms (its sandbox verified: renderers run in namespaces of their own; the sandbox is never switched off)${desktop.liveView ? "; live view started with requireAuth (its URL is not recorded)" : ""}`,
       );
     },
     async openSession() {
