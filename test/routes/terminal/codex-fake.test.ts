@@ -40,6 +40,32 @@ function jqLab(runtimeAuth: "openai-egress" | "openai-env", maxUsd: number): { c
   return { config: labFromText(text), text };
 }
 
+/**
+ * Runs the jq lab live as a new run (`prefix`-…) against the model server at `baseURL`, with
+ * `keyEnv` holding the key's variable (absent: no key), through `sandboxProvider` when given.
+ */
+async function runJqStudy(o: {
+  auth: "openai-egress" | "openai-env";
+  maxUsd: number;
+  prefix: string;
+  baseURL: string;
+  keyEnv?: Record<string, string>;
+  sandboxProvider?: SandboxProvider;
+}): Promise<Awaited<ReturnType<typeof runTerminalStudy>>> {
+  const { config, text } = jqLab(o.auth, o.maxUsd);
+  const runId = testRunId(o.prefix);
+  runIds.push(runId);
+  const ctx = studyContext({
+    cwd: project.dir,
+    lab: config,
+    text,
+    runId,
+    mode: "live",
+    env: { ...o.keyEnv, OPENAI_BASE_URL: o.baseURL, PATH: "/usr/bin:/bin", ...CA_KNOB },
+  });
+  return runTerminalStudy(ctx, o.sandboxProvider ? { sandboxProvider: o.sandboxProvider } : {});
+}
+
 /** A Docker provider that, while the Codex command runs, greps the container for the raw key. */
 function huntingProvider(found: string[], hunted: { done: boolean }): SandboxProvider {
   const docker = createDockerClient({ socketPath: dockerSocketPath() });
@@ -97,20 +123,16 @@ describe("codex-exec end to end against the fake model", () => {
     await requireDocker();
     const fake = startFakeOpenAI({ apiKey: KEY, scenario: codexJqSession({ model: MODEL, huntKey: true }) });
     try {
-      const { config, text } = jqLab("openai-egress", 2);
-      const runId = testRunId("codex-fake");
-      runIds.push(runId);
       const found: string[] = [];
       const hunted = { done: false };
-      const ctx = studyContext({
-        cwd: project.dir,
-        lab: config,
-        text,
-        runId,
-        mode: "live",
-        env: { CODEX_API_KEY: KEY, OPENAI_BASE_URL: fake.baseURL, PATH: "/usr/bin:/bin", ...CA_KNOB },
+      const r = await runJqStudy({
+        auth: "openai-egress",
+        maxUsd: 2,
+        prefix: "codex-fake",
+        baseURL: fake.baseURL,
+        keyEnv: { CODEX_API_KEY: KEY },
+        sandboxProvider: huntingProvider(found, hunted),
       });
-      const r = await runTerminalStudy(ctx, { sandboxProvider: huntingProvider(found, hunted) });
       const responses = fake.requests.filter((q) => q.path === "/v1/responses");
       expect(r.error).toBeUndefined();
       expect(r.tasks.map((t) => `${t.id}:${t.passed}`)).toEqual(["pretty-print:true", "open-order-ids:true", "open-total:true", "orders-per-customer:true"]);
@@ -151,7 +173,7 @@ describe("codex-exec end to end against the fake model", () => {
       expect(commands.length).toBeGreaterThanOrEqual(5);
       expect(commands.every((c: { command: { exitCode?: number } }) => typeof c.command.exitCode === "number")).toBe(true);
       expect((await verifyRun(r.runDir)).ok).toBe(true);
-      expect(await containersOfRun(runId)).toEqual([]);
+      expect(await containersOfRun(r.runId)).toEqual([]);
     } finally {
       await fake.close();
     }
@@ -161,18 +183,7 @@ describe("codex-exec end to end against the fake model", () => {
     await requireDocker();
     const fake = startFakeOpenAI({ apiKey: KEY, scenario: codexJqSession({ model: MODEL, huntKey: false }) });
     try {
-      const { config, text } = jqLab("openai-egress", 0);
-      const runId = testRunId("codex-zero");
-      runIds.push(runId);
-      const ctx = studyContext({
-        cwd: project.dir,
-        lab: config,
-        text,
-        runId,
-        mode: "live",
-        env: { OPENAI_BASE_URL: fake.baseURL, PATH: "/usr/bin:/bin", ...CA_KNOB },
-      });
-      const r = await runTerminalStudy(ctx, {});
+      const r = await runJqStudy({ auth: "openai-egress", maxUsd: 0, prefix: "codex-zero", baseURL: fake.baseURL });
       expect(fake.requests.length).toBe(0);
       expect(r.participants[0]?.completionReason).toBe("budget_reached");
       const ledger = JSON.parse(readFileSync(join(r.runDir, "model-ledger.json"), "utf8"));
@@ -203,18 +214,7 @@ describe("codex-exec end to end against the fake model", () => {
     };
     const fake = startFakeOpenAI({ apiKey: KEY, scenario: costly });
     try {
-      const { config, text } = jqLab("openai-env", 0.6);
-      const runId = testRunId("codex-cap");
-      runIds.push(runId);
-      const ctx = studyContext({
-        cwd: project.dir,
-        lab: config,
-        text,
-        runId,
-        mode: "live",
-        env: { OPENAI_API_KEY: KEY, OPENAI_BASE_URL: fake.baseURL, PATH: "/usr/bin:/bin", ...CA_KNOB },
-      });
-      const r = await runTerminalStudy(ctx, {});
+      const r = await runJqStudy({ auth: "openai-env", maxUsd: 0.6, prefix: "codex-cap", baseURL: fake.baseURL, keyEnv: { OPENAI_API_KEY: KEY } });
       const ledger = JSON.parse(readFileSync(join(r.runDir, "model-ledger.json"), "utf8"));
       const sent = ledger.lines.filter((l: { outcome: string }) => l.outcome === "completed");
       // known spend + worst case (≈ 0.26 USD: 128k output ceiling) must stay ≤ 0.6: 0.3 + 0.26 fits, 0.4 + 0.26 does not.
@@ -240,18 +240,7 @@ describe("codex-exec end to end against the fake model", () => {
     await requireDocker();
     const fake = startFakeOpenAI({ apiKey: "sk-some-other-key", scenario: codexJqSession({ model: MODEL, huntKey: false }) });
     try {
-      const { config, text } = jqLab("openai-egress", 2);
-      const runId = testRunId("codex-401");
-      runIds.push(runId);
-      const ctx = studyContext({
-        cwd: project.dir,
-        lab: config,
-        text,
-        runId,
-        mode: "live",
-        env: { CODEX_API_KEY: KEY, OPENAI_BASE_URL: fake.baseURL, PATH: "/usr/bin:/bin", ...CA_KNOB },
-      });
-      const r = await runTerminalStudy(ctx, {});
+      const r = await runJqStudy({ auth: "openai-egress", maxUsd: 2, prefix: "codex-401", baseURL: fake.baseURL, keyEnv: { CODEX_API_KEY: KEY } });
       expect(fake.requests.length).toBe(1);
       expect(r.participants[0]).toMatchObject({ status: "failed", completionReason: "actor_error" });
       const ledger = JSON.parse(readFileSync(join(r.runDir, "model-ledger.json"), "utf8"));
@@ -268,18 +257,7 @@ describe("codex-exec end to end against the fake model", () => {
     await requireDocker();
     const fake = startFakeOpenAI({ apiKey: KEY, scenario: () => ({ kind: "cut", model: MODEL }) });
     try {
-      const { config, text } = jqLab("openai-egress", 2);
-      const runId = testRunId("codex-cut");
-      runIds.push(runId);
-      const ctx = studyContext({
-        cwd: project.dir,
-        lab: config,
-        text,
-        runId,
-        mode: "live",
-        env: { CODEX_API_KEY: KEY, OPENAI_BASE_URL: fake.baseURL, PATH: "/usr/bin:/bin", ...CA_KNOB },
-      });
-      const r = await runTerminalStudy(ctx, {});
+      const r = await runJqStudy({ auth: "openai-egress", maxUsd: 2, prefix: "codex-cut", baseURL: fake.baseURL, keyEnv: { CODEX_API_KEY: KEY } });
       expect(fake.requests.length).toBe(1);
       expect(r.participants[0]).toMatchObject({ status: "failed", completionReason: "actor_error" });
       const ledger = JSON.parse(readFileSync(join(r.runDir, "model-ledger.json"), "utf8"));
