@@ -12,6 +12,7 @@ import { NODE_ARTIFACT, NPM_ARTIFACT, sandboxRecipe } from "../../src/runtime/re
 import { SANDBOX_SECCOMP_PROFILE } from "../../src/sandbox/docker.ts";
 import { createDockerSandboxProvider, findRunContainers, type Sandbox, type SandboxProvider } from "../../src/sandbox/index.ts";
 import { rejection } from "../docker/helpers.ts";
+import { hostAddressOn } from "../support/docker-network.ts";
 import { requireImage } from "../support/prereq.ts";
 
 const IMAGE = recipeTag(sandboxRecipe);
@@ -287,18 +288,26 @@ describe("Docker sandbox", () => {
     const b = await provider.create({ runId: RUN, image: IMAGE, network: "bridge" });
     extra.push(b);
     expect((await docker.containerInspect(b.id)).HostConfig.NetworkMode).toBe("bridge");
-    // A default route exists while attached; detachNetwork takes every network away, confirmed.
+    // A default route exists while attached, and a host service on the bridge answers;
+    // detachNetwork takes every network away, confirmed, and the same service is out of reach.
     const routes = async () =>
       dec
         .decode((await b.exec({ cmd: ["cat", "/proc/net/route"] })).stdout)
         .trim()
         .split("\n").length - 1;
-    expect(await routes()).toBeGreaterThan(0);
-    await b.detachNetwork!();
-    expect(Object.keys((await docker.containerInspect(b.id)).NetworkSettings?.Networks ?? {})).toEqual([]);
-    expect(await routes()).toBe(0);
-    const reach = await b.exec({ cmd: ["bash", "-c", "exec 3<>/dev/tcp/172.17.0.1/80"], timeoutMs: 10_000 });
-    expect(reach.exitCode).not.toBe(0);
+    const gateway = await hostAddressOn("bridge");
+    const host = Bun.listen({ hostname: gateway, port: 0, socket: { data() {} } });
+    try {
+      const reach = () => b.exec({ cmd: ["bash", "-c", `exec 3<>/dev/tcp/${gateway}/${host.port}`], timeoutMs: 10_000 });
+      expect(await routes()).toBeGreaterThan(0);
+      expect((await reach()).exitCode).toBe(0);
+      await b.detachNetwork!();
+      expect(Object.keys((await docker.containerInspect(b.id)).NetworkSettings?.Networks ?? {})).toEqual([]);
+      expect(await routes()).toBe(0);
+      expect((await reach()).exitCode).not.toBe(0);
+    } finally {
+      host.stop(true);
+    }
     // Idempotent: nothing left to detach.
     await b.detachNetwork!();
   });

@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, setDefaultTimeout, te
 import { randomUUID } from "node:crypto";
 import { ALL_TRAFFIC, AuthenticationError, CommandExitError, RateLimitError, Sandbox, SandboxNotFoundError } from "e2b";
 import { createDockerClient } from "../../../src/docker/index.ts";
-import { engine } from "./engine.ts";
+import { hostAddressOn } from "../docker-network.ts";
 import { type E2BServer, startE2BServer } from "./index.ts";
 
 setDefaultTimeout(120_000);
@@ -189,21 +189,13 @@ describe("real e2b SDK against the local server", () => {
   });
 });
 
-/** Docker's default bridge gateway: the host as a bridge container reaches it. */
-async function bridgeGateway(): Promise<string> {
-  const info = await engine("/networks/bridge");
-  const gateway = (info.body as { IPAM?: { Config?: { Gateway?: string }[] } } | null)?.IPAM?.Config?.[0]?.Gateway;
-  if (!gateway) throw new Error(`the Docker engine's bridge network has no gateway address (${info.status}): a bridge sandbox cannot reach the host`);
-  return gateway;
-}
-
 /** A `node` one-liner that GETs `url` from inside the sandbox and prints `<status> <body>` or `error <code>`. */
 const nodeGet = (url: string) =>
   `node -e 'fetch(process.argv[1], { signal: AbortSignal.timeout(3000) }).then(async (r) => console.log(r.status, await r.text()), (e) => console.log("error", e.cause?.code ?? e.name))' ${url}`;
 
 describe("network update (PUT /sandboxes/{id}/network)", () => {
   test("deny-all takes a running sandbox's network away for real, info shows the new config, an empty update gives it back", async () => {
-    const gateway = await bridgeGateway();
+    const gateway = await hostAddressOn("bridge");
     const hits: string[] = [];
     const host = Bun.serve({
       hostname: gateway,
