@@ -132,18 +132,24 @@ describe("humanish env serve (runEnvServeCommand)", () => {
 
   test("e2b backend without E2B_API_KEY: reset answers done = true with a clear error", async () => {
     const ac = new AbortController();
-    let url = "";
+    let listening: (url: string) => void = () => {};
+    const listeningAt = new Promise<string>((r) => {
+      listening = r;
+    });
     const run = runEnvServeCommand({
       backend: "e2b",
       port: 0,
       env: { MAX_CONCURRENT_ENVS: "1" },
       signal: ac.signal,
       log: () => undefined,
-      onListening: (s) => {
-        url = s.url;
-      },
+      onListening: (s) => listening(s.url),
     });
-    for (let i = 0; i < 100 && !url; i++) await Bun.sleep(20);
+    const url = await Promise.race([
+      listeningAt,
+      run.then((out) => {
+        throw new Error(`env serve ended before listening: ${JSON.stringify(out)}`);
+      }),
+    ]);
     const r = await post(url, "/reset", { setup: ["echo hi"] });
     expect(r.status).toBe(200);
     expect(r.body.done).toBe(true);
