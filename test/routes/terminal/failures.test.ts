@@ -88,7 +88,8 @@ describe("a hanging participant", () => {
   }, 120_000);
 
   test("participants run with stdin closed: a step that reads stdin ends at once", async () => {
-    const { r } = await live(lab({ steps: ["cat; read -r line || echo stdin-at-eof; touch done.txt"] }), 5_000);
+    // A `cat` left waiting on stdin would print nothing until the first-output deadline killed it.
+    const { r } = await live(lab({ steps: ["cat; read -r line || echo stdin-at-eof; touch done.txt"] }), 60_000);
     expect(r.participants[0]!.status).toBe("passed");
     expect(readFileSync(join(r.runDir, "terminal-transcript.txt"), "utf8")).toContain("stdin-at-eof");
   }, 120_000);
