@@ -6,6 +6,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import { runEnvServeCommand } from "../../src/env/index.ts";
+import { dockerSocketPath } from "../support/prereq.ts";
 import { inspectStatus, post, testImage, WsClient } from "./support.ts";
 
 setDefaultTimeout(120_000);
@@ -69,7 +70,7 @@ describe("humanish env serve (runEnvServeCommand)", () => {
         if (proc.exitCode === null) proc.kill("SIGKILL");
         for (const id of ids) {
           if ((await inspectStatus(id)) !== 404)
-            await fetch(`http://localhost/v1.41/containers/${id}?force=1`, { method: "DELETE", unix: "/var/run/docker.sock" } as RequestInit);
+            await fetch(`http://localhost/v1.41/containers/${id}?force=1`, { method: "DELETE", unix: dockerSocketPath() } as RequestInit);
         }
       }
     });
