@@ -17,6 +17,7 @@ import {
   FrameDecoder,
   isCuaExecutorError,
 } from "../../src/browser-control/index.ts";
+import { waitUntil } from "../support/wait.ts";
 import { IDENTITY, makePng, sleep, streamPair, type TestStream } from "./support.ts";
 
 const PNG_BYTES = makePng(8, 6, 3);
@@ -401,7 +402,7 @@ describe("cancellation, deadlines, lost acknowledgements", () => {
     const s = setup({ executor: exec, requestDeadlineMs: 50 });
     await expectFailure(s.client.executor.execute({ kind: "wait", ms: 30000 }), "deadline_exceeded", "outcome_uncertain");
     expect(seen!.aborted).toBe(true);
-    await sleep(5);
+    await waitUntil(() => s.guestTransport.closeCode !== null, "the guest transport to close");
     expect(s.guestTransport.closeCode).toBe("deadline_exceeded");
   });
 
@@ -411,7 +412,8 @@ describe("cancellation, deadlines, lost acknowledgements", () => {
     s.guest.writeMode = "hold";
     s.guest.deliverWhenHeld = false;
     const call = s.client.executor.execute({ kind: "move", x: 1, y: 1 }).catch((e: unknown) => e);
-    await sleep(120);
+    // The reply's write never completes: only the dispatcher's deadline can close the channel.
+    await waitUntil(() => s.guestTransport.closeCode !== null, "the guest transport to close");
     expect(s.guestTransport.closeCode).toBe("deadline_exceeded");
     const e = await call;
     expect(isCuaExecutorError(e) && e.disposition === "outcome_uncertain").toBe(true);

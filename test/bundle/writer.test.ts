@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync
 import { join } from "node:path";
 import { createRunWriter, LatestRunSchema, RunBundleSchema, RunStatusSchema, reopenRunWriter, verifyRun } from "../../src/bundle/index.ts";
 import { isHumanishError } from "../../src/errors.ts";
+import { waitUntil } from "../support/wait.ts";
 import {
   CANARY,
   expectCode,
@@ -267,9 +268,11 @@ describe("run writer", () => {
     let t = Date.parse("2026-11-30T03:00:00.000Z");
     const w = createRunWriter({ cwd, runId: "beat", secrets: [], heartbeatMs: 20, now: () => new Date((t += 1000)) });
     await w.writeStatus({ phase: "participate", detail: "step 1" });
-    const first = RunStatusSchema.parse(JSON.parse(readFileSync(join(w.runDir, "status.json"), "utf8")));
-    await new Promise((r) => setTimeout(r, 120));
-    const later = RunStatusSchema.parse(JSON.parse(readFileSync(join(w.runDir, "status.json"), "utf8")));
+    const read = () => RunStatusSchema.parse(JSON.parse(readFileSync(join(w.runDir, "status.json"), "utf8")));
+    const first = read();
+    // Nothing but the heartbeat writes status.json now: a newer updatedAt is a beat.
+    await waitUntil(() => Date.parse(read().updatedAt) > Date.parse(first.updatedAt), "a heartbeat to touch status.json");
+    const later = read();
     w.close();
     expect(later.state).toBe("running");
     expect(later.phase).toBe("participate");

@@ -92,7 +92,6 @@ describe("read-only commands never wait on the engine", () => {
     const project = mkdtempSync(join(tmpdir(), "humanish-hang-project-"));
     const env = { ...process.env, DOCKER_HOST: `unix://${socketPath}`, HUMANISH_CONFIG_DIR: join(project, "config") };
     try {
-      const t0 = performance.now();
       for (const argv of [
         ["runs", "--json", "--cwd", project],
         ["verify", "--json", "--cwd", project],
@@ -106,8 +105,8 @@ describe("read-only commands never wait on the engine", () => {
         const r = await cli(argv, env);
         expect(r.code === 0 || r.code === 2).toBe(true);
       }
-      // Eight commands well under one sweep timeout (5 s): none of them waited on the socket.
-      expect(performance.now() - t0).toBeLessThan(3_000);
+      // The server counts every accepted connection: none of them touched the socket (so none
+      // could have waited on it), whatever the machine's speed.
       expect(connections).toBe(0);
 
       // A sweeping command does connect (and gives up after the sweep's timeout, then runs).

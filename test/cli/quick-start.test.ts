@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { EMBEDDED_LABS } from "../../src/lab/embedded.ts";
 import { dockerSocketPath, requireBinary, requireDocker } from "../support/prereq.ts";
+import { gate } from "../support/wait.ts";
 import { cli } from "./support.ts";
 
 const MAIN = join(import.meta.dir, "..", "..", "src", "cli", "main.ts");
@@ -132,12 +133,19 @@ describe("quick start: lab run default", () => {
   });
 
   test("SIGINT while the engine is being probed: nothing runs, exit 130", async () => {
-    // An engine whose /_ping never answers: the probe waits, the signal cuts it short.
+    // An engine whose /_ping never answers: the probe waits, the signal cuts it short. The signal
+    // goes when the probe has reached the engine (the CLI is in the probe, its handler set), not
+    // after a guessed time that a slow start could outlast.
     const dir = tmp();
     const socket = join(dir, "engine.sock");
+    const probing = gate();
     const server = Bun.serve({
       unix: socket,
-      fetch: (req) => (new URL(req.url).pathname === "/_ping" ? new Promise<Response>(() => {}) : Response.json({ message: "no" }, { status: 500 })),
+      fetch: (req) => {
+        if (new URL(req.url).pathname !== "/_ping") return Response.json({ message: "no" }, { status: 500 });
+        probing.open();
+        return new Promise<Response>(() => {});
+      },
     });
     try {
       const p = Bun.spawn([process.execPath, MAIN, "lab", "run", "default", "--cwd", dir, "--json"], {
@@ -145,7 +153,7 @@ describe("quick start: lab run default", () => {
         stdout: "pipe",
         stderr: "pipe",
       });
-      setTimeout(() => p.kill("SIGINT"), 1000);
+      void probing.promise.then(() => p.kill("SIGINT"));
       const [out, code] = await Promise.all([new Response(p.stdout).text(), p.exited]);
       expect(code).toBe(130);
       expect(JSON.parse(out)).toMatchObject({ ok: false, interrupted: "SIGINT", error: { code: "HUMANISH_INTERRUPTED" } });

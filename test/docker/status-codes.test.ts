@@ -62,11 +62,10 @@ describe("status codes against a fake engine", () => {
       "DELETE /containers/{id}": () => new Promise<Response>(() => {}),
       "GET /containers/{id}/json": () => Response.json({ Id: ID, State: { Status: "running" } }),
     });
-    const t0 = Date.now();
+    // The remove never answers: only its deadline can end this await (else the test times out).
     const proof = await releaseContainer(createDockerClient({ socketPath: engine.socketPath }), ID, { removeTimeoutMs: 300, inspectTimeoutMs: 300 });
     expect(proof.outcome).toBe("unconfirmed");
     expect(proof.reason).toContain("remove failed");
-    expect(Date.now() - t0).toBeLessThan(5000);
   });
 
   test("409 on create is an error carrying status and engine message; the sandbox provider reports it", async () => {

@@ -6,6 +6,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import { runEnvServeCommand } from "../../src/env/index.ts";
+import { dockerSocketPath } from "../support/prereq.ts";
 import { inspectStatus, post, testImage, WsClient } from "./support.ts";
 
 setDefaultTimeout(120_000);
@@ -69,7 +70,7 @@ describe("humanish env serve (runEnvServeCommand)", () => {
         if (proc.exitCode === null) proc.kill("SIGKILL");
         for (const id of ids) {
           if ((await inspectStatus(id)) !== 404)
-            await fetch(`http://localhost/v1.41/containers/${id}?force=1`, { method: "DELETE", unix: "/var/run/docker.sock" } as RequestInit);
+            await fetch(`http://localhost/v1.41/containers/${id}?force=1`, { method: "DELETE", unix: dockerSocketPath() } as RequestInit);
         }
       }
     });
@@ -132,18 +133,24 @@ describe("humanish env serve (runEnvServeCommand)", () => {
 
   test("e2b backend without E2B_API_KEY: reset answers done = true with a clear error", async () => {
     const ac = new AbortController();
-    let url = "";
+    let listening: (url: string) => void = () => {};
+    const listeningAt = new Promise<string>((r) => {
+      listening = r;
+    });
     const run = runEnvServeCommand({
       backend: "e2b",
       port: 0,
       env: { MAX_CONCURRENT_ENVS: "1" },
       signal: ac.signal,
       log: () => undefined,
-      onListening: (s) => {
-        url = s.url;
-      },
+      onListening: (s) => listening(s.url),
     });
-    for (let i = 0; i < 100 && !url; i++) await Bun.sleep(20);
+    const url = await Promise.race([
+      listeningAt,
+      run.then((out) => {
+        throw new Error(`env serve ended before listening: ${JSON.stringify(out)}`);
+      }),
+    ]);
     const r = await post(url, "/reset", { setup: ["echo hi"] });
     expect(r.status).toBe(200);
     expect(r.body.done).toBe(true);

@@ -56,9 +56,9 @@ describe("e2b sandbox provider (real SDK, local E2B-compatible server)", () => {
     expect(new TextDecoder().decode(r.stderr)).toBe("err\n");
     const ok = await sb.exec({ cmd: ["echo", "it's a b"], cwd: "/tmp" });
     expect(new TextDecoder().decode(ok.stdout)).toBe("it's a b\n");
-    const t0 = Date.now();
-    const slow = await sb.exec({ cmd: ["bash", "-c", "echo before; sleep 30"], timeoutMs: 1000 });
-    expect(Date.now() - t0).toBeLessThan(15_000);
+    // Time enough for a loaded machine to start the command and print; the sleep outlasts it, and a
+    // kill that failed would end the command by itself (timedOut false, exit 0).
+    const slow = await sb.exec({ cmd: ["bash", "-c", "echo before; sleep 30"], timeoutMs: 3_000 });
     expect(slow).toMatchObject({ timedOut: true, exitCode: 137 });
     expect(new TextDecoder().decode(slow.stdout)).toBe("before\n");
     await sb.writeFile("/tmp/x.txt", "hello file");
@@ -84,11 +84,10 @@ describe("e2b sandbox provider (real SDK, local E2B-compatible server)", () => {
       expect(e2b.alive()).toContain(sb.id);
       // A kill that never settles hits the outer deadline.
       e2b.faults.kill = "hang";
-      const t0 = Date.now();
+      // The kill never answers: only the deadline can end this await (else the test times out).
       const hung = await releaseE2BSandbox(sb.id, { apiKey: e2b.apiKey, apiUrl: e2b.apiUrl }, 500);
       expect(hung).toMatchObject({ outcome: "unconfirmed" });
       expect(hung.reason).toContain("500 ms");
-      expect(Date.now() - t0).toBeLessThan(5_000);
       // Normal: DELETE reached the server (debug did not short-circuit it) and confirmed.
       e2b.faults.kill = "normal";
       expect(await sb.release()).toMatchObject({ outcome: "released" });

@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, setDefaultTimeout, te
 
 setDefaultTimeout(120_000);
 
+import { waitUntil } from "../support/wait.ts";
 import { get, inspectStatus, post, startTestServer, type TestServer, terminal, WsClient } from "./support.ts";
 
 let t: TestServer;
@@ -158,10 +159,8 @@ describe("WebSocket", () => {
     const id = reset.data.metadata.sandbox_id;
     expect(await inspectStatus(id)).toBe(200);
     ws.ws.send(JSON.stringify({ type: "close" }));
-    for (let i = 0; i < 100 && !ws.closed; i++) await Bun.sleep(50);
-    expect(ws.closed).toBe(true);
-    for (let i = 0; i < 100 && (await inspectStatus(id)) !== 404; i++) await Bun.sleep(50);
-    expect(await inspectStatus(id)).toBe(404);
+    await waitUntil(() => ws.closed, "the server to close the WebSocket");
+    await waitUntil(async () => (await inspectStatus(id)) === 404, "the session's sandbox to be released");
   });
 });
 

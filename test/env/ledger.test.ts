@@ -43,14 +43,14 @@ describe("SandboxLedger", () => {
     const ledger = new SandboxLedger(200);
     let confirm: (p: ReleaseProof) => void = () => undefined;
     ledger.attach(memorySandbox("b", () => new Promise((r) => (confirm = r))));
-    const t0 = Date.now();
+    // The release never settles by itself: only the outer deadline can end this await.
     const p = await ledger.release("b");
     expect(p).toMatchObject({ id: "b", outcome: "unconfirmed" });
     expect(p.reason).toContain("200 ms");
-    expect(Date.now() - t0).toBeLessThan(2000);
     expect(ledger.ids()).toEqual(["b"]);
     confirm(proof("b", "released"));
-    await Bun.sleep(10);
+    // The confirmation is handled in promise callbacks, all run before the next event-loop turn.
+    await new Promise((r) => setImmediate(r));
     expect(ledger.ids()).toEqual([]);
   });
 

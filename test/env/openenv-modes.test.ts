@@ -5,9 +5,21 @@
  * and an unconfirmed release keeping its slot held until a later release confirms it.
  */
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { createDockerClient, runExec } from "../../src/docker/index.ts";
 import type { EnvBackend } from "../../src/env/environment.ts";
+import { waitUntil } from "../support/wait.ts";
 import { OpenEnvMcpClient, OpenEnvWsClient, openEnvHttp } from "./openenv-client.ts";
 import { inspectStatus, startTestServer, type TestServer } from "./support.ts";
+
+/** Command lines of the processes running in container `id`, one a line. */
+async function processesIn(id: string): Promise<string> {
+  const r = await runExec(createDockerClient(), id, {
+    Cmd: ["sh", "-c", "for d in /proc/[0-9]*; do tr '\\0' ' ' < $d/cmdline 2>/dev/null; echo; done"],
+    AttachStdout: true,
+    AttachStderr: true,
+  });
+  return new TextDecoder().decode(r.stdout);
+}
 
 setDefaultTimeout(120_000);
 
@@ -134,8 +146,7 @@ describe("WebSocket sessions (EnvClient)", () => {
       await next.close();
     }
     // The last close's release runs after the socket closed; the slot frees when it is confirmed.
-    for (let i = 0; i < 200 && t.server.stats().slotsInUse !== 0; i++) await Bun.sleep(50);
-    expect(t.server.stats().slotsInUse).toBe(0);
+    await waitUntil(() => t.server.stats().slotsInUse === 0, "the last release to be confirmed and its slot freed");
     expect(await t.containers()).toEqual([]);
   });
 
@@ -329,8 +340,8 @@ describe("shutdown", () => {
       (r) => r?.result?.structuredContent?.result as { stdout?: string; duration_ms?: number } | undefined,
       () => undefined,
     );
-    // Let the command start inside the sandbox before the server is told to stop.
-    await Bun.sleep(1500);
+    // The command runs inside the sandbox before the server is told to stop.
+    await waitUntil(async () => (await processesIn(id!)).includes("sleep 60"), "the long command to run inside the sandbox");
     const summary = await t.server.stop();
     expect(summary.released).toBeGreaterThanOrEqual(1);
     expect(await inspectStatus(id!)).toBe(404);

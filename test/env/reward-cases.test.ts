@@ -87,14 +87,13 @@ describe("reward override file (docker)", () => {
   ];
   for (const [name, writer, reason] of ignored) {
     test(`override ${name} is ignored (${reason}); the pass rate is used`, async () => {
-      const started = Date.now();
       const r = await episode(writer);
       expect(r.reward).toBe(0.25);
       expect(r.state.reward_source).toBe("pass_rate");
+      // A reader that blocked (on the FIFO, say) would hit the probe's deadline and give its
+      // reason ("unreadable"), not this one.
       expect(r.state.reward_override_ignored?.reason).toBe(reason);
       expect(r.result.reward_override_ignored?.reason).toBe(reason);
-      // The probe's own deadline is 10 s; finishing well inside the command timeout shows no hang.
-      expect(Date.now() - started).toBeLessThan(20_000);
     });
   }
 });

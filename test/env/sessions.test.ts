@@ -5,6 +5,25 @@
 import { describe, expect, test } from "bun:test";
 import { SlotPool } from "../../src/env/sessions.ts";
 
+/** `p` with a flag that turns true once it settles. */
+function settledFlag<T>(p: Promise<T>): { promise: Promise<T>; settled: boolean } {
+  const out = { promise: p, settled: false };
+  p.then(
+    () => {
+      out.settled = true;
+    },
+    () => {
+      out.settled = true;
+    },
+  );
+  return out;
+}
+
+/** A few event-loop turns: long enough for anything not waiting on an event to have settled. */
+async function turns(): Promise<void> {
+  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+}
+
 describe("SlotPool", () => {
   test("takes up to max, then refuses with HUMANISH_ENV_CAPACITY naming the limit and the counts", async () => {
     const pool = new SlotPool(2, 1000);
@@ -21,34 +40,36 @@ describe("SlotPool", () => {
   });
 
   test("a newcomer at the limit waits for a slot whose release is in flight, then gets it", async () => {
-    const pool = new SlotPool(1, 5000);
+    // waitMs far beyond the test's own timeout: the newcomer must be parked, not timed out.
+    const pool = new SlotPool(1, 600_000);
     const a = pool.tryAcquire()!;
     a.releasing();
-    const started = Date.now();
-    const waiting = pool.acquire();
-    setTimeout(() => a.free(), 150);
-    const b = await waiting;
-    expect(Date.now() - started).toBeGreaterThanOrEqual(100);
+    const waiting = settledFlag(pool.acquire());
+    await turns();
+    expect(waiting.settled).toBe(false);
+    a.free();
+    const b = await waiting.promise;
     expect(b.status).toBe("held");
     expect(pool.inUse).toBe(1);
   });
 
   test("a release that comes back unconfirmed (slot held again) turns the wait into a refusal", async () => {
-    const pool = new SlotPool(1, 5000);
+    const pool = new SlotPool(1, 600_000);
     const a = pool.tryAcquire()!;
     a.releasing();
-    const waiting = pool.acquire().catch((e) => e);
-    setTimeout(() => a.hold(), 50);
-    expect(await waiting).toMatchObject({ code: "HUMANISH_ENV_CAPACITY" });
+    const waiting = settledFlag(pool.acquire().catch((e) => e));
+    await turns();
+    expect(waiting.settled).toBe(false);
+    a.hold();
+    expect(await waiting.promise).toMatchObject({ code: "HUMANISH_ENV_CAPACITY" });
     expect(pool.inUse).toBe(1);
   });
 
   test("the wait is bounded by waitMs", async () => {
+    // Nothing ever frees the slot: only the bound can end the wait (else the test times out).
     const pool = new SlotPool(1, 100);
     pool.tryAcquire()!.releasing();
-    const started = Date.now();
     expect(await pool.acquire().catch((e) => e)).toMatchObject({ code: "HUMANISH_ENV_CAPACITY" });
-    expect(Date.now() - started).toBeLessThan(2000);
   });
 
   test("simultaneous acquirers at the limit: exactly the free count get in", async () => {

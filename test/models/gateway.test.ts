@@ -8,6 +8,7 @@ import { APIError } from "openai";
 import { createModelClient, type Gateway, resolveEndpoint, SpendBudget, startGateway } from "../../src/models/index.ts";
 import { ledgerCostLines } from "../../src/models/ledger.ts";
 import { type FakeOpenAI, type FakeScenario, startFakeOpenAI } from "../support/fake-openai/server.ts";
+import { gate, waitUntil } from "../support/wait.ts";
 
 const REAL_KEY = "sk-test-REALKEY-0123456789abcdef";
 let fake: FakeOpenAI | undefined;
@@ -184,7 +185,7 @@ describe("model gateway", () => {
       }
     })().catch((e) => e);
     expect(err).toBeInstanceOf(Error);
-    await Bun.sleep(50);
+    await waitUntil(() => (gw?.lines.length ?? 0) > 0, "the gateway's ledger line of the cut stream");
     expect(gw?.lines[0]).toMatchObject({ outcome: "cut", usd: null, costReason: "no_token_usage" });
   });
 
@@ -225,8 +226,10 @@ describe("model gateway", () => {
   });
 
   test("SSE is not buffered: the first event reaches the agent while the endpoint is still streaming", async () => {
-    const { sock } = setup(() => ({ kind: "response", model: "gpt-5.1-codex-mini", output: [{ type: "message", text: "slow" }], eventGapMs: 100 }));
-    const t0 = performance.now();
+    // The endpoint sends its first event, then holds the rest until the agent has read that
+    // first event: a gateway that buffered the stream would never deliver it (the test times out).
+    const rest = gate();
+    const { sock } = setup(() => ({ kind: "response", model: "gpt-5.1-codex-mini", output: [{ type: "message", text: "slow" }], restAfter: rest.promise }));
     const res = await fetch("http://gw/v1/responses", {
       method: "POST",
       unix: sock,
@@ -235,26 +238,28 @@ describe("model gateway", () => {
     } as RequestInit);
     const reader = res.body?.getReader();
     const first = await reader?.read();
-    const firstAt = performance.now() - t0;
     expect(new TextDecoder().decode(first?.value)).toStartWith("event: response.created");
-    while (reader && !(await reader.read()).done) {
-      // drain
-    }
-    const endAt = performance.now() - t0;
-    // 9 events 100 ms apart: the whole stream takes ≥ 800 ms; the first event came long before.
-    expect(endAt).toBeGreaterThan(800);
-    expect(firstAt).toBeLessThan(endAt - 500);
+    rest.open();
+    let text = "";
+    for (let r = await reader?.read(); r && !r.done; r = await reader?.read()) text += new TextDecoder().decode(r.value);
+    expect(text).toContain("event: response.completed");
   });
 
   test("a request in flight reserves its worst case: a concurrent one that would pass the cap is refused", async () => {
-    const { client } = setup(() => ({ kind: "response", model: "gpt-5.1-codex-mini", output: [{ type: "message", text: "ok" }], firstByteDelayMs: 300 }), {
-      seat: 0.003,
-    });
+    // The endpoint holds the first request until the second has been judged: it is in flight then.
+    const held = gate();
+    const { client } = setup(
+      () => ({ kind: "response", model: "gpt-5.1-codex-mini", output: [{ type: "message", text: "ok" }], firstByteAfter: held.promise }),
+      {
+        seat: 0.003,
+      },
+    );
     // Worst case each: ~20 input tokens + 1000 output × 2 USD/1M ≈ 0.002 USD; two do not fit in 0.003.
     const a = client.responses.create({ model: "gpt-5.1-codex-mini", input: "first", max_output_tokens: 1000 });
-    await Bun.sleep(50);
+    await waitUntil(() => (fake?.requests.length ?? 0) === 1, "the first request to reach the endpoint through the gateway");
     const b = await client.responses.create({ model: "gpt-5.1-codex-mini", input: "second", max_output_tokens: 1000 }).catch((e) => e);
     expect((b as APIError).code).toBe("humanish_spend_limit");
+    held.open();
     await a;
     expect(fake?.requests.length).toBe(1);
     expect(gw?.inFlight).toBe(0);

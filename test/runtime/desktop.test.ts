@@ -11,6 +11,7 @@ import type { AppServer } from "../../src/routes/browser/serve.ts";
 import { serveStatic } from "../../src/routes/browser/serve.ts";
 import { allocateDesktop, type LocalDesktop } from "../../src/runtime/desktop.ts";
 import type { GuestImage } from "../../src/runtime/guest-image.ts";
+import { hostAddressOn } from "../support/docker-network.ts";
 import { containersOfTestRun, freePort, guestPrereqs, serveTodoMvc, TEST_LABEL } from "./guest-support.ts";
 
 let docker: DockerClient;
@@ -236,15 +237,22 @@ describe("guest isolation and sandbox", () => {
     const ok = await probe("127.0.0.1", app.port);
     expect(ok.exitCode).toBe(0);
     expect(ok.out).toContain("HTTP/1.");
-    for (const [host, port] of [
-      ["127.0.0.1", other.port],
-      ["172.17.0.1", other.port],
-      ["172.17.0.1", 2375],
-      ["1.1.1.1", 80],
-      ["8.8.8.8", 53],
-    ] as const) {
-      const r = await probe(host, port);
-      expect({ host, port, exitCode: r.exitCode === 0 ? 0 : "failed" }).toEqual({ host, port, exitCode: "failed" });
+    // A host service listening on the bridge gateway, which any bridge container would reach.
+    const bridgeGateway = await hostAddressOn("bridge");
+    const onBridge = Bun.listen({ hostname: bridgeGateway, port: 0, socket: { data() {} } });
+    try {
+      for (const [host, port] of [
+        ["127.0.0.1", other.port],
+        [bridgeGateway, onBridge.port],
+        [bridgeGateway, 2375],
+        ["1.1.1.1", 80],
+        ["8.8.8.8", 53],
+      ] as const) {
+        const r = await probe(host, port);
+        expect({ host, port, exitCode: r.exitCode === 0 ? 0 : "failed" }).toEqual({ host, port, exitCode: "failed" });
+      }
+    } finally {
+      onBridge.stop(true);
     }
   }, 60_000);
 });

@@ -18,6 +18,7 @@ import { appAnswers } from "../../src/routes/browser/serve.ts";
 import { ownHostProcess, processGroupMembers, reconcileHostProcesses, releaseHostProcess } from "../../src/runtime/host-process.ts";
 import { processStartTicks } from "../../src/sandbox/controller.ts";
 import { cli } from "../cli/support.ts";
+import { waitUntil } from "../support/wait.ts";
 
 const dirs: string[] = [];
 const tmp = (p: string) => {
@@ -56,8 +57,7 @@ describe("owner records and release (real processes)", () => {
   test("a recorded group (leader + forked grandchild) is ended as a whole and proven gone", async () => {
     const dir = tmp("humanish-owned-");
     const pid = spawnGroup("sleep 60 & sleep 60; wait");
-    await Bun.sleep(100);
-    expect(processGroupMembers(pid).length).toBeGreaterThanOrEqual(2);
+    await waitUntil(() => processGroupMembers(pid).length >= 2, "the leader and its forked child in the group");
     const owned = ownHostProcess(pid, { runId: "r-unit", port: 1234 }, dir);
     expect(owned.id).toBe(`host-process:${pid}:${processStartTicks(pid)}`);
     const record = JSON.parse(readFileSync(join(dir, `${pid}-${processStartTicks(pid)}.json`), "utf8"));
@@ -71,7 +71,6 @@ describe("owner records and release (real processes)", () => {
 
   test("a leader whose start time no longer matches (pid reused) is never signalled", async () => {
     const pid = spawnGroup("sleep 60");
-    await Bun.sleep(50);
     const proof = await releaseHostProcess({ id: `host-process:${pid}:1`, pid, startTicks: "1" });
     expect(proof.outcome).toBe("released");
     expect(proof.reason).toContain("pid reused");
@@ -84,7 +83,6 @@ describe("owner records and release (real processes)", () => {
     mkdirSync(join(project, ".humanish", "runs", "r-sweep"), { recursive: true });
     const mine = spawnGroup("sleep 60");
     const orphan = spawnGroup("sleep 60");
-    await Bun.sleep(50);
     ownHostProcess(mine, { runId: "r-sweep", project }, dir);
     const o = ownHostProcess(orphan, { runId: "r-sweep", project }, dir);
     // Make the orphan's controller a process that is gone: a pid with a start time that never was.

@@ -8,6 +8,7 @@ import { describe, expect, test } from "bun:test";
 import type { ClockSample } from "../../src/broker/index.ts";
 import { expandSeats } from "../../src/lab/seats.ts";
 import { type Lane, planConcurrency, runSeats, type SeatRelease } from "../../src/study/index.ts";
+import { waitUntil } from "../support/wait.ts";
 
 interface Facts {
   id: string;
@@ -146,7 +147,8 @@ describe("runSeats", () => {
     const log = { active: 0, peak: 0, events: [] as string[] };
     const ac = new AbortController();
     const p = runSeats({ ...base, seats: expandSeats({ count: 5 }), lane: fakeLane(() => ({ holdMs: 10_000 }), log), concurrency: 2, signal: ac.signal });
-    await new Promise((r) => setTimeout(r, 50));
+    // The abort comes once both running seats are inside participate (where they hold 10 s).
+    await waitUntil(() => log.events.filter((e) => e.endsWith(":participate")).length === 2, "two seats participating");
     ac.abort("SIGINT");
     const r = await p;
     expect(r.seats.map((s) => s.state)).toEqual(Array(5).fill("interrupted"));

@@ -13,6 +13,7 @@ import { createCodexAnalysisProvider } from "../../../src/analysis/provider-code
 import { isHumanishError } from "../../../src/errors.ts";
 import { cli } from "../../cli/support.ts";
 import type { FakeScenario } from "../../support/fake-openai/server.ts";
+import { waitUntil } from "../../support/wait.ts";
 import { ANALYST_IDENTITY, type CodexWorld, codexWorld, REPO_BIN } from "./support.ts";
 
 if (!existsSync(join(REPO_BIN, "codex")))
@@ -352,7 +353,7 @@ describe("cancellation and recovery", () => {
     expect(names.sort()).toEqual(["CODEX_HOME", "HOME", "LANG", "PATH", "TMPDIR", "USER"]);
     const ac = new AbortController();
     const running = s.runTurn(turn({ signal: ac.signal }));
-    for (let i = 0; i < 200 && modelRequests(w).length === 0; i++) await Bun.sleep(25);
+    await waitUntil(() => modelRequests(w).length > 0, "the turn's request to reach the model");
     expect(modelRequests(w).length).toBe(1);
     ac.abort();
     const r = await running;
@@ -367,7 +368,7 @@ describe("cancellation and recovery", () => {
     const ac = new AbortController();
     const s = await startCodexAccountSession({ purpose: "analyst", signal: ac.signal, env: w.env });
     const running = s.runTurn(turn());
-    for (let i = 0; i < 200 && modelRequests(w).length === 0; i++) await Bun.sleep(25);
+    await waitUntil(() => modelRequests(w).length > 0, "the turn's request to reach the model");
     ac.abort();
     expect(await running).toMatchObject({ status: "interrupted", reason: "session_closed" });
     expect((await s.close()).outcome).toBe("released");

@@ -128,9 +128,8 @@ describe("codex-exec participant (stand-in binary)", () => {
   });
 
   test("a silent runtime is killed at the first-output deadline", async () => {
-    const t0 = Date.now();
+    // The silent runtime prints nothing for 45 s: a deadline that did not fire would end it later, and not as timed_out.
     const { outcome } = await runMode("silent", 1_500);
-    expect(Date.now() - t0).toBeLessThan(20_000);
     expect(outcome).toMatchObject({ status: "timed_out", completionReason: "timed_out", deadline: "first-output" });
   });
 

@@ -158,12 +158,11 @@ describe("computer use on an E2B desktop", () => {
       // A kill that never answers → unconfirmed within the outer deadline.
       e2b.faults.kill = "hang";
       const hung = await make();
-      const t0 = performance.now();
+      // The kill never answers: only a deadline can end the release (else the test times out) —
+      // the SDK's own request deadline or our outer one, whichever ends first.
       const h = await releaseDesktop(hung, conn, { killMs: 1_500, infoMs: 5_000 });
       expect(h.outcome).toBe("unconfirmed");
-      // The SDK's own request deadline or our outer one, whichever ends first.
       expect(h.reason).toMatch(/TimeoutError|did not settle/);
-      expect(performance.now() - t0).toBeLessThan(15_000);
       // A 401 on the kill → unconfirmed.
       e2b.faults.kill = "normal";
       const denied = await make();

@@ -25,7 +25,7 @@ import { ensureImage } from "../../../src/runtime/images.ts";
 import { sandboxRecipe } from "../../../src/runtime/recipes.ts";
 import { createE2BSandboxProvider, releaseE2BSandbox } from "../../../src/sandbox/e2b.ts";
 import { labFromText, studyContext, testRunId, tmpProject } from "../../routes/terminal/support.ts";
-import { engine } from "../../support/e2b-server/engine.ts";
+import { hostAddressOn } from "../../support/docker-network.ts";
 import { type E2BServer, startE2BServer } from "../../support/e2b-server/index.ts";
 import { dockerSocketPath, requireDocker } from "../../support/prereq.ts";
 
@@ -139,9 +139,7 @@ describe("e2b-terminal lane (real SDK, container-backed E2B server)", () => {
 
   test("a scripted seat with product.install and no egressAllow: network for the install, none for the participant", async () => {
     // A host service on Docker's bridge gateway, which a bridge sandbox reaches.
-    const bridge = await engine("/networks/bridge");
-    const gateway = (bridge.body as { IPAM?: { Config?: { Gateway?: string }[] } } | null)?.IPAM?.Config?.[0]?.Gateway;
-    if (!gateway) throw new Error(`the Docker engine's bridge network has no gateway address (${bridge.status}): a bridge sandbox cannot reach the host`);
+    const gateway = await hostAddressOn("bridge");
     const hits: string[] = [];
     const host = Bun.serve({
       hostname: gateway,

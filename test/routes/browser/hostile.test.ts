@@ -100,9 +100,8 @@ describe("browser route, hostile labs", () => {
       - open: /
       - waitForText: a sentence that never appears`,
     );
-    const started = Date.now();
+    // The text never appears: only the step's own deadline can end it (else the test times out).
     const res = await runBrowserStudy(ctxFor(config, `never-${testRun}`), { docker, labels: { [TEST_LABEL]: testRun } });
-    expect(Date.now() - started).toBeLessThan(60_000);
     expect(res.error).toBeUndefined();
     expect(res.verify.ok).toBe(true);
     expect(res.participants).toEqual([{ id: "p1", status: "incomplete", completionReason: "step_failed" }]);

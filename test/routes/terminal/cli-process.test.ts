@@ -72,6 +72,18 @@ async function waitFor(pred: () => boolean, ms: number, what: string): Promise<v
   throw new Error(`timed out waiting for ${what}`);
 }
 
+/** What the events stream (appended as output arrives) holds so far, "" before it exists. */
+function recordedOutput(runDir: string): string {
+  for (const f of [join(runDir, "terminal-events.ndjson"), join(runDir, "seats", "p1", "terminal-events.ndjson")]) {
+    try {
+      return readFileSync(f, "utf8");
+    } catch {
+      // not this layout, or not yet written
+    }
+  }
+  return "";
+}
+
 function statusPhase(runDir: string): string | undefined {
   try {
     return JSON.parse(readFileSync(join(runDir, "status.json"), "utf8")).phase;
@@ -90,7 +102,8 @@ for (const sig of ["SIGINT", "SIGTERM"] as const) {
       const child = spawnCli(["lab", "run", lab, "--json", "--cwd", project.dir, "--run-id", runId]);
       const runDir = join(project.dir, ".humanish", "runs", runId);
       await waitFor(() => statusPhase(runDir) === "participate" && existsSync(join(runDir, "sandbox-receipts.ndjson")), 120_000, "the participant to start");
-      await Bun.sleep(1_500);
+      // Its first line is recorded: it is inside its endless step when the signal comes.
+      await waitFor(() => recordedOutput(runDir).includes("participant-started"), 120_000, "the participant's first line in the events stream");
       expect(await containersOfRun(runId)).toHaveLength(1);
       child.kill(sig);
       const code = await child.exited;

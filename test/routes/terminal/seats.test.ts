@@ -55,9 +55,7 @@ describe("terminal seats", () => {
     const runId = testRunId("jq4");
     runIds.push(runId);
     const ctx = studyContext({ cwd: project.dir, lab, text, runId, mode: "live" });
-    const started = performance.now();
     const r = await runTerminalStudy(ctx);
-    const wallMs = performance.now() - started;
     expect(r.error).toBeUndefined();
     expect(r.ok).toBe(true);
     expect(r.verdict).toBe("4/4 reached the goal; tasks: pretty-print 4/4 · open-order-ids 4/4 · open-total 4/4 · orders-per-customer 4/4");
@@ -84,8 +82,6 @@ describe("terminal seats", () => {
     expect(v.checks.filter((c) => !c.ok)).toEqual([]);
     expect(v.checks.find((c) => c.name === "study seats")?.message).toMatch(/^4\/4 seat\(s\): 4 completed/);
     expect(await containersOfRun(runId)).toEqual([]);
-    // The seats ran side by side: the whole study took far less than four studies in a row would.
-    expect(wallMs).toBeLessThan(5 * 60_000);
   }, 600_000);
 
   test("a study that cannot fit one seat is refused before anything starts, with the numbers", async () => {
@@ -117,7 +113,9 @@ describe("terminal seats", () => {
 
   test("SIGINT mid-study: every running seat stops, every sandbox is released, 0 containers; the bundle says which seats were interrupted", async () => {
     await requireDocker();
-    const text = sleepyLab("seats-sigint", 5, 60);
+    // Each seat's step sleeps far past the test's timeout: only the abort can end the study in time,
+    // and a seat that ran its step out would say "completed", not "interrupted".
+    const text = sleepyLab("seats-sigint", 5, 3600);
     const runId = testRunId("sigint5");
     runIds.push(runId);
     const ac = new AbortController();
@@ -128,9 +126,7 @@ describe("terminal seats", () => {
       if (e.phase === "participate") participating.add(e.participant);
       if (participating.size === 4 && !ac.signal.aborted) setTimeout(() => ac.abort("SIGINT"), 500);
     };
-    const started = Date.now();
     const r = await runTerminalStudy(ctx);
-    expect(Date.now() - started).toBeLessThan(50_000);
     expect(r.interrupted).toBe("SIGINT");
     expect(r.verify.ok).toBe(true);
     expect(r.seats?.map((s) => s.state)).toEqual(["interrupted", "interrupted", "interrupted", "interrupted", "interrupted"]);

@@ -29,6 +29,7 @@ import { connect, createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Sandbox } from "../../../src/sandbox/types.ts";
+import { hostAddressOn } from "../docker-network.ts";
 import { requireBinary } from "../prereq.ts";
 import { allowsHost, applyHeaders, type EgressPolicy, transformHeaders } from "./egress-policy.ts";
 import { engine } from "./engine.ts";
@@ -151,9 +152,7 @@ export class EgressProxy {
     });
     if (created.status !== 201) throw new Error(`egress: network create failed (${created.status}): ${JSON.stringify(created.body)}`);
     this.networkId = (created.body as { Id: string }).Id;
-    const info = await engine(`/networks/${this.networkId}`);
-    const gateway = (info.body as { IPAM?: { Config?: { Gateway?: string }[] } }).IPAM?.Config?.[0]?.Gateway;
-    if (!gateway) throw new Error(`egress: network ${this.networkId} has no gateway address`);
+    const gateway = await hostAddressOn(this.networkId);
     const listener = createServer((client) => this.route(client));
     await new Promise<void>((resolve, reject) => {
       listener.once("error", reject);

@@ -57,6 +57,10 @@ export type FakeReply =
       status?: "failed" | "cancelled";
       firstByteDelayMs?: number;
       eventGapMs?: number;
+      /** Held until this settles before the first byte (a test's gate: "the request is in flight"). */
+      firstByteAfter?: Promise<unknown>;
+      /** Streamed: after the first event, the rest is held until this settles. */
+      restAfter?: Promise<unknown>;
     }
   /** An HTTP error with an OpenAI-shaped body. */
   | { kind: "error"; status: number; type: string; code: string | null; message: string }
@@ -395,6 +399,7 @@ export function startFakeOpenAI(opts: FakeOpenAIOptions): FakeOpenAI {
       const usage = reply.usage === undefined ? usageFor(body, reply.output) : reply.usage;
       // A real model thinks before its first byte; the bench sets this to measure against that.
       if (reply.firstByteDelayMs) await Bun.sleep(reply.firstByteDelayMs);
+      if (reply.firstByteAfter) await reply.firstByteAfter;
       if (!stream) {
         const out = reply.output.map((o, i) => outputObject(o, i, respId));
         return Response.json(responseObject(respId, model, reply.status ?? (reply.incomplete ? "incomplete" : "completed"), out, usage, reply.incomplete), {
@@ -406,8 +411,9 @@ export function startFakeOpenAI(opts: FakeOpenAIOptions): FakeOpenAI {
       return sseResponse(
         new ReadableStream<Uint8Array>({
           async start(c) {
-            for (const f of frames) {
+            for (const [i, f] of frames.entries()) {
               c.enqueue(f);
+              if (i === 0 && reply.restAfter) await reply.restAfter;
               if (gap > 0) await Bun.sleep(gap);
             }
             c.close();
