@@ -73,6 +73,8 @@ export interface FakeRequest {
   method: string;
   path: string;
   authorization: string | null;
+  /** Every request header, names lower-case. */
+  headers: Record<string, string>;
   /** Parsed JSON body (undefined when it was not JSON). */
   body: Record<string, unknown> | undefined;
   /** Raw body bytes length. */
@@ -317,6 +319,7 @@ export function startFakeOpenAI(opts: FakeOpenAIOptions): FakeOpenAI {
         method: req.method,
         path: url.pathname,
         authorization: req.headers.get("authorization"),
+        headers: Object.fromEntries(req.headers.entries()),
         body,
         bodyBytes: raw.byteLength,
       };
