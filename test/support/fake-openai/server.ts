@@ -57,6 +57,8 @@ export type FakeReply =
       status?: "failed" | "cancelled";
       firstByteDelayMs?: number;
       eventGapMs?: number;
+      /** The reply waits for this before its first byte (a test holds requests in flight with it). */
+      gate?: Promise<unknown>;
     }
   /** An HTTP error with an OpenAI-shaped body. */
   | { kind: "error"; status: number; type: string; code: string | null; message: string }
@@ -100,6 +102,12 @@ export interface FakeOpenAI {
   readonly requests: FakeRequest[];
   /** Requests refused with 400 because a computer call lacked its output (or an output its call). */
   readonly rejectedForCallOutputs: FakeRequest[];
+  /**
+   * What the fake billed, one entry per response it generated — whether or not the client was
+   * still there to read it (the real service bills a request that runs after its client left).
+   * Input includes the stored context a `previous_response_id` continues.
+   */
+  readonly billed: { ordinal: number; model: string; usage: FakeUsage | null }[];
   close(): Promise<void>;
 }
 
@@ -297,6 +305,7 @@ export function startFakeOpenAI(opts: FakeOpenAIOptions): FakeOpenAI {
   const requests: FakeRequest[] = [];
   const responsesSeen: FakeRequest[] = [];
   const rejected: FakeRequest[] = [];
+  const billed: FakeOpenAI["billed"] = [];
   const stored = new Map<string, Json[]>();
   const hanging = new Set<(r: Response) => void>();
   const defaultModel = opts.model ?? "gpt-5.1-codex-mini";
@@ -340,8 +349,9 @@ export function startFakeOpenAI(opts: FakeOpenAIOptions): FakeOpenAI {
         return errorResponse(400, "invalid_request_error", null, pairing);
       }
       responsesSeen.push(rec);
-      const reply = opts.scenario({ ...rec, ordinal: responsesSeen.length }, responsesSeen.slice(0, -1));
-      const respId = `resp_${responsesSeen.length}_${crypto.randomUUID().slice(0, 8)}`;
+      const seen = responsesSeen.length;
+      const reply = opts.scenario({ ...rec, ordinal: seen }, responsesSeen.slice(0, -1));
+      const respId = `resp_${seen}_${crypto.randomUUID().slice(0, 8)}`;
       if (reply.kind === "response" && body.store === true) stored.set(respId, [...conversation, ...reply.output.map((o, i) => outputObject(o, i, respId))]);
       const stream = body.stream === true;
       if (reply.kind === "error") return errorResponse(reply.status, reply.type, reply.code, reply.message);
@@ -395,9 +405,12 @@ export function startFakeOpenAI(opts: FakeOpenAIOptions): FakeOpenAI {
           }),
         );
       }
-      const usage = reply.usage === undefined ? usageFor(body, reply.output) : reply.usage;
+      // The service bills the whole conversation: a stored chain's items count as input too.
+      const usage = reply.usage === undefined ? usageFor(prevId === undefined ? body : { ...body, input: conversation }, reply.output) : reply.usage;
       // A real model thinks before its first byte; the bench sets this to measure against that.
       if (reply.firstByteDelayMs) await Bun.sleep(reply.firstByteDelayMs);
+      if (reply.gate) await reply.gate;
+      billed.push({ ordinal: seen, model, usage });
       if (!stream) {
         const out = reply.output.map((o, i) => outputObject(o, i, respId));
         return Response.json(responseObject(respId, model, reply.status ?? (reply.incomplete ? "incomplete" : "completed"), out, usage, reply.incomplete), {
@@ -425,6 +438,7 @@ export function startFakeOpenAI(opts: FakeOpenAIOptions): FakeOpenAI {
     port,
     requests,
     rejectedForCallOutputs: rejected,
+    billed,
     async close() {
       for (const resolve of hanging) resolve(errorResponse(503, "server_error", null, "fake closed"));
       await server.stop(true);
