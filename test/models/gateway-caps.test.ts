@@ -128,7 +128,8 @@ describe("a request that may have left is never settled at 0", () => {
     open.fake = undefined;
     const seat = new SpendBudget("scenario.caps.maxUsd", 0.05);
     const g = gatewayTo(dead, [seat]);
-    for (let i = 0; i < 2; i++) expect((await errorOf(await post(g, { model: "gpt-5.1-codex-mini", input: "hi", max_output_tokens: 100 }))).code).toBe("humanish_upstream_unreachable");
+    for (let i = 0; i < 2; i++)
+      expect((await errorOf(await post(g, { model: "gpt-5.1-codex-mini", input: "hi", max_output_tokens: 100 }))).code).toBe("humanish_upstream_unreachable");
     expect(g.lines.map((l) => [l.outcome, l.usd])).toEqual([
       ["upstream_unreachable", 0],
       ["upstream_unreachable", 0],

@@ -12,8 +12,8 @@ import { createConnection, createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildCodexExecCommand } from "../../src/actors/codex-exec/command.ts";
-import { type Gateway, MIN_OUTPUT_GRANT_TOKENS, resolveEndpoint, SpendBudget, startGateway } from "../../src/models/index.ts";
 import { FORWARDED_FIELDS } from "../../src/models/gateway/request-policy.ts";
+import { type Gateway, MIN_OUTPUT_GRANT_TOKENS, resolveEndpoint, SpendBudget, startGateway } from "../../src/models/index.ts";
 import { type FakeOpenAI, type FakeScenario, startFakeOpenAI } from "../support/fake-openai/server.ts";
 
 const KEY = "sk-test-REALKEY-codex-0123456789";

@@ -136,7 +136,8 @@ export function shapeRequest(body: Json): ShapedRequest | FieldRefusal {
 }
 
 /** Client headers passed on: descriptive only (what the client is, which session), never billing. */
-const FORWARDED_HEADER = /^(accept|user-agent|originator|session[-_]id|thread-id|conversation[-_]id|x-client-request-id|idempotency-key|x-codex-[a-z0-9-]+|x-stainless-[a-z0-9-]+)$/i;
+const FORWARDED_HEADER =
+  /^(accept|user-agent|originator|session[-_]id|thread-id|conversation[-_]id|x-client-request-id|idempotency-key|x-codex-[a-z0-9-]+|x-stainless-[a-z0-9-]+)$/i;
 
 /**
  * The headers sent upstream: the allow-listed ones from the sandbox, then the host's key, and the

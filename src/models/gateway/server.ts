@@ -357,7 +357,14 @@ async function sendUpstream(
       return { local: openaiError(499, "server_error", "humanish_client_gone", "The request was cancelled after it was sent; its cost is unknown.") };
     }
     m.done(502, "upstream_broken", `${host}: ${msg} (after the request started to leave; it may still be billed)`, unknown);
-    return { local: openaiError(502, "server_error", "humanish_upstream_broken", `The connection to ${host} broke before it answered (${msg}); the request's cost is unknown.`) };
+    return {
+      local: openaiError(
+        502,
+        "server_error",
+        "humanish_upstream_broken",
+        `The connection to ${host} broke before it answered (${msg}); the request's cost is unknown.`,
+      ),
+    };
   } finally {
     clearTimeout(firstByte);
   }
