@@ -5,7 +5,8 @@
  * `POST /v1/responses` answers with a JSON Response object, or (body `stream: true`) with the SSE
  * event sequence `response.created`, `response.in_progress`, per output item
  * `response.output_item.added` … `response.output_item.done`, then `response.completed` (or
- * `response.incomplete`) carrying `usage`. Errors are `{error: {type, code, message}}`. Every
+ * `response.incomplete`) carrying `usage` — `incomplete` (reason max_output_tokens, output billed
+ * at the limit) whenever the output would pass the request's `max_output_tokens`. Errors are `{error: {type, code, message}}`. Every
  * other path is 404. What each request gets is decided by a scripted scenario (see
  * scenarios.ts); every request is recorded for the test to inspect.
  *
@@ -406,18 +407,32 @@ export function startFakeOpenAI(opts: FakeOpenAIOptions): FakeOpenAI {
         );
       }
       // The service bills the whole conversation: a stored chain's items count as input too.
-      const usage = reply.usage === undefined ? usageFor(prevId === undefined ? body : { ...body, input: conversation }, reply.output) : reply.usage;
+      const asked = reply.usage === undefined ? usageFor(prevId === undefined ? body : { ...body, input: conversation }, reply.output) : reply.usage;
+      // The service never generates (or bills) more than max_output_tokens: it stops there and
+      // answers `incomplete` with reason max_output_tokens.
+      const limit = typeof body.max_output_tokens === "number" ? body.max_output_tokens : Number.POSITIVE_INFINITY;
+      const clipped = asked !== null && asked.output_tokens > limit;
+      const usage: FakeUsage | null =
+        asked && clipped
+          ? {
+              ...asked,
+              output_tokens: limit,
+              output_tokens_details: { reasoning_tokens: Math.min(asked.output_tokens_details.reasoning_tokens, limit) },
+              total_tokens: asked.input_tokens + limit,
+            }
+          : asked;
+      const incomplete = reply.incomplete ?? (clipped ? "max_output_tokens" : undefined);
       // A real model thinks before its first byte; the bench sets this to measure against that.
       if (reply.firstByteDelayMs) await Bun.sleep(reply.firstByteDelayMs);
       if (reply.gate) await reply.gate;
       billed.push({ ordinal: seen, model, usage });
       if (!stream) {
         const out = reply.output.map((o, i) => outputObject(o, i, respId));
-        return Response.json(responseObject(respId, model, reply.status ?? (reply.incomplete ? "incomplete" : "completed"), out, usage, reply.incomplete), {
+        return Response.json(responseObject(respId, model, reply.status ?? (incomplete ? "incomplete" : "completed"), out, usage, incomplete), {
           headers: { "x-request-id": crypto.randomUUID() },
         });
       }
-      const frames = sseFrames(respId, model, reply.output, usage, reply.incomplete);
+      const frames = sseFrames(respId, model, reply.output, usage, incomplete);
       const gap = reply.eventGapMs ?? 0;
       return sseResponse(
         new ReadableStream<Uint8Array>({
