@@ -14,7 +14,7 @@ import type { ModelEndpoint } from "../../models/endpoint.ts";
 import { SpendBudget } from "../../models/gateway/budget.ts";
 import { SANDBOX_FORWARDER_SOURCE } from "../../models/gateway/sandbox-forwarder.ts";
 import { type Gateway, type GatewayLedgerLine, startGateway } from "../../models/gateway/server.ts";
-import { ledgerUsd, type ModelLedger } from "../../models/ledger.ts";
+import { forwarded, ledgerUsd, type ModelLedger } from "../../models/ledger.ts";
 import type { Sandbox } from "../../sandbox/types.ts";
 
 /** Where the gateway's socket directory is mounted inside the sandbox. */
@@ -86,7 +86,7 @@ export function openModelSeat(o: {
       ),
     ledger: (participantId) => {
       const lines = [...gateway.lines];
-      const fw = lines.filter((l) => !["refused_cap", "unauthorized", "not_found", "bad_request", "upstream_unreachable"].includes(l.outcome));
+      const fw = forwarded(lines);
       return {
         schema: "humanish.model-ledger.v1",
         participantId,
