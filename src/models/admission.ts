@@ -3,8 +3,9 @@
  * from the request body before it is sent. Pure.
  *
  * - input: o200k_base tokens of every text the request carries (instructions, input, tool
- *   definitions) counted with the real tokenizer, plus the chat format's framing per input item
- *   and per request (with a margin), then 10% more for what the service adds that we do not see;
+ *   definitions, the `text` output format) counted with the real tokenizer, plus the chat
+ *   format's framing per input item and per request (with a margin), then 10% more for what the
+ *   service adds that we do not see;
  * - images: by their size in pixels — a PNG data URL's header gives its width and height, priced
  *   with the high-detail tile rule (fit in 2048×2048, shortest side to 768, 170 tokens per
  *   512-pixel tile plus 85) whatever `detail` says; an image whose size cannot be read (another
@@ -114,6 +115,8 @@ export function admissionEstimate(body: Json, table: RateTable = RATE_TABLE): Ad
   collect(body.instructions, texts, images);
   collect(body.input, texts, images);
   if (body.tools !== undefined) texts.push(JSON.stringify(body.tools));
+  // A structured-output schema (`text.format`) is given to the model as text too.
+  if (body.text !== undefined) texts.push(JSON.stringify(body.text));
   const items = Array.isArray(body.input) ? body.input.length : 1;
   const rawInput = texts.reduce((a, t) => a + countTokens(t), 0) + items * ITEM_FRAMING_TOKENS + REPLY_FRAMING_TOKENS;
   const inputTokens = Math.ceil(rawInput * 1.1);
