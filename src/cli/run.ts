@@ -6,7 +6,9 @@
 
 import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
+import { configDir } from "../bundle/index.ts";
 import { HumanishError } from "../errors.ts";
+import { applyUserRates } from "../models/rate-file.ts";
 import { secretValuesFromEnv } from "../secrets/index.ts";
 import { BUILD_COMMIT, VERSION } from "../version.ts";
 import { helpText, parseArgv } from "./argv.ts";
@@ -69,6 +71,13 @@ async function runCommand(spec: CommandSpec, args: Record<string, string>, flags
       secrets = secretValuesFromEnv(env, file.secretNames);
     }
     const ctx: CommandContext = { spec, args, flags, cwd, env, secrets, json, io };
+    // Every cost and cap of the command uses the user's dated rates over the built-in ones; a
+    // broken rate file stops the command, except doctor, which reports it.
+    try {
+      applyUserRates(env, configDir(env));
+    } catch (e) {
+      if (name !== "doctor") throw e;
+    }
     if (spec.sweep) await reconcileBeforeCommand(ctx);
     outcome = await HANDLERS[name]!(ctx);
   } catch (e) {

@@ -3,14 +3,20 @@
  * from the request body before it is sent. Pure.
  *
  * - input: o200k_base tokens of every text the request carries (instructions, input, tool
- *   definitions) counted with the real tokenizer, plus the chat format's framing per input item
- *   and per request (with a margin), then 10% more for what the service adds that we do not see;
+ *   definitions, the `text` output format) counted with the real tokenizer, plus the chat
+ *   format's framing per input item and per request (with a margin), then 10% more for what the
+ *   service adds that we do not see;
  * - images: by their size in pixels — a PNG data URL's header gives its width and height, priced
  *   with the high-detail tile rule (fit in 2048×2048, shortest side to 768, 170 tokens per
  *   512-pixel tile plus 85) whatever `detail` says; an image whose size cannot be read (another
  *   format, a remote URL) is priced at the most any image can cost;
  * - output: `max_output_tokens` when the request sets it, else the model's output ceiling;
  * - all input priced as uncached (cache discounts only lower the real cost).
+ *
+ * A request that sets no `max_output_tokens` (Codex sends none) would be admitted at the model's
+ * ceiling — 128k tokens, over a dollar on some models — so the gateway sets one for it:
+ * {@link outputGrant} gives the most output the budget's grant affords, never above the ceiling,
+ * never below {@link MIN_OUTPUT_GRANT_TOKENS} (a request that cannot afford that is refused).
  */
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
 import { RATE_TABLE, type RateTable, rateFor } from "./rates.ts";
@@ -27,6 +33,14 @@ export const REPLY_FRAMING_TOKENS = 3;
  * pixels, 2 × 4 tiles → 85 + 170 × 8.
  */
 export const MAX_IMAGE_TOKENS = 1_445;
+
+/**
+ * The fewest output tokens the gateway grants a request it sets `max_output_tokens` for. One
+ * agent turn at low reasoning effort (reasoning, a tool call or a short answer) fits in well under
+ * this; a response cut at its `max_output_tokens` ends a Codex turn as failed, so a grant smaller
+ * than this is worse than a clear refusal.
+ */
+export const MIN_OUTPUT_GRANT_TOKENS = 4_096;
 
 /** The estimate of one request. */
 export interface AdmissionEstimate {
@@ -101,6 +115,8 @@ export function admissionEstimate(body: Json, table: RateTable = RATE_TABLE): Ad
   collect(body.instructions, texts, images);
   collect(body.input, texts, images);
   if (body.tools !== undefined) texts.push(JSON.stringify(body.tools));
+  // A structured-output schema (`text.format`) is given to the model as text too.
+  if (body.text !== undefined) texts.push(JSON.stringify(body.text));
   const items = Array.isArray(body.input) ? body.input.length : 1;
   const rawInput = texts.reduce((a, t) => a + countTokens(t), 0) + items * ITEM_FRAMING_TOKENS + REPLY_FRAMING_TOKENS;
   const inputTokens = Math.ceil(rawInput * 1.1);
@@ -111,4 +127,25 @@ export function admissionEstimate(body: Json, table: RateTable = RATE_TABLE): Ad
   // Rounded up to the micro-dollar so the estimate is never below the exact worst case.
   const usd = rate ? Math.ceil((inputTokens + imageTotal) * rate.inputPerMTok + outputTokens * rate.outputPerMTok) / 1e6 : null;
   return { model, inputTokens, imageTokens: imageTotal, outputTokens, usd };
+}
+
+/**
+ * The `max_output_tokens` the gateway sets on a request that sets none: the most output tokens
+ * `grantUsd` pays for after the request's input worst case, capped at the model's ceiling and
+ * raised to {@link MIN_OUTPUT_GRANT_TOKENS} (or the ceiling, when lower) — admission then refuses
+ * the request if even that does not fit.
+ * @param grantUsd what one request may reserve (null: no cap applies).
+ * @returns the tokens to set, or undefined when the request sets its own, no cap applies, or the
+ *   model is unpriced (admission decides those as they are).
+ */
+export function outputGrant(body: Json, grantUsd: number | null, table: RateTable = RATE_TABLE): number | undefined {
+  if (body.max_output_tokens !== undefined && body.max_output_tokens !== null) return undefined;
+  if (grantUsd === null) return undefined;
+  const est = admissionEstimate(body, table);
+  const rate = rateFor(est.model, table);
+  if (!rate || rate.outputPerMTok <= 0) return undefined;
+  const inputMicros = Math.ceil((est.inputTokens + est.imageTokens) * rate.inputPerMTok);
+  const affordable = Math.floor((Math.floor(grantUsd * 1e6) - inputMicros) / rate.outputPerMTok);
+  const floor = Math.min(MIN_OUTPUT_GRANT_TOKENS, rate.maxOutputTokens);
+  return Math.max(floor, Math.min(rate.maxOutputTokens, affordable));
 }

@@ -2,7 +2,8 @@
  * Where model requests go, read the way the `openai` SDK reads it: `OPENAI_BASE_URL`, else
  * `https://api.openai.com/v1`. Any Responses-compatible server (an Azure-style gateway, vLLM, the
  * test fake) works by setting that one variable. Only the endpoint's host is evidence; the key
- * is named, never shown.
+ * is named, never shown. The organization and project the key bills come from the host's
+ * `OPENAI_ORG_ID` and `OPENAI_PROJECT_ID`, never from a sandbox.
  */
 import { HumanishError } from "../errors.ts";
 
@@ -19,6 +20,17 @@ export interface ModelEndpoint {
   host: string;
   /** `OPENAI_BASE_URL` or `default`. */
   source: "OPENAI_BASE_URL" | "default";
+  /** `OPENAI_ORG_ID` of the host: the organization the key bills (sent as `OpenAI-Organization`). */
+  organization?: string;
+  /** `OPENAI_PROJECT_ID` of the host: the project the key bills (sent as `OpenAI-Project`). */
+  project?: string;
+}
+
+/** The host's organization and project choice, read as the SDK reads them. */
+function billingScope(env: Record<string, string | undefined>): Pick<ModelEndpoint, "organization" | "project"> {
+  const org = env.OPENAI_ORG_ID?.trim();
+  const project = env.OPENAI_PROJECT_ID?.trim();
+  return { ...(org ? { organization: org } : {}), ...(project ? { project } : {}) };
 }
 
 /**
@@ -28,7 +40,7 @@ export interface ModelEndpoint {
  */
 export function resolveEndpoint(env: Record<string, string | undefined>): ModelEndpoint {
   const raw = env.OPENAI_BASE_URL?.trim();
-  if (!raw) return { baseURL: DEFAULT_BASE_URL, host: new URL(DEFAULT_BASE_URL).host, source: "default" };
+  if (!raw) return { baseURL: DEFAULT_BASE_URL, host: new URL(DEFAULT_BASE_URL).host, source: "default", ...billingScope(env) };
   let url: URL;
   try {
     url = new URL(raw);
@@ -42,7 +54,7 @@ export function resolveEndpoint(env: Record<string, string | undefined>): ModelE
       next: "Set OPENAI_BASE_URL to the API base, e.g. https://api.openai.com/v1; put the key in OPENAI_API_KEY.",
     });
   }
-  return { baseURL: raw.replace(/\/+$/, ""), host: url.host, source: "OPENAI_BASE_URL" };
+  return { baseURL: raw.replace(/\/+$/, ""), host: url.host, source: "OPENAI_BASE_URL", ...billingScope(env) };
 }
 
 /** A model key: the NAME it came from and its value (the value stays in memory). */

@@ -44,7 +44,7 @@ function round6(n: number): number {
 
 /** Requests that reached the endpoint (refusals and local rejections excluded). */
 export function forwarded(lines: readonly GatewayLedgerLine[]): GatewayLedgerLine[] {
-  return lines.filter((l) => !["refused_cap", "unauthorized", "not_found", "bad_request", "upstream_unreachable"].includes(l.outcome));
+  return lines.filter((l) => !["refused_cap", "unauthorized", "not_found", "bad_request", "sandbox_gone", "upstream_unreachable"].includes(l.outcome));
 }
 
 /** Total known spend of the lines, or null when any forwarded request's cost is unknown. */

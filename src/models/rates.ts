@@ -33,7 +33,9 @@ export interface RateTable {
 }
 
 const OPENAI_PRICING = "https://platform.openai.com/docs/pricing";
-const AS_OF = "2025-11-20";
+/** The date the built-in rates were read (ISO). */
+export const BUILTIN_RATES_AS_OF = "2025-11-20";
+const AS_OF = BUILTIN_RATES_AS_OF;
 
 function rate(input: number, cached: number, output: number, maxOutputTokens: number): ModelRate {
   return {
@@ -47,7 +49,12 @@ function rate(input: number, cached: number, output: number, maxOutputTokens: nu
   };
 }
 
-/** The built-in table: OpenAI standard-tier text-token rates of the models our participants run. */
+/**
+ * The table every pricing call reads by default: OpenAI standard-tier text-token rates of the
+ * models our participants run, as built in — and, once a command starts, with the user's rate
+ * file (rate-file.ts) merged over it. Models newer than the built-in date (e.g. gpt-5.4,
+ * gpt-5.5) are not here: they are priced only by a user rate file.
+ */
 export const RATE_TABLE: RateTable = {
   schema: "humanish.pricing.v1",
   models: {

@@ -1,11 +1,13 @@
 /** The pure parts of src/models: endpoint rule, rate table, usage → cost, budgets, admission. */
 import { describe, expect, test } from "bun:test";
-import { admitAll } from "../../src/models/gateway/budget.ts";
+import { admitAll, grantableUsd } from "../../src/models/gateway/budget.ts";
 import {
   admissionEstimate,
   costOf,
   isPriced,
   MAX_IMAGE_TOKENS,
+  MIN_OUTPUT_GRANT_TOKENS,
+  outputGrant,
   parseUsage,
   RATE_TABLE,
   rateFor,
@@ -93,6 +95,37 @@ describe("spend budget", () => {
     const study = new SpendBudget("study", 0.001);
     expect(admitAll([seat, study], 0.01)).toMatchObject({ ok: false, budget: "study" });
     expect(seat.check(10).ok).toBe(true);
+  });
+  test("an unknown cost keeps its worst case reserved; the grant per request is what is left over the attached sharers", () => {
+    const b = new SpendBudget("study", 3);
+    expect(b.grantableUsd()).toBe(3);
+    const detach = [b.attach(), b.attach(), b.attach(), b.attach()];
+    expect(b.grantableUsd()).toBe(0.75);
+    const t = b.reserve(0.75);
+    expect(b.grantableUsd()).toBe(0.5625);
+    b.settle(t, null);
+    expect(b.worstCaseUsd).toBe(0.75);
+    expect(b.grantableUsd()).toBe(0);
+    for (const d of detach) d();
+    expect(new SpendBudget("none", null).grantableUsd()).toBeNull();
+    expect(grantableUsd([new SpendBudget("seat", 1), new SpendBudget("study", 0.5), new SpendBudget("none", null)])).toBe(0.5);
+  });
+});
+
+describe("output grant", () => {
+  test("the most output the grant affords after the input, between the minimum and the model's ceiling", () => {
+    const body = { model: "gpt-5.1-codex", input: "hi" };
+    const g = outputGrant(body, 1) as number;
+    // 10 USD per 1M output tokens: 1 USD buys just under 100 000 after the input.
+    expect(g).toBeLessThan(100_000);
+    expect(g).toBeGreaterThan(99_000);
+    expect(admissionEstimate({ ...body, max_output_tokens: g }).usd ?? 2).toBeLessThanOrEqual(1);
+    expect(outputGrant(body, 100)).toBe(128_000);
+    expect(outputGrant(body, 0.001)).toBe(MIN_OUTPUT_GRANT_TOKENS);
+    expect(outputGrant({ model: "computer-use-preview", input: "hi" }, 0.001)).toBe(1_024);
+    expect(outputGrant({ ...body, max_output_tokens: 5 }, 1)).toBeUndefined();
+    expect(outputGrant(body, null)).toBeUndefined();
+    expect(outputGrant({ model: "mystery-9", input: "hi" }, 1)).toBeUndefined();
   });
 });
 

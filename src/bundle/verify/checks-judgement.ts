@@ -3,6 +3,7 @@ import { findActor } from "../../actors/registry.ts";
 import { deriveVerdict, round6 } from "../derive.ts";
 import { type CostLine, TERMINAL_COST_CATEGORIES } from "../schemas.ts";
 import type { CheckOutcome, VerifyContext } from "./context.ts";
+import { unknownSpendBounds } from "./unknown-spend.ts";
 
 /** Grace beyond `maxMinutes` for the deadline kill to land (ms). */
 export const DEADLINE_GRACE_MS = 60_000;
@@ -86,7 +87,36 @@ export function capsRespected(ctx: VerifyContext): CheckOutcome {
     for (const t of ctx.traces.values())
       if (t.durationMs > limit) problems.push(`trace of ${t.participantId} ran ${t.durationMs} ms, over maxMinutes ${c.maxMinutes}`);
   }
-  return { problems, ok: `caps maxUsd=${c.maxUsd ?? "none"} maxJobs=${c.maxJobs ?? "none"} maxMinutes=${c.maxMinutes ?? "none"} respected` };
+  const caps = `caps maxUsd=${c.maxUsd ?? "none"} maxJobs=${c.maxJobs ?? "none"} maxMinutes=${c.maxMinutes ?? "none"}`;
+  const unknown = unknownSpend(ctx, c.maxUsd);
+  return { problems: [...problems, ...unknown.problems], ok: `${caps} respected${unknown.note}` };
+}
+
+/**
+ * What unknown spend does to `maxUsd` (per seat): a seat whose known cost plus its unknown
+ * requests' admitted worst cases passes the cap is a problem (the cap was not shown to hold);
+ * within it, the message says the bound is a worst case; a cost with no bound at all is a
+ * warning, and the message says the caps hold for the known spend only.
+ */
+function unknownSpend(ctx: VerifyContext, maxUsd: number | null): { problems: string[]; note: string } {
+  const unknownLines = ctx.bundle?.cost.lines.filter((l) => l.usd === null).length ?? 0;
+  const bounds = unknownSpendBounds(ctx.files);
+  const problems: string[] = [];
+  const notes: string[] = [];
+  let unbounded = unknownLines > 0 && bounds.length === 0;
+  for (const b of bounds) {
+    if (b.worstCaseUsd === null) unbounded = true;
+    else if (maxUsd !== null && b.worstCaseUsd > maxUsd)
+      problems.push(
+        `seat ${b.participantId}: ${b.unknown} request(s) of unknown cost; at their admitted worst case the spend could reach ${b.worstCaseUsd} USD, over maxUsd ${maxUsd}`,
+      );
+    else notes.push(`${b.participantId} at most ${b.worstCaseUsd} USD`);
+  }
+  const bounded = notes.length ? `; unknown costs counted at their admitted worst case (${notes.join(", ")})` : "";
+  if (!unbounded) return { problems, note: bounded };
+  const warning = `${unknownLines || "some"} cost line(s) are unknown and not bounded by a ledger: the caps are shown for the known spend only`;
+  if (!ctx.warnings.includes(warning)) ctx.warnings.push(warning);
+  return { problems, note: `${bounded} (known spend only: ${unknownLines || "some"} cost line(s) unknown)` };
 }
 
 function labelOk(l: { usd: number | null; ratesAsOf: string | null; source: string | null; reason: string | null }): string | null {

@@ -9,11 +9,13 @@ import { join } from "node:path";
 import { checkCodexAccountLauncher } from "../../actors/codex-account/readiness.ts";
 import { codexModel } from "../../actors/codex-exec/index.ts";
 import { checkScorerRef } from "../../adapters/load.ts";
+import { configDir } from "../../bundle/index.ts";
 import { dockerClientFor } from "../../docker/index.ts";
 import { HumanishError, isHumanishError } from "../../errors.ts";
 import { loadLab, selectLabBackend } from "../../lab/index.ts";
 import { checkE2BDesktopLab, DEFAULT_E2B_DESKTOP_TEMPLATE } from "../../lanes/e2b-desktop/doctor.ts";
 import { checkE2BTemplate } from "../../lanes/e2b-terminal/preflight.ts";
+import { ratesReport } from "../../models/rate-file.ts";
 import { modelReadiness } from "../../models/readiness.ts";
 import { type PruneResult, pruneImages } from "../../runtime/prune.ts";
 import { type RuntimeResult, runtimeStatus as readRuntimeStatus, type SetupOnly, runtimeSetup as setupRuntime } from "../../runtime/status.ts";
@@ -118,6 +120,8 @@ export async function doctorCommand(ctx: CommandContext): Promise<CommandOutcome
   const add = (name: string, ok: boolean, required: boolean, message: string, checked = true) => checks.push({ name, ok, required, message, checked });
   add("target cwd", true, true, ctx.cwd);
   add("bun runtime", true, true, `bun ${Bun.version}`);
+  // The rates every USD cap and cost is computed with: their date, and the user's file if any.
+  for (const r of ratesReport(ctx.env, configDir(ctx.env), new Date().toISOString().slice(0, 10))) add(r.name, r.ok, r.required, r.message);
   const gi = join(ctx.cwd, ".gitignore");
   const ignored =
     existsSync(gi) &&

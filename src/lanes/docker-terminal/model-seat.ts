@@ -14,7 +14,7 @@ import type { ModelEndpoint } from "../../models/endpoint.ts";
 import { SpendBudget } from "../../models/gateway/budget.ts";
 import { SANDBOX_FORWARDER_SOURCE } from "../../models/gateway/sandbox-forwarder.ts";
 import { type Gateway, type GatewayLedgerLine, startGateway } from "../../models/gateway/server.ts";
-import { ledgerUsd, type ModelLedger } from "../../models/ledger.ts";
+import { forwarded, ledgerUsd, type ModelLedger } from "../../models/ledger.ts";
 import type { Sandbox } from "../../sandbox/types.ts";
 
 /** Where the gateway's socket directory is mounted inside the sandbox. */
@@ -33,7 +33,7 @@ export interface ModelSeat {
   access: ModelGatewayAccess;
   /** The ledger artifact as it stands. */
   ledger(participantId: string): ModelLedger;
-  /** True when the cap refused at least one request. */
+  /** True when the cap refused a request, or a response was cut at the output bound the gateway set from the budget. */
   capReached(): boolean;
   close(): Promise<void>;
 }
@@ -76,10 +76,17 @@ export function openModelSeat(o: {
     gateway,
     mount: { hostPath: gateway.socketDir, containerPath: SANDBOX_MODEL_DIR, readOnly: false },
     access,
-    capReached: () => gateway.lines.some((l) => l.outcome === "refused_cap"),
+    // A response cut at the output bound the gateway set from the budget is the budget running
+    // out too: the agent's turn ended because no more could be afforded.
+    capReached: () =>
+      gateway.lines.some(
+        (l) =>
+          l.outcome === "refused_cap" ||
+          (l.outcome === "incomplete" && l.maxOutputTokensSetByGateway !== undefined && l.detail === "incomplete: max_output_tokens"),
+      ),
     ledger: (participantId) => {
       const lines = [...gateway.lines];
-      const fw = lines.filter((l) => !["refused_cap", "unauthorized", "not_found", "bad_request", "upstream_unreachable"].includes(l.outcome));
+      const fw = forwarded(lines);
       return {
         schema: "humanish.model-ledger.v1",
         participantId,

@@ -1,26 +1,34 @@
 /**
  * The model gateway: an HTTP server in the humanish process, on a Unix socket, through which one
  * model-driven seat reaches its model. It
- * - forwards only `POST /v1/responses` to the configured endpoint, the body byte for byte and the
- *   answer (JSON or SSE) as it arrives — nothing is buffered on the way back; any other path is 404;
- * - authenticates the sandbox by a per-seat random token and sends the real key instead, so with
- *   `openai-egress` the key never enters the sandbox;
+ * - forwards only `POST /v1/responses` to the configured endpoint, and of its body only the
+ *   fields whose cost it can bound (see request-policy.ts: stored context, hosted tools and
+ *   unknown fields are refused or removed, `store` is always false) and of its headers only
+ *   descriptive ones; the answer (JSON or SSE) passes back as it arrives — nothing is buffered on
+ *   the way back; any other path is 404;
+ * - authenticates the sandbox by a per-seat random token and sends the real key instead (and the
+ *   host's organization and project, never the sandbox's), so with `openai-egress` the key never
+ *   enters the sandbox;
+ * - sets `max_output_tokens` on a request that sets none, to what the budget grants one request
+ *   (recorded as `maxOutputTokensSetByGateway`), so a request is not admitted at the model's
+ *   whole output ceiling;
  * - refuses, before anything leaves, a request whose worst case would pass a spend cap
  *   (OpenAI-shaped error `insufficient_quota` / `humanish_spend_limit`, HTTP 429);
  * - meters every request into a ledger line (model as the response reports it, tokens, USD,
- *   status, ms).
- * Nothing is retried: a failure reaches the agent as the endpoint (or the gateway) gave it.
+ *   status, ms). Once any byte of a request may have left, a failure is not "nothing was sent":
+ *   its cost is unknown (`usd: null`), its worst case stays reserved and nothing more is admitted.
  */
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { HumanishError } from "../../errors.ts";
-import { type AdmissionEstimate, admissionEstimate } from "../admission.ts";
+import { type AdmissionEstimate, admissionEstimate, outputGrant } from "../admission.ts";
 import type { ModelEndpoint, ModelKey } from "../endpoint.ts";
 import { RATE_TABLE, type RateTable } from "../rates.ts";
 import { costOf } from "../usage.ts";
-import { admitAll, type RefusalReason, type SpendBudget } from "./budget.ts";
+import { admitAll, grantableUsd, type RefusalReason, type SpendBudget } from "./budget.ts";
+import { shapeRequest, upstreamHeaders } from "./request-policy.ts";
 import { JsonTap, SseTap, type TapFacts } from "./tap.ts";
 
 /** `humanish.model-ledger-line.v1`: one request through the gateway. */
@@ -54,13 +62,20 @@ export interface GatewayLedgerLine {
   /**
    * `completed`, `incomplete` (e.g. max_output_tokens), `failed` (the response said so),
    * `upstream_error` (non-2xx from the endpoint), `refused_cap`, `unauthorized`, `not_found`,
-   * `bad_request`, `upstream_unreachable`, `upstream_timeout`, `cut` (the stream broke).
+   * `bad_request` (incl. a refused field), `sandbox_gone` (cancelled before it was sent),
+   * `upstream_unreachable` (failed before any byte left: nothing billed), `upstream_timeout`, `sandbox_aborted` (the sandbox went away after the
+   * request started to leave), `upstream_broken` (the connection failed after that), `cut` (the
+   * stream broke). The last four have an unknown cost.
    */
   outcome: string;
   /** Why, in words (refusals, faults). */
   detail: string | null;
   /** Arrival → last byte sent to the sandbox, ms. */
   ms: number;
+  /** The `max_output_tokens` the gateway set because the request set none (absent: it set none). */
+  maxOutputTokensSetByGateway?: number;
+  /** Hosted tool types the gateway removed from the request's `tools` (absent: none). */
+  toolsRemovedByGateway?: string[];
 }
 
 /**
@@ -135,22 +150,10 @@ export interface Gateway {
 /** Socket file name inside the gateway's directory. */
 export const GATEWAY_SOCKET_NAME = "model.sock";
 
-const HOP_HEADERS = new Set([
-  "authorization",
-  "host",
-  "content-length",
-  "connection",
-  "keep-alive",
-  "transfer-encoding",
-  "accept-encoding",
-  "te",
-  "upgrade",
-  "proxy-authorization",
-]);
 const PASS_BACK = /^(content-type|cache-control|x-request-id|openai-.*|x-ratelimit-.*|retry-after)$/i;
 
-function openaiError(status: number, type: string, code: string, message: string): Response {
-  return Response.json({ error: { type, code, message, param: null } }, { status });
+function openaiError(status: number, type: string, code: string, message: string, param: string | null = null): Response {
+  return Response.json({ error: { type, code, message, param } }, { status });
 }
 
 function refusalMessage(
@@ -258,12 +261,22 @@ async function admit(st: GatewayState, req: Request, m: Meter): Promise<Admitted
     m.done(400, "bad_request", "the request body is not a JSON object");
     return { local: openaiError(400, "invalid_request_error", "invalid_json", "The request body is not a JSON object.") };
   }
-  const est: AdmissionEstimate = admissionEstimate(body, st.rates);
+  const shaped = shapeRequest(body);
+  if (!shaped.ok) {
+    m.done(400, "bad_request", `field refused: ${shaped.field}`);
+    return { local: openaiError(400, "invalid_request_error", "HUMANISH_MODEL_GATEWAY_FIELD_REFUSED", shaped.message, shaped.field) };
+  }
+  const send = shaped.body;
+  const grant = outputGrant(send, grantableUsd(st.opts.budgets), st.rates);
+  if (grant !== undefined) send.max_output_tokens = grant;
+  const est: AdmissionEstimate = admissionEstimate(send, st.rates);
   Object.assign(m.line, {
     requestedModel: est.model,
-    stream: body.stream === true,
+    stream: send.stream === true,
     estimateUsd: est.usd,
     estimateInputTokens: est.inputTokens + est.imageTokens,
+    ...(grant !== undefined ? { maxOutputTokensSetByGateway: grant } : {}),
+    ...(shaped.toolsRemoved.length ? { toolsRemovedByGateway: shaped.toolsRemoved } : {}),
   });
   const admitted = admitAll(st.opts.budgets, est.usd);
   if (!admitted.ok) {
@@ -274,7 +287,33 @@ async function admit(st: GatewayState, req: Request, m: Meter): Promise<Admitted
   const release = (usd: number | null): void => {
     for (const [i, b] of st.opts.budgets.entries()) b.settle(admitted.tickets[i] as number, usd);
   };
-  return { raw, release };
+  return { raw: new TextEncoder().encode(JSON.stringify(send)), release };
+}
+
+/**
+ * Errors of a connection that never carried a request byte: the name did not resolve, the
+ * connection was refused or unroutable, or TLS failed before the request could be written.
+ */
+const BEFORE_ANY_BYTE = new Set([
+  "ECONNREFUSED",
+  "ConnectionRefused",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "FailedToOpenSocket",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "CERT_HAS_EXPIRED",
+  "ERR_TLS_CERT_ALTNAME_INVALID",
+]);
+
+/** True when `e` proves the request never left (see {@link BEFORE_ANY_BYTE}). */
+function failedBeforeAnyByte(e: unknown): boolean {
+  const code = e && typeof e === "object" ? (e as { code?: unknown }).code : undefined;
+  return typeof code === "string" && BEFORE_ANY_BYTE.has(code);
 }
 
 /** Sends the admitted bytes upstream with the real key; a failure to get headers is answered here. */
@@ -286,33 +325,46 @@ async function sendUpstream(
   release: (usd: number | null) => void,
 ): Promise<Response | { local: Response }> {
   const host = st.opts.endpoint.host;
-  const headers = new Headers();
-  req.headers.forEach((v, k) => {
-    if (!HOP_HEADERS.has(k.toLowerCase())) headers.set(k, v);
-  });
-  headers.set("authorization", `Bearer ${st.opts.key.value}`);
-  headers.set("accept-encoding", "identity");
+  const headers = upstreamHeaders(req.headers, st.opts.endpoint, st.opts.key.value);
+  if (req.signal.aborted) {
+    release(0);
+    m.done(499, "sandbox_gone", "the sandbox went away before the request was sent");
+    return { local: openaiError(499, "server_error", "humanish_client_gone", "The request was cancelled before it was sent.") };
+  }
   const ctl = new AbortController();
   const firstByte = setTimeout(() => ctl.abort(new Error("first-byte deadline")), st.firstByteMs);
   req.signal.addEventListener("abort", () => ctl.abort(new Error("the sandbox went away")));
   try {
     return await st.doFetch(st.upstreamUrl, { method: "POST", headers, body: raw, signal: ctl.signal, decompress: false } as RequestInit);
   } catch (e) {
-    const timedOut = ctl.signal.aborted && String((ctl.signal.reason as Error)?.message) === "first-byte deadline";
-    if (timedOut) {
-      // The request left: it may be billed, so its cost is unknown and the cap stops here.
-      release(null);
-      m.done(504, "upstream_timeout", `no response headers from ${host} within ${st.firstByteMs} ms`, {
-        usd: null,
-        costSource: null,
-        costReason: "no_token_usage",
-      });
+    const reason = ctl.signal.aborted ? String((ctl.signal.reason as Error)?.message) : null;
+    const msg = e instanceof Error ? e.message : String(e);
+    if (reason === null && failedBeforeAnyByte(e)) {
+      release(0);
+      m.done(502, "upstream_unreachable", `${host}: ${msg}`, { costSource: "humanish gateway: the connection failed before any request byte was sent" });
+      return { local: openaiError(502, "server_error", "humanish_upstream_unreachable", `The model endpoint ${host} could not be reached (${msg}).`) };
+    }
+    // Bytes may have left: the endpoint may run (and bill) the request whatever happens to the
+    // connection, so its cost is unknown, its worst case stays reserved and the cap stops here.
+    release(null);
+    const unknown = { usd: null, costSource: null, costReason: "no_token_usage" } as const;
+    if (reason === "first-byte deadline") {
+      m.done(504, "upstream_timeout", `no response headers from ${host} within ${st.firstByteMs} ms`, unknown);
       return { local: openaiError(504, "server_error", "humanish_upstream_timeout", `The model endpoint ${host} sent nothing within ${st.firstByteMs} ms.`) };
     }
-    release(0);
-    const msg = e instanceof Error ? e.message : String(e);
-    m.done(502, "upstream_unreachable", `${host}: ${msg}`, { costSource: "humanish gateway: the endpoint refused the connection, nothing was sent" });
-    return { local: openaiError(502, "server_error", "humanish_upstream_unreachable", `The model endpoint ${host} could not be reached (${msg}).`) };
+    if (reason !== null) {
+      m.done(499, "sandbox_aborted", `the sandbox went away before ${host} answered; the request may still be billed`, unknown);
+      return { local: openaiError(499, "server_error", "humanish_client_gone", "The request was cancelled after it was sent; its cost is unknown.") };
+    }
+    m.done(502, "upstream_broken", `${host}: ${msg} (after the request started to leave; it may still be billed)`, unknown);
+    return {
+      local: openaiError(
+        502,
+        "server_error",
+        "humanish_upstream_broken",
+        `The connection to ${host} broke before it answered (${msg}); the request's cost is unknown.`,
+      ),
+    };
   } finally {
     clearTimeout(firstByte);
   }
@@ -427,6 +479,9 @@ export function startGateway(opts: GatewayOptions): Gateway {
     ordinal: 0,
     inFlight: 0,
   };
+  // Every budget this gateway checks counts it as a sharer, so a shared budget's grant per
+  // request leaves room for the other seats.
+  const detach = opts.budgets.map((b) => b.attach());
   let server: ReturnType<typeof Bun.serve>;
   try {
     server = Bun.serve({
@@ -438,6 +493,7 @@ export function startGateway(opts: GatewayOptions): Gateway {
       },
     });
   } catch (e) {
+    for (const d of detach) d();
     if (ownDir) rmSync(socketDir, { recursive: true, force: true });
     throw new HumanishError(
       "HUMANISH_MODEL_GATEWAY_LISTEN_FAILED",
@@ -458,6 +514,7 @@ export function startGateway(opts: GatewayOptions): Gateway {
     },
     async close() {
       await server.stop(true);
+      for (const d of detach) d();
       if (ownDir) rmSync(socketDir, { recursive: true, force: true });
     },
   };

@@ -14,7 +14,7 @@ import { runTerminalStudy } from "../../../src/routes/terminal/index.ts";
 import { createDockerSandboxProvider } from "../../../src/sandbox/index.ts";
 import type { Sandbox, SandboxProvider } from "../../../src/sandbox/types.ts";
 import { codexJqSession, KEY_HUNT_COMMANDS, toolOutputs } from "../../support/fake-openai/scenarios.ts";
-import { type FakeScenario, startFakeOpenAI } from "../../support/fake-openai/server.ts";
+import { type FakeScenario, fakeInputTokens, startFakeOpenAI } from "../../support/fake-openai/server.ts";
 import { dockerSocketPath, requireDocker } from "../../support/prereq.ts";
 import { committedLab, containersOfRun, labFromText, listFiles, removeContainers, studyContext, testRunId, tmpProject } from "./support.ts";
 
@@ -31,12 +31,12 @@ afterAll(async () => {
   project.cleanup();
 });
 
-function jqLab(runtimeAuth: "openai-egress" | "openai-env", maxUsd: number): { config: ReturnType<typeof labFromText>; text: string } {
+function jqLab(runtimeAuth: "openai-egress" | "openai-env", maxUsd: number, model = MODEL): { config: ReturnType<typeof labFromText>; text: string } {
   let text = committedLab("codex-first-contact").text;
   text = text.replace(/\n {2}runtimeAuth: openai-egress\n/, `\n  runtimeAuth: ${runtimeAuth}\n`);
   text = text.replace(/ {4}maxUsd: [0-9.]+/, `    maxUsd: ${maxUsd}`);
 
-  text = text.replace(/ {4}reasoningEffort: low\n/, `    reasoningEffort: low\n    model: ${MODEL}\n`);
+  text = text.replace(/ {4}reasoningEffort: low\n/, `    reasoningEffort: low\n    model: ${model}\n`);
   return { config: labFromText(text), text };
 }
 
@@ -51,8 +51,10 @@ async function runJqStudy(o: {
   baseURL: string;
   keyEnv?: Record<string, string>;
   sandboxProvider?: SandboxProvider;
+  /** The lab's Codex model (absent: gpt-5.1-codex-mini). */
+  model?: string;
 }): Promise<Awaited<ReturnType<typeof runTerminalStudy>>> {
-  const { config, text } = jqLab(o.auth, o.maxUsd);
+  const { config, text } = jqLab(o.auth, o.maxUsd, o.model);
   const runId = testRunId(o.prefix);
   runIds.push(runId);
   const ctx = studyContext({
@@ -197,39 +199,73 @@ describe("codex-exec end to end against the fake model", () => {
     }
   }, 600_000);
 
-  test("openai-env, the cap reached after N requests: each costs 0.1 USD, so the fourth's worst case would pass 0.6 and is refused before it leaves", async () => {
+  test("openai-env, the budget spent and never passed: each turn wants 50 000 output tokens (0.1 USD); the gateway grants what 0.45 USD still affords, the last turn is cut at its grant, nothing more leaves", async () => {
     await requireDocker();
     const session = codexJqSession({ model: MODEL, huntKey: false });
-    const usage = {
-      input_tokens: 50_000,
-      input_tokens_details: { cached_tokens: 0 },
-      output_tokens: 43_750,
-      output_tokens_details: { reasoning_tokens: 0 },
-      total_tokens: 93_750,
-    };
-    // 50 000 × 0.25 + 43 750 × 2 per 1M = 0.1 USD a request on gpt-5.1-codex-mini.
+    // Each turn bills its real input and wants 50 000 output tokens: 0.1 USD plus input on
+    // gpt-5.1-codex-mini; the fake stops (and bills) at the request's max_output_tokens.
     const costly: FakeScenario = (req, history) => {
       const r = session(req, history);
+      const input = fakeInputTokens(req.body);
+      const usage = {
+        input_tokens: input,
+        input_tokens_details: { cached_tokens: 0 },
+        output_tokens: 50_000,
+        output_tokens_details: { reasoning_tokens: 0 },
+        total_tokens: input + 50_000,
+      };
       return r.kind === "response" ? { ...r, usage } : r;
     };
     const fake = startFakeOpenAI({ apiKey: KEY, scenario: costly });
     try {
-      const r = await runJqStudy({ auth: "openai-env", maxUsd: 0.6, prefix: "codex-cap", baseURL: fake.baseURL, keyEnv: { OPENAI_API_KEY: KEY } });
+      const r = await runJqStudy({ auth: "openai-env", maxUsd: 0.45, prefix: "codex-cap", baseURL: fake.baseURL, keyEnv: { OPENAI_API_KEY: KEY } });
       const ledger = JSON.parse(readFileSync(join(r.runDir, "model-ledger.json"), "utf8"));
-      const sent = ledger.lines.filter((l: { outcome: string }) => l.outcome === "completed");
-      // known spend + worst case (≈ 0.26 USD: 128k output ceiling) must stay ≤ 0.6: 0.3 + 0.26 fits, 0.4 + 0.26 does not.
-      expect(sent.length).toBe(4);
-      expect(fake.requests.length).toBe(4);
-      expect(ledger.refused).toBeGreaterThanOrEqual(1);
-      expect(ledger.usd).toBeCloseTo(0.4, 6);
-      expect(ledger.usd).toBeLessThanOrEqual(0.6);
+      type Line = { outcome: string; usd: number; estimateUsd: number; maxOutputTokensSetByGateway?: number };
+      const lines = ledger.lines as Line[];
+      // Every request Codex sent had its output bounded by the gateway, and cost no more than admitted.
+      expect(lines.every((l) => l.outcome === "refused_cap" || (l.maxOutputTokensSetByGateway ?? 0) > 0)).toBe(true);
+      expect(lines.filter((l) => l.outcome !== "refused_cap").every((l) => l.usd <= l.estimateUsd)).toBe(true);
+      // Four full turns, then a grant below the 50 000 wanted: that turn is cut, and Codex stops.
+      expect(lines.slice(0, 4).map((l) => l.outcome)).toEqual(["completed", "completed", "completed", "completed"]);
+      expect(lines[4]?.outcome).toBe("incomplete");
+      expect(lines[4]?.maxOutputTokensSetByGateway ?? 50_000).toBeLessThan(50_000);
+      expect(fake.requests.length).toBe(5);
+      expect(ledger.usd).toBeGreaterThan(0.4);
+      expect(ledger.usd).toBeLessThanOrEqual(0.45);
       expect(r.participants[0]?.completionReason).toBe("budget_reached");
       // openai-env: the agent held the key, and the bundle says so.
       expect(ledger.runtimeAuth).toBe("openai-env");
       expect(ledger.residualCapability).toContain("spendable key");
       for (const f of listFiles(r.runDir)) expect(readFileSync(join(r.runDir, f), "latin1")).not.toContain(KEY.slice(0, 24));
       const run = JSON.parse(readFileSync(join(r.runDir, "run.json"), "utf8"));
-      expect(run.cost.lines.find((l: { kind: string }) => l.kind === "model-tokens")).toMatchObject({ modelId: MODEL, usd: 0.4, count: 4 });
+      expect(run.cost.lines.find((l: { kind: string }) => l.kind === "model-tokens")).toMatchObject({ modelId: MODEL, usd: ledger.usd, count: 5 });
+      expect((await verifyRun(r.runDir)).ok).toBe(true);
+    } finally {
+      await fake.close();
+    }
+  }, 600_000);
+
+  test("maxUsd 1 on gpt-5.1-codex (128k output ceiling: 1.28 USD): the study runs, every request granted what the budget affords", async () => {
+    await requireDocker();
+    const fake = startFakeOpenAI({ apiKey: KEY, scenario: codexJqSession({ model: "gpt-5.1-codex", huntKey: false }) });
+    try {
+      const r = await runJqStudy({
+        auth: "openai-egress",
+        maxUsd: 1,
+        prefix: "codex-one-usd",
+        baseURL: fake.baseURL,
+        keyEnv: { CODEX_API_KEY: KEY },
+        model: "gpt-5.1-codex",
+      });
+      expect(r.error).toBeUndefined();
+      expect(r.tasks.every((t) => t.passed)).toBe(true);
+      const ledger = JSON.parse(readFileSync(join(r.runDir, "model-ledger.json"), "utf8"));
+      expect(ledger.refused).toBe(0);
+      expect(
+        ledger.lines.every(
+          (l: { outcome: string; maxOutputTokensSetByGateway?: number }) => l.outcome === "completed" && (l.maxOutputTokensSetByGateway ?? 0) >= 4096,
+        ),
+      ).toBe(true);
       expect((await verifyRun(r.runDir)).ok).toBe(true);
     } finally {
       await fake.close();

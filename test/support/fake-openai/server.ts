@@ -5,7 +5,8 @@
  * `POST /v1/responses` answers with a JSON Response object, or (body `stream: true`) with the SSE
  * event sequence `response.created`, `response.in_progress`, per output item
  * `response.output_item.added` … `response.output_item.done`, then `response.completed` (or
- * `response.incomplete`) carrying `usage`. Errors are `{error: {type, code, message}}`. Every
+ * `response.incomplete`) carrying `usage` — `incomplete` (reason max_output_tokens, output billed
+ * at the limit) whenever the output would pass the request's `max_output_tokens`. Errors are `{error: {type, code, message}}`. Every
  * other path is 404. What each request gets is decided by a scripted scenario (see
  * scenarios.ts); every request is recorded for the test to inspect.
  *
@@ -77,6 +78,8 @@ export interface FakeRequest {
   method: string;
   path: string;
   authorization: string | null;
+  /** Every request header, names lower-case. */
+  headers: Record<string, string>;
   /** Parsed JSON body (undefined when it was not JSON). */
   body: Record<string, unknown> | undefined;
   /** Raw body bytes length. */
@@ -102,6 +105,12 @@ export interface FakeOpenAI {
   readonly requests: FakeRequest[];
   /** Requests refused with 400 because a computer call lacked its output (or an output its call). */
   readonly rejectedForCallOutputs: FakeRequest[];
+  /**
+   * What the fake billed, one entry per response it generated — whether or not the client was
+   * still there to read it (the real service bills a request that runs after its client left).
+   * Input includes the stored context a `previous_response_id` continues.
+   */
+  readonly billed: { ordinal: number; model: string; usage: FakeUsage | null }[];
   close(): Promise<void>;
 }
 
@@ -299,6 +308,7 @@ export function startFakeOpenAI(opts: FakeOpenAIOptions): FakeOpenAI {
   const requests: FakeRequest[] = [];
   const responsesSeen: FakeRequest[] = [];
   const rejected: FakeRequest[] = [];
+  const billed: FakeOpenAI["billed"] = [];
   const stored = new Map<string, Json[]>();
   const hanging = new Set<(r: Response) => void>();
   const defaultModel = opts.model ?? "gpt-5.1-codex-mini";
@@ -321,6 +331,7 @@ export function startFakeOpenAI(opts: FakeOpenAIOptions): FakeOpenAI {
         method: req.method,
         path: url.pathname,
         authorization: req.headers.get("authorization"),
+        headers: Object.fromEntries(req.headers.entries()),
         body,
         bodyBytes: raw.byteLength,
       };
@@ -341,8 +352,9 @@ export function startFakeOpenAI(opts: FakeOpenAIOptions): FakeOpenAI {
         return errorResponse(400, "invalid_request_error", null, pairing);
       }
       responsesSeen.push(rec);
-      const reply = opts.scenario({ ...rec, ordinal: responsesSeen.length }, responsesSeen.slice(0, -1));
-      const respId = `resp_${responsesSeen.length}_${crypto.randomUUID().slice(0, 8)}`;
+      const seen = responsesSeen.length;
+      const reply = opts.scenario({ ...rec, ordinal: seen }, responsesSeen.slice(0, -1));
+      const respId = `resp_${seen}_${crypto.randomUUID().slice(0, 8)}`;
       if (reply.kind === "response" && body.store === true) stored.set(respId, [...conversation, ...reply.output.map((o, i) => outputObject(o, i, respId))]);
       const stream = body.stream === true;
       if (reply.kind === "error") return errorResponse(reply.status, reply.type, reply.code, reply.message);
@@ -396,17 +408,33 @@ export function startFakeOpenAI(opts: FakeOpenAIOptions): FakeOpenAI {
           }),
         );
       }
-      const usage = reply.usage === undefined ? usageFor(body, reply.output) : reply.usage;
+      // The service bills the whole conversation: a stored chain's items count as input too.
+      const asked = reply.usage === undefined ? usageFor(prevId === undefined ? body : { ...body, input: conversation }, reply.output) : reply.usage;
+      // The service never generates (or bills) more than max_output_tokens: it stops there and
+      // answers `incomplete` with reason max_output_tokens.
+      const limit = typeof body.max_output_tokens === "number" ? body.max_output_tokens : Number.POSITIVE_INFINITY;
+      const clipped = asked !== null && asked.output_tokens > limit;
+      const usage: FakeUsage | null =
+        asked && clipped
+          ? {
+              ...asked,
+              output_tokens: limit,
+              output_tokens_details: { reasoning_tokens: Math.min(asked.output_tokens_details.reasoning_tokens, limit) },
+              total_tokens: asked.input_tokens + limit,
+            }
+          : asked;
+      const incomplete = reply.incomplete ?? (clipped ? "max_output_tokens" : undefined);
       // A real model thinks before its first byte; the bench sets this to measure against that.
       if (reply.firstByteDelayMs) await Bun.sleep(reply.firstByteDelayMs);
       if (reply.firstByteAfter) await reply.firstByteAfter;
+      billed.push({ ordinal: seen, model, usage });
       if (!stream) {
         const out = reply.output.map((o, i) => outputObject(o, i, respId));
-        return Response.json(responseObject(respId, model, reply.status ?? (reply.incomplete ? "incomplete" : "completed"), out, usage, reply.incomplete), {
+        return Response.json(responseObject(respId, model, reply.status ?? (incomplete ? "incomplete" : "completed"), out, usage, incomplete), {
           headers: { "x-request-id": crypto.randomUUID() },
         });
       }
-      const frames = sseFrames(respId, model, reply.output, usage, reply.incomplete);
+      const frames = sseFrames(respId, model, reply.output, usage, incomplete);
       const gap = reply.eventGapMs ?? 0;
       return sseResponse(
         new ReadableStream<Uint8Array>({
@@ -428,6 +456,7 @@ export function startFakeOpenAI(opts: FakeOpenAIOptions): FakeOpenAI {
     port,
     requests,
     rejectedForCallOutputs: rejected,
+    billed,
     async close() {
       for (const resolve of hanging) resolve(errorResponse(503, "server_error", null, "fake closed"));
       await server.stop(true);
