@@ -30,8 +30,9 @@ import { sha256Hex } from "../bytes/sha256.ts";
 import { isHumanishError } from "../errors.ts";
 import type { HookReply } from "./child.ts";
 import { buildScoringContext } from "./context.ts";
-import type { LoadedScorer } from "./load.ts";
-import { runChild, SCORER_LOAD_TIMEOUT_MS } from "./runner.ts";
+import { UNCONFINED_OPT_IN_ENV, UNCONFINED_POWERS } from "./confine.ts";
+import { confinementEvidence, type LoadedScorer } from "./load.ts";
+import { type ChildResult, runChild, SCORER_LOAD_TIMEOUT_MS } from "./runner.ts";
 import {
   ArtifactResultSchema,
   FeedbackResultSchema,
@@ -107,8 +108,15 @@ export async function scoreStudy(o: ScoreStudyInput): Promise<ScoreOutcome> {
     warnings: [],
   };
   const warn = (message: string) => out.warnings.push({ code: "HUMANISH_ADAPTER_PAYLOAD_DROPPED", message: redactor.text(message) });
+  if (scorer.confinement.mode === "unconfined")
+    out.warnings.push({
+      code: "HUMANISH_ADAPTER_UNCONFINED",
+      message: `the scorer ${scorer.provenance.ref} ran unconfined (${UNCONFINED_OPT_IN_ENV}=1): ${scorer.confinement.reason}; ${UNCONFINED_POWERS}`,
+    });
   const interrupted = o.input.outcome?.state === "interrupted";
   if (o.input.mode !== "live" || interrupted) {
+    const unproven = unreleased(out.provenance);
+    if (unproven) out.warnings.push({ code: "HUMANISH_ADAPTER_CLEANUP_UNPROVEN", message: unproven });
     out.provenance.hooks = "loaded-only";
     out.warnings.push({
       code: "HUMANISH_ADAPTER_NOT_RUN",
@@ -125,7 +133,10 @@ export async function scoreStudy(o: ScoreStudyInput): Promise<ScoreOutcome> {
     if (out.failure?.kind !== "harness") out.failure = { code, message: redactor.text(message).slice(0, 1000), next, kind: "harness" };
   };
   const ref = scorer.provenance.ref;
-  const replies = await runHooks(scorer, ctx, ms, fail).catch((e: unknown) => {
+  const took = (child: ChildResult) => {
+    out.provenance.confinement = confinementEvidence(scorer.confinement, child, out.provenance.confinement);
+  };
+  const replies = await runHooks(scorer, ctx, ms, fail, took).catch((e: unknown) => {
     // Spawning the scorer's process itself failed (e.g. out of memory): a harness failure, never a throw past the seal.
     fail("HUMANISH_ADAPTER_HOOK_FAILED", `the scorer's process for ${ref} could not run: ${e instanceof Error ? e.message : String(e)}`, "retry the run");
     return new Map<HookName, HookReply>();
@@ -170,7 +181,16 @@ export async function scoreStudy(o: ScoreStudyInput): Promise<ScoreOutcome> {
         .join(", ")} no longer match their digests`,
       "a scorer reads the context it is given; it must not write into the run directory",
     );
+  const unproven = unreleased(out.provenance);
+  if (unproven)
+    fail("HUMANISH_ADAPTER_CLEANUP_UNPROVEN", unproven, "check `docker ps -a --filter label=humanish.role=scorer` and remove the container by its id");
   return out;
+}
+
+/** Why a container the scorer ran in is not proven removed, or undefined when each is. */
+function unreleased(p: ScorerProvenance): string | undefined {
+  const left = (p.confinement?.containers ?? []).filter((c) => c.outcome !== "released");
+  return left.length ? `the scorer's container ${left.map((c) => `${c.id.slice(0, 12)} (${c.outcome}: ${c.reason})`).join(", ")} was not proven removed` : undefined;
 }
 
 /** Each listed evidence file: its digest in the bundle view (taken before the hooks) and on disk now (after them). */
@@ -197,6 +217,7 @@ async function runHooks(
   ctx: unknown,
   ms: number,
   fail: (code: string, message: string, next: string) => void,
+  onRelease: (child: ChildResult) => void,
 ): Promise<Map<HookName, HookReply>> {
   const ref = scorer.provenance.ref;
   const replies = new Map<HookName, HookReply>();
@@ -213,7 +234,8 @@ async function runHooks(
     return replies;
   }
   const hooks = HOOK_ORDER.filter((h) => scorer.provenance.exports.includes(h));
-  const child = await runChild({ op: "run", path: scorer.path, hooks: [...hooks], ctx }, { loadMs: SCORER_LOAD_TIMEOUT_MS, hookMs: ms });
+  const child = await runChild({ op: "run", path: scorer.path, hooks: [...hooks], ctx }, { loadMs: SCORER_LOAD_TIMEOUT_MS, hookMs: ms, confinement: scorer.confinement });
+  onRelease(child);
   for (const r of child.hooks) if ((HOOK_ORDER as readonly string[]).includes(r.name)) replies.set(r.name as HookName, r);
   const missing = hooks.find((h) => !replies.has(h));
   if (missing) {
