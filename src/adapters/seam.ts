@@ -2,8 +2,9 @@
  * The scorer seam, one study-level step between evidence collection and the seal: every route
  * and lane that ends its study through `finishStudy` (src/study) gets it. Given the loaded scorer
  * and the bundle about to be sealed, {@link scoreStudy} builds the frozen scoring context, runs
- * each exported hook under a deadline in the scorer's own child process (./runner.ts: scrubbed
- * environment, killed on the deadline), scrubs each payload with the bundle's own redactor,
+ * each exported hook under a deadline in the scorer's own child process (./runner.ts: in a
+ * sandbox container of its own, or unconfined only when the operator opted in; everything it
+ * started is killed on the deadline), scrubs each payload with the bundle's own redactor,
  * shape-checks it, writes the adapter's files under `adapter/<namespace>/`, and says what the
  * run's outcome must carry; {@link applyScore} folds that into the bundle input (pure).
  *
@@ -12,8 +13,8 @@
  * and reason in the result). A well-formed score of `fail` is a finding: the outcome stays
  * `completed`, the verdict turns to `fail`, a gap says why, and the run result fails. Malformed
  * feedback candidates and artifacts are dropped, each with a warning, and never fail the run.
- * The evidence files the bundle lists are digested before the hooks and again after: a scorer
- * that changed one fails the run (`HUMANISH_ADAPTER_EVIDENCE_CHANGED`), so it cannot forge what
+ * The evidence files the bundle lists are digested before the hooks and again after: an
+ * unconfined scorer that changed one (a confined one cannot reach them) fails the run (`HUMANISH_ADAPTER_EVIDENCE_CHANGED`), so it cannot forge what
  * the bundle then signs.
  *
  * A dry run has nothing to score, and an interrupted run only partial evidence: the module was
