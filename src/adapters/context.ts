@@ -6,10 +6,10 @@
  * throws (in strict-mode modules) and changes nothing either way.
  */
 import { join } from "node:path";
-import { deepFreeze } from "./freeze.ts";
 import { z } from "zod";
 import { safeReadFile } from "../bundle/safe-read.ts";
 import { type ActorTrace, ActorTraceSchema, type RunBundle, type TerminalLedgers, TerminalLedgersSchema } from "../bundle/schemas.ts";
+import { deepFreeze } from "./freeze.ts";
 import {
   type ScoringContext,
   type ScoringDesktopLedger,

@@ -32,7 +32,7 @@ import type { ScorerConfinement, ScorerHook, ScorerProvenance } from "../bundle/
 import { sha256Hex } from "../bytes/sha256.ts";
 import { HumanishError, isHumanishError } from "../errors.ts";
 import type { LabConfig } from "../lab/schema.ts";
-import { chooseConfinement, type Confinement, UNCONFINED_OPT_IN_ENV, UNCONFINED_POWERS } from "./confine.ts";
+import { type Confinement, chooseConfinement, UNCONFINED_OPT_IN_ENV, UNCONFINED_POWERS } from "./confine.ts";
 import { type ChildResult, runChild, SCORER_LOAD_TIMEOUT_MS } from "./runner.ts";
 
 /** Extensions Bun's runtime loader imports without a build step. */
@@ -266,7 +266,14 @@ export async function loadScorerModule(
   }
   return {
     path: real,
-    provenance: { schema: "humanish.scorer-provenance.v1", ref, digest: sha256Hex(bytes), source, exports: exported, confinement: confinementEvidence(confinement, child) },
+    provenance: {
+      schema: "humanish.scorer-provenance.v1",
+      ref,
+      digest: sha256Hex(bytes),
+      source,
+      exports: exported,
+      confinement: confinementEvidence(confinement, child),
+    },
     confinement,
   };
 }

@@ -147,7 +147,8 @@ async function launchContainer(c: Extract<Confinement, { mode: "container" }>, w
   let cmd: string[];
   if (compiled()) cmd = ["/opt/humanish/runtime", SCORER_CHILD_COMMAND];
   else {
-    for (const f of ["child.ts", "freeze.ts"]) mounts.push({ hostPath: resolve(import.meta.dir, f), containerPath: `/opt/humanish/adapters/${f}`, readOnly: true });
+    for (const f of ["child.ts", "freeze.ts"])
+      mounts.push({ hostPath: resolve(import.meta.dir, f), containerPath: `/opt/humanish/adapters/${f}`, readOnly: true });
     cmd = ["/opt/humanish/runtime", "--no-install", "/opt/humanish/adapters/child.ts", SCORER_CHILD_COMMAND];
   }
   const shot = await startOneShot(c.docker, {

@@ -30,8 +30,8 @@ import type { RunWriter } from "../bundle/writer.ts";
 import { sha256Hex } from "../bytes/sha256.ts";
 import { isHumanishError } from "../errors.ts";
 import type { HookReply } from "./child.ts";
-import { buildScoringContext } from "./context.ts";
 import { UNCONFINED_OPT_IN_ENV, UNCONFINED_POWERS } from "./confine.ts";
+import { buildScoringContext } from "./context.ts";
 import { confinementEvidence, type LoadedScorer } from "./load.ts";
 import { type ChildResult, runChild, SCORER_LOAD_TIMEOUT_MS } from "./runner.ts";
 import {
@@ -191,7 +191,9 @@ export async function scoreStudy(o: ScoreStudyInput): Promise<ScoreOutcome> {
 /** Why a container the scorer ran in is not proven removed, or undefined when each is. */
 function unreleased(p: ScorerProvenance): string | undefined {
   const left = (p.confinement?.containers ?? []).filter((c) => c.outcome !== "released");
-  return left.length ? `the scorer's container ${left.map((c) => `${c.id.slice(0, 12)} (${c.outcome}: ${c.reason})`).join(", ")} was not proven removed` : undefined;
+  return left.length
+    ? `the scorer's container ${left.map((c) => `${c.id.slice(0, 12)} (${c.outcome}: ${c.reason})`).join(", ")} was not proven removed`
+    : undefined;
 }
 
 /** Each listed evidence file: its digest in the bundle view (taken before the hooks) and on disk now (after them). */
@@ -235,7 +237,10 @@ async function runHooks(
     return replies;
   }
   const hooks = HOOK_ORDER.filter((h) => scorer.provenance.exports.includes(h));
-  const child = await runChild({ op: "run", path: scorer.path, hooks: [...hooks], ctx }, { loadMs: SCORER_LOAD_TIMEOUT_MS, hookMs: ms, confinement: scorer.confinement });
+  const child = await runChild(
+    { op: "run", path: scorer.path, hooks: [...hooks], ctx },
+    { loadMs: SCORER_LOAD_TIMEOUT_MS, hookMs: ms, confinement: scorer.confinement },
+  );
   onRelease(child);
   for (const r of child.hooks) if ((HOOK_ORDER as readonly string[]).includes(r.name)) replies.set(r.name as HookName, r);
   const missing = hooks.find((h) => !replies.has(h));

@@ -58,7 +58,10 @@ async function setup() {
   cleanups.push(p.cleanup);
   const victim = await writeLiveTerminal(p.cwd, "victim-1");
   const t = victim.input.tasks ?? [];
-  await victim.w.finalize({ ...victim.input, review: deriveReview({ mode: "live", outcome: { state: "completed" }, participants: victim.input.participants ?? [], tasks: t }) });
+  await victim.w.finalize({
+    ...victim.input,
+    review: deriveReview({ mode: "live", outcome: { state: "completed" }, participants: victim.input.participants ?? [], tasks: t }),
+  });
   expect((await verifyRun(victim.w.runDir)).ok).toBe(true);
   const scorerDir = join(p.cwd, "labs", "hostile");
   mkdirSync(scorerDir, { recursive: true });
@@ -156,7 +159,10 @@ describe("a hostile scorer", () => {
     const path = join(p.cwd, "scorer.mjs");
     const ran = join(p.cwd, "it-ran");
     writeFileSync(path, `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(ran)}, "x");\nexport const score = () => ({});\n`);
-    const e = await expectCode(loadScorerModule(path, "./scorer.mjs", "manifest", { env: { DOCKER_HOST: "unix:///nonexistent/docker.sock" } }), "HUMANISH_LAB_SCORER_UNCONFINED");
+    const e = await expectCode(
+      loadScorerModule(path, "./scorer.mjs", "manifest", { env: { DOCKER_HOST: "unix:///nonexistent/docker.sock" } }),
+      "HUMANISH_LAB_SCORER_UNCONFINED",
+    );
     expect(e.message).toContain("signing key");
     expect(e.next).toContain("HUMANISH_ALLOW_UNCONFINED_SCORER=1");
     expect(existsSync(ran)).toBe(false);
@@ -182,6 +188,3 @@ describe("a hostile scorer", () => {
     expect(r.data?.keyRead).toBe(true);
   });
 });
-
-
-

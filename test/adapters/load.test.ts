@@ -4,7 +4,7 @@
  * engine contacted).
  */
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadScorer, scorerBackendProblem } from "../../src/adapters/load.ts";
 import { sha256Hex } from "../../src/bytes/sha256.ts";
@@ -92,7 +92,9 @@ describe("loadScorer", () => {
       confinement: {
         mode: "container",
         image: expect.stringMatching(/^humanish-sandbox:/),
-        containers: [{ id: expect.stringMatching(/^[0-9a-f]{64}$/), outcome: "released", reason: expect.stringContaining("inspect-404"), at: expect.any(String) }],
+        containers: [
+          { id: expect.stringMatching(/^[0-9a-f]{64}$/), outcome: "released", reason: expect.stringContaining("inspect-404"), at: expect.any(String) },
+        ],
       },
     });
     expect(scorer?.path).toBe(realpathSync(join(p.labDir, "scorer.ts")));

@@ -111,6 +111,9 @@ function confinementProblems(prov: ScorerProvenance, state: string, problems: st
   }
   const containers = c.containers ?? [];
   const left = containers.filter((x) => x.outcome !== "released");
-  if (left.length && state !== "failed") problems.push(`the scorer's container ${left.map((x) => `${x.id.slice(0, 12)} (${x.outcome})`).join(", ")} is not proven removed, yet the run did not fail`);
+  if (left.length && state !== "failed")
+    problems.push(
+      `the scorer's container ${left.map((x) => `${x.id.slice(0, 12)} (${x.outcome})`).join(", ")} is not proven removed, yet the run did not fail`,
+    );
   return `confined in ${containers.length} container(s) of ${c.image ?? "an unrecorded image"} with no network, ${containers.length - left.length} proven removed`;
 }
