@@ -243,6 +243,24 @@ describe("lab run refuses a bad scorer before anything exists", () => {
     expect(bundle.scorerProvenance).toMatchObject({ ref: "labs/scored/s.mjs", source: "cli-flag", hooks: "loaded-only" });
   });
 
+  test("no usable engine: lab run refuses the scorer before anything exists; opted in, it says on stderr and in the bundle that it ran unconfined", async () => {
+    const p = project("./scorer.mjs", { "scorer.mjs": GOOD });
+    const noEngine = { ...process.env, DOCKER_HOST: "unix:///nonexistent/docker.sock" };
+    const refused = await cli(["lab", "run", "labs/scored/lab.yaml", "--dry-run", "--json", "--cwd", p.cwd], noEngine);
+    expect(refused.json()).toMatchObject({ ok: false, error: { code: "HUMANISH_LAB_SCORER_UNCONFINED" } });
+    expect(refused.code).toBe(2);
+    expect(existsSync(join(p.cwd, ".humanish", "runs"))).toBe(false);
+
+    const r = await cli(["lab", "run", "labs/scored/lab.yaml", "--dry-run", "--json", "--cwd", p.cwd], { ...noEngine, HUMANISH_ALLOW_UNCONFINED_SCORER: "1" });
+    const res = r.json<{ ok: boolean; runDir: string; warnings: { code: string }[] }>();
+    expect(res.ok).toBe(true);
+    expect(r.stderr).toContain("runs UNCONFINED");
+    expect(r.stderr).toContain("signing key");
+    expect(res.warnings.map((w) => w.code)).toContain("HUMANISH_ADAPTER_UNCONFINED");
+    const bundle = JSON.parse(await Bun.file(join(p.cwd, res.runDir, "run.json")).text());
+    expect(bundle.scorerProvenance.confinement).toMatchObject({ mode: "unconfined", optIn: "HUMANISH_ALLOW_UNCONFINED_SCORER=1" });
+  });
+
   test("a dry run loads the scorer, records it, and runs no hook", async () => {
     const p = project("./scorer.mjs", { "scorer.mjs": "export function score() { throw new Error('must not run on a dry run'); }\n" });
     const r = await cli(["lab", "run", "labs/scored/lab.yaml", "--json", "--cwd", p.cwd]);
