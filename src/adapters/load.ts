@@ -241,10 +241,12 @@ export async function loadScorerModule(
 
   const confinement = o.confinement ?? (await chooseConfinement(o.env ?? process.env));
   const loadMs = o.loadMs ?? SCORER_LOAD_TIMEOUT_MS;
-  const child: ChildResult = await runChild({ op: "load", path: real }, { loadMs, hookMs: loadMs, confinement }).catch((e: unknown) => ({
-    hooks: [],
-    stopped: { kind: "exited" as const, detail: `the scorer's process could not start: ${isHumanishError(e) ? `${e.code}: ${e.message}` : String(e)}` },
-  }));
+  const child: ChildResult = await runChild({ op: "load", path: real }, { loadMs, hookMs: loadMs, confinement, digest: sha256Hex(bytes) }).catch(
+    (e: unknown) => ({
+      hooks: [],
+      stopped: { kind: "exited" as const, detail: `the scorer's process could not start: ${isHumanishError(e) ? `${e.code}: ${e.message}` : String(e)}` },
+    }),
+  );
   const loaded = child.load;
   if (loaded?.t !== "loaded") {
     const why = loaded?.t === "load-failed" ? loaded.message : (child.stopped?.detail ?? "no reply");

@@ -17,10 +17,11 @@
  *   SIGKILLed at the deadline and when the child ends.
  */
 import { randomBytes } from "node:crypto";
-import { chmodSync, copyFileSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
+import { sha256Hex } from "../bytes/sha256.ts";
 import { startOneShot } from "../sandbox/oneshot.ts";
 import type { ReleaseProof } from "../sandbox/types.ts";
 import type { ChildRequest, HookReply } from "./child.ts";
@@ -128,8 +129,12 @@ interface Launched {
 }
 
 /** Start the child in its container; `work` holds the request, the replies file and the copy of the scorer's folder. */
-async function launchContainer(c: Extract<Confinement, { mode: "container" }>, work: string, modulePath: string): Promise<Launched> {
+async function launchContainer(c: Extract<Confinement, { mode: "container" }>, work: string, modulePath: string, digest?: string): Promise<Launched> {
   copyScorerFolder(dirname(modulePath), join(work, "scorer"));
+  // The copy is what runs: it must be the module that was checked, not one changed since.
+  if (digest !== undefined && sha256Hex(new Uint8Array(readFileSync(join(work, "scorer", basename(modulePath))))) !== digest) {
+    throw new Error(`${basename(modulePath)} changed on disk after it was loaded (its digest no longer matches), so it was not run`);
+  }
   const runtime = realpathSync(process.execPath);
   const mounts = [
     { hostPath: join(work, "scorer"), containerPath: "/scorer", readOnly: true },
@@ -200,9 +205,13 @@ function launchUnconfined(work: string): Launched {
 /**
  * Run the child on `req` (without its nonce) where `confinement` says. `loadMs` bounds the
  * import; `hookMs` each hook, counted from the previous reply. Never throws for what the scorer
- * does; throws when its container cannot be started or its folder not copied.
+ * does; throws when its container cannot be started, its folder not copied, or (with `digest`,
+ * the module's SHA-256 hex) the copy is not the module that was loaded.
  */
-export async function runChild(req: Omit<ChildRequest, "nonce">, o: { loadMs: number; hookMs: number; confinement: Confinement }): Promise<ChildResult> {
+export async function runChild(
+  req: Omit<ChildRequest, "nonce">,
+  o: { loadMs: number; hookMs: number; confinement: Confinement; digest?: string },
+): Promise<ChildResult> {
   const nonce = randomBytes(12).toString("hex");
   const work = realpathSync(mkdtempSync(join(tmpdir(), "humanish-scorer-run-")));
   try {
@@ -212,7 +221,7 @@ export async function runChild(req: Omit<ChildRequest, "nonce">, o: { loadMs: nu
     chmodSync(join(work, "request.json"), 0o644);
     writeFileSync(join(work, "replies"), "");
     chmodSync(join(work, "replies"), 0o666);
-    const child = o.confinement.mode === "container" ? await launchContainer(o.confinement, work, req.path) : launchUnconfined(work);
+    const child = o.confinement.mode === "container" ? await launchContainer(o.confinement, work, req.path, o.digest) : launchUnconfined(work);
     const result = await collect(child, join(work, "replies"), nonce, o);
     await child.killAll();
     const release = await child.finish();

@@ -239,7 +239,7 @@ async function runHooks(
   const hooks = HOOK_ORDER.filter((h) => scorer.provenance.exports.includes(h));
   const child = await runChild(
     { op: "run", path: scorer.path, hooks: [...hooks], ctx },
-    { loadMs: SCORER_LOAD_TIMEOUT_MS, hookMs: ms, confinement: scorer.confinement },
+    { loadMs: SCORER_LOAD_TIMEOUT_MS, hookMs: ms, confinement: scorer.confinement, digest: scorer.provenance.digest },
   );
   onRelease(child);
   for (const r of child.hooks) if ((HOOK_ORDER as readonly string[]).includes(r.name)) replies.set(r.name as HookName, r);
