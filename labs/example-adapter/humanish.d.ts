@@ -393,6 +393,18 @@ export type ScorerProvenance = {
   source: "manifest" | "cli-flag";
   exports: ("score" | "deriveFeedback" | "deriveArtifacts")[];
   hooks: "ran" | "loaded-only";
+  confinement?: {
+    mode: "container" | "unconfined";
+    image?: string;
+    containers?: {
+      id: string;
+      outcome: "released" | "retained" | "unconfirmed";
+      reason: string;
+      at: string;
+    }[];
+    reason?: string;
+    optIn?: "HUMANISH_ALLOW_UNCONFINED_SCORER=1";
+  };
 };
 
 export type RunBundle = {

@@ -1,18 +1,25 @@
 /**
- * The scorer's own process: the internal command `humanish __scorer-child` (never listed in help)
+ * The scorer's own process: the internal command `humanish __scorer-child REQUEST REPLIES` (never
+ * listed in help; from the source tree, `bun src/adapters/child.ts __scorer-child REQUEST REPLIES`)
  * imports the scorer module and, when asked, runs its hooks, so nothing a scorer does —
- * `process.exit`, a synchronous loop, patching `JSON.stringify`, reading `process.env` — can reach
- * the humanish process that seals the bundle. The host side is ./runner.ts.
+ * `process.exit`, a synchronous loop, patching `JSON.stringify` — can reach the humanish process
+ * that seals the bundle. The host side is ./runner.ts, which runs this in a sandbox container
+ * of its own whenever a Docker engine is usable (./confine.ts). This file imports nothing of
+ * humanish but ./freeze.ts, so those two files are all the container needs beside a Bun runtime.
  *
- * Protocol: one JSON request on stdin, {@link ChildRequest}; replies on stdout, one per line,
- * each prefixed with the request's nonce (so a scorer's own `console.log` lines are ignored):
+ * Protocol: one JSON request in the file REQUEST, {@link ChildRequest}; replies appended to the
+ * file REPLIES (opened before the module is imported, so a scorer that closes or replaces stdout
+ * cannot silence them; a file, not a pipe, so a process the scorer leaves behind holding stdout
+ * keeps nobody waiting), one per line, each prefixed with the request's nonce (so a line the
+ * scorer writes there itself is ignored):
  * first `{"t":"loaded",exports,notFunctions,hasDefault}` (or `{"t":"load-failed",message}`), then
  * for `op: "run"` one `{"t":"hook",name,...}` per requested hook, in order. A hook's value is sent
  * as JSON; a list is sent item by item, so one item that cannot be serialised (a cycle, a
  * throwing getter) is reported alone.
  */
+import { openSync, readFileSync, writeSync } from "node:fs";
 import { pathToFileURL } from "node:url";
-import { deepFreeze } from "./context.ts";
+import { deepFreeze } from "./freeze.ts";
 
 /** The hook names, in the order they run. */
 const HOOKS = ["score", "deriveArtifacts", "deriveFeedback"] as const;
@@ -42,14 +49,25 @@ function describe(e: unknown): string {
   }
 }
 
-/** Run the child: read the request, import, run, reply, exit. */
-export async function runScorerChild(): Promise<never> {
+/**
+ * Run the child: read the request file, import, run, append each reply to the replies file, exit.
+ * `args` are the command's arguments after `__scorer-child`: the request and replies paths.
+ */
+export async function runScorerChild(args: readonly string[]): Promise<never> {
   // Taken before the module is imported, so a scorer that replaces them cannot forge the replies.
   const stringify = JSON.stringify;
-  const write = process.stdout.write.bind(process.stdout);
   const exit = process.exit.bind(process);
-  const req = JSON.parse(await Bun.stdin.text()) as ChildRequest;
-  const send = (o: unknown) => new Promise<void>((done) => write(`${req.nonce} ${stringify(o)}\n`, () => done()));
+  const write = writeSync;
+  const [requestPath, repliesPath] = args;
+  if (!requestPath || !repliesPath) {
+    process.stderr.write("usage: __scorer-child REQUEST REPLIES\n");
+    return exit(2);
+  }
+  const out = openSync(repliesPath, "a");
+  const req = JSON.parse(readFileSync(requestPath, "utf8")) as ChildRequest;
+  const send = async (o: unknown) => {
+    write(out, `${req.nonce} ${stringify(o)}\n`);
+  };
   const serialise = (v: unknown): { ok: true; value: unknown } | { ok: false; message: string } => {
     try {
       const text = stringify(v);
@@ -104,3 +122,6 @@ export async function runScorerChild(): Promise<never> {
   }
   return exit(0);
 }
+
+// Started as a file of its own (the source tree, or a sandbox container running it with Bun).
+if (import.meta.main && process.argv[2] === "__scorer-child") await runScorerChild(process.argv.slice(3));

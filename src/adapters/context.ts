@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { safeReadFile } from "../bundle/safe-read.ts";
 import { type ActorTrace, ActorTraceSchema, type RunBundle, type TerminalLedgers, TerminalLedgersSchema } from "../bundle/schemas.ts";
+import { deepFreeze } from "./freeze.ts";
 import {
   type ScoringContext,
   type ScoringDesktopLedger,
@@ -21,14 +22,7 @@ import {
 /** Largest evidence file read into the context, bytes (a transcript is bounded well below this by its lane). */
 export const MAX_CONTEXT_FILE_BYTES = 64 * 1024 * 1024;
 
-/** Freeze `v` and everything reachable from it. */
-export function deepFreeze<T>(v: T): Readonly<T> {
-  if (v !== null && typeof v === "object" && !Object.isFrozen(v)) {
-    Object.freeze(v);
-    for (const k of Object.keys(v)) deepFreeze((v as Record<string, unknown>)[k]);
-  }
-  return v;
-}
+export { deepFreeze } from "./freeze.ts";
 
 /** What assembling the context noticed (a listed evidence file that did not read or parse). */
 export interface ContextNotes {

@@ -6,10 +6,11 @@
  * inside it) or by `--scorer <path>` (relative to the project directory, and must stay inside
  * it; the flag wins; an absolute flag path inside the project is accepted). The module is
  * imported, and its hooks run, in a child process of this same program (./runner.ts,
- * ./child.ts) with Bun's own loader, so a `.ts` file needs no build step, and with a scrubbed
- * environment (PATH, HOME, TMPDIR, LANG only): the module's top-level code and hooks never see a
- * provider key, and cannot exit or patch the humanish process. It still runs with the
- * operator's file-system rights: it is the lab author's own code, not a participant's.
+ * ./child.ts) with Bun's own loader, so a `.ts` file needs no build step, and the child cannot
+ * exit or patch the humanish process. Whenever a Docker engine is usable that child runs in a
+ * sandbox container of its own (./confine.ts): no network, no home, no host file but a copy of
+ * the scorer's folder, so neither the module's top-level code nor its hooks can read a key,
+ * the signing key or another run. Without an engine it runs only when the operator opts in.
  *
  * Refusals, in the order they are checked:
  * - `HUMANISH_LAB_SCORER_UNSUPPORTED_BACKEND`: the lab's route, target or participant cannot
@@ -17,6 +18,8 @@
  * - `HUMANISH_LAB_SCORER_BAD_REF`: absolute, escaping its base folder (also through a symlink),
  *   an extension Bun cannot import, or a manifest ref on an embedded lab (it has no folder);
  * - `HUMANISH_LAB_SCORER_NOT_FOUND`: nothing (or not a regular file) at the path;
+ * - `HUMANISH_LAB_SCORER_UNCONFINED`: no Docker engine is usable and the operator did not opt
+ *   in to an unconfined scorer (see ./confine.ts);
  * - `HUMANISH_LAB_SCORER_LOAD_FAILED`: the import throws (syntax error, a missing import, a
  *   throw at top level) or the file is over {@link MAX_SCORER_BYTES};
  * - `HUMANISH_LAB_SCORER_NO_HOOKS`: it exports none of `score`, `deriveFeedback`,
@@ -25,11 +28,12 @@
 import { lstat, readFile, realpath } from "node:fs/promises";
 import { dirname, extname, isAbsolute, relative, resolve, sep } from "node:path";
 import { findActor } from "../actors/registry.ts";
-import type { ScorerHook, ScorerProvenance } from "../bundle/schemas-adapter.ts";
+import type { ScorerConfinement, ScorerHook, ScorerProvenance } from "../bundle/schemas-adapter.ts";
 import { sha256Hex } from "../bytes/sha256.ts";
-import { HumanishError } from "../errors.ts";
+import { HumanishError, isHumanishError } from "../errors.ts";
 import type { LabConfig } from "../lab/schema.ts";
-import { runChild, SCORER_LOAD_TIMEOUT_MS } from "./runner.ts";
+import { type Confinement, chooseConfinement, UNCONFINED_OPT_IN_ENV, UNCONFINED_POWERS } from "./confine.ts";
+import { type ChildResult, runChild, SCORER_LOAD_TIMEOUT_MS } from "./runner.ts";
 
 /** Extensions Bun's runtime loader imports without a build step. */
 export const SCORER_EXTENSIONS: readonly string[] = [".ts", ".mts", ".js", ".mjs", ".cjs"];
@@ -44,8 +48,10 @@ export const SCORER_HOOKS: readonly ScorerHook[] = ["score", "deriveFeedback", "
 export interface LoadedScorer {
   /** Real path of the module file (checked inside its base folder). */
   path: string;
-  /** `hooks` is set to `ran` or `loaded-only` when the run is scored; `exports` are the hooks the module exports. */
+  /** `hooks` is set to `ran` or `loaded-only` when the run is scored; `exports` are the hooks the module exports; `confinement` lists the load's container. */
   provenance: Omit<ScorerProvenance, "hooks">;
+  /** Where its hooks run: the same place it was loaded. */
+  confinement: Confinement;
 }
 
 /** What {@link loadScorer} needs to know about the lab and the command line. */
@@ -57,6 +63,8 @@ export interface ScorerRequest {
   flag?: string;
   /** Absolute project directory (`--cwd`). */
   cwd: string;
+  /** The command's environment (process env merged with `--env-file`): the Docker engine and the unconfined opt-in. Default process.env. */
+  env?: Record<string, string | undefined>;
 }
 
 /**
@@ -115,7 +123,7 @@ export async function loadScorer(req: ScorerRequest): Promise<LoadedScorer | nul
   }
 
   const real = await resolveScorerFile(req, ref, source);
-  return loadScorerModule(real, ref, source);
+  return loadScorerModule(real, ref, source, { env: req.env ?? process.env });
 }
 
 /**
@@ -195,11 +203,18 @@ async function resolveScorerFile(req: ScorerRequest, ref: string, source: Scorer
 }
 
 /**
- * Read and digest the module at `real`, and import it in the scorer's child process; its path
- * and provenance. (The digest covers this file's bytes, not the files it imports.)
- * @throws HumanishError `HUMANISH_LAB_SCORER_LOAD_FAILED`, `HUMANISH_LAB_SCORER_NO_HOOKS`
+ * Read and digest the module at `real`, and import it in the scorer's child process — where
+ * `o.confinement` says, else where {@link chooseConfinement} decides for `o.env` (default
+ * process.env); its path and provenance. (The digest covers this file's bytes, not the files it
+ * imports.) `o.loadMs` bounds the import (default {@link SCORER_LOAD_TIMEOUT_MS}).
+ * @throws HumanishError `HUMANISH_LAB_SCORER_UNCONFINED`, `HUMANISH_LAB_SCORER_LOAD_FAILED`, `HUMANISH_LAB_SCORER_NO_HOOKS`
  */
-export async function loadScorerModule(real: string, ref: string, source: ScorerProvenance["source"]): Promise<LoadedScorer> {
+export async function loadScorerModule(
+  real: string,
+  ref: string,
+  source: ScorerProvenance["source"],
+  o: { confinement?: Confinement; env?: Record<string, string | undefined>; loadMs?: number } = {},
+): Promise<LoadedScorer> {
   const where = whereOf(source);
 
   let bytes: Uint8Array;
@@ -224,15 +239,22 @@ export async function loadScorerModule(real: string, ref: string, source: Scorer
     );
   }
 
-  const child = await runChild({ op: "load", path: real }, { loadMs: SCORER_LOAD_TIMEOUT_MS, hookMs: SCORER_LOAD_TIMEOUT_MS }).catch((e: unknown) => ({
-    hooks: [],
-    stopped: { kind: "exited" as const, detail: `the scorer's process could not start: ${e instanceof Error ? e.message : String(e)}` },
-  }));
-  const loaded = "load" in child ? child.load : undefined;
+  const confinement = o.confinement ?? (await chooseConfinement(o.env ?? process.env));
+  const loadMs = o.loadMs ?? SCORER_LOAD_TIMEOUT_MS;
+  const child: ChildResult = await runChild({ op: "load", path: real }, { loadMs, hookMs: loadMs, confinement, digest: sha256Hex(bytes) }).catch(
+    (e: unknown) => ({
+      hooks: [],
+      stopped: { kind: "exited" as const, detail: `the scorer's process could not start: ${isHumanishError(e) ? `${e.code}: ${e.message}` : String(e)}` },
+    }),
+  );
+  const loaded = child.load;
   if (loaded?.t !== "loaded") {
     const why = loaded?.t === "load-failed" ? loaded.message : (child.stopped?.detail ?? "no reply");
     throw new HumanishError("HUMANISH_LAB_SCORER_LOAD_FAILED", `${where} ${JSON.stringify(ref)} did not load: ${why.slice(0, 500)}`, {
-      next: `fix the module (check it alone with: bun ${ref})`,
+      next:
+        confinement.mode === "container"
+          ? `fix the module (check it alone with: bun ${ref}); in its sandbox it sees only a copy of its own folder, so imports from outside that folder or of installed packages do not resolve`
+          : `fix the module (check it alone with: bun ${ref})`,
     });
   }
   const exported = SCORER_HOOKS.filter((h) => loaded.exports.includes(h));
@@ -246,6 +268,25 @@ export async function loadScorerModule(real: string, ref: string, source: Scorer
   }
   return {
     path: real,
-    provenance: { schema: "humanish.scorer-provenance.v1", ref, digest: sha256Hex(bytes), source, exports: exported },
+    provenance: {
+      schema: "humanish.scorer-provenance.v1",
+      ref,
+      digest: sha256Hex(bytes),
+      source,
+      exports: exported,
+      confinement: confinementEvidence(confinement, child),
+    },
+    confinement,
   };
+}
+
+/** The opt-in as the bundle records it. */
+const OPT_IN = `${UNCONFINED_OPT_IN_ENV}=1` as const;
+
+/** The bundle's record of where the scorer ran, with the container of `child` (when it had one). */
+export function confinementEvidence(c: Confinement, child: Pick<ChildResult, "release">, before?: ScorerConfinement): ScorerConfinement {
+  if (c.mode === "unconfined") return { mode: "unconfined", reason: `${c.reason}; unconfined, ${UNCONFINED_POWERS}`, optIn: OPT_IN };
+  const r = child.release;
+  const containers = [...(before?.containers ?? []), ...(r ? [{ id: r.id, outcome: r.outcome, reason: r.reason.slice(0, 2000), at: r.at }] : [])];
+  return { mode: "container", image: c.image, containers };
 }

@@ -2,8 +2,9 @@
  * The scorer seam, one study-level step between evidence collection and the seal: every route
  * and lane that ends its study through `finishStudy` (src/study) gets it. Given the loaded scorer
  * and the bundle about to be sealed, {@link scoreStudy} builds the frozen scoring context, runs
- * each exported hook under a deadline in the scorer's own child process (./runner.ts: scrubbed
- * environment, killed on the deadline), scrubs each payload with the bundle's own redactor,
+ * each exported hook under a deadline in the scorer's own child process (./runner.ts: in a
+ * sandbox container of its own, or unconfined only when the operator opted in; everything it
+ * started is killed on the deadline), scrubs each payload with the bundle's own redactor,
  * shape-checks it, writes the adapter's files under `adapter/<namespace>/`, and says what the
  * run's outcome must carry; {@link applyScore} folds that into the bundle input (pure).
  *
@@ -12,8 +13,8 @@
  * and reason in the result). A well-formed score of `fail` is a finding: the outcome stays
  * `completed`, the verdict turns to `fail`, a gap says why, and the run result fails. Malformed
  * feedback candidates and artifacts are dropped, each with a warning, and never fail the run.
- * The evidence files the bundle lists are digested before the hooks and again after: a scorer
- * that changed one fails the run (`HUMANISH_ADAPTER_EVIDENCE_CHANGED`), so it cannot forge what
+ * The evidence files the bundle lists are digested before the hooks and again after: an
+ * unconfined scorer that changed one (a confined one cannot reach them) fails the run (`HUMANISH_ADAPTER_EVIDENCE_CHANGED`), so it cannot forge what
  * the bundle then signs.
  *
  * A dry run has nothing to score, and an interrupted run only partial evidence: the module was
@@ -29,9 +30,10 @@ import type { RunWriter } from "../bundle/writer.ts";
 import { sha256Hex } from "../bytes/sha256.ts";
 import { isHumanishError } from "../errors.ts";
 import type { HookReply } from "./child.ts";
+import { UNCONFINED_OPT_IN_ENV, UNCONFINED_POWERS } from "./confine.ts";
 import { buildScoringContext } from "./context.ts";
-import type { LoadedScorer } from "./load.ts";
-import { runChild, SCORER_LOAD_TIMEOUT_MS } from "./runner.ts";
+import { confinementEvidence, type LoadedScorer } from "./load.ts";
+import { type ChildResult, runChild, SCORER_LOAD_TIMEOUT_MS } from "./runner.ts";
 import {
   ArtifactResultSchema,
   FeedbackResultSchema,
@@ -107,8 +109,15 @@ export async function scoreStudy(o: ScoreStudyInput): Promise<ScoreOutcome> {
     warnings: [],
   };
   const warn = (message: string) => out.warnings.push({ code: "HUMANISH_ADAPTER_PAYLOAD_DROPPED", message: redactor.text(message) });
+  if (scorer.confinement.mode === "unconfined")
+    out.warnings.push({
+      code: "HUMANISH_ADAPTER_UNCONFINED",
+      message: `the scorer ${scorer.provenance.ref} ran unconfined (${UNCONFINED_OPT_IN_ENV}=1): ${scorer.confinement.reason}; ${UNCONFINED_POWERS}`,
+    });
   const interrupted = o.input.outcome?.state === "interrupted";
   if (o.input.mode !== "live" || interrupted) {
+    const unproven = unreleased(out.provenance);
+    if (unproven) out.warnings.push({ code: "HUMANISH_ADAPTER_CLEANUP_UNPROVEN", message: unproven });
     out.provenance.hooks = "loaded-only";
     out.warnings.push({
       code: "HUMANISH_ADAPTER_NOT_RUN",
@@ -125,7 +134,10 @@ export async function scoreStudy(o: ScoreStudyInput): Promise<ScoreOutcome> {
     if (out.failure?.kind !== "harness") out.failure = { code, message: redactor.text(message).slice(0, 1000), next, kind: "harness" };
   };
   const ref = scorer.provenance.ref;
-  const replies = await runHooks(scorer, ctx, ms, fail).catch((e: unknown) => {
+  const took = (child: ChildResult) => {
+    out.provenance.confinement = confinementEvidence(scorer.confinement, child, out.provenance.confinement);
+  };
+  const replies = await runHooks(scorer, ctx, ms, fail, took).catch((e: unknown) => {
     // Spawning the scorer's process itself failed (e.g. out of memory): a harness failure, never a throw past the seal.
     fail("HUMANISH_ADAPTER_HOOK_FAILED", `the scorer's process for ${ref} could not run: ${e instanceof Error ? e.message : String(e)}`, "retry the run");
     return new Map<HookName, HookReply>();
@@ -170,7 +182,18 @@ export async function scoreStudy(o: ScoreStudyInput): Promise<ScoreOutcome> {
         .join(", ")} no longer match their digests`,
       "a scorer reads the context it is given; it must not write into the run directory",
     );
+  const unproven = unreleased(out.provenance);
+  if (unproven)
+    fail("HUMANISH_ADAPTER_CLEANUP_UNPROVEN", unproven, "check `docker ps -a --filter label=humanish.role=scorer` and remove the container by its id");
   return out;
+}
+
+/** Why a container the scorer ran in is not proven removed, or undefined when each is. */
+function unreleased(p: ScorerProvenance): string | undefined {
+  const left = (p.confinement?.containers ?? []).filter((c) => c.outcome !== "released");
+  return left.length
+    ? `the scorer's container ${left.map((c) => `${c.id.slice(0, 12)} (${c.outcome}: ${c.reason})`).join(", ")} was not proven removed`
+    : undefined;
 }
 
 /** Each listed evidence file: its digest in the bundle view (taken before the hooks) and on disk now (after them). */
@@ -197,6 +220,7 @@ async function runHooks(
   ctx: unknown,
   ms: number,
   fail: (code: string, message: string, next: string) => void,
+  onRelease: (child: ChildResult) => void,
 ): Promise<Map<HookName, HookReply>> {
   const ref = scorer.provenance.ref;
   const replies = new Map<HookName, HookReply>();
@@ -213,7 +237,11 @@ async function runHooks(
     return replies;
   }
   const hooks = HOOK_ORDER.filter((h) => scorer.provenance.exports.includes(h));
-  const child = await runChild({ op: "run", path: scorer.path, hooks: [...hooks], ctx }, { loadMs: SCORER_LOAD_TIMEOUT_MS, hookMs: ms });
+  const child = await runChild(
+    { op: "run", path: scorer.path, hooks: [...hooks], ctx },
+    { loadMs: SCORER_LOAD_TIMEOUT_MS, hookMs: ms, confinement: scorer.confinement, digest: scorer.provenance.digest },
+  );
+  onRelease(child);
   for (const r of child.hooks) if ((HOOK_ORDER as readonly string[]).includes(r.name)) replies.set(r.name as HookName, r);
   const missing = hooks.find((h) => !replies.has(h));
   if (missing) {

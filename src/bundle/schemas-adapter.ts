@@ -92,6 +92,35 @@ export type RunAdapterArtifact = z.infer<typeof RunAdapterArtifactSchema>;
 export const ScorerHookSchema = z.enum(["score", "deriveFeedback", "deriveArtifacts"]);
 export type ScorerHook = z.infer<typeof ScorerHookSchema>;
 
+/** A container the scorer ran in and how its removal ended (by exact id, confirmed by an inspect answering 404 for `released`). */
+export const ScorerContainerSchema = z.strictObject({
+  id: z.string().min(1),
+  outcome: z.enum(["released", "retained", "unconfirmed"]),
+  reason: z.string().max(2000),
+  /** ISO time of the release. */
+  at: z.string(),
+});
+
+/**
+ * Where the scorer ran. `container`: in sandbox containers of its own (no network, no home,
+ * read-only root), one to load it and one to run its hooks, each listed with its release.
+ * `unconfined`: as a plain process of the operator, because no engine was usable (`reason`),
+ * which the operator allowed with `HUMANISH_ALLOW_UNCONFINED_SCORER=1` (`optIn`). Absent in
+ * bundles written before scorers were confined: they ran unconfined without being asked.
+ */
+export const ScorerConfinementSchema = z.strictObject({
+  mode: z.enum(["container", "unconfined"]),
+  /** `container`: the image the containers ran. */
+  image: z.string().min(1).optional(),
+  /** `container`: the containers, in the order they ran. */
+  containers: z.array(ScorerContainerSchema).max(8).optional(),
+  /** `unconfined`: why no container, and what the scorer could therefore read and do. */
+  reason: z.string().max(2000).optional(),
+  /** `unconfined`: the operator's opt-in. */
+  optIn: z.literal("HUMANISH_ALLOW_UNCONFINED_SCORER=1").optional(),
+});
+export type ScorerConfinement = z.infer<typeof ScorerConfinementSchema>;
+
 /** `humanish.scorer-provenance.v1`: which module scored the run, as loaded. */
 export const ScorerProvenanceSchema = z.strictObject({
   schema: z.literal("humanish.scorer-provenance.v1"),
@@ -103,5 +132,7 @@ export const ScorerProvenanceSchema = z.strictObject({
   exports: z.array(ScorerHookSchema).min(1),
   /** Whether the hooks ran: `ran` on live runs, `loaded-only` on dry runs (nothing to score). */
   hooks: z.enum(["ran", "loaded-only"]),
+  /** Where it ran (absent in older bundles). */
+  confinement: ScorerConfinementSchema.optional(),
 });
 export type ScorerProvenance = z.infer<typeof ScorerProvenanceSchema>;

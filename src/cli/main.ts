@@ -14,7 +14,7 @@ if (argv.length >= 1 && (argv[0] === "--version" || argv[0] === "-v") && argv.ev
 } else if (argv[0] === "__scorer-child") {
   // Internal (never in help): a lab's scorer runs here, in its own process (src/adapters/child.ts).
   const { runScorerChild } = await import("../adapters/child.ts");
-  await runScorerChild();
+  await runScorerChild(argv.slice(1));
 } else {
   const [{ processIO }, { runCli }] = await Promise.all([import("./output.ts"), import("./run.ts")]);
   process.exitCode = await runCli(argv, processIO());

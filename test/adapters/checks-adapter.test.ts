@@ -95,6 +95,30 @@ describe("adapter output", () => {
     expect(problems((x) => (x.adapterScore!.score = 140))).toContainEqual(expect.stringContaining("adapterScore score:"));
   });
 
+  test("where the scorer ran is reported; unconfined without the opt-in, or a container not proven removed on a run that did not fail, is a problem", async () => {
+    const { bundle: b } = await scored();
+    expect(check(b).ok).toContain("confined in 2 container(s) of humanish-sandbox:");
+    expect(check(b).ok).toContain("2 proven removed");
+    const edited = (edit: (x: RunBundle) => void) => {
+      const x = structuredClone(b);
+      edit(x);
+      return check(x);
+    };
+    const unconfined = { mode: "unconfined" as const, reason: "no Docker engine is usable (test)" };
+    expect(edited((x) => (x.scorerProvenance!.confinement = { ...unconfined, optIn: "HUMANISH_ALLOW_UNCONFINED_SCORER=1" }))).toMatchObject({
+      problems: [],
+      ok: expect.stringContaining("ran UNCONFINED as a host process, opted in with HUMANISH_ALLOW_UNCONFINED_SCORER=1"),
+    });
+    expect(edited((x) => (x.scorerProvenance!.confinement = unconfined)).problems).toContain(
+      "the scorer ran unconfined without the operator's opt-in (HUMANISH_ALLOW_UNCONFINED_SCORER=1)",
+    );
+    expect(edited((x) => (x.scorerProvenance!.confinement!.containers![1]!.outcome = "unconfirmed")).problems).toContainEqual(
+      expect.stringContaining("is not proven removed, yet the run did not fail"),
+    );
+    // A bundle from before scorers were confined still passes, and says so.
+    expect(edited((x) => delete x.scorerProvenance!.confinement)).toMatchObject({ problems: [], ok: expect.stringContaining("confinement not recorded") });
+  });
+
   test("registered in verify: a hand-edited score fails `adapter output` on disk", async () => {
     const { runDir } = await scored();
     const path = join(runDir, "run.json");

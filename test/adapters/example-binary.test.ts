@@ -72,7 +72,10 @@ test("compiled binary: the example adapter scores a live scripted run and the bu
     source: "manifest",
     hooks: "ran",
     exports: ["score", "deriveFeedback", "deriveArtifacts"],
+    // The binary ran the scorer in sandbox containers of its own (load, then hooks), each removed by id.
+    confinement: { mode: "container", image: expect.stringMatching(/^humanish-sandbox:/) },
   });
+  expect(bundle.scorerProvenance.confinement.containers.map((c: { outcome: string }) => c.outcome)).toEqual(["released", "released"]);
   expect(bundle.scorerProvenance.digest).toBe(new Bun.CryptoHasher("sha256").update(readFileSync(join(ROOT, "labs/example-adapter/scorer.ts"))).digest("hex"));
   expect(bundle.adapterScore).toEqual({
     schema: "humanish.adapter-score.v1",

@@ -3,8 +3,8 @@
  * manifest, and `lab run` refusing a bad scorer before anything exists (no run directory, no
  * engine contacted).
  */
-import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { existsSync, mkdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadScorer, scorerBackendProblem } from "../../src/adapters/load.ts";
 import { sha256Hex } from "../../src/bytes/sha256.ts";
@@ -12,6 +12,9 @@ import { isHumanishError } from "../../src/errors.ts";
 import { loadLab } from "../../src/lab/index.ts";
 import { cli } from "../cli/support.ts";
 import { tempProject } from "../support/bundles.ts";
+
+// Each scorer runs in a container of its own (one to load it, one to run its hooks).
+setDefaultTimeout(60_000);
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -85,6 +88,14 @@ describe("loadScorer", () => {
       digest: sha256Hex(text),
       source: "manifest",
       exports: ["score", "deriveFeedback"],
+      // Loaded in a container of its own, removed by its id once the import answered.
+      confinement: {
+        mode: "container",
+        image: expect.stringMatching(/^humanish-sandbox:/),
+        containers: [
+          { id: expect.stringMatching(/^[0-9a-f]{64}$/), outcome: "released", reason: expect.stringContaining("inspect-404"), at: expect.any(String) },
+        ],
+      },
     });
     expect(scorer?.path).toBe(realpathSync(join(p.labDir, "scorer.ts")));
   });
@@ -93,14 +104,12 @@ describe("loadScorer", () => {
     const saved = process.env.OPENAI_API_KEY;
     process.env.OPENAI_API_KEY = "sk-test-not-for-the-scorer";
     try {
-      const text =
-        "import { writeFileSync } from 'node:fs';\nimport { dirname } from 'node:path';\nimport { fileURLToPath } from 'node:url';\n" +
-        "writeFileSync(dirname(fileURLToPath(import.meta.url)) + '/env.json', JSON.stringify(Object.keys(process.env)));\n" +
-        "export const score = () => ({});\n";
-      const { p } = await load("./scorer.mjs", { "scorer.mjs": text });
-      const keys = JSON.parse(readFileSync(join(p.labDir, "env.json"), "utf8")) as string[];
+      // Its folder is read-only to it, so it reports what it sees through the load failure's message.
+      const text = "throw new Error('ENV' + JSON.stringify(Object.keys(process.env)) + 'ENV');\nexport const score = () => ({});\n";
+      const refused = await refusal("./scorer.mjs", { "scorer.mjs": text });
+      const keys = JSON.parse(/ENV(.*)ENV/.exec(refused.message)?.[1] ?? "null") as string[];
       expect(keys).not.toContain("OPENAI_API_KEY");
-      expect(keys.every((k) => ["PATH", "HOME", "TMPDIR", "LANG"].includes(k) || k.startsWith("BUN_"))).toBe(true);
+      expect(keys.every((k) => ["PATH", "HOME", "TMPDIR", "LANG", "HOSTNAME", "DEBIAN_FRONTEND"].includes(k) || k.startsWith("BUN_"))).toBe(true);
     } finally {
       if (saved === undefined) delete process.env.OPENAI_API_KEY;
       else process.env.OPENAI_API_KEY = saved;
@@ -232,6 +241,24 @@ describe("lab run refuses a bad scorer before anything exists", () => {
     expect(res).toMatchObject({ ok: true, route: "browser" });
     const bundle = JSON.parse(await Bun.file(join(p.cwd, res.runDir, "run.json")).text());
     expect(bundle.scorerProvenance).toMatchObject({ ref: "labs/scored/s.mjs", source: "cli-flag", hooks: "loaded-only" });
+  });
+
+  test("no usable engine: lab run refuses the scorer before anything exists; opted in, it says on stderr and in the bundle that it ran unconfined", async () => {
+    const p = project("./scorer.mjs", { "scorer.mjs": GOOD });
+    const noEngine = { ...process.env, DOCKER_HOST: "unix:///nonexistent/docker.sock" };
+    const refused = await cli(["lab", "run", "labs/scored/lab.yaml", "--dry-run", "--json", "--cwd", p.cwd], noEngine);
+    expect(refused.json()).toMatchObject({ ok: false, error: { code: "HUMANISH_LAB_SCORER_UNCONFINED" } });
+    expect(refused.code).toBe(2);
+    expect(existsSync(join(p.cwd, ".humanish", "runs"))).toBe(false);
+
+    const r = await cli(["lab", "run", "labs/scored/lab.yaml", "--dry-run", "--json", "--cwd", p.cwd], { ...noEngine, HUMANISH_ALLOW_UNCONFINED_SCORER: "1" });
+    const res = r.json<{ ok: boolean; runDir: string; warnings: { code: string }[] }>();
+    expect(res.ok).toBe(true);
+    expect(r.stderr).toContain("runs UNCONFINED");
+    expect(r.stderr).toContain("signing key");
+    expect(res.warnings.map((w) => w.code)).toContain("HUMANISH_ADAPTER_UNCONFINED");
+    const bundle = JSON.parse(await Bun.file(join(p.cwd, res.runDir, "run.json")).text());
+    expect(bundle.scorerProvenance.confinement).toMatchObject({ mode: "unconfined", optIn: "HUMANISH_ALLOW_UNCONFINED_SCORER=1" });
   });
 
   test("a dry run loads the scorer, records it, and runs no hook", async () => {

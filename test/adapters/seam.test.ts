@@ -4,7 +4,7 @@
  * the run's consequences for a throwing, slow, malformed or `fail` scorer — each sealed bundle
  * still verifies. The hooks run in the scorer's own process, so the tests write real modules.
  */
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { LoadedScorer } from "../../src/adapters/load.ts";
@@ -14,6 +14,9 @@ import type { RunBundleInput, RunWriter } from "../../src/bundle/index.ts";
 import { verifyRun } from "../../src/bundle/verify.ts";
 import { CANARY, projectPerTest, writeLiveTerminal } from "../bundle/helpers.ts";
 import { scorerFrom } from "./support.ts";
+
+// Each scorer runs in a container of its own (one to load it, one to run its hooks).
+setDefaultTimeout(60_000);
 
 const project = projectPerTest();
 
@@ -194,7 +197,7 @@ describe("scoreStudy", () => {
       );
       const env = bundle.adapterScore?.data?.env as string[];
       expect(env).not.toContain("OPENAI_API_KEY");
-      expect(env.every((k) => ["PATH", "HOME", "TMPDIR", "LANG"].includes(k) || k.startsWith("BUN_"))).toBe(true);
+      expect(env.every((k) => ["PATH", "HOME", "TMPDIR", "LANG", "HOSTNAME", "DEBIAN_FRONTEND"].includes(k) || k.startsWith("BUN_"))).toBe(true);
     } finally {
       if (saved === undefined) delete process.env.OPENAI_API_KEY;
       else process.env.OPENAI_API_KEY = saved;
@@ -239,16 +242,21 @@ describe("scoreStudy", () => {
     expect(verify.ok).toBe(true);
   });
 
-  test("a scorer that changes a listed evidence file fails the run with a stable code", async () => {
+  test("a scorer that changes a listed evidence file fails the run with a stable code (unconfined); confined it cannot reach the file", async () => {
     const { w, input } = await liveRun();
-    const s = await scorerFrom(`${GOOD}
+    const source = `${GOOD}
       import { appendFileSync } from "node:fs";
-      export const score = () => { appendFileSync(${JSON.stringify(join(w.runDir, "terminal-transcript.txt"))}, "\\n$ rm -rf / # FORGED\\n"); return goodScore; };`);
+      export const score = () => { appendFileSync(${JSON.stringify(join(w.runDir, "terminal-transcript.txt"))}, "\\n$ rm -rf / # FORGED\\n"); return goodScore; };`;
+    const s = await scorerFrom(source, "./scorer.mjs", { unconfined: true });
     const scored = await scoreStudy({ scorer: s, writer: w, input });
     const bundle = await w.finalize(applyScore(input, scored));
     expect(scored.failure?.message).toContain("terminal-transcript.txt");
     expect(scored.failure).toMatchObject({ code: "HUMANISH_ADAPTER_EVIDENCE_CHANGED", kind: "harness" });
     expect(bundle.outcome).toMatchObject({ state: "failed", error: { code: "HUMANISH_ADAPTER_EVIDENCE_CHANGED" } });
+
+    const again = await liveRun();
+    const confined = await scoreStudy({ scorer: await scorerFrom(source), writer: again.w, input: again.input });
+    expect(confined.failure).toMatchObject({ code: "HUMANISH_ADAPTER_HOOK_FAILED", message: expect.stringContaining("ENOENT") });
   });
 
   test("a scorer changed on disk after it was loaded runs no hook and fails the run", async () => {

@@ -15,11 +15,11 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-/** Load `source` (an ES module's text) as a scorer. */
-export async function scorerFrom(source: string, ref = "./scorer.mjs"): Promise<LoadedScorer> {
+/** Load `source` (an ES module's text) as a scorer: in its container, or with `unconfined` as an opted-in host process. */
+export async function scorerFrom(source: string, ref = "./scorer.mjs", o: { unconfined?: boolean } = {}): Promise<LoadedScorer> {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), "humanish-scorer-")));
   dirs.push(dir);
   const path = join(dir, "scorer.mjs");
   writeFileSync(path, source);
-  return loadScorerModule(path, ref, "manifest");
+  return loadScorerModule(path, ref, "manifest", o.unconfined ? { confinement: { mode: "unconfined", reason: "a test runs it on the host" } } : {});
 }

@@ -5,10 +5,19 @@
  * a declared `score` that ran on a completed run left a score; a `fail` score never sits under a
  * `pass` verdict; every feedback candidate names this run and lab, has a unique id, a known
  * participant and evidence that is a file of the bundle; every adapter file is listed, lives under
- * `adapter/<its namespace>/`, and nothing else lives under `adapter/`.
+ * `adapter/<its namespace>/`, and nothing else lives under `adapter/`. Where the scorer ran is
+ * reported: in containers (each proven removed on a run that did not fail), unconfined with the
+ * operator's opt-in (said plainly), or not recorded (a bundle from before scorers were confined).
+ * An unconfined scorer without the opt-in is a problem.
  */
 import type { z } from "zod";
-import { RunAdapterArtifactSchema, RunAdapterScoreSchema, RunFeedbackCandidateSchema, ScorerProvenanceSchema } from "../schemas-adapter.ts";
+import {
+  RunAdapterArtifactSchema,
+  RunAdapterScoreSchema,
+  RunFeedbackCandidateSchema,
+  type ScorerProvenance,
+  ScorerProvenanceSchema,
+} from "../schemas-adapter.ts";
 import type { CheckOutcome, VerifyContext } from "./context.ts";
 
 function firstIssue(err: z.ZodError): string {
@@ -85,8 +94,26 @@ export function adapterOutput(ctx: VerifyContext): CheckOutcome {
     declared.add(a.path);
   });
   for (const p of listed) if (p.startsWith("adapter/") && !declared.has(p)) problems.push(`${p} is under adapter/ but no adapter artifact declares it`);
+  const where = confinementProblems(prov, b.outcome.state, problems);
   return {
     problems,
-    ok: `scorer ${prov.ref} (${prov.hooks === "ran" ? "hooks ran" : "loaded only"}): ${score ? `score ${score.status} ${score.score}/100` : "no score"}, ${candidates.length} feedback candidate(s), ${files.length} adapter file(s)`,
+    ok: `scorer ${prov.ref} (${prov.hooks === "ran" ? "hooks ran" : "loaded only"}; ${where}): ${score ? `score ${score.status} ${score.score}/100` : "no score"}, ${candidates.length} feedback candidate(s), ${files.length} adapter file(s)`,
   };
+}
+
+/** Where the scorer ran, in a few words; its problems pushed onto `problems`. */
+function confinementProblems(prov: ScorerProvenance, state: string, problems: string[]): string {
+  const c = prov.confinement;
+  if (!c) return "confinement not recorded: written before scorers ran in containers";
+  if (c.mode === "unconfined") {
+    if (!c.optIn) problems.push("the scorer ran unconfined without the operator's opt-in (HUMANISH_ALLOW_UNCONFINED_SCORER=1)");
+    return `ran UNCONFINED as a host process, opted in with ${c.optIn ?? "nothing"}: it could read the operator's files and keys`;
+  }
+  const containers = c.containers ?? [];
+  const left = containers.filter((x) => x.outcome !== "released");
+  if (left.length && state !== "failed")
+    problems.push(
+      `the scorer's container ${left.map((x) => `${x.id.slice(0, 12)} (${x.outcome})`).join(", ")} is not proven removed, yet the run did not fail`,
+    );
+  return `confined in ${containers.length} container(s) of ${c.image ?? "an unrecorded image"} with no network, ${containers.length - left.length} proven removed`;
 }

@@ -1,5 +1,6 @@
 /** `humanish lab list | inspect | run` — parse and print; the study itself lives in src/routes/. */
 import { relative } from "node:path";
+import { UNCONFINED_POWERS } from "../../adapters/confine.ts";
 import { checkScorerRef, loadScorer } from "../../adapters/load.ts";
 import { assertRunId, newRunId } from "../../bundle/index.ts";
 import { HumanishError } from "../../errors.ts";
@@ -73,7 +74,11 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
     ...(loaded.path ? { labPath: loaded.path } : {}),
     ...(scorerFlag !== undefined ? { flag: scorerFlag } : {}),
     cwd: ctx.cwd,
+    env: ctx.env,
   });
+  if (scorer?.confinement.mode === "unconfined") {
+    ctx.io.stderr(`humanish: warning: the scorer ${scorer.provenance.ref} runs UNCONFINED (${scorer.confinement.reason}); ${UNCONFINED_POWERS}\n`);
+  }
   const quickStart = isQuickStartLab(ctx.args.lab!, loaded.origin) && !ctx.flags.live && !ctx.flags["dry-run"];
   let { mode, modeReason } = flagOrLabMode(ctx, loaded.config);
   const requested = strFlag(ctx, "run-id");
