@@ -22,7 +22,12 @@ export interface ReadinessRow {
  * @param o.maxUsd the seat's cap (null = unset).
  * @param o.runtimeAuth `openai-env` or `openai-egress`.
  */
-export function modelReadiness(o: { model: string | undefined; maxUsd: number | null; runtimeAuth: string; env: Record<string, string | undefined> }): ReadinessRow[] {
+export function modelReadiness(o: {
+  model: string | undefined;
+  maxUsd: number | null;
+  runtimeAuth: string;
+  env: Record<string, string | undefined>;
+}): ReadinessRow[] {
   const rows: ReadinessRow[] = [];
   try {
     const ep = resolveEndpoint(o.env);
@@ -53,7 +58,8 @@ export function modelReadiness(o: { model: string | undefined; maxUsd: number | 
       name: "model price",
       ok: true,
       required: false,
-      message: "no model declared: the runtime uses its own default; each request is priced by the model it names, and refused under a cap when that model has no rate",
+      message:
+        "no model declared: the runtime uses its own default; each request is priced by the model it names, and refused under a cap when that model has no rate",
     });
     return rows;
   }

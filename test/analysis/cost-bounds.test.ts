@@ -74,12 +74,24 @@ describe("analysis costs and bounds", () => {
     const { proj, runDir } = await freshRun("humanish-analysis-overspend-");
     try {
       // 50M input tokens at 1.25 USD/M plus 50M output at 10 USD/M on gpt-5.1: 562.5 USD.
-      const usage = { input_tokens: 50_000_000, input_tokens_details: { cached_tokens: 0 }, output_tokens: 50_000_000, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 100_000_000 };
+      const usage = {
+        input_tokens: 50_000_000,
+        input_tokens_details: { cached_tokens: 0 },
+        output_tokens: 50_000_000,
+        output_tokens_details: { reasoning_tokens: 0 },
+        total_tokens: 100_000_000,
+      };
       reply = (req) => ({ kind: "response", output: [{ type: "message", text: goodAnswer(req) }], usage });
       const r = await cli(["analyze", "--max-cost", "1", "--json", "--cwd", proj.cwd], env());
       expect(r.code).toBe(3);
       const j = r.json<Record<string, unknown>>();
-      expect(j).toMatchObject({ ok: false, status: "complete", capExceeded: true, usage: { costUsd: 562.5 }, error: { code: "HUMANISH_ANALYSIS_CAP_EXCEEDED" } });
+      expect(j).toMatchObject({
+        ok: false,
+        status: "complete",
+        capExceeded: true,
+        usage: { costUsd: 562.5 },
+        error: { code: "HUMANISH_ANALYSIS_CAP_EXCEEDED" },
+      });
       expect(j.warnings).toEqual(expect.arrayContaining([expect.stringContaining("cap exceeded: the request was billed 562.5 USD, over --max-cost 1 USD")]));
       const human = await cli(["analyze", "--max-cost", "1", "--cwd", proj.cwd], env());
       expect(human.code).toBe(3);

@@ -291,7 +291,10 @@ async function runCodex(spec: CodexExecSpec, rt: ActorRuntime, ctx: RunContext):
     ...(auth === "openai-env" && ctx.runtimeKey ? { key: ctx.runtimeKey } : {}),
     extraEnv: ctx.networkEnv,
   });
-  ctx.recorder.lifecycle("terminal-lab.runtime-auth", runtimeAuthNote(gw, auth, ctx.runtimeKey?.sourceName, directBaseURL({ auth, ...(direct?.baseURL ? { baseURL: direct.baseURL } : {}) })));
+  ctx.recorder.lifecycle(
+    "terminal-lab.runtime-auth",
+    runtimeAuthNote(gw, auth, ctx.runtimeKey?.sourceName, directBaseURL({ auth, ...(direct?.baseURL ? { baseURL: direct.baseURL } : {}) })),
+  );
   ctx.recorder.lifecycle("terminal-lab.exec.started", `codex exec (stdin disabled), codex-cli ${rt.observedVersion}`);
   ctx.recorder.progress("codex exec started");
   const stream = new CodexEventStream(ctx.redact, (d) => ctx.recorder.progress(d));

@@ -117,7 +117,9 @@ function overspent(attempts: Map<string, Attempt>): string[] {
   for (const [attempt, a] of attempts) {
     const r = a.record;
     if (!r || r.usage.costUsd === null || r.estimate.maxCostUsd === null || !(r.usage.costUsd > r.estimate.maxCostUsd)) continue;
-    out.push(`${attempt} (${r.usage.costUsd} > ${r.estimate.maxCostUsd} USD${r.capExceeded === undefined ? ", unlabelled: written before capExceeded was recorded" : ""})`);
+    out.push(
+      `${attempt} (${r.usage.costUsd} > ${r.estimate.maxCostUsd} USD${r.capExceeded === undefined ? ", unlabelled: written before capExceeded was recorded" : ""})`,
+    );
   }
   return out.sort();
 }
@@ -172,6 +174,8 @@ export function analysisRecords(ctx: VerifyContext): CheckOutcome {
   const capNote = over.length ? `; CAP EXCEEDED by attempt(s) ${over.join(", ")}` : "";
   return {
     problems,
-    ok: attempts.size ? `${attempts.size} analysis attempt(s), ${findings} finding(s): schemas, references and cost labels check out${capNote}` : "no analysis attempt",
+    ok: attempts.size
+      ? `${attempts.size} analysis attempt(s), ${findings} finding(s): schemas, references and cost labels check out${capNote}`
+      : "no analysis attempt",
   };
 }

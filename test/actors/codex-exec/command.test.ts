@@ -107,12 +107,28 @@ describe("direct (no gateway): Codex's own provider is never used, so its retrie
       direct: { auth: "openai-env", baseURL: "https://llm.example.test/v1" },
       key: { sourceName: "CODEX_API_KEY", value: "sk-direct" },
     });
-    expect(c.argv).toEqual(["codex", "exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--cd", "/w", ...DIRECT("https://llm.example.test/v1"), "p"]);
+    expect(c.argv).toEqual([
+      "codex",
+      "exec",
+      "--json",
+      "--skip-git-repo-check",
+      "--dangerously-bypass-approvals-and-sandbox",
+      "--cd",
+      "/w",
+      ...DIRECT("https://llm.example.test/v1"),
+      "p",
+    ]);
     expect(c.env).toEqual({ HOME: "/h", CODEX_API_KEY: "sk-direct" });
   });
 
   test("openai-egress: always the public API (the host its egress rule is for), a placeholder key", () => {
-    const c = buildCodexExecCommand({ prompt: "p", workdir: "/w", home: "/h", model: "gpt-5.1-codex-mini", direct: { auth: "openai-egress", baseURL: "https://llm.example.test/v1" } });
+    const c = buildCodexExecCommand({
+      prompt: "p",
+      workdir: "/w",
+      home: "/h",
+      model: "gpt-5.1-codex-mini",
+      direct: { auth: "openai-egress", baseURL: "https://llm.example.test/v1" },
+    });
     expect(c.argv.slice(7, 7 + DIRECT("").length)).toEqual(DIRECT("https://api.openai.com/v1"));
     expect(c.argv).toContain("--model");
     expect(c.argv.join(" ")).not.toContain('model_provider="openai"');

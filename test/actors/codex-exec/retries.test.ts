@@ -22,7 +22,13 @@ const dirs: string[] = [];
 beforeAll(() => {
   fake = startFakeOpenAI({
     apiKey: KEY,
-    scenario: () => ({ kind: "error", status: 500, type: "server_error", code: "server_error", message: "The server had an error while processing your request." }),
+    scenario: () => ({
+      kind: "error",
+      status: 500,
+      type: "server_error",
+      code: "server_error",
+      message: "The server had an error while processing your request.",
+    }),
   });
 });
 afterAll(async () => {

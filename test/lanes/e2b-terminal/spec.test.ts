@@ -199,7 +199,11 @@ describe("Codex on a hosted sandbox", () => {
     });
     expect(JSON.stringify(c)).not.toContain(KEY);
     expect(c.argv).toEqual(
-      expect.arrayContaining(['model_provider="humanish"', 'model_providers.humanish.base_url="https://api.openai.com/v1"', "model_providers.humanish.request_max_retries=0"]),
+      expect.arrayContaining([
+        'model_provider="humanish"',
+        'model_providers.humanish.base_url="https://api.openai.com/v1"',
+        "model_providers.humanish.request_max_retries=0",
+      ]),
     );
   });
   test("latest is resolved once for all seats; a failed resolution is not kept", async () => {

@@ -356,7 +356,9 @@ export function startFakeOpenAI(opts: FakeOpenAIOptions): FakeOpenAI {
         return new Promise<Response>((resolve) => hanging.add(resolve));
       }
       const model =
-        reply.kind === "response" && reply.model === null ? null : ("model" in reply && reply.model) || (typeof body.model === "string" ? body.model : defaultModel);
+        reply.kind === "response" && reply.model === null
+          ? null
+          : ("model" in reply && reply.model) || (typeof body.model === "string" ? body.model : defaultModel);
       if (reply.kind === "cut") {
         const seq = { n: 0 };
         return sseResponse(
@@ -372,7 +374,9 @@ export function startFakeOpenAI(opts: FakeOpenAIOptions): FakeOpenAI {
       }
       if (reply.kind === "big-json") {
         const head = JSON.stringify(responseObject(respId, model ?? defaultModel, "completed", [], null)).slice(0, -1);
-        const open = enc.encode(`${head},"output":[{"type":"message","id":"msg_big","status":"completed","role":"assistant","content":[{"type":"output_text","annotations":[],"text":"`);
+        const open = enc.encode(
+          `${head},"output":[{"type":"message","id":"msg_big","status":"completed","role":"assistant","content":[{"type":"output_text","annotations":[],"text":"`,
+        );
         const piece = enc.encode("x".repeat(64 * 1024));
         const close = enc.encode('"}]}]}');
         let sent = 0;
