@@ -129,8 +129,12 @@ export interface ActorRuntime {
   observedVersion?: string;
   versionStatus: "unobserved" | "verified" | "failed";
   requestedModel?: string;
-  /** `declared` by the lab, or `humanish_default` when the lab named none and humanish passed its default. */
-  modelStatus: "declared" | "humanish_default";
+  /**
+   * `declared` by the lab; `runtime_default_unobserved` when the lab named none and the runtime
+   * chose its own (no `--model` passed); `humanish_default` only in bundles written before that,
+   * when humanish passed a default model of its own.
+   */
+  modelStatus: "declared" | "runtime_default_unobserved" | "humanish_default";
   requestedReasoningEffort?: string;
   usageGranularity: "runtime_turn";
 }

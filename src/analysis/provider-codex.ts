@@ -5,12 +5,13 @@
  * before the answer is accepted. The account is billed by its subscription, which humanish
  * cannot see: numeric cost and output-token caps are refused (stored null), the cost is null
  * with label `account-unknown`, and token usage is kept only where the app-server reported it.
+ * The session's frame limit follows the packet's size (the app-server echoes it back).
  */
-import { defaultBounds } from "../actors/codex-account/bounds.ts";
+import { analystFrameBytes, defaultBounds, stdoutBudgetFor } from "../actors/codex-account/bounds.ts";
 import { prelaunch } from "../actors/codex-account/launch.ts";
 import { executionIdentity, QUALIFIED_CODEX_PROFILE, refuseNumericCaps } from "../actors/codex-account/profile.ts";
 import { startCodexAccountSession } from "../actors/codex-account/session.ts";
-import type { CodexAccountSession } from "../actors/codex-account/types.ts";
+import type { CodexAccountSession, CodexTurnInput } from "../actors/codex-account/types.ts";
 import { HumanishError } from "../errors.ts";
 import type { AnalysisEstimate, AnalysisPrompt, AnalysisProvider, AnalysisProviderOutcome, AnalysisProviderResult, AnalysisRunOptions } from "./provider.ts";
 
@@ -61,11 +62,13 @@ export function createCodexAnalysisProvider(opts: CodexAnalysisProviderOptions =
       const started = Date.now();
       // The whole analysis, startup included, fits in the operator's timeout.
       const startupMs = Math.max(1, Math.min(defaultBounds("analyst").startupMs, options.timeoutMs));
+      // Frames are sized to this packet: the app-server echoes it back, screenshots included.
+      const frameBytes = analystFrameBytes(packetBytes(prompt));
       const session = await startCodexAccountSession({
         purpose: "analyst",
         signal: options.signal,
         env,
-        bounds: { startupMs },
+        bounds: { startupMs, frameBytes, stdoutBytes: stdoutBudgetFor(frameBytes) },
         ...(opts.authPath ? { authPath: opts.authPath } : {}),
       });
       let outcome: AnalysisProviderOutcome = { status: "failed", code: "HUMANISH_CODEX_TURN_FAILED", message: "the turn did not run" };
@@ -104,6 +107,16 @@ export function createCodexAnalysisProvider(opts: CodexAnalysisProviderOptions =
   };
 }
 
+/** The turn input of `prompt` as the app-server receives it (images as PNG data URLs). */
+function turnInput(prompt: AnalysisPrompt): CodexTurnInput["input"] {
+  return prompt.content.map((c) => (c.type === "text" ? { type: "text", text: c.text } : { type: "image", url: `data:image/png;base64,${c.pngBase64}` }));
+}
+
+/** The packet's serialized size, bytes: the instructions and the turn input. */
+function packetBytes(prompt: AnalysisPrompt): number {
+  return Buffer.byteLength(prompt.instructions, "utf8") + Buffer.byteLength(JSON.stringify(turnInput(prompt)), "utf8");
+}
+
 async function runOnce(
   session: CodexAccountSession,
   prompt: AnalysisPrompt,
@@ -115,7 +128,7 @@ async function runOnce(
   if (remaining < 1) return { status: "incomplete", reason: "timeout" };
   const r = await session.runTurn({
     instructions: prompt.instructions,
-    input: prompt.content.map((c) => (c.type === "text" ? { type: "text", text: c.text } : { type: "image", url: `data:image/png;base64,${c.pngBase64}` })),
+    input: turnInput(prompt),
     tools: [],
     outputSchema: prompt.output.jsonSchema,
     deadlineMs: Math.min(remaining, CODEX_ANALYSIS_MAX_TIMEOUT_MS),

@@ -3,7 +3,9 @@
  * (src/models/structured.ts), metered from the dated rate table. The client never retries: a
  * 429 or any other HTTP error is a `failed` outcome after exactly one request. The key comes from
  * the environment (`CODEX_API_KEY` or `OPENAI_API_KEY`; only its name is ever recorded) and the
- * endpoint from `OPENAI_BASE_URL` (default the public API).
+ * endpoint from `OPENAI_BASE_URL` (default the public API). The response body is read bounded
+ * (`HUMANISH_MODEL_RESPONSE_TOO_LARGE` past the bound), and a cost is priced only from the
+ * model the response names.
  */
 import { AnalysisOutputSchema } from "../bundle/index.ts";
 import { HumanishError } from "../errors.ts";
@@ -45,12 +47,13 @@ function resultOf(out: StructuredOutcome<unknown>, model: string, durationMs: nu
       },
     };
   }
-  // Priced as the model the service says answered (a dated snapshot is priced as its base id).
-  const billedModel = out.model ?? model;
-  const cost = costOf(billedModel, out.usage);
+  // Priced only as the model the service says answered (a dated snapshot is priced as its base
+  // id): a response naming none has an unknown cost (`no_model_reported`), never the asked-for
+  // model's price. The record then names the model that was asked for.
+  const cost = costOf(out.model, out.usage);
   const request = {
     provider: "openai",
-    model: billedModel,
+    model: out.model ?? model,
     responseId: out.responseId,
     usage: { inputTokens: out.usage?.input ?? null, outputTokens: out.usage?.output ?? null },
     costUsd: cost.usd,
@@ -73,8 +76,11 @@ function resultOf(out: StructuredOutcome<unknown>, model: string, durationMs: nu
   return { outcome: { status: "completed", outputText: out.outputText }, request };
 }
 
-/** The provider over `env` (read for the key name and the endpoint; the key value stays in memory). */
-export function createOpenAIAnalysisProvider(env: Record<string, string | undefined>): AnalysisProvider {
+/**
+ * The provider over `env` (read for the key name and the endpoint; the key value stays in
+ * memory). `maxResponseBytes` bounds the response body read (default the structured request's).
+ */
+export function createOpenAIAnalysisProvider(env: Record<string, string | undefined>, opts: { maxResponseBytes?: number } = {}): AnalysisProvider {
   return {
     name: "openai",
     billing: "metered",
@@ -127,6 +133,7 @@ export function createOpenAIAnalysisProvider(env: Record<string, string | undefi
         reasoningEffort: "high",
         timeoutMs: options.timeoutMs,
         signal: options.signal,
+        ...(opts.maxResponseBytes !== undefined ? { maxResponseBytes: opts.maxResponseBytes } : {}),
       });
       return resultOf(out, model, Date.now() - started);
     },

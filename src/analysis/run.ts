@@ -59,7 +59,19 @@ export interface AnalyzeOutcome {
   findings: number;
   rejectedFindings: number;
   error: { code: string; message: string } | null;
+  /** True when the measured cost exceeded `maxCostUsd` (a failure of the cap, however the answer fared). */
+  capExceeded: boolean;
   warnings: string[];
+}
+
+/** True when a measured cost went over the operator's cap (an unknown cost or no cap never does). Units: USD. */
+export function overCap(costUsd: number | null, maxCostUsd: number | null): boolean {
+  return costUsd !== null && maxCostUsd !== null && costUsd > maxCostUsd;
+}
+
+/** The warning of an overspent attempt. Units: USD. */
+function overspendWarning(costUsd: number | null, maxCostUsd: number | null): string[] {
+  return overCap(costUsd, maxCostUsd) ? [`cap exceeded: the request was billed ${costUsd} USD, over --max-cost ${maxCostUsd} USD`] : [];
 }
 
 /** What a selection covers, in counts and bytes: the outcome's `selection` and the record's `coverage`. */
@@ -203,6 +215,7 @@ function documentsOf(
     result: v.result,
     rejectedFindings: v.rejectedFindings.length,
     error: v.error,
+    capExceeded: overCap(line.costUsd, o.maxCostUsd),
   };
   const diagnostics: AnalysisDiagnostics = {
     schema: "humanish.analysis-diagnostics.v1",
@@ -239,7 +252,7 @@ async function analyzeLocked(o: AnalyzeOptions): Promise<AnalyzeOutcome> {
     selection: selectionSummary(p.sel),
     warnings: omitted ? [`${omitted} evidence item(s) did not fit the packet; they are listed in the analysis's omitted list`] : [],
   };
-  const none = { usage: null, findings: 0, rejectedFindings: 0, error: null };
+  const none = { usage: null, findings: 0, rejectedFindings: 0, error: null, capExceeded: false };
   if (o.dryRun) return { ...base, ...none, dryRun: true, reused: false, status: "dry_run", attempt: null, artifactPath: null };
   const prev = o.rerun ? null : reusable(p);
   if (prev) {
@@ -256,6 +269,8 @@ async function analyzeLocked(o: AnalyzeOptions): Promise<AnalyzeOutcome> {
       usage: r.usage,
       findings: r.result?.findings.length ?? 0,
       rejectedFindings: r.rejectedFindings,
+      capExceeded: overCap(r.usage.costUsd, r.estimate.maxCostUsd),
+      warnings: [...base.warnings, ...overspendWarning(r.usage.costUsd, r.estimate.maxCostUsd)],
     };
   }
   await o.provider.preflight?.(p.options);
@@ -280,7 +295,12 @@ async function analyzeLocked(o: AnalyzeOptions): Promise<AnalyzeOutcome> {
     findings: v.result?.findings.length ?? 0,
     rejectedFindings: rejected,
     error: v.error,
-    warnings: [...base.warnings, ...(rejected ? [`${rejected} finding(s) rejected: see analysis/${attempt}/diagnostics.json`] : [])],
+    capExceeded: docs.record.capExceeded === true,
+    warnings: [
+      ...base.warnings,
+      ...(rejected ? [`${rejected} finding(s) rejected: see analysis/${attempt}/diagnostics.json`] : []),
+      ...overspendWarning(docs.record.usage.costUsd, o.maxCostUsd),
+    ],
   };
 }
 

@@ -162,6 +162,12 @@ export const AnalysisRecordSchema = z.strictObject({
   result: AnalysisOutputSchema.nullable(),
   rejectedFindings: NonNegInt,
   error: z.strictObject({ code: z.string().min(1), message: z.string() }).nullable(),
+  /**
+   * True when the measured cost (`usage.costUsd`) came out above `estimate.maxCostUsd`: the cap
+   * failed (the answer is kept — it was paid for — but labelled). Absent in records written
+   * before this was recorded; an unknown cost is never counted as exceeding.
+   */
+  capExceeded: z.boolean().optional(),
 });
 export type AnalysisRecord = z.infer<typeof AnalysisRecordSchema>;
 

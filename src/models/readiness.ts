@@ -18,11 +18,16 @@ export interface ReadinessRow {
 
 /**
  * Rows for a model seat.
- * @param o.model the model the seat will ask for (declared, or the participant's default).
+ * @param o.model the model the seat will ask for (declared), or undefined when the runtime picks its own.
  * @param o.maxUsd the seat's cap (null = unset).
  * @param o.runtimeAuth `openai-env` or `openai-egress`.
  */
-export function modelReadiness(o: { model: string; maxUsd: number | null; runtimeAuth: string; env: Record<string, string | undefined> }): ReadinessRow[] {
+export function modelReadiness(o: {
+  model: string | undefined;
+  maxUsd: number | null;
+  runtimeAuth: string;
+  env: Record<string, string | undefined>;
+}): ReadinessRow[] {
   const rows: ReadinessRow[] = [];
   try {
     const ep = resolveEndpoint(o.env);
@@ -45,8 +50,20 @@ export function modelReadiness(o: { model: string; maxUsd: number | null; runtim
       ? `${key.sourceName} is set; runtimeAuth ${o.runtimeAuth}: ${o.runtimeAuth === "openai-egress" ? "the key stays in the host's gateway" : "the participant's command also holds it"}`
       : `none of ${MODEL_KEY_NAMES.join(", ")} is set${needKey ? "" : " (maxUsd 0: no request leaves, none is needed)"}`,
   });
-  const rate = rateFor(o.model);
   const needPrice = o.maxUsd !== null && o.maxUsd > 0;
+  if (o.model === undefined) {
+    // Nothing to price yet: the runtime picks its model, and each request is priced (or refused
+    // under a cap) by the model that request names.
+    rows.push({
+      name: "model price",
+      ok: true,
+      required: false,
+      message:
+        "no model declared: the runtime uses its own default; each request is priced by the model it names, and refused under a cap when that model has no rate",
+    });
+    return rows;
+  }
+  const rate = rateFor(o.model);
   rows.push({
     name: "model price",
     ok: rate !== undefined || !needPrice,

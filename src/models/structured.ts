@@ -7,10 +7,13 @@
  * Every outcome is returned, never thrown: an HTTP error (a 429 included) is `http_error` with
  * its status; a reply the parser refuses (invalid JSON, a schema violation) is still a
  * `response`, with `parseError` set and the raw text and usage kept — the caller keeps a
- * rejected output as diagnostics, so it must have the bytes and the bill.
+ * rejected output as diagnostics, so it must have the bytes and the bill. A response body is
+ * read through a byte-bounded fetch: past the bound the request fails with
+ * {@link RESPONSE_TOO_LARGE_CODE} instead of filling memory.
  */
 import { zodTextFormat } from "openai/helpers/zod";
 import type { z } from "zod";
+import { type BoundedFetchState, boundedFetch } from "./bounded-fetch.ts";
 import { createModelClient, OpenAI } from "./client.ts";
 import type { ModelEndpoint, ModelKey } from "./endpoint.ts";
 import { parseUsage, type RequestUsage } from "./usage.ts";
@@ -34,7 +37,19 @@ export interface StructuredRequest<T> {
   /** Whole request, headers and body (ms). */
   timeoutMs: number;
   signal: AbortSignal;
+  /** Most bytes of a response body read (default {@link STRUCTURED_RESPONSE_MAX_BYTES}); past it the request fails. */
+  maxResponseBytes?: number;
 }
+
+/**
+ * Default bound on a structured reply's body, bytes. A non-streamed Responses body is the output
+ * (at most `max_output_tokens`, a few bytes each even JSON-escaped) plus a small envelope, so a
+ * legitimate answer is far below this; a body past it is a broken or hostile endpoint.
+ */
+export const STRUCTURED_RESPONSE_MAX_BYTES = 16 * 1024 * 1024;
+
+/** The `code` of an outcome whose response body passed its byte limit. */
+export const RESPONSE_TOO_LARGE_CODE = "HUMANISH_MODEL_RESPONSE_TOO_LARGE";
 
 /** What came back. `responseId`/`model` are the service's; usage null when it reported none. */
 export type StructuredOutcome<T> =
@@ -110,18 +125,11 @@ function errorOutcome<T>(e: unknown): StructuredOutcome<T> {
  * Never throws for a service-side or parse failure.
  */
 export async function requestStructured<T>(endpoint: ModelEndpoint, key: ModelKey, req: StructuredRequest<T>): Promise<StructuredOutcome<T>> {
-  // The raw body of the last successful reply: when the SDK's parser throws, the text and the
-  // usage of what was billed are still known.
-  let lastBody: string | null = null;
-  const recording: typeof globalThis.fetch = Object.assign(
-    async (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => {
-      const res = await fetch(input, init);
-      if (res.ok) lastBody = await res.clone().text();
-      return res;
-    },
-    { preconnect: fetch.preconnect },
-  );
-  const client = createModelClient(endpoint, key, { timeoutMs: req.timeoutMs, fetch: recording });
+  // The body is read once, bounded, and kept: when the SDK's parser throws, the text and the
+  // usage of what was billed are still known; a body past the limit is never held whole.
+  const limit = req.maxResponseBytes ?? STRUCTURED_RESPONSE_MAX_BYTES;
+  const seen: BoundedFetchState = { lastOkBody: null, tooLarge: null };
+  const client = createModelClient(endpoint, key, { timeoutMs: req.timeoutMs, fetch: boundedFetch(limit, seen) });
   const body = {
     model: req.model,
     instructions: req.instructions,
@@ -135,9 +143,16 @@ export async function requestStructured<T>(endpoint: ModelEndpoint, key: ModelKe
     const r = await client.responses.parse(body, { signal: req.signal });
     return fromResponse<T>(r as unknown as Json, (r.output_parsed as T | null) ?? null, null);
   } catch (e) {
+    if (seen.tooLarge)
+      return {
+        kind: "http_error",
+        status: null,
+        code: RESPONSE_TOO_LARGE_CODE,
+        message: `the model endpoint's response passed ${limit} bytes and was not read further (the request was sent and may be billed)`,
+      };
     if (e instanceof OpenAI.APIError) return errorOutcome(e);
     // The request succeeded and the parser refused its text: report the reply as it was.
-    const raw: string | null = lastBody;
+    const raw: string | null = seen.lastOkBody;
     if (raw !== null) {
       try {
         const j = JSON.parse(raw) as Json;

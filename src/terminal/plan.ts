@@ -112,7 +112,9 @@ export function planTerminalStudy(lab: TerminalLabConfig, mode: "dry-run" | "liv
     const runtimeAuth = lab.execution.runtimeAuth ?? "openai-env";
     const endpoint = resolveEndpoint(env);
     // maxUsd 0 is valid: the gateway lets no request leave, so no price and no key are needed.
-    if (caps.maxUsd > 0 && !isModelPriced(model)) {
+    // An undeclared model is Codex's own choice: the gateway prices (or refuses) each request by
+    // the model that request names, so only a declared model can be checked here.
+    if (caps.maxUsd > 0 && model !== undefined && !isModelPriced(model)) {
       throw new HumanishError(
         "HUMANISH_TERMINAL_LAB_UNPRICED_CAP",
         `scenario.caps.maxUsd ${caps.maxUsd} cannot be enforced: model ${model ?? "(none)"} has no rate in the pricing table.`,

@@ -45,9 +45,38 @@ export interface CodexAccountBounds {
   interruptWaitMs: number;
 }
 
-/** Defaults per purpose: a participant's frames carry screenshots, so its frame limit is larger. */
+/** Smallest frame limit of an analyst session (bytes): a text-only packet's frames fit well under it. */
+export const ANALYST_MIN_FRAME_BYTES = 2 * MiB;
+/**
+ * Absolute ceiling of an analyst's frame limit (bytes): twice the largest `turn/start` request
+ * ({@link defaultBounds} `requestBytes`), so no packet a session admits can need more.
+ */
+export const ANALYST_MAX_FRAME_BYTES = 64 * MiB;
+
+/**
+ * The frame limit of an analyst session for a packet of `packetBytes` (the serialized turn input,
+ * bytes). The app-server echoes the input back as one frame (the user message item, again as a
+ * raw item), images as data URLs, so a frame is about the packet's size; the headroom is 2× plus
+ * 1 MiB (JSON re-escaping can grow text, and the envelope adds ids and item fields), at least
+ * {@link ANALYST_MIN_FRAME_BYTES} and at most {@link ANALYST_MAX_FRAME_BYTES}.
+ */
+export function analystFrameBytes(packetBytes: number): number {
+  const wanted = 2 * Math.max(0, Math.ceil(packetBytes)) + MiB;
+  return Math.min(ANALYST_MAX_FRAME_BYTES, Math.max(ANALYST_MIN_FRAME_BYTES, wanted));
+}
+
+/** The base stdout budget that goes with a frame limit (bytes): two frames plus 4 MiB, at least 8 MiB. */
+export function stdoutBudgetFor(frameBytes: number): number {
+  return Math.max(8 * MiB, 2 * frameBytes + 4 * MiB);
+}
+
+/**
+ * Defaults per purpose: a participant's frames carry screenshots, so its frame limit is larger;
+ * an analyst's default is the ceiling its packet may need, which the analysis provider tightens
+ * to the packet it sends ({@link analystFrameBytes}).
+ */
 export function defaultBounds(purpose: CodexAccountPurpose): CodexAccountBounds {
-  const frameBytes = purpose === "participant" ? 32 * MiB : 2 * MiB;
+  const frameBytes = purpose === "participant" ? 32 * MiB : ANALYST_MAX_FRAME_BYTES;
   return {
     instructionsBytes: 64 * KiB,
     hintBytes: 8 * KiB,
@@ -56,7 +85,7 @@ export function defaultBounds(purpose: CodexAccountPurpose): CodexAccountBounds 
     images: 128,
     imageBytes: 20 * MiB,
     frameBytes,
-    stdoutBytes: Math.max(8 * MiB, 2 * frameBytes + 4 * MiB),
+    stdoutBytes: stdoutBudgetFor(frameBytes),
     stderrBytes: 2 * MiB,
     notifications: 65_536,
     assistantTextBytes: 2 * MiB,

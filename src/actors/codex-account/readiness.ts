@@ -4,6 +4,7 @@
  * `humanish doctor --lab` for labs with Codex account seats.
  */
 import { isHumanishError } from "../../errors.ts";
+import { ANALYST_MIN_FRAME_BYTES, stdoutBudgetFor } from "./bounds.ts";
 import { QUALIFIED_CODEX_PROFILE } from "./profile.ts";
 import { startCodexAccountSession } from "./session.ts";
 
@@ -19,7 +20,9 @@ export interface CodexLauncherReadiness {
 export async function checkCodexAccountLauncher(env: Record<string, string | undefined>, authPath?: string): Promise<CodexLauncherReadiness> {
   const p = QUALIFIED_CODEX_PROFILE;
   try {
-    const s = await startCodexAccountSession({ purpose: "analyst", signal: new AbortController().signal, env, ...(authPath ? { authPath } : {}) });
+    // No turn is sent, so nothing is echoed back: the smallest analyst frame limit is enough.
+    const bounds = { frameBytes: ANALYST_MIN_FRAME_BYTES, stdoutBytes: stdoutBudgetFor(ANALYST_MIN_FRAME_BYTES) };
+    const s = await startCodexAccountSession({ purpose: "analyst", signal: new AbortController().signal, env, bounds, ...(authPath ? { authPath } : {}) });
     const rel = await s.close();
     if (rel.outcome !== "released" || rel.warning)
       return {

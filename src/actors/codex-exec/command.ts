@@ -56,8 +56,10 @@ export interface CodexExecCommandInput {
    * No gateway (a hosted sandbox): Codex's built-in OpenAI provider reaches the model itself.
    * `openai-env`: `key` is the command's `CODEX_API_KEY`; `openai-egress`: the command gets a
    * placeholder and the system CA bundle, the real key lives in the sandbox's egress rule.
+   * `baseURL` (`openai-env` only; default {@link DIRECT_BASE_URL}) is where Codex sends requests;
+   * `openai-egress` always uses {@link DIRECT_BASE_URL}, the host its egress rule is for.
    */
-  direct?: { auth: "openai-env" | "openai-egress" };
+  direct?: { auth: "openai-env" | "openai-egress"; baseURL?: string };
   /** argv that starts Codex (default `["codex"]`), e.g. `["npx", "-y", "@openai/codex@0.171.0"]`. */
   launcher?: string[];
   /** `openai-env` only: the real key, added as `OPENAI_API_KEY` (the agent holds it; Codex does not use it). */
@@ -74,16 +76,18 @@ export interface CodexExecCommand {
 }
 
 /**
- * The `-c` overrides that point Codex at the gateway: a custom provider speaking the Responses
- * wire format, WebSockets off (the gateway forwards HTTP only), Codex's own request and stream
- * retries off (a retried POST can bill twice; the gateway never retries either), the credential
- * read from `CODEX_API_KEY` (Codex ignores `OPENAI_API_KEY` in `exec`).
+ * The `-c` overrides that point Codex at `baseURL` (the gateway, or the API itself from a hosted
+ * sandbox): a custom provider speaking the Responses wire format, WebSockets off (the gateway
+ * forwards HTTP only), Codex's own request and stream retries off (a retried POST can bill
+ * twice; the gateway never retries either), the credential read from `CODEX_API_KEY` (Codex
+ * ignores `OPENAI_API_KEY` in `exec`). Always a custom provider: Codex refuses overrides of its
+ * built-in `openai` provider, and that one retries a failed request several times.
  */
-export function codexProviderOverrides(baseURL: string): string[] {
+export function codexProviderOverrides(baseURL: string, name = "humanish model gateway"): string[] {
   const p = `model_providers.${CODEX_PROVIDER_ID}`;
   return [
     `model_provider="${CODEX_PROVIDER_ID}"`,
-    `${p}.name="humanish model gateway"`,
+    `${p}.name="${name}"`,
     `${p}.base_url="${baseURL}"`,
     `${p}.env_key="CODEX_API_KEY"`,
     `${p}.wire_api="responses"`,
@@ -110,7 +114,8 @@ export function buildCodexExecCommand(input: CodexExecCommandInput): CodexExecCo
     input.workdir,
   ];
   if (input.gateway) argv.push(...codexProviderOverrides(input.gateway.baseURL));
-  else if (input.direct?.auth === "openai-egress") argv.push(...EGRESS_PROVIDER_PINS);
+  else if (input.direct) argv.push(...codexProviderOverrides(directBaseURL(input.direct), "OpenAI Responses API (direct)"));
+  // No `--model` when the lab declares none: Codex's own default is its choice, never filled in.
   if (input.model) argv.push("--model", input.model);
   if (input.reasoningEffort) argv.push("-c", `model_reasoning_effort="${input.reasoningEffort}"`);
   argv.push(input.prompt);
@@ -133,8 +138,18 @@ export const EGRESS_KEY_PLACEHOLDER = "humanish-egress-auth-placeholder";
 export const SYSTEM_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt";
 /** The model host the egress rule carries the key for. */
 export const OPENAI_API_HOST = "api.openai.com";
-/** Pins Codex to its built-in OpenAI provider at the public base URL, so the egress rule matches. */
-const EGRESS_PROVIDER_PINS = ["-c", 'model_provider="openai"', "-c", `openai_base_url="https://${OPENAI_API_HOST}/v1"`];
+/** The public API base a direct (gateway-less) Codex reaches by default. */
+export const DIRECT_BASE_URL = `https://${OPENAI_API_HOST}/v1`;
+
+/** Where a direct Codex sends requests: the public API in `openai-egress` mode (its rule's host), else `baseURL`. */
+export function directBaseURL(direct: { auth: "openai-env" | "openai-egress"; baseURL?: string }): string {
+  return direct.auth === "openai-egress" ? DIRECT_BASE_URL : (direct.baseURL ?? DIRECT_BASE_URL);
+}
+
+/** The host (`host[:port]`) a direct Codex reaches, which the sandbox's egress allowlist must hold. */
+export function directModelHost(direct: { auth: "openai-env" | "openai-egress"; baseURL?: string }): string {
+  return new URL(directBaseURL(direct)).host.toLowerCase();
+}
 
 /** argv that starts the exact Codex version through npx (no global install). */
 export function npxLauncher(version: string): string[] {

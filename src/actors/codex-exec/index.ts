@@ -31,6 +31,7 @@ import type { ActorDescriptor, ActorItem, ActorRuntime } from "../types.ts";
 import {
   buildCodexExecCommand,
   CODEX_PACKAGE,
+  directBaseURL,
   isExactSemver,
   npmInstallArgv,
   npmResolveLatestArgv,
@@ -46,7 +47,7 @@ import { estimateCodexCost } from "./pricing.ts";
 export interface CodexExecSpec {
   /** `execution.runtime.version`: exact semver, or undefined to resolve `latest` once. */
   version?: string;
-  /** `actors[0].model`, passed as `--model` (absent: {@link DEFAULT_CODEX_MODEL}). */
+  /** `actors[0].model`, passed as `--model` (absent: no `--model`, Codex's own default). */
   model?: string;
   /** `actors[0].reasoningEffort`, passed as `-c model_reasoning_effort="<e>"`. */
   reasoningEffort?: string;
@@ -78,15 +79,13 @@ export function latestOnce(): LatestVersion {
 }
 
 /**
- * Model passed as `--model` when the lab declares none (recorded as `modelStatus:
- * humanish_default`), so admission can price it; the model that actually served each request is
- * what the gateway's ledger records from the responses, never this default.
+ * The model a codex-exec participant is told to use: the declared one, or undefined. An
+ * undeclared model is never filled in: Codex then picks its own default (recorded as
+ * `modelStatus: runtime_default_unobserved`), and what served each request is what the
+ * responses name — the gateway's ledger prices that, nothing prices a guess.
  */
-export const DEFAULT_CODEX_MODEL = "gpt-5.1-codex";
-
-/** The model a codex-exec participant runs: the declared one, else {@link DEFAULT_CODEX_MODEL}. */
-export function codexModel(spec: Pick<CodexExecSpec, "model">): string {
-  return spec.model ?? DEFAULT_CODEX_MODEL;
+export function codexModel(spec: Pick<CodexExecSpec, "model">): string | undefined {
+  return spec.model;
 }
 
 /** Bounds of the unkeyed setup commands (ms). */
@@ -109,9 +108,9 @@ export function createCodexExec(spec: CodexExecSpec): TerminalParticipant {
     package: CODEX_PACKAGE,
     requestedVersion: spec.version ?? "latest",
     versionStatus: "unobserved",
-    modelStatus: spec.model ? "declared" : "humanish_default",
+    modelStatus: spec.model ? "declared" : "runtime_default_unobserved",
     usageGranularity: "runtime_turn",
-    requestedModel: codexModel(spec),
+    ...(spec.model ? { requestedModel: spec.model } : {}),
     ...(spec.reasoningEffort ? { requestedReasoningEffort: spec.reasoningEffort } : {}),
   };
   return {
@@ -251,14 +250,14 @@ function checkObserved(
 }
 
 /** The lifecycle sentence on where the key is and what the agent could still spend with. */
-function runtimeAuthNote(gw: RunContext["modelGateway"], auth: "openai-env" | "openai-egress", source: string | undefined): string {
+function runtimeAuthNote(gw: RunContext["modelGateway"], auth: "openai-env" | "openai-egress", source: string | undefined, directURL: string): string {
   if (gw)
     return auth === "openai-egress"
       ? `openai-egress: codex reaches ${gw.baseURL} with a per-seat gateway token (CODEX_API_KEY); the real key stays in the host's gateway`
       : `openai-env: codex reaches ${gw.baseURL} with a per-seat gateway token (CODEX_API_KEY); the real key from ${source} is also in its env as OPENAI_API_KEY (the agent holds a spendable key)`;
   return auth === "openai-egress"
     ? "openai-egress: codex reaches https://api.openai.com/v1 with a placeholder CODEX_API_KEY; the real key lives only in the sandbox's egress rule for api.openai.com (residual capability: any process in the sandbox can spend through that rule until the sandbox is gone; the cap is after-the-fact)"
-    : `openai-env: codex reaches https://api.openai.com/v1 directly with the real key from ${source} as CODEX_API_KEY in that one command's env (residual capability: the agent and its child processes hold a spendable key; the cap is after-the-fact)`;
+    : `openai-env: codex reaches ${directURL} directly (its own retries off) with the real key from ${source} as CODEX_API_KEY in that one command's env (residual capability: the agent and its child processes hold a spendable key; the cap is after-the-fact)`;
 }
 
 async function runCodex(spec: CodexExecSpec, rt: ActorRuntime, ctx: RunContext): Promise<TerminalParticipantOutcome> {
@@ -287,12 +286,15 @@ async function runCodex(spec: CodexExecSpec, rt: ActorRuntime, ctx: RunContext):
     home: `/home/${ctx.user}`,
     model: codexModel(spec),
     reasoningEffort: spec.reasoningEffort,
-    ...(gw ? { gateway: { baseURL: gw.baseURL, token: gw.token } } : { direct: { auth } }),
+    ...(gw ? { gateway: { baseURL: gw.baseURL, token: gw.token } } : { direct: { auth, ...(direct?.baseURL ? { baseURL: direct.baseURL } : {}) } }),
     ...(spec.launcher === "npx" && rt.observedVersion ? { launcher: npxLauncher(rt.observedVersion) } : {}),
     ...(auth === "openai-env" && ctx.runtimeKey ? { key: ctx.runtimeKey } : {}),
     extraEnv: ctx.networkEnv,
   });
-  ctx.recorder.lifecycle("terminal-lab.runtime-auth", runtimeAuthNote(gw, auth, ctx.runtimeKey?.sourceName));
+  ctx.recorder.lifecycle(
+    "terminal-lab.runtime-auth",
+    runtimeAuthNote(gw, auth, ctx.runtimeKey?.sourceName, directBaseURL({ auth, ...(direct?.baseURL ? { baseURL: direct.baseURL } : {}) })),
+  );
   ctx.recorder.lifecycle("terminal-lab.exec.started", `codex exec (stdin disabled), codex-cli ${rt.observedVersion}`);
   ctx.recorder.progress("codex exec started");
   const stream = new CodexEventStream(ctx.redact, (d) => ctx.recorder.progress(d));

@@ -3,7 +3,7 @@
  * table in src/models. The bundle's costs come from the model gateway's ledger (per request, per
  * observed model); this estimate from Codex's turn sums is kept to compare against it. A model
  * not in the table, or a model that was not declared (Codex then uses its own default, which the
- * JSONL stream does not report), gives `estimatedCostUsd: null` with a reason — never 0 (an
+ * JSONL stream does not report: `runtime_default_unobserved`), gives `estimatedCostUsd: null` with a reason — never 0 (an
  * unknown cost is not a measured zero).
  *
  * Basis `aggregated_turns_base_rate`: a Codex turn aggregates every model request it made, so
@@ -38,7 +38,9 @@ export interface CodexCostEstimate {
 /**
  * Estimates the cost of `usage` on `model`.
  * - no usage (no turn completed) → null, `no_token_usage`;
- * - model undeclared or not in the table → null, `no_rate_for_model`;
+ * - model undeclared → null, `runtime_default_unobserved` (Codex chose its own model, which
+ *   its turn stream does not name; only the responses, in the ledger, say which one served);
+ * - model not in the table → null, `no_rate_for_model`;
  * - else input (minus cached) × input rate + cached × cached rate + output × output rate.
  * Cached tokens are a subset of input tokens (OpenAI usage semantics); reasoning tokens are
  * already part of output.
@@ -52,6 +54,7 @@ export function estimateCodexCost(usage: TokenUsage | undefined, model: string |
     basis,
   });
   if (!usage) return none("no_token_usage");
+  if (model === undefined) return none("runtime_default_unobserved");
   const rate = rateFor(model, table);
   if (!rate) return none("no_rate_for_model");
   const cached = Math.min(usage.cachedInput, usage.input);

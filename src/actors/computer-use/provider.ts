@@ -154,7 +154,9 @@ export async function sendRequest(o: SendOptions): Promise<RequestResult> {
     return { kind: "error", code: c.code, message: c.message, line };
   }
   const parsed = parseResponse(resp);
-  const cost = costOf(parsed.model ?? est.model, parsed.usage, rates);
+  // Priced only from the model the response names: the requested model is what we asked for,
+  // not what was served (and billed), so a response that names none has an unknown cost.
+  const cost = costOf(parsed.model, parsed.usage, rates);
   settle(cost.usd);
   Object.assign(line, {
     status: 200,

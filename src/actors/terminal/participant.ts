@@ -92,9 +92,10 @@ export interface RunContext extends PrepareContext {
   modelGateway?: ModelGatewayAccess;
   /**
    * No gateway: the model is reached directly from the sandbox (hosted lanes), the key held as
-   * `auth` says — `openai-env` in the command's env, `openai-egress` in the sandbox's egress rule.
+   * `auth` says — `openai-env` in the command's env, `openai-egress` in the sandbox's egress rule;
+   * `baseURL` is the endpoint (`openai-env` only; default the public API).
    */
-  modelDirect?: { auth: "openai-env" | "openai-egress" };
+  modelDirect?: { auth: "openai-env" | "openai-egress"; baseURL?: string };
   /** The route's redactor: literal scrub of provisioned secrets, then secret/path shapes. */
   redact: (text: string) => string;
 }

@@ -3,7 +3,8 @@
  * is whole (its three files listed), matches its schemas, names this run, cites only what
  * exists (each finding's evidence in the attempt's own evidence list, its participants and tasks
  * in the bundle, each evidence source a listed artifact), counts what it says it counts, and
- * labels its cost (a number is dated and sourced, a null carries a reason). Pure.
+ * labels its cost (a number is dated and sourced, a null carries a reason) and any overspend of
+ * its `--max-cost` (`capExceeded`, named on the check's line). Pure.
  */
 import {
   type AnalysisDiagnostics,
@@ -95,6 +96,34 @@ function costLabelled(dir: string, r: AnalysisRecord, q: AnalysisRequests, probl
     problems.push(`${dir}analysis.json: no request in the ledger but cost labelled ${r.usage.costLabel}`);
 }
 
+/**
+ * The cap label: a record that says `capExceeded` must agree with its cost and its cap (a label
+ * that hides an overspend, or claims one that did not happen, is a problem). A record written
+ * before the label existed is read as it is; its overspend, if any, is reported by the caller.
+ */
+function capLabelled(dir: string, r: AnalysisRecord, problems: string[]): void {
+  const over = r.usage.costUsd !== null && r.estimate.maxCostUsd !== null && r.usage.costUsd > r.estimate.maxCostUsd;
+  if (r.capExceeded === undefined || r.capExceeded === over) return;
+  problems.push(
+    over
+      ? `${dir}analysis.json: usage.costUsd ${r.usage.costUsd} is over estimate.maxCostUsd ${r.estimate.maxCostUsd} but capExceeded is false`
+      : `${dir}analysis.json: capExceeded is true but usage.costUsd ${r.usage.costUsd} is within estimate.maxCostUsd ${r.estimate.maxCostUsd}`,
+  );
+}
+
+/** Attempts whose measured cost went over their cap, as `NNNN (cost > cap USD)`. */
+function overspent(attempts: Map<string, Attempt>): string[] {
+  const out: string[] = [];
+  for (const [attempt, a] of attempts) {
+    const r = a.record;
+    if (!r || r.usage.costUsd === null || r.estimate.maxCostUsd === null || !(r.usage.costUsd > r.estimate.maxCostUsd)) continue;
+    out.push(
+      `${attempt} (${r.usage.costUsd} > ${r.estimate.maxCostUsd} USD${r.capExceeded === undefined ? ", unlabelled: written before capExceeded was recorded" : ""})`,
+    );
+  }
+  return out.sort();
+}
+
 function checkAttempt(ctx: VerifyContext, b: RunBundle, attempt: string, a: Attempt, problems: string[]): void {
   const dir = `analysis/${attempt}/`;
   for (const f of ["analysis.json", "diagnostics.json", "requests.json"]) if (!a.listed.has(f)) problems.push(`${dir}${f} is not listed`);
@@ -112,6 +141,7 @@ function checkAttempt(ctx: VerifyContext, b: RunBundle, attempt: string, a: Atte
   a.requests = parsed("requests.json", AnalysisRequestsSchema) as AnalysisRequests | undefined;
   if (!a.record) return;
   referencesResolve(b, dir, a.record, problems);
+  capLabelled(dir, a.record, problems);
   if (a.diagnostics) statusConsistent(dir, a.record, a.diagnostics, problems);
   if (a.requests) costLabelled(dir, a.record, a.requests, problems);
 }
@@ -139,8 +169,13 @@ export function analysisRecords(ctx: VerifyContext): CheckOutcome {
   if (attempts.size > 0 && b.mode !== "live") problems.push("a dry-run bundle carries analysis attempts; only a live run is analysed");
   for (const [attempt, a] of [...attempts].sort(([x], [y]) => (x < y ? -1 : 1))) checkAttempt(ctx, b, attempt, a, problems);
   const findings = [...attempts.values()].reduce((n, a) => n + (a.record?.result?.findings.length ?? 0), 0);
+  // An overspend is recorded honestly, so the bundle still verifies; the line says it plainly.
+  const over = overspent(attempts);
+  const capNote = over.length ? `; CAP EXCEEDED by attempt(s) ${over.join(", ")}` : "";
   return {
     problems,
-    ok: attempts.size ? `${attempts.size} analysis attempt(s), ${findings} finding(s): schemas, references and cost labels check out` : "no analysis attempt",
+    ok: attempts.size
+      ? `${attempts.size} analysis attempt(s), ${findings} finding(s): schemas, references and cost labels check out${capNote}`
+      : "no analysis attempt",
   };
 }

@@ -19,6 +19,7 @@ import {
   TerminalLedgersSchema,
 } from "../schemas.ts";
 import type { CheckOutcome, VerifyContext } from "./context.ts";
+import { declaredChannelCheck } from "./declared.ts";
 import { decodeText, digestOf, parseNdjson, zodMsg } from "./scan.ts";
 
 function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
@@ -238,7 +239,11 @@ export function terminalEvidence(ctx: VerifyContext): CheckOutcome {
   const b = ctx.bundle;
   if (!b) return { problems: ["no valid bundle"], ok: "" };
   if (b.route !== "terminal") return { problems: [], ok: "browser run: terminal evidence not applicable" };
-  if (b.mode === "dry-run") return { problems: [], ok: "dry run: contract only, exempt" };
+  // A dry run has no evidence to check, only what it records of the declaration.
+  if (b.mode === "dry-run") {
+    const channel = declaredChannelCheck(b);
+    return { problems: channel.problems, ok: `dry run: contract only, exempt${channel.compared ? "; its key channel is the one the lab declares" : ""}` };
+  }
   const listed = (kind: string, path: string) => b.artifacts.some((a) => a.kind === kind && a.path === path);
   const problems: string[] = [];
   // A many-seat run keeps each seat's evidence in its folder; a one-seat run at the root.

@@ -31,6 +31,9 @@ async function providerFor(name: string, env: Record<string, string | undefined>
   });
 }
 
+/** Exit code of an analysis whose measured cost exceeded `--max-cost`. */
+export const EXIT_CAP_EXCEEDED = 3;
+
 function usd(n: number | null | undefined): string {
   return n === null || n === undefined ? "unknown" : `$${n.toFixed(6)}`;
 }
@@ -38,7 +41,9 @@ function usd(n: number | null | undefined): string {
 /**
  * `analyze [--run ID|latest] --max-cost USD [--model M] [--question Q] [--dry-run]
  * [--timeout-ms N] [--max-output-tokens N] [--rerun] [--provider openai|codex]`.
- * Exit 0 when the analysis (or the dry run's estimate) is accepted, 2 otherwise.
+ * Exit 0 when the analysis (or the dry run's estimate) is accepted, 2 otherwise, and
+ * {@link EXIT_CAP_EXCEEDED} when the request was billed above `--max-cost` (the attempt is
+ * stored and labelled `capExceeded`; its findings are kept, the cap failed).
  */
 export async function analyzeCommand(ctx: CommandContext): Promise<CommandOutcome> {
   const { ANALYSIS_TIMEOUT_MS, analyzeRun } = await import("../../analysis/run.ts");
@@ -70,7 +75,8 @@ export async function analyzeCommand(ctx: CommandContext): Promise<CommandOutcom
   const accepted = o.dryRun || o.status === "complete" || o.status === "partial";
   const result = {
     schema: ctx.spec.schema,
-    ok: accepted,
+    ok: accepted && !o.capExceeded,
+    capExceeded: o.capExceeded,
     run: o.runId,
     dryRun: o.dryRun,
     reused: o.reused,
@@ -94,6 +100,15 @@ export async function analyzeCommand(ctx: CommandContext): Promise<CommandOutcom
     findings: o.findings,
     rejectedFindings: o.rejectedFindings,
     warnings: o.warnings,
+    ...(accepted && o.capExceeded
+      ? {
+          error: {
+            code: "HUMANISH_ANALYSIS_CAP_EXCEEDED",
+            message: `analysis ${o.attempt} of run ${o.runId} was billed ${usd(o.usage?.costUsd)}, over --max-cost $${o.maxCostUsd}: the cap did not hold (the answer is stored, labelled capExceeded)`,
+            next: `check the model's rates (the estimate was ≤ ${usd(o.estimate.usd)}) and the provider's bill; lower --max-output-tokens or pick a cheaper --model before the next attempt`,
+          },
+        }
+      : {}),
     ...(accepted
       ? {}
       : {
@@ -110,7 +125,8 @@ export async function analyzeCommand(ctx: CommandContext): Promise<CommandOutcom
   const human = o.dryRun
     ? `dry run: analysis of ${o.runId} by ${o.provider}${o.model ? ` (${o.model})` : ""} would send ${head}; ${est}. Nothing was sent.`
     : `analysis ${o.attempt} of ${o.runId}: ${o.status}${o.reused ? " (reused: same evidence and config; --rerun for a new attempt)" : ""} · ${o.findings} finding(s)${o.rejectedFindings ? `, ${o.rejectedFindings} rejected` : ""} · cost ${usd(o.usage?.costUsd)} (${o.usage?.costLabel ?? "not-sent"}) · ${head}${o.artifactPath ? `\n${o.artifactPath}` : ""}`;
-  return { result, human };
+  const overspent = o.capExceeded ? `\nCAP EXCEEDED: billed ${usd(o.usage?.costUsd)} over --max-cost $${o.maxCostUsd}` : "";
+  return { result, human: human + overspent, ...(o.capExceeded ? { exitCode: EXIT_CAP_EXCEEDED } : {}) };
 }
 
 /** `analyze show [--run ID|latest]`: the latest attempt's findings; exit 2 when it was rejected or failed. */

@@ -14,7 +14,7 @@
  *   finalize     always: kill by exact id and look it up (released / unconfirmed), then the
  *                seat's trace, ledgers, transcript and events, the same shapes as the Docker lane
  */
-import { SYSTEM_CA_BUNDLE } from "../../actors/codex-exec/command.ts";
+import { DIRECT_BASE_URL, directModelHost, SYSTEM_CA_BUNDLE } from "../../actors/codex-exec/command.ts";
 import type { LatestVersion } from "../../actors/codex-exec/index.ts";
 import type { TerminalParticipant, TerminalParticipantOutcome } from "../../actors/terminal/participant.ts";
 import type { CleanupProof, TaskResult } from "../../bundle/schemas.ts";
@@ -65,11 +65,17 @@ export interface E2BTerminalLaneOptions {
   preamble: readonly { event: string; message: string }[];
 }
 
+/** How a Codex seat reaches its model from the sandbox: the plan's auth mode and endpoint. */
+function directAccess(plan: TerminalPlan): { auth: "openai-env" | "openai-egress"; baseURL: string } {
+  return { auth: plan.model?.runtimeAuth ?? "openai-env", baseURL: plan.model?.endpoint.baseURL ?? DIRECT_BASE_URL };
+}
+
 /** The seat's egress policy for this lab (pure; computed once per study). */
 export function laneEgress(lab: TerminalLabConfig, plan: TerminalPlan): EgressPlan {
   return egressPlan({
     egressAllow: lab.execution.egressAllow,
     codex: plan.descriptor.runtimeKeyNames.length > 0,
+    modelHost: directModelHost(directAccess(plan)),
     installs: lab.subject.product.install?.length ?? 0,
     runtimeAuth: plan.model?.runtimeAuth,
     key: plan.runtimeKey?.value,
@@ -232,7 +238,7 @@ function e2bSeat(o: E2BTerminalLaneOptions, egress: EgressPlan, seat: SeatSpec, 
         brief,
         nonce,
         deadlines: { firstOutputMs: o.firstOutputMs, deadlineAt: startedAt + maxMinutes * 60_000 },
-        ...(codex ? { modelDirect: { auth } } : {}),
+        ...(codex ? { modelDirect: directAccess(plan) } : {}),
         ...(codex && auth === "openai-env" && plan.runtimeKey ? { runtimeKey: plan.runtimeKey } : {}),
         redact,
       });

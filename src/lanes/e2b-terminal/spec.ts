@@ -56,18 +56,21 @@ const ALL_TRAFFIC = "0.0.0.0/0";
 
 /**
  * The egress policy of a seat's sandbox.
- * - `egressAllow` declared: only those hosts (plus the model host for a Codex seat), every other
- *   address denied;
+ * - `egressAllow` declared: only those hosts, every other address denied — exactly as declared:
+ *   a Codex seat whose list lacks its model host (`modelHost`) is refused, never widened;
  * - else a seat that needs the network (a Codex seat, or `product.install` commands): unrestricted;
  * - else none at all.
  * In `openai-egress` mode the model host gets a header rule with the key (`Authorization: Bearer`)
  * and is in `allowOut`. A rule for that host already in `existingRules` is refused, never
  * overwritten.
- * @throws HumanishError `HUMANISH_TERMINAL_LAB_EGRESS_RULE_CONFLICT`.
+ * @throws HumanishError `HUMANISH_TERMINAL_LAB_EGRESS_RULE_CONFLICT`,
+ *   `HUMANISH_TERMINAL_LAB_EGRESS_MODEL_HOST_MISSING` (naming the host to add).
  */
 export function egressPlan(o: {
   egressAllow: readonly string[] | undefined;
   codex: boolean;
+  /** The host a Codex seat's model requests go to (`host[:port]`; default api.openai.com). */
+  modelHost?: string;
   installs: number;
   runtimeAuth: "openai-env" | "openai-egress" | undefined;
   key: string | undefined;
@@ -94,7 +97,17 @@ export function egressPlan(o: {
     ? `; a header rule for ${OPENAI_API_HOST} carries the key (residual capability: any process in the sandbox can spend through it)`
     : "";
   if (o.egressAllow && o.egressAllow.length > 0) {
-    const hosts = [...new Set([...o.egressAllow.map((h) => h.toLowerCase()), ...(o.codex ? [OPENAI_API_HOST] : [])])];
+    const hosts = [...new Set(o.egressAllow.map((h) => h.toLowerCase()))];
+    const modelHost = (o.modelHost ?? OPENAI_API_HOST).toLowerCase();
+    // An allowlist is the lab's declaration: adding the model host to it would grant egress the
+    // lab never listed, so a Codex seat that could not reach its model is refused instead.
+    if (o.codex && !hosts.includes(modelHost) && !hosts.includes(modelHost.replace(/:\d+$/, ""))) {
+      throw new HumanishError(
+        "HUMANISH_TERMINAL_LAB_EGRESS_MODEL_HOST_MISSING",
+        `execution.egressAllow (${hosts.join(", ")}) lacks ${modelHost}, the host the Codex participant sends its model requests to; nothing was created.`,
+        { next: `Add ${modelHost} to execution.egressAllow, or remove execution.egressAllow for unrestricted egress.` },
+      );
+    }
     return {
       policy: { allowOut: hosts, denyOut: [ALL_TRAFFIC], ...(rules ? { rules } : {}) },
       description: `execution.egressAllow: only ${hosts.join(", ")}; every other address denied${ruleNote}`,

@@ -42,7 +42,7 @@ export async function runTerminalDryRun(ctx: StudyContext<TerminalLabConfig>, pl
   const p = lab.policies;
   add(
     "terminal-lab.credentials.declared",
-    `${keyNames.length ? `runtime key channel openai-env via ${keyNames.join(" or ")} (not read in a dry run)` : "no runtime key (the participant calls no model)"}; ` +
+    `${keyNames.length ? `runtime key channel ${lab.execution.runtimeAuth ?? "openai-env"} via ${keyNames.join(" or ")} (not read in a dry run)` : "no runtime key (the participant calls no model)"}; ` +
       `policies allowPrivateRepoAccess=${p.allowPrivateRepoAccess} allowProviderCredentials=${p.allowProviderCredentials} allowPaymentCredentials=${p.allowPaymentCredentials} allowGitHubMutation=${p.allowGitHubMutation}`,
   );
   add(

@@ -6,7 +6,14 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { defaultBounds, resolveBounds } from "../../../src/actors/codex-account/bounds.ts";
+import {
+  ANALYST_MAX_FRAME_BYTES,
+  ANALYST_MIN_FRAME_BYTES,
+  analystFrameBytes,
+  defaultBounds,
+  resolveBounds,
+  stdoutBudgetFor,
+} from "../../../src/actors/codex-account/bounds.ts";
 import { checkEffectiveConfig, renderToml, restrictedConfig } from "../../../src/actors/codex-account/config.ts";
 import { assertQualifiedProfile, executionIdentity, QUALIFIED_CODEX_PROFILE, refuseNumericCaps } from "../../../src/actors/codex-account/profile.ts";
 import { resolveTestProvider } from "../../../src/actors/codex-account/test-provider.ts";
@@ -34,11 +41,26 @@ describe("profile", () => {
   });
 });
 
+describe("analyst frames sized to the packet", () => {
+  const MiB = 1024 * 1024;
+  test("2× the packet plus 1 MiB, at least 2 MiB, at most the ceiling", () => {
+    expect(analystFrameBytes(0)).toBe(ANALYST_MIN_FRAME_BYTES);
+    expect(analystFrameBytes(200 * 1024)).toBe(2 * MiB);
+    expect(analystFrameBytes(10 * MiB)).toBe(21 * MiB);
+    expect(analystFrameBytes(40 * MiB)).toBe(ANALYST_MAX_FRAME_BYTES);
+    // The sized limit is a tightening the session accepts.
+    expect(resolveBounds("analyst", { frameBytes: analystFrameBytes(10 * MiB) }).frameBytes).toBe(21 * MiB);
+  });
+});
+
 describe("bounds", () => {
   test("defaults follow the purpose; overrides may only tighten", () => {
-    expect(defaultBounds("analyst").frameBytes).toBe(2 * 1024 * 1024);
+    // An analyst's default is the ceiling; the analysis provider tightens it to its packet.
+    expect(defaultBounds("analyst").frameBytes).toBe(ANALYST_MAX_FRAME_BYTES);
+    expect(ANALYST_MAX_FRAME_BYTES).toBe(2 * defaultBounds("analyst").requestBytes);
     expect(defaultBounds("participant").frameBytes).toBe(32 * 1024 * 1024);
-    expect(defaultBounds("analyst").stdoutBytes).toBe(8 * 1024 * 1024);
+    expect(defaultBounds("analyst").stdoutBytes).toBe(2 * ANALYST_MAX_FRAME_BYTES + 4 * 1024 * 1024);
+    expect(stdoutBudgetFor(2 * 1024 * 1024)).toBe(8 * 1024 * 1024);
     expect(resolveBounds("analyst", { rpcMs: 5000 }).rpcMs).toBe(5000);
     expect(code(() => resolveBounds("analyst", { rpcMs: 60_000 }))).toBe("HUMANISH_CODEX_BOUNDS_INVALID");
     expect(code(() => resolveBounds("analyst", { nope: 1 }))).toBe("HUMANISH_CODEX_BOUNDS_INVALID");

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { analystFrameBytes, type CodexAccountBounds } from "../../../src/actors/codex-account/bounds.ts";
 import { checkCodexAccountLauncher, startCodexAccountSession } from "../../../src/actors/codex-account/index.ts";
 import type { CodexAccountSession, CodexTurnInput } from "../../../src/actors/codex-account/types.ts";
 import { createCodexAnalysisProvider } from "../../../src/analysis/provider-codex.ts";
@@ -210,9 +211,14 @@ try { await startCodexAccountSession({ purpose: "analyst", signal: new AbortCont
 });
 
 describe("refused during a turn", () => {
-  const refusedTurn = async (scenario: FakeScenario, t: Partial<CodexTurnInput>, purpose: "analyst" | "participant" = "analyst") => {
+  const refusedTurn = async (
+    scenario: FakeScenario,
+    t: Partial<CodexTurnInput>,
+    purpose: "analyst" | "participant" = "analyst",
+    bounds: Partial<Record<keyof CodexAccountBounds, number>> = {},
+  ) => {
     const w = world(scenario);
-    const s = await startCodexAccountSession({ purpose, signal: never, env: w.env });
+    const s = await startCodexAccountSession({ purpose, signal: never, env: w.env, bounds });
     const r = await s.runTurn(turn(t));
     const again = await s.runTurn(turn(t));
     const rel = await s.close();
@@ -251,6 +257,9 @@ describe("refused during a turn", () => {
         },
       }),
       {},
+      "analyst",
+      // The limit the analysis provider sets for this text-only packet: 2 MiB, under the 3 MiB answer frame.
+      { frameBytes: analystFrameBytes(Buffer.byteLength(JSON.stringify(turn().input))) },
     );
     expect(r).toMatchObject({ status: "refused", reason: "frame_too_large" });
   }, 60_000);

@@ -8,7 +8,8 @@ import {
   parseNpmViewVersion,
   resolveRuntimeKey,
 } from "../../../src/actors/codex-exec/command.ts";
-import { codexModel, createCodexExec, DEFAULT_CODEX_MODEL } from "../../../src/actors/codex-exec/index.ts";
+import { codexModel, createCodexExec } from "../../../src/actors/codex-exec/index.ts";
+import { estimateCodexCost } from "../../../src/actors/codex-exec/pricing.ts";
 import { isHumanishError } from "../../../src/errors.ts";
 
 describe("runtime key", () => {
@@ -78,6 +79,63 @@ describe("buildCodexExecCommand", () => {
   });
 });
 
+describe("direct (no gateway): Codex's own provider is never used, so its retries stay off", () => {
+  const DIRECT = (baseURL: string) => [
+    "-c",
+    'model_provider="humanish"',
+    "-c",
+    'model_providers.humanish.name="OpenAI Responses API (direct)"',
+    "-c",
+    `model_providers.humanish.base_url="${baseURL}"`,
+    "-c",
+    'model_providers.humanish.env_key="CODEX_API_KEY"',
+    "-c",
+    'model_providers.humanish.wire_api="responses"',
+    "-c",
+    "model_providers.humanish.supports_websockets=false",
+    "-c",
+    "model_providers.humanish.request_max_retries=0",
+    "-c",
+    "model_providers.humanish.stream_max_retries=0",
+  ];
+
+  test("openai-env: the endpoint given (OPENAI_BASE_URL's), retries off, the key as CODEX_API_KEY; no --model when none is declared", () => {
+    const c = buildCodexExecCommand({
+      prompt: "p",
+      workdir: "/w",
+      home: "/h",
+      direct: { auth: "openai-env", baseURL: "https://llm.example.test/v1" },
+      key: { sourceName: "CODEX_API_KEY", value: "sk-direct" },
+    });
+    expect(c.argv).toEqual([
+      "codex",
+      "exec",
+      "--json",
+      "--skip-git-repo-check",
+      "--dangerously-bypass-approvals-and-sandbox",
+      "--cd",
+      "/w",
+      ...DIRECT("https://llm.example.test/v1"),
+      "p",
+    ]);
+    expect(c.env).toEqual({ HOME: "/h", CODEX_API_KEY: "sk-direct" });
+  });
+
+  test("openai-egress: always the public API (the host its egress rule is for), a placeholder key", () => {
+    const c = buildCodexExecCommand({
+      prompt: "p",
+      workdir: "/w",
+      home: "/h",
+      model: "gpt-5.1-codex-mini",
+      direct: { auth: "openai-egress", baseURL: "https://llm.example.test/v1" },
+    });
+    expect(c.argv.slice(7, 7 + DIRECT("").length)).toEqual(DIRECT("https://api.openai.com/v1"));
+    expect(c.argv).toContain("--model");
+    expect(c.argv.join(" ")).not.toContain('model_provider="openai"');
+    expect(c.env.CODEX_API_KEY).toBe("humanish-egress-auth-placeholder");
+  });
+});
+
 describe("version parsing", () => {
   test("codex --version must print exactly `codex-cli <exact semver>`", () => {
     expect(parseCodexVersion("codex-cli 0.171.0\n")).toBe("0.171.0");
@@ -131,12 +189,19 @@ describe("createCodexExec", () => {
     expect(p.descriptor.capabilities.keyPlacement).toBe("in-sandbox-command-scoped");
   });
 
-  test("no version → latest (resolved at run time); no model → the recorded humanish default", () => {
+  test("no version → latest (resolved at run time); no model → none filled in, the runtime's default unobserved", () => {
     const r = createCodexExec({}).runtime()!;
     expect(r.requestedVersion).toBe("latest");
-    expect(r.requestedModel).toBe(DEFAULT_CODEX_MODEL);
-    expect(r.modelStatus).toBe("humanish_default");
-    expect(codexModel({})).toBe(DEFAULT_CODEX_MODEL);
+    expect(r.requestedModel).toBeUndefined();
+    expect(r.modelStatus).toBe("runtime_default_unobserved");
+    expect(codexModel({})).toBeUndefined();
+  });
+
+  test("an undeclared model's turn usage is never priced from a default", () => {
+    const usage = { input: 12_000, cachedInput: 2_000, output: 800, total: 12_800, turns: [] };
+    const e = estimateCodexCost(usage, undefined).estimate;
+    expect(e).toMatchObject({ estimatedCostUsd: null, reason: "runtime_default_unobserved", modelId: null, ratesAsOf: null });
+    expect(estimateCodexCost(usage, "gpt-5.1-codex").estimate.estimatedCostUsd).toBeGreaterThan(0);
   });
 
   test("a range is refused", () => {

@@ -5,6 +5,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { defaultTrust, verifyFiles } from "../../../src/bundle/index.ts";
+import { readBundleDir } from "../../../src/bundle/verify/disk.ts";
 import { verifyRun } from "../../../src/bundle/verify.ts";
 import { createDockerClient } from "../../../src/docker/index.ts";
 import { isHumanishError } from "../../../src/errors.ts";
@@ -80,6 +82,41 @@ describe("dry run", () => {
     expect(text).not.toContain("sk-dryrun-canary");
   });
 
+  test("the dry run records the key channel the lab declares (openai-egress); verify refuses a bundle that records another", async () => {
+    const lab = committedLab("codex-first-contact");
+    expect(lab.config.execution).toMatchObject({ runtimeAuth: "openai-egress" });
+    const ctx = studyContext({
+      cwd: project.dir,
+      lab: lab.config,
+      text: lab.text,
+      ref: "embedded:codex-first-contact",
+      runId: testRunId("dry"),
+      mode: "dry-run",
+    });
+    const r = await runTerminalStudy(ctx, { docker: deadDocker });
+    expect(r.verify).toEqual({ ok: true, shareSafety: "share_ready" });
+    const run = JSON.parse(readFileSync(join(r.runDir, "run.json"), "utf8")) as { lifecycle: { event: string; message: string }[] };
+    const declared = run.lifecycle.find((l) => l.event === "terminal-lab.credentials.declared")!;
+    expect(declared.message).toStartWith("runtime key channel openai-egress via CODEX_API_KEY or OPENAI_API_KEY");
+    const files = (await readBundleDir(r.runDir)).files;
+    const evidence = async (channel: string) => {
+      const edited = files.map((f) =>
+        f.path === "run.json"
+          ? {
+              path: f.path,
+              bytes: new TextEncoder().encode(new TextDecoder().decode(f.bytes).replace("runtime key channel openai-egress", `runtime key channel ${channel}`)),
+            }
+          : f,
+      );
+      const v = await verifyFiles({ run: ctx.runId, files: edited, trust: defaultTrust() });
+      return v.checks.find((c) => c.name === "terminal-product evidence")!;
+    };
+    expect(await evidence("openai-egress")).toMatchObject({ ok: true, message: "dry run: contract only, exempt; its key channel is the one the lab declares" });
+    const wrong = await evidence("openai-env");
+    expect(wrong.ok).toBe(false);
+    expect(wrong.message).toContain("records key channel openai-env, but lab embedded:codex-first-contact declares execution.runtimeAuth openai-egress");
+  });
+
   test("e2b-terminal target: dry run works", async () => {
     const lab = committedLab("jq-first-contact");
     const text = withTarget(lab.text, "e2b-terminal").replace(/\n {2}network: bridge\n/, "\n");
@@ -129,6 +166,23 @@ describe("live preflight refuses before anything exists", () => {
     const { err: keys } = await live(text.replace("    maxUsd: 0\n", "    maxUsd: 0.5\n"));
     expect(keys.code).toBe("HUMANISH_TERMINAL_LAB_KEYS_MISSING");
     expect(keys.message).toContain("E2B_API_KEY");
+  });
+
+  test("a Codex seat on e2b-terminal whose egressAllow lacks the model host is refused, naming the host (never added silently)", async () => {
+    const text = withTarget(committedLab("codex-first-contact").text, "e2b-terminal")
+      .replace(/\n {2}network: bridge\n/, "\n")
+      .replace("  target: e2b-terminal\n", "  target: e2b-terminal\n  egressAllow: [registry.npmjs.org]\n");
+    // E2B_API_URL points nowhere: the refusal comes before any call to it.
+    const env = { CODEX_API_KEY: "sk-canary-egress-0123456789abcdefgh", E2B_API_KEY: "e2b_canary_0123456789", E2B_API_URL: "http://127.0.0.1:9" };
+    const { err } = await live(text, env);
+    expect(err.code).toBe("HUMANISH_TERMINAL_LAB_EGRESS_MODEL_HOST_MISSING");
+    expect(err.next).toContain("Add api.openai.com to execution.egressAllow");
+    const viaBase = await live(text.replace("\n  runtimeAuth: openai-egress\n", "\n  runtimeAuth: openai-env\n"), {
+      ...env,
+      OPENAI_BASE_URL: "https://llm.example.test/v1",
+    });
+    expect(viaBase.err.code).toBe("HUMANISH_TERMINAL_LAB_EGRESS_MODEL_HOST_MISSING");
+    expect(viaBase.err.next).toContain("Add llm.example.test to execution.egressAllow");
   });
 
   test("an unreachable Docker socket → HUMANISH_DOCKER_UNAVAILABLE", async () => {

@@ -56,11 +56,34 @@ describe("egress policy", () => {
     expect(p.description).not.toContain(KEY);
     expect(p.description).toContain("residual capability");
   });
-  test("egressAllow: only the listed hosts plus the model host, deny-all fallback", () => {
-    const p = egressPlan({ ...base, egressAllow: ["registry.npmjs.org"], runtimeAuth: "openai-egress" });
+  test("egressAllow: exactly the listed hosts, deny-all fallback; the model host is never added", () => {
+    const p = egressPlan({ ...base, egressAllow: ["registry.npmjs.org", "API.openai.com"], runtimeAuth: "openai-egress" });
     expect(p.policy?.allowOut).toEqual(["registry.npmjs.org", "api.openai.com"]);
     expect(p.policy?.denyOut).toEqual(["0.0.0.0/0"]);
     expect(Object.keys(p.policy?.rules ?? {})).toEqual(["api.openai.com"]);
+    // A scripted seat's list is taken as declared too.
+    expect(egressPlan({ ...base, codex: false, runtimeAuth: undefined, key: undefined, egressAllow: ["registry.npmjs.org"] }).policy?.allowOut).toEqual([
+      "registry.npmjs.org",
+    ]);
+  });
+  test("a Codex seat whose egressAllow lacks its model host is refused, naming the host to add", () => {
+    const refused = (o: Partial<Parameters<typeof egressPlan>[0]>) => {
+      try {
+        egressPlan({ ...base, egressAllow: ["registry.npmjs.org"], ...o });
+      } catch (e) {
+        return e as { code: string; message: string; next: string };
+      }
+      throw new Error("expected a refusal");
+    };
+    const def = refused({});
+    expect(def.code).toBe("HUMANISH_TERMINAL_LAB_EGRESS_MODEL_HOST_MISSING");
+    expect(def.message).toContain("api.openai.com");
+    expect(def.next).toContain("Add api.openai.com to execution.egressAllow");
+    // OPENAI_BASE_URL's host is the one to add when the seat reaches the model there.
+    const custom = refused({ modelHost: "llm.example.test:8443", egressAllow: ["registry.npmjs.org", "api.openai.com"] });
+    expect(custom.next).toContain("Add llm.example.test:8443");
+    expect(() => egressPlan({ ...base, modelHost: "llm.example.test:8443", egressAllow: ["llm.example.test"] })).not.toThrow();
+    expect(refused({ runtimeAuth: "openai-egress" }).code).toBe("HUMANISH_TERMINAL_LAB_EGRESS_MODEL_HOST_MISSING");
   });
   test("a scripted seat without installs gets no egress; with installs, unrestricted", () => {
     expect(egressPlan({ ...base, codex: false, runtimeAuth: undefined, key: undefined }).policy).toEqual({ denyOut: ["0.0.0.0/0"] });
@@ -154,13 +177,20 @@ describe("env preflight", () => {
 describe("Codex on a hosted sandbox", () => {
   const key = { sourceName: "CODEX_API_KEY", value: KEY };
   const input = { prompt: "p", workdir: "/home/user/study", home: "/home/user", launcher: npxLauncher("0.171.0") };
-  test("openai-env: the real key is the command's CODEX_API_KEY, the built-in provider, through npx at the exact version", () => {
+  test("openai-env: the real key is the command's CODEX_API_KEY, a retry-free provider at the public API, through npx at the exact version", () => {
     const c = buildCodexExecCommand({ ...input, direct: { auth: "openai-env" }, key });
     expect(c.argv.slice(0, 4)).toEqual(["npx", "-y", "@openai/codex@0.171.0", "exec"]);
     expect(c.env).toEqual({ HOME: "/home/user", CODEX_API_KEY: KEY });
-    expect(c.argv.join(" ")).not.toContain("model_provider");
+    expect(c.argv).toEqual(
+      expect.arrayContaining([
+        'model_provider="humanish"',
+        'model_providers.humanish.base_url="https://api.openai.com/v1"',
+        "model_providers.humanish.request_max_retries=0",
+        "model_providers.humanish.stream_max_retries=0",
+      ]),
+    );
   });
-  test("openai-egress: a placeholder key, the system CA bundle, the openai provider pinned to the public base URL", () => {
+  test("openai-egress: a placeholder key, the system CA bundle, a retry-free provider pinned to the public base URL", () => {
     const c = buildCodexExecCommand({ ...input, direct: { auth: "openai-egress" }, key, extraEnv: { CODEX_CA_CERTIFICATE: "/opt/x.pem" } });
     expect(c.env).toEqual({
       HOME: "/home/user",
@@ -168,7 +198,13 @@ describe("Codex on a hosted sandbox", () => {
       CODEX_CA_CERTIFICATE: "/etc/ssl/certs/ca-certificates.crt",
     });
     expect(JSON.stringify(c)).not.toContain(KEY);
-    expect(c.argv).toEqual(expect.arrayContaining(["-c", 'model_provider="openai"', "-c", 'openai_base_url="https://api.openai.com/v1"']));
+    expect(c.argv).toEqual(
+      expect.arrayContaining([
+        'model_provider="humanish"',
+        'model_providers.humanish.base_url="https://api.openai.com/v1"',
+        "model_providers.humanish.request_max_retries=0",
+      ]),
+    );
   });
   test("latest is resolved once for all seats; a failed resolution is not kept", async () => {
     const latest = latestOnce();

@@ -50,7 +50,8 @@ export type FakeReply =
   /** A normal response. `usage: null` omits usage entirely; undefined computes it. */
   | {
       kind: "response";
-      model?: string;
+      /** The model the response names; `null` names none (the field is left out). */
+      model?: string | null;
       output: FakeOutputItem[];
       usage?: FakeUsage | null;
       incomplete?: "max_output_tokens" | "content_filter";
@@ -70,7 +71,12 @@ export type FakeReply =
   /** Accepts the request and never sends a byte (until the client goes away or the fake closes). */
   | { kind: "hang" }
   /** A streamed message of about `bytes` bytes of text, sent in `chunkBytes` deltas. */
-  | { kind: "big"; bytes: number; chunkBytes?: number; model?: string };
+  | { kind: "big"; bytes: number; chunkBytes?: number; model?: string }
+  /**
+   * A non-streamed JSON Response whose one message holds about `bytes` bytes of text, produced
+   * as the client reads it (never whole in the fake's memory); what left is in `jsonBytesSent`.
+   */
+  | { kind: "big-json"; bytes: number; model?: string };
 
 /** One request the fake received. */
 export interface FakeRequest {
@@ -110,7 +116,9 @@ export interface FakeOpenAI {
    * still there to read it (the real service bills a request that runs after its client left).
    * Input includes the stored context a `previous_response_id` continues.
    */
-  readonly billed: { ordinal: number; model: string; usage: FakeUsage | null }[];
+  readonly billed: { ordinal: number; model: string | null; usage: FakeUsage | null }[];
+  /** Bytes of `big-json` bodies handed to the connection so far (what the client let through). */
+  readonly jsonBytesSent: number;
   close(): Promise<void>;
 }
 
@@ -242,13 +250,13 @@ export function callOutputProblem(items: readonly Json[]): string | null {
   return null;
 }
 
-function responseObject(respId: string, model: string, status: string, output: Json[], usage: FakeUsage | null, incomplete?: string): Json {
+function responseObject(respId: string, model: string | null, status: string, output: Json[], usage: FakeUsage | null, incomplete?: string): Json {
   return {
     id: respId,
     object: "response",
     created_at: Math.floor(Date.now() / 1000),
     status,
-    model,
+    ...(model !== null ? { model } : {}),
     output,
     parallel_tool_calls: false,
     tool_choice: "auto",
@@ -268,7 +276,7 @@ function sseFrame(seq: { n: number }, type: string, payload: Json): Uint8Array {
 }
 
 /** The whole SSE event sequence of a normal response, one frame per event. */
-function sseFrames(respId: string, model: string, output: FakeOutputItem[], usage: FakeUsage | null, incomplete?: string): Uint8Array[] {
+function sseFrames(respId: string, model: string | null, output: FakeOutputItem[], usage: FakeUsage | null, incomplete?: string): Uint8Array[] {
   const seq = { n: 0 };
   const frames: Uint8Array[] = [];
   frames.push(sseFrame(seq, "response.created", { response: responseObject(respId, model, "in_progress", [], null) }));
@@ -312,6 +320,7 @@ export function startFakeOpenAI(opts: FakeOpenAIOptions): FakeOpenAI {
   const stored = new Map<string, Json[]>();
   const hanging = new Set<(r: Response) => void>();
   const defaultModel = opts.model ?? "gpt-5.1-codex-mini";
+  let bigJsonSent = 0;
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
@@ -362,7 +371,10 @@ export function startFakeOpenAI(opts: FakeOpenAIOptions): FakeOpenAI {
         // No status line, no header, no byte: the request simply waits until the fake closes.
         return new Promise<Response>((resolve) => hanging.add(resolve));
       }
-      const model = ("model" in reply && reply.model) || (typeof body.model === "string" ? body.model : defaultModel);
+      const model =
+        reply.kind === "response" && reply.model === null
+          ? null
+          : ("model" in reply && reply.model) || (typeof body.model === "string" ? body.model : defaultModel);
       if (reply.kind === "cut") {
         const seq = { n: 0 };
         return sseResponse(
@@ -374,6 +386,40 @@ export function startFakeOpenAI(opts: FakeOpenAIOptions): FakeOpenAI {
               c.error(new Error("fake: the scripted cut scenario dropped the connection mid-response"));
             },
           }),
+        );
+      }
+      if (reply.kind === "big-json") {
+        const head = JSON.stringify(responseObject(respId, model ?? defaultModel, "completed", [], null)).slice(0, -1);
+        const open = enc.encode(
+          `${head},"output":[{"type":"message","id":"msg_big","status":"completed","role":"assistant","content":[{"type":"output_text","annotations":[],"text":"`,
+        );
+        const piece = enc.encode("x".repeat(64 * 1024));
+        const close = enc.encode('"}]}]}');
+        let sent = 0;
+        let stage: "open" | "body" | "done" = "open";
+        return new Response(
+          new ReadableStream<Uint8Array>({
+            pull(c) {
+              const push = (b: Uint8Array) => {
+                bigJsonSent += b.byteLength;
+                c.enqueue(b);
+              };
+              if (stage === "open") {
+                stage = "body";
+                return push(open);
+              }
+              if (stage === "body" && sent < reply.bytes) {
+                sent += piece.byteLength;
+                return push(piece);
+              }
+              if (stage === "body") {
+                stage = "done";
+                push(close);
+              }
+              c.close();
+            },
+          }),
+          { status: 200, headers: { "content-type": "application/json", "x-request-id": crypto.randomUUID() } },
         );
       }
       if (reply.kind === "big") {
@@ -457,6 +503,9 @@ export function startFakeOpenAI(opts: FakeOpenAIOptions): FakeOpenAI {
     requests,
     rejectedForCallOutputs: rejected,
     billed,
+    get jsonBytesSent() {
+      return bigJsonSent;
+    },
     async close() {
       for (const resolve of hanging) resolve(errorResponse(503, "server_error", null, "fake closed"));
       await server.stop(true);
