@@ -73,13 +73,14 @@ describe("analysis costs and bounds", () => {
   test("billed 562.5 USD under --max-cost 1: exit 3, capExceeded in the outcome, the record and verify's line", async () => {
     const { proj, runDir } = await freshRun("humanish-analysis-overspend-");
     try {
-      // 50M input tokens at 1.25 USD/M plus 50M output at 10 USD/M on gpt-5.1: 562.5 USD.
+      // 450M input tokens at 1.25 USD/M on gpt-5.1: 562.5 USD. The overspend is all input: the
+      // fake, like the service, never bills output past max_output_tokens.
       const usage = {
-        input_tokens: 50_000_000,
+        input_tokens: 450_000_000,
         input_tokens_details: { cached_tokens: 0 },
-        output_tokens: 50_000_000,
+        output_tokens: 0,
         output_tokens_details: { reasoning_tokens: 0 },
-        total_tokens: 100_000_000,
+        total_tokens: 450_000_000,
       };
       reply = (req) => ({ kind: "response", output: [{ type: "message", text: goodAnswer(req) }], usage });
       const r = await cli(["analyze", "--max-cost", "1", "--json", "--cwd", proj.cwd], env());
