@@ -20,6 +20,20 @@
 
 export * from "./analysis-records.ts";
 export {
+  CONTRADICTION_FINDING,
+  type Claim,
+  claimContradicted,
+  contradictedClaims,
+  contradictionLine,
+  GOAL_RULE,
+  type GoalCheck,
+  type GoalVerdict,
+  goalCheckOf,
+  type SeatEnding,
+  type StopWhenObservation,
+  seatGoalVerdict,
+} from "./goal.ts";
+export {
   buildNoSpendProof,
   buildTerminalCostLedger,
   deriveReview,
