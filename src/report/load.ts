@@ -15,6 +15,7 @@ import {
   type TraceItem,
   type VerifyResult,
 } from "../bundle/index.ts";
+import { contradictionLine, GOAL_RULE } from "../bundle/goal.ts";
 import { HumanishError } from "../errors.ts";
 import { readContainedFile, readContainedOrThrow } from "./files.ts";
 import { loadFindings } from "./findings.ts";
@@ -336,6 +337,8 @@ export async function loadReportModel(runDir: string, opts: LoadReportOptions): 
     verdictLine: verdictLineOf(b, tasks, total),
     reached,
     total,
+    ...(contradictionLine(b.participants) ? { contradictions: contradictionLine(b.participants) } : {}),
+    ...(b.mode === "live" && b.study?.goalRule !== GOAL_RULE ? { olderGoalRule: true } : {}),
     harnessFailed: b.review.participants.harnessFailed,
     ...(b.study
       ? {

@@ -26,7 +26,8 @@ const claimedDone = { status: "incomplete" as const, completionReason: "turn_com
 describe("the goal rule", () => {
   test("the checks: every task passed; not_run is not passed; without tasks a stopWhen observation, else no check", () => {
     expect(goalCheckOf([task(true), task(true)])).toEqual({ by: "tasks", reached: true, detail: "2 of 2 hidden check(s) passed" });
-    expect(goalCheckOf([task(true), { ...task(false), status: "not_run" }]).reached).toBe(false);
+    const notRun: TaskResult = { ...task(false), status: "not_run" };
+    expect(goalCheckOf([task(true), notRun]).reached).toBe(false);
     expect(goalCheckOf([], { matched: true, detail: "rule done matched" })).toEqual({ by: "stop_when", reached: true, detail: "rule done matched" });
     expect(goalCheckOf([task(false)], { matched: true, detail: "x" }).by).toBe("tasks");
     expect(goalCheckOf([])).toMatchObject({ by: "none", reached: false });
