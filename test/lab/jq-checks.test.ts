@@ -51,7 +51,7 @@ describe("jq-first-contact: checks fail when the participant does nothing", () =
   test("the participant ran; every hidden check failed; reward 0; 0/1 reached the goal", () => {
     expect(result.error).toBeUndefined();
     // Every step ran as scripted, but the hidden checks decide the goal: not reached.
-    expect(result.participants).toEqual([{ id: "p1", status: "incomplete", completionReason: "turn_completed" }]);
+    expect(result.participants).toEqual([{ id: "p1", status: "incomplete", completionReason: "turn_completed", claimed: "none" }]);
     expect(result.verdict).toStartWith("0/1 reached the goal;");
     expect(result.tasks.map((t) => `${t.id}:${t.status}`)).toEqual([
       "pretty-print:failed",

@@ -193,7 +193,7 @@ describe("codex-exec end to end against the fake model", () => {
       expect(nonceSeen).not.toBe("missing");
       expect(r.tasks.map((t) => t.status)).toEqual(["failed", "failed", "failed", "failed"]);
       expect(r.verdict).toStartWith("0/1 reached the goal;");
-      expect(r.participants).toEqual([{ id: "p1", status: "incomplete", completionReason: "turn_completed" }]);
+      expect(r.participants).toEqual([{ id: "p1", status: "incomplete", completionReason: "turn_completed", claimed: "passed", contradicted: true }]);
       const run = JSON.parse(readFileSync(join(r.runDir, "run.json"), "utf8"));
       expect(run.study.goalRule).toBe("checks-only");
       expect(run.participants[0]).toMatchObject({ claimed: "passed", goalCheck: { by: "tasks", reached: false, detail: "0 of 4 hidden check(s) passed" } });
