@@ -91,7 +91,12 @@ export function seatGoalVerdict(ending: SeatEnding, claim: Claim, check: GoalChe
   const unmet = check.by === "none" ? check.detail : `the hidden checks say the goal was not reached: ${check.detail}`;
   if (own && claim === "blocked") {
     const said = ending.status === "blocked" ? ending.reason : `the participant said it was blocked (${ending.reason})`;
-    return { status: "blocked", completionReason: ending.status === "blocked" ? ending.completionReason : "blocked_approval", reason: `${said}; ${unmet}`, ...base };
+    return {
+      status: "blocked",
+      completionReason: ending.status === "blocked" ? ending.completionReason : "blocked_approval",
+      reason: `${said}; ${unmet}`,
+      ...base,
+    };
   }
   if (own && claim === "failed") {
     const said = ending.status === "abandoned" ? ending.reason : `the participant said it could not finish (${ending.reason})`;

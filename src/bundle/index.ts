@@ -20,20 +20,6 @@
 
 export * from "./analysis-records.ts";
 export {
-  CONTRADICTION_FINDING,
-  type Claim,
-  claimContradicted,
-  contradictedClaims,
-  contradictionLine,
-  GOAL_RULE,
-  type GoalCheck,
-  type GoalVerdict,
-  goalCheckOf,
-  type SeatEnding,
-  type StopWhenObservation,
-  seatGoalVerdict,
-} from "./goal.ts";
-export {
   buildNoSpendProof,
   buildTerminalCostLedger,
   deriveReview,
@@ -47,6 +33,20 @@ export {
   taskFunnel,
   unmeasuredLine,
 } from "./derive.ts";
+export {
+  type Claim,
+  CONTRADICTION_FINDING,
+  claimContradicted,
+  contradictedClaims,
+  contradictionLine,
+  GOAL_RULE,
+  type GoalCheck,
+  type GoalVerdict,
+  goalCheckOf,
+  type SeatEnding,
+  type StopWhenObservation,
+  seatGoalVerdict,
+} from "./goal.ts";
 export {
   artifactRootFor,
   assertRunId,

@@ -5,6 +5,7 @@
  * no-follow reader (files.ts), only when `run.json` lists it.
  */
 
+import { contradictionLine, GOAL_RULE } from "../bundle/goal.ts";
 import {
   type ActorTrace,
   ActorTraceSchema,
@@ -15,7 +16,6 @@ import {
   type TraceItem,
   type VerifyResult,
 } from "../bundle/index.ts";
-import { contradictionLine, GOAL_RULE } from "../bundle/goal.ts";
 import { HumanishError } from "../errors.ts";
 import { readContainedFile, readContainedOrThrow } from "./files.ts";
 import { loadFindings } from "./findings.ts";

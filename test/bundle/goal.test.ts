@@ -47,7 +47,11 @@ describe("the goal rule", () => {
   });
 
   test("blocked and failed claims are tallied as blocked and abandoned when the checks did not reach the goal", () => {
-    const blocked = seatGoalVerdict({ status: "passed", completionReason: "goal_satisfied", reason: "declaring blocked" }, "blocked", goalCheckOf([task(false)]));
+    const blocked = seatGoalVerdict(
+      { status: "passed", completionReason: "goal_satisfied", reason: "declaring blocked" },
+      "blocked",
+      goalCheckOf([task(false)]),
+    );
     expect(blocked).toMatchObject({ status: "blocked", completionReason: "blocked_approval", claimed: "blocked" });
     const gaveUp = seatGoalVerdict(claimedDone, "failed", goalCheckOf([]));
     expect(gaveUp).toMatchObject({ status: "abandoned", completionReason: "gave_up", claimed: "failed" });
@@ -141,7 +145,14 @@ describe("verify: headline from checks", () => {
   });
 
   test("an older bundle (no goalRule) verifies, says which rule it was written under and warns when its headline counted a claim", () => {
-    const old: RunParticipant = { id: "p1", actorType: "codex-exec", status: "passed", completionReason: "goal_satisfied", reason: "verdict marker", trace: null };
+    const old: RunParticipant = {
+      id: "p1",
+      actorType: "codex-exec",
+      status: "passed",
+      completionReason: "goal_satisfied",
+      reason: "verdict marker",
+      trace: null,
+    };
     const r = check(bundleOf([old], [task(false, "a")]));
     expect(r.problems).toEqual([]);
     const says =

@@ -59,7 +59,11 @@ describe("browser seat evidence", () => {
       completionReason: "goal_satisfied",
       reason: "1 of 1 hidden check(s) passed; the participant's own ending: timed_out: budget",
     });
-    expect(browserSeatVerdict(timedOut, [task(false)], end, CHECK_FAILED)).toMatchObject({ status: "timed_out", completionReason: "timed_out", reason: "budget" });
+    expect(browserSeatVerdict(timedOut, [task(false)], end, CHECK_FAILED)).toMatchObject({
+      status: "timed_out",
+      completionReason: "timed_out",
+      reason: "budget",
+    });
     expect(browserSeatVerdict(undefined, [], { interrupted: true }, CHECK_FAILED)).toMatchObject({
       status: "failed",
       completionReason: "interrupted",
@@ -91,7 +95,12 @@ describe("browser seat evidence", () => {
       claimed: "blocked",
     });
     // A local agent's final answer is read the same way; without tasks a claim of success reaches nothing.
-    const answered = { status: "passed" as const, completionReason: "goal_satisfied" as const, reason: "declaring reached", answer: { outcome: "reached" as const } };
+    const answered = {
+      status: "passed" as const,
+      completionReason: "goal_satisfied" as const,
+      reason: "declaring reached",
+      answer: { outcome: "reached" as const },
+    };
     expect(browserSeatVerdict(answered, [], end, CHECK_FAILED)).toMatchObject({ status: "incomplete", claimed: "passed", goalCheck: { by: "none" } });
   });
 

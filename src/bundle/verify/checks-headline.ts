@@ -52,7 +52,9 @@ function checkSeat(b: RunBundle, p: RunParticipant, problems: string[]): boolean
   const reached = g.by === "tasks" ? byTasks : g.by === "stop_when" && g.reached;
   const counted = reached && participantCategory(p) !== "harness";
   if ((p.status === "passed") !== counted)
-    problems.push(`participant ${p.id} is ${p.status}, but its checks say the goal was ${reached ? "reached" : "not reached"}${reached && !counted ? " (a harness failure never counts)" : ""}`);
+    problems.push(
+      `participant ${p.id} is ${p.status}, but its checks say the goal was ${reached ? "reached" : "not reached"}${reached && !counted ? " (a harness failure never counts)" : ""}`,
+    );
   return counted;
 }
 

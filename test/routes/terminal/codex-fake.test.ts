@@ -185,7 +185,11 @@ describe("codex-exec end to end against the fake model", () => {
     let nonceSeen = "";
     const claimOnly: FakeScenario = (req) => {
       nonceSeen = /HUMANISH_ACTOR_NONCE=([A-Za-z0-9-]+)/.exec(JSON.stringify(req.body?.input ?? ""))?.[1] ?? "missing";
-      return { kind: "response", model: MODEL, output: [{ type: "message", text: `All done.\nHUMANISH_ACTOR_VERDICT=passed HUMANISH_ACTOR_NONCE=${nonceSeen}` }] };
+      return {
+        kind: "response",
+        model: MODEL,
+        output: [{ type: "message", text: `All done.\nHUMANISH_ACTOR_VERDICT=passed HUMANISH_ACTOR_NONCE=${nonceSeen}` }],
+      };
     };
     const fake = startFakeOpenAI({ apiKey: KEY, scenario: claimOnly });
     try {
@@ -201,7 +205,11 @@ describe("codex-exec end to end against the fake model", () => {
       expect(run.review.participants).toMatchObject({ total: 1, reachedGoal: 0 });
       // The trace says what the participant said and carries the record's status.
       const trace = JSON.parse(readFileSync(join(r.runDir, "actor.json"), "utf8"));
-      expect(trace).toMatchObject({ status: "incomplete", completionReason: "turn_completed", reason: "the participant claimed success with this run's verdict marker" });
+      expect(trace).toMatchObject({
+        status: "incomplete",
+        completionReason: "turn_completed",
+        reason: "the participant claimed success with this run's verdict marker",
+      });
       const v = await verifyRun(r.runDir);
       expect(v.ok).toBe(true);
       expect(v.checks.find((c) => c.name === "headline from checks")?.message).toBe(
