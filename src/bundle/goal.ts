@@ -1,7 +1,8 @@
 /**
  * The one rule for "reached the goal", for every lane and participant — pure.
  *
- * A seat reaches the goal only when the lab's hidden checks say so: with tasks, every task's
+ * A seat reaches the goal only when the lab's hidden checks say so (and it was not stopped by a
+ * limit or a failed step, which is a finding of its own): with tasks, every task's
  * check passed; without tasks, a `stopWhen` rule that matched an observation of the app is the
  * check; with neither, no seat can reach the goal. What the participant said about its own
  * result (a verdict marker, a final answer, "I reached the goal") is kept as its `claimed`
@@ -66,7 +67,7 @@ export interface GoalVerdict extends SeatEnding {
 }
 
 /** Endings where the participant stopped on its own account (a claim may say how); others are stops of a limit or a step. */
-const OWN_ENDINGS: ReadonlySet<CompletionReason> = new Set(["goal_satisfied", "turn_completed", "gave_up", "blocked_approval"]);
+export const OWN_ENDINGS: ReadonlySet<CompletionReason> = new Set(["goal_satisfied", "turn_completed", "gave_up", "blocked_approval"]);
 
 /**
  * The rule (see the module comment). `ending` is how the participant stopped; `claim` its own
@@ -75,21 +76,25 @@ const OWN_ENDINGS: ReadonlySet<CompletionReason> = new Set(["goal_satisfied", "t
  * the check's detail).
  *
  * - harness ending → unchanged (a harness failure, never a finding);
- * - checks reached → `passed` / `goal_satisfied`, whatever the participant said or how it stopped;
- * - else a participant that stopped on its own: claim `blocked` → `blocked`; claim `failed` →
- *   `abandoned` / `gave_up`; a finished participant (`passed` ending) → `incomplete` /
- *   `turn_completed`; any other ending (a limit, a failed step) keeps its status and reason.
+ * - a limit (time, budget) or a failed step → unchanged: that stop is the finding, the seat does
+ *   not count as reaching the goal even when its checks passed;
+ * - a participant that ended on its own: checks reached → `passed` / `goal_satisfied`, whatever
+ *   it said; else claim `blocked` → `blocked`; claim `failed` → `abandoned` / `gave_up`; otherwise
+ *   `incomplete` / `turn_completed` (a claim of success is then named as a contradiction).
  */
 export function seatGoalVerdict(ending: SeatEnding, claim: Claim, check: GoalCheck, checkFailed?: string): GoalVerdict {
   const base = { claimed: claim, goalCheck: check };
   if (participantCategory(ending) === "harness") return { ...ending, ...base };
-  if (check.reached) {
-    const own = ending.status === "passed" ? "" : `; the participant's own ending: ${ending.completionReason}: ${ending.reason}`;
-    return { status: "passed", completionReason: "goal_satisfied", reason: `${check.detail}${own}`, ...base };
-  }
   const own = OWN_ENDINGS.has(ending.completionReason);
+  // A limit (time, budget) or a failed step stopped the participant: that stop is the finding,
+  // whatever the checks saw; only a participant that ended on its own can reach the goal.
+  if (!own) return { ...ending, ...base };
+  if (check.reached) {
+    const said = ending.status === "passed" ? "" : `; the participant's own ending: ${ending.completionReason}: ${ending.reason}`;
+    return { status: "passed", completionReason: "goal_satisfied", reason: `${check.detail}${said}`, ...base };
+  }
   const unmet = check.by === "none" ? check.detail : `the hidden checks say the goal was not reached: ${check.detail}`;
-  if (own && claim === "blocked") {
+  if (claim === "blocked") {
     const said = ending.status === "blocked" ? ending.reason : `the participant said it was blocked (${ending.reason})`;
     return {
       status: "blocked",
@@ -98,11 +103,11 @@ export function seatGoalVerdict(ending: SeatEnding, claim: Claim, check: GoalChe
       ...base,
     };
   }
-  if (own && claim === "failed") {
+  if (claim === "failed") {
     const said = ending.status === "abandoned" ? ending.reason : `the participant said it could not finish (${ending.reason})`;
     return { status: "abandoned", completionReason: "gave_up", reason: `${said}; ${unmet}`, ...base };
   }
-  if (ending.status === "passed" || (own && ending.status === "incomplete")) {
+  if (ending.status === "passed" || ending.status === "incomplete") {
     const reason = check.by === "none" ? `${ending.reason}; ${unmet}` : (checkFailed ?? `${ending.reason}; ${unmet}`);
     return { status: "incomplete", completionReason: "turn_completed", reason: claim === "passed" ? `${reason} (${CONTRADICTION_FINDING})` : reason, ...base };
   }

@@ -149,8 +149,7 @@ export function seatRelease(proof: ReleaseProof | undefined): { outcome: Release
  * The run itself is sound (the bundle records it) but the seat could not finish: a participant
  * that timed out (`HUMANISH_TERMINAL_LAB_PARTICIPANT_TIMED_OUT`) or whose runtime failed
  * (`HUMANISH_TERMINAL_LAB_FAILED`, from the participant record's `completionReason`) gets a code
- * and a next step; a seat that reached the goal (`goal_satisfied`: its checks passed) gets none.
- * `firstOutputMs` in ms, `maxMinutes` in minutes.
+ * and a next step. `firstOutputMs` in ms, `maxMinutes` in minutes.
  */
 export function participantResultError(
   outcome: TerminalParticipantOutcome | undefined,
@@ -158,8 +157,7 @@ export function participantResultError(
   limits: { maxMinutes: number | null; firstOutputMs: number },
   redact: (s: string) => string,
 ): StudyError | undefined {
-  // A seat whose hidden checks all passed reached the goal, however the participant stopped.
-  if (!outcome || completionReason === "goal_satisfied") return undefined;
+  if (!outcome) return undefined;
   if (outcome.deadline === "first-output")
     return {
       code: "HUMANISH_TERMINAL_LAB_PARTICIPANT_TIMED_OUT",

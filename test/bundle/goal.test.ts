@@ -66,7 +66,10 @@ describe("the goal rule", () => {
     expect(seatGoalVerdict(finished, "none", goalCheckOf([]))).toMatchObject({ status: "incomplete", completionReason: "turn_completed" });
     const timedOut = { status: "timed_out" as const, completionReason: "timed_out" as const, reason: "maxMinutes" };
     expect(seatGoalVerdict(timedOut, "none", goalCheckOf([task(false)]))).toMatchObject(timedOut);
-    expect(seatGoalVerdict(timedOut, "none", goalCheckOf([task(true)]))).toMatchObject({ status: "passed", completionReason: "goal_satisfied" });
+    // A stop of a limit is the finding even when the checks passed: it never counts as reaching the goal.
+    expect(seatGoalVerdict(timedOut, "none", goalCheckOf([task(true)]))).toMatchObject(timedOut);
+    // A participant that said it gave up while its checks passed did reach the goal: its claim never decides.
+    expect(seatGoalVerdict({ status: "abandoned", completionReason: "gave_up", reason: "said no" }, "failed", goalCheckOf([task(true)])).status).toBe("passed");
     const stepFailed = { status: "failed" as const, completionReason: "step_failed" as const, reason: "step 2 exited 1" };
     expect(seatGoalVerdict(stepFailed, "none", goalCheckOf([task(false)]))).toMatchObject(stepFailed);
     const harness = { status: "failed" as const, completionReason: "actor_error" as const, reason: "codex exited 1" };

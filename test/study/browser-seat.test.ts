@@ -52,12 +52,12 @@ describe("browser seat evidence", () => {
       reason: CHECK_FAILED,
       claimed: "none",
     });
-    // A participant stopped by its time budget whose checks all passed reached the goal: the checks decide, its ending is said.
+    // A participant stopped by its time budget is that finding, even when its checks all passed.
     const timedOut = { status: "timed_out" as const, completionReason: "timed_out" as const, reason: "budget" };
     expect(browserSeatVerdict(timedOut, [task(true)], end, CHECK_FAILED)).toMatchObject({
-      status: "passed",
-      completionReason: "goal_satisfied",
-      reason: "1 of 1 hidden check(s) passed; the participant's own ending: timed_out: budget",
+      status: "timed_out",
+      completionReason: "timed_out",
+      reason: "budget",
     });
     expect(browserSeatVerdict(timedOut, [task(false)], end, CHECK_FAILED)).toMatchObject({
       status: "timed_out",

@@ -2,7 +2,7 @@
  * `headline from checks`: "k/N reached the goal" is what the hidden checks say, never what the
  * participants said. A seat counts only when its checks reached the goal — every task's check
  * passed, or (a lab without tasks) a `stopWhen` rule observed on the app matched — and its
- * ending is no harness failure.
+ * ending is no harness failure and no stop of a limit or a failed step.
  *
  * A bundle written under the checks-only rule (`study.goalRule`) fails when a seat's status,
  * its recorded `goalCheck` or the headline disagree with its task results, or when a seat
@@ -12,7 +12,7 @@
  * warns, naming the seats counted without their checks.
  */
 import { participantCategory } from "../derive.ts";
-import { contradictionLine, GOAL_RULE } from "../goal.ts";
+import { contradictionLine, GOAL_RULE, OWN_ENDINGS } from "../goal.ts";
 import type { ActorTrace, RunBundle, RunParticipant, TaskResult } from "../schemas.ts";
 import type { CheckOutcome, VerifyContext } from "./context.ts";
 
@@ -29,6 +29,7 @@ function traceSawStopWhen(trace: ActorTrace | undefined): boolean {
 /** What the checks say for `p` in an older bundle: its tasks, else a stopWhen match in its trace. */
 function reachedUnderOldBundle(b: RunBundle, p: RunParticipant, traces: ReadonlyMap<string, ActorTrace>): boolean {
   if (p.status === "contract_proof_only" || participantCategory(p) === "harness") return false;
+  if (p.status !== "passed" && !(p.completionReason !== null && OWN_ENDINGS.has(p.completionReason))) return false;
   const tasks = tasksOf(b, p);
   if (tasks.length > 0) return tasks.every((t) => t.passed);
   return traceSawStopWhen(p.trace ? traces.get(p.trace) : undefined);
@@ -50,11 +51,11 @@ function checkSeat(b: RunBundle, p: RunParticipant, problems: string[]): boolean
     problems.push(`participant ${p.id}: goalCheck says ${g.reached ? "reached" : "not reached"}, its task results say ${byTasks ? "reached" : "not reached"}`);
   if (g.by === "none" && g.reached) problems.push(`participant ${p.id}: goalCheck reached with no check`);
   const reached = g.by === "tasks" ? byTasks : g.by === "stop_when" && g.reached;
-  const counted = reached && participantCategory(p) !== "harness";
+  // A harness failure never counts; a limit or a failed step is a finding of its own and keeps its label.
+  const own = p.completionReason !== null && OWN_ENDINGS.has(p.completionReason);
+  const counted = reached && participantCategory(p) !== "harness" && own;
   if ((p.status === "passed") !== counted)
-    problems.push(
-      `participant ${p.id} is ${p.status}, but its checks say the goal was ${reached ? "reached" : "not reached"}${reached && !counted ? " (a harness failure never counts)" : ""}`,
-    );
+    problems.push(`participant ${p.id} is ${p.status}, but its checks say the goal was ${reached ? "reached" : "not reached"}`);
   return counted;
 }
 

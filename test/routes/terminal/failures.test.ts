@@ -58,7 +58,7 @@ describe("a hanging participant", () => {
     // 0.1 minutes = 6 s. The step keeps printing, so only the wall clock can stop it.
     const { r, runId, run } = await live(lab({ steps: ["touch done.txt; while true; do echo still-here; sleep 1; done"], maxMinutes: 0.1 }), 60_000);
     expect(Date.now() - started).toBeLessThan(60_000);
-    expect(r.participants).toEqual([{ id: "p1", status: "timed_out", completionReason: "timed_out" }]);
+    expect(r.participants).toEqual([{ id: "p1", status: "timed_out", completionReason: "timed_out", claimed: "none" }]);
     expect(run.participants[0].deadlineFired).toBe("maxMinutes");
     expect(run.participants[0].durationMs).toBeGreaterThanOrEqual(6_000);
     expect(run.participants[0].durationMs).toBeLessThan(30_000);
