@@ -180,6 +180,8 @@ subject:
 ${subject}actors:
   - type: ${extra}
     mission: Use the app.
+    tasks:
+      - {id: home, goal: Open the home page., check: {urlIncludes: /}}
 scenario:
   mode: live
 `;
