@@ -249,6 +249,12 @@ export type RunParticipant = {
   desktopGeometry?: DesktopGeometry;
   persona?: string;
   device?: string;
+  claimed?: "passed" | "blocked" | "failed" | "none";
+  goalCheck?: {
+    by: "tasks" | "stop_when" | "none";
+    reached: boolean;
+    detail: string;
+  };
 };
 
 export type TaskResult = {
@@ -322,6 +328,7 @@ export type Study = {
   concurrency: number;
   waves: number;
   maxTotalUsd: number | null;
+  goalRule?: "checks-only";
   seats: StudySeat[];
   totals: {
     seats: number;

@@ -25,6 +25,7 @@ Rules:
 - kind "participant_reported": what a participant said (items whose header says "participant": its messages, reasoning and its own account of how it ended). A participant's narration is never evidence that something happened: a claim that only a participant makes is participant_reported, even if it sounds certain.
 - kind "harness": humanish or its runtime failed (items whose header says "harness"). A harness failure is never a finding about the product; report it only so it is not mistaken for one.
 - A participant giving up, timing out or being blocked is a finding about the product, not a harness failure.
+- "reached the goal" counts only what the hidden checks say. A participant that claimed success while the checks say it did not (a "claim vs checks" item) is a finding of its own, kind "observed": the participant believed it succeeded; the checks say it did not — say what it believed and what the product showed.
 - severity: "blocker" (stopped a participant from reaching a task's goal), "major" (cost real effort or a wrong result), "minor" (friction the participant recovered from), "info" (worth knowing, no harm seen).
 - Order findings by severity, most severe first. Give each a short unique id (f1, f2, …), a title a product team understands, and a concrete recommendation.
 - Some evidence did not fit the packet; it is counted at the end. Say in limitations what you could not see, and do not guess about it.`;

@@ -3,7 +3,8 @@
  * packet out. Every item has a stable evidence id the model cites:
  *
  *   run/summary, run/lifecycle, run/screenshot/0003 (a frame no seat claims)
- *   <seat>/status, <seat>/reason, <seat>/task/<task>, <seat>/trace/<item>,
+ *   <seat>/status, <seat>/reason, <seat>/claim (what it claimed vs what the checks say),
+ *   <seat>/task/<task>, <seat>/trace/<item>,
  *   <seat>/transcript#L41-L80, <seat>/screenshot/0007
  *
  * `<seat>` is the participant id when it is a plain word (`p2`), else `seat-<n>` (n = its place
@@ -17,7 +18,7 @@
  * are decoded only when selected, and sent downscaled.
  */
 import type { ActorTrace, EvidenceBasis, EvidenceKind, EvidenceRef, OmittedEvidence, RunBundle, TraceItem } from "../bundle/index.ts";
-import { ActorTraceSchema } from "../bundle/index.ts";
+import { ActorTraceSchema, CONTRADICTION_FINDING, claimContradicted, contradictionLine } from "../bundle/index.ts";
 import { sha256Hex } from "../bytes/sha256.ts";
 import { downscalePng } from "./downscale.ts";
 
@@ -237,6 +238,22 @@ function headCandidates({ view, p, seat, limits }: Seat): Candidate[] {
       text: clip(`reason (${voice}): ${p.reason}`, limits.maxItemChars),
     });
   }
+  if (p.claimed && p.claimed !== "none") {
+    // Observed against the participant's word: what it claimed, and what the checks say of it.
+    const contradicted = claimContradicted(p);
+    const checks = p.goalCheck ? `the hidden checks say the goal was ${p.goalCheck.reached ? "reached" : "not reached"} (${p.goalCheck.detail})` : "";
+    out.push({
+      id: `${seat}/claim`,
+      kind: "status",
+      basis: harness ? "harness" : "observed",
+      participantId: pid,
+      source: { path: "run.json" },
+      text: clip(
+        `claim vs checks: the participant claimed ${p.claimed}${checks ? `; ${checks}` : ""}${contradicted ? ` — ${CONTRADICTION_FINDING} (a finding of its own)` : ""}`,
+        limits.maxItemChars,
+      ),
+    });
+  }
   b.tasks
     .filter((t) => t.participantId === pid)
     .forEach((t, i) => {
@@ -384,6 +401,7 @@ function runCandidates(view: BundleView): Candidate[] {
     `product: ${b.subject.name ?? b.subject.appUrl ?? b.subject.source}`,
     `run outcome ${b.outcome.state}${b.outcome.error ? ` (${b.outcome.error.code}: ${b.outcome.error.message})` : ""}; verdict ${b.review.verdict}`,
     `${b.review.participants.reachedGoal}/${b.review.participants.total} participants reached the goal; abandoned ${b.review.participants.abandoned}, ran out ${b.review.participants.ranOut}, blocked ${b.review.participants.blocked}, harness failures ${b.review.participants.harnessFailed} (a harness failure is never a finding about the product)`,
+    ...(contradictionLine(b.participants) ? [`${contradictionLine(b.participants)} (each seat's claim vs checks item says how)`] : []),
     `participant ids: ${b.participants.map((p) => p.id).join(", ") || "none"}`,
     `task ids: ${[...funnel.keys()].join(", ") || "none"}`,
     ...[...funnel].map(([id, f]) => `task ${id} (${f.goal}): ${f.passed}/${f.total} passed`),

@@ -34,6 +34,20 @@ export {
   unmeasuredLine,
 } from "./derive.ts";
 export {
+  type Claim,
+  CONTRADICTION_FINDING,
+  claimContradicted,
+  contradictedClaims,
+  contradictionLine,
+  GOAL_RULE,
+  type GoalCheck,
+  type GoalVerdict,
+  goalCheckOf,
+  type SeatEnding,
+  type StopWhenObservation,
+  seatGoalVerdict,
+} from "./goal.ts";
+export {
   artifactRootFor,
   assertRunId,
   DERIVED_FILES,

@@ -12,6 +12,7 @@ import { lstat, readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { HumanishError } from "../errors.ts";
 import { summarizeBundle } from "./derive.ts";
+import { contradictedClaims } from "./goal.ts";
 import { artifactRootFor, isSafeRunSegment, ORPHAN_RELEASE_FILE, RUN_FILE, runsDir } from "./paths.ts";
 import { safeReadFile } from "./safe-read.ts";
 import {
@@ -59,6 +60,11 @@ export interface RunSummary {
    * those a later orphan release recorded as released); null when no bundle was readable.
    */
   cleanupUnproven: number | null;
+  /**
+   * Participants of a sealed run that claimed success while its hidden checks say they did not
+   * reach the goal (a finding of its own); empty when none, null when no bundle was readable.
+   */
+  contradictedClaims: string[] | null;
   /**
    * Set when the run failed as a whole: the bundle's error code, or `HUMANISH_RUN_FAILED` when only
    * the status index says so (it records no code). Null otherwise.
@@ -157,6 +163,7 @@ export async function summarizeRunDir(cwd: string, runId: string): Promise<RunSu
       costUsd: f.costUsd,
       costLabel: costLabel(f.costUsd),
       cleanupUnproven: unprovenCleanup(dir, runId, bundle.cleanup),
+      contradictedClaims: contradictedClaims(bundle.participants).map((p) => p.id),
       failure: bundle.outcome.state === "failed" ? (bundle.outcome.error?.code ?? "HUMANISH_UNKNOWN") : null,
       durationMs: f.durationMs,
       startedAt: bundle.createdAt,
@@ -180,6 +187,7 @@ export async function summarizeRunDir(cwd: string, runId: string): Promise<RunSu
       costUsd: cost,
       costLabel: costLabel(cost),
       cleanupUnproven: null,
+      contradictedClaims: null,
       failure: status.outcome?.state === "failed" ? "HUMANISH_RUN_FAILED" : null,
       durationMs: status.outcome?.durationMs ?? Math.max(0, Date.parse(end) - Date.parse(status.startedAt)),
       startedAt: status.startedAt,
@@ -199,6 +207,7 @@ export async function summarizeRunDir(cwd: string, runId: string): Promise<RunSu
     costUsd: null,
     costLabel: costLabel(null),
     cleanupUnproven: null,
+    contradictedClaims: null,
     failure: null,
     durationMs: null,
     startedAt: mtime,

@@ -405,6 +405,18 @@ export const RunParticipantSchema = z.strictObject({
   persona: z.string().min(1).optional(),
   /** The seat's device preset (browser seats). */
   device: z.string().min(1).optional(),
+  /**
+   * What the participant said about its own result — a claim, never evidence of completion:
+   * `passed` (a verdict marker or final answer of success), `blocked`, `failed` (it said it could
+   * not finish) or `none`. Absent in bundles written before the checks-only goal rule.
+   */
+  claimed: z.enum(["passed", "blocked", "failed", "none"]).optional(),
+  /**
+   * The hidden check that decided whether this seat reached the goal: its task checks, a
+   * `stopWhen` rule observed on the app (labs without tasks), or `none` (no check: not reached).
+   * Absent in bundles written before the checks-only goal rule.
+   */
+  goalCheck: z.strictObject({ by: z.enum(["tasks", "stop_when", "none"]), reached: z.boolean(), detail: z.string() }).optional(),
 });
 export type RunParticipant = z.infer<typeof RunParticipantSchema>;
 
@@ -498,6 +510,12 @@ export const StudySchema = z.strictObject({
   waves: z.number().int().min(1).max(16),
   /** `scenario.caps.maxTotalUsd`, null when not declared. */
   maxTotalUsd: NonNegNum.nullable(),
+  /**
+   * The rule the headline was written under: `checks-only` — a seat reached the goal only when
+   * its hidden checks say so. Absent: an older bundle whose headline may count a participant's
+   * own claim of success (`verify` re-derives it from the checks and says so).
+   */
+  goalRule: z.literal("checks-only").optional(),
   seats: z.array(StudySeatSchema),
   totals: z.strictObject({
     seats: NonNegInt,

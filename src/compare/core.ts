@@ -161,8 +161,9 @@ export function outcomeNotes(label: "A" | "B", b: GoalInput & Pick<RunBundle, "r
       );
     }
   }
-  // The goal is the participants' own account; the tasks are the hidden checks. When they
-  // disagree completely the goal row alone would mislead.
+  // Under the checks-only rule the goal follows the hidden checks; a bundle written under the
+  // older claim-counting rule may count a participant's own account. When they disagree
+  // completely the goal row alone would mislead.
   const goal = goalSide(b);
   const checked = b.tasks.filter((t) => t.status !== "not_run");
   if (goal.reached > 0 && checked.length > 0 && checked.every((t) => !t.passed)) {

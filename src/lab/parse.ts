@@ -268,6 +268,9 @@ function parseTerminal(root: Record<string, unknown>, yaml: StrictYaml, fail: Fa
       problems.push({ path: ["execution", "runtimeAuth"], message: "only acts on a codex-exec participant (a scripted participant uses no key); remove it" });
   } else if (actor.mission === undefined && actor.tasks === undefined) {
     problems.push({ path: ["actors", 0], message: "needs a `mission` or `tasks`: the codex-exec participant's brief would be empty" });
+  } else {
+    const unchecked = goalCheckProblem(actor);
+    if (unchecked) problems.push(unchecked);
   }
   if (ex.target === "e2b-terminal") {
     if (ex.image !== undefined)
@@ -352,6 +355,9 @@ function parseBrowser(root: Record<string, unknown>, yaml: StrictYaml, fail: Fai
   } else {
     if (raw.mission === undefined && raw.tasks === undefined) {
       problems.push({ path: ["actors", 0], message: `needs a \`mission\` or \`tasks\`: the ${raw.type} participant's brief would be empty` });
+    } else {
+      const unchecked = goalCheckProblem(raw);
+      if (unchecked) problems.push(unchecked);
     }
     if (raw.type === "local-agent") localAgentProblems(lab, problems);
     config = { ...lab, actors: [raw] };
@@ -433,6 +439,31 @@ function e2bDesktopSubjectProblems(lab: z.output<typeof BrowserLabSchema>, probl
 
 // ---------------------------------------------------------------------------------------------
 // Shared checks and warnings
+
+/**
+ * A model participant (codex-exec, openai-computer-use, local-agent) needs a hidden check, in
+ * every mode: its own verdict is a claim, never success, so a lab without one could never
+ * report a seat that reached the goal. The check is `tasks` (each with a hidden `check`), or —
+ * for a computer-use model — a `stopWhen` rule observed on the page. Scripted participants
+ * claim nothing; without tasks their seats simply cannot reach the goal.
+ */
+function goalCheckProblem(actor: { type: string; tasks?: readonly unknown[]; stopWhen?: unknown }): Problem | undefined {
+  if (actor.tasks?.length) return undefined;
+  if (actor.type === "openai-computer-use") {
+    if (actor.stopWhen !== undefined) return undefined;
+    return {
+      path: ["actors", 0],
+      message:
+        "has no hidden check: add actors[0].tasks (each a goal with a hidden check) or actors[0].stopWhen (a rule observed on the page); a computer-use model's own word is a claim, never success",
+    };
+  }
+  if (actor.type === "codex-exec" || actor.type === "local-agent")
+    return {
+      path: ["actors", 0],
+      message: `has no hidden check: add actors[0].tasks (each a goal with a hidden check); a ${actor.type} participant's own verdict is a claim, never success`,
+    };
+  return undefined;
+}
 
 /** The actor mapping as written (before defaults), which says whether `count` was given at all. */
 function rawActor(root: Record<string, unknown>): Record<string, unknown> {

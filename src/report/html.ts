@@ -143,6 +143,13 @@ function seatCostCell(p: ReportParticipant): string {
 }
 
 /** The study runner's word on a seat that did not complete: `seat failed in provision`. */
+/** The participant's claim beside its status: said only when it claimed something, flagged when the checks contradict it. */
+function claimNote(p: ReportParticipant): string {
+  if (p.contradicted) return `<br><span class="bad">claimed passed: the participant believed it succeeded; the checks say it did not</span>`;
+  if (!p.claimed || p.claimed === "none") return "";
+  return `<br><span class="meta">claimed ${e(p.claimed)}</span>`;
+}
+
 function seatNote(p: ReportParticipant): string {
   if (!p.seatState || p.seatState === "completed") return "";
   const where = p.seatPhase && p.seatPhase !== "done" && p.seatPhase !== "not_started" ? ` in ${p.seatPhase}` : "";
@@ -166,7 +173,7 @@ function renderParticipants(m: ReportModel): string {
       return (
         `<tr><td><code>${e(p.id)}</code></td><td>${who.length ? who.map((x) => e(x)).join("<br>") : "—"}</td>` +
         `<td>${e(p.actorType ?? "—")}${p.model ? ` <span class="meta">(${e(p.model)})</span>` : ""}</td>` +
-        `<td class="${cls(p.status)}">${e(p.status)}${seatNote(p)}</td><td>${e(p.completionReason)}${categoryNote(p)}</td>` +
+        `<td class="${cls(p.status)}">${e(p.status)}${seatNote(p)}${claimNote(p)}</td><td>${e(p.completionReason)}${categoryNote(p)}</td>` +
         `<td class="num">${e(tasks)}</td><td class="num">${e(formatDuration(p.durationMs))}</td><td class="num">${seatCostCell(p)}</td>` +
         `<td class="num">${p.screenshotCount ?? 0}</td><td>${e(p.reason ?? "")}${p.seatError && !(p.reason ?? "").includes(p.seatError) ? `<br><span class="meta">${e(p.seatError)}</span>` : ""}</td></tr>`
       );
@@ -374,6 +381,10 @@ export function renderReportHtml(model: ReportModel): string {
     `<header><h1>${e(title)}</h1><div class="meta">${meta}</div></header>`,
     `<section id="verdict" class="verdict"><div class="word ${cls(m.verdict)}">${e(m.verdict)}</div>`,
     `<div class="line" id="verdict-line">${e(m.verdictLine)}</div>`,
+    m.contradictions ? `<p class="bad" id="contradictions">Finding: ${e(m.contradictions)}</p>` : "",
+    m.olderGoalRule
+      ? `<p class="meta" id="goal-rule">Written under the older claim-counting rule: this headline may count a participant's own claim of success; <code>humanish verify</code> re-derives it from the hidden checks.</p>`
+      : "",
     m.summary && m.summary !== m.verdictLine ? `<p>${e(m.summary)}</p>` : "",
     gaps,
     `</section>`,

@@ -5,6 +5,7 @@
  * no-follow reader (files.ts), only when `run.json` lists it.
  */
 
+import { contradictionLine, GOAL_RULE } from "../bundle/goal.ts";
 import {
   type ActorTrace,
   ActorTraceSchema,
@@ -336,6 +337,8 @@ export async function loadReportModel(runDir: string, opts: LoadReportOptions): 
     verdictLine: verdictLineOf(b, tasks, total),
     reached,
     total,
+    ...(contradictionLine(b.participants) ? { contradictions: contradictionLine(b.participants) } : {}),
+    ...(b.mode === "live" && b.study?.goalRule !== GOAL_RULE ? { olderGoalRule: true } : {}),
     harnessFailed: b.review.participants.harnessFailed,
     ...(b.study
       ? {

@@ -34,6 +34,13 @@ export interface ReportParticipant {
    * (humanish or the runtime failed: never a finding).
    */
   category?: "goal" | "finding" | "harness";
+  /**
+   * What the participant said about its own result (`passed`, `blocked`, `failed`, `none`): a
+   * claim, never counted; absent in bundles written before claims were recorded.
+   */
+  claimed?: string;
+  /** The participant claimed success and the hidden checks say it did not reach the goal (a finding of its own). */
+  contradicted?: boolean;
   /** Hidden checks this seat passed / checks assigned to it (absent when none were assigned). */
   tasksPassed?: number;
   tasksTotal?: number;
@@ -175,6 +182,14 @@ export interface ReportModel {
   /** Participants that reached the goal / participants in the study. */
   reached: number;
   total: number;
+  /** `1 participant believed it succeeded; the checks say it did not: p1`, when any claim was contradicted. */
+  contradictions?: string;
+  /**
+   * Set for a bundle written under the older claim-counting rule (no `study.goalRule`): its
+   * headline may count a participant's own word; `verify`'s `headline from checks` says what the
+   * checks give.
+   */
+  olderGoalRule?: boolean;
   /** Participants whose session ended in a harness failure (named beside the denominator; never a finding). */
   harnessFailed?: number;
   /** The study runner's plan and totals, when the bundle records them. */

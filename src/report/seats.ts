@@ -4,6 +4,7 @@
  * (persona, device), how it ended, what it cost and how many screenshots it left.
  */
 import { participantCategory } from "../bundle/derive.ts";
+import { claimContradicted } from "../bundle/goal.ts";
 import type { ActorTrace, RunBundle, RunParticipant } from "../bundle/index.ts";
 import type { ReportParticipant } from "./model.ts";
 
@@ -74,6 +75,8 @@ export function seatRow(
     ...(persona ? { persona } : {}),
     ...(device ? { device } : {}),
     ...(p.status === "contract_proof_only" ? {} : { category: participantCategory(p) }),
+    ...(p.claimed ? { claimed: p.claimed } : {}),
+    ...(claimContradicted(p) ? { contradicted: true } : {}),
     ...(mine.length > 0 ? { tasksPassed: mine.filter((t) => t.passed).length, tasksTotal: mine.length } : {}),
     ...(cost ? { cost } : {}),
     ...(seat ? { seatState: seat.state, seatPhase: seat.phase } : {}),

@@ -10,11 +10,16 @@ import {
   briefDigest,
   type ComputerUseOutcome,
   type ComputerUseReadiness,
+  claimOf,
   computerUseLedger,
   computerUseTrace,
+  type DeclaredOutcome,
   runComputerUseSeat,
+  type StopWhen,
+  stopWhenObservation,
 } from "../actors/computer-use/index.ts";
 import { evaluateCheck, type KeptScreenshot, type ObservationRecord } from "../actors/scripted-browser/index.ts";
+import { type GoalVerdict, goalCheckOf, seatGoalVerdict } from "../bundle/goal.ts";
 import type { ActorTrace, CleanupProof, DesktopGeometry, LifecycleEvent, TaskResult } from "../bundle/schemas.ts";
 import type { RunWriter, WriteArtifactOptions } from "../bundle/writer.ts";
 import type { ComputerUseActor, DeviceName, DevicePreset } from "../lab/schema.ts";
@@ -171,39 +176,49 @@ export function uncheckedTasks(declared: readonly { id: string; goal: string }[]
   return declared.map((t) => ({ id: t.id, goal: t.goal, participantId: pid, status: "not_run" as const, passed: false, detail }));
 }
 
-/** The participant's status and reason after the hidden checks, as its record and its trace both carry them. */
-export interface SeatVerdict {
-  status: ActorTrace["status"];
-  completionReason: ActorTrace["completionReason"];
-  /** Not yet redacted. */
-  reason: string;
+/** The participant's status and reason after the hidden checks, as its record and its trace both carry them, with its claim. */
+export type SeatVerdict = GoalVerdict;
+
+/** What a browser participant's outcome says about its own result: a computer-use model's declared outcome, a local agent's final answer. */
+export type ClaimingOutcome = Pick<BrowserSeatOutcome, "status" | "completionReason" | "reason"> & {
+  observations?: readonly ObservationRecord[];
+  declaredOutcome?: DeclaredOutcome;
+  answer?: { outcome: DeclaredOutcome };
+};
+
+/** A lab's `stopWhen` and the app origin it is evaluated on, when the participant has one (computer-use). */
+export function browserStopWhen(actor: { type: string; stopWhen?: StopWhen }, origin: string): { rules: StopWhen; origin: string } | undefined {
+  return actor.type === "openai-computer-use" && actor.stopWhen ? { rules: actor.stopWhen, origin } : undefined;
 }
 
 /**
- * Fold the hidden checks into the participant's outcome: a participant that finished with a
- * failed check is `incomplete` (`turn_completed`), one with every check passed (or none declared)
- * `goal_satisfied`; a seat whose participant never ran is `failed` (interrupted or a harness
- * error). `checkFailed` is the reason given when a check failed after the participant finished.
+ * Fold the hidden checks into the participant's outcome by the one goal rule
+ * (`seatGoalVerdict`): a seat reached the goal only when every task's check passed — or, in a
+ * lab without tasks, when its `stopWhen` rule matched an observation of the app; with neither it
+ * cannot. The participant's own word (a declared outcome, a final answer) is kept as `claimed`.
+ * A seat whose participant never ran is `failed` (interrupted or a harness error). `checkFailed`
+ * is the reason given when a check failed after the participant finished.
  */
 export function browserSeatVerdict(
-  out: Pick<BrowserSeatOutcome, "status" | "completionReason" | "reason"> | undefined,
+  out: ClaimingOutcome | undefined,
   tasks: readonly TaskResult[],
   end: SeatEnd,
   checkFailed: string,
+  stopWhen?: { rules: StopWhen; origin: string },
 ): SeatVerdict {
+  const observed = stopWhen && tasks.length === 0 && out ? stopWhenObservation(stopWhen.rules, out.observations ?? [], stopWhen.origin) : undefined;
+  const check = goalCheckOf(tasks, observed);
   if (!out) {
     const { failedWith, interrupted } = end;
-    return {
-      status: "failed",
-      completionReason: interrupted ? "interrupted" : "harness_error",
+    const ending = {
+      status: "failed" as const,
+      completionReason: interrupted ? ("interrupted" as const) : ("harness_error" as const),
       reason: failedWith ? `${failedWith.code}: ${failedWith.message}` : interrupted ? "interrupted before the participant ran" : "the participant did not run",
     };
+    return seatGoalVerdict(ending, "none", check);
   }
-  if (out.status !== "passed") return { status: out.status, completionReason: out.completionReason, reason: out.reason };
-  const allPassed = tasks.length === 0 || tasks.every((t) => t.passed);
-  return allPassed
-    ? { status: "passed", completionReason: "goal_satisfied", reason: out.reason }
-    : { status: "incomplete", completionReason: "turn_completed", reason: checkFailed };
+  const claim = claimOf(out.declaredOutcome ?? out.answer?.outcome);
+  return seatGoalVerdict({ status: out.status, completionReason: out.completionReason, reason: out.reason }, claim, check, checkFailed);
 }
 
 /**

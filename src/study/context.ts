@@ -79,7 +79,12 @@ export interface StudyResult {
   mode: "dry-run" | "live";
   /** Stakeholder line, e.g. `1/1 reached the goal; tasks: a 1/1 · b 0/1`. */
   verdict: string;
-  participants: { id: string; status: string; completionReason: string }[];
+  /**
+   * Each seat's status after its hidden checks, and what its participant claimed (`passed`,
+   * `blocked`, `failed`, `none`; absent on dry runs); `contradicted` when it claimed success and
+   * the checks say it did not reach the goal — a finding of its own.
+   */
+  participants: { id: string; status: string; completionReason: string; claimed?: string; contradicted?: boolean }[];
   tasks: TaskOutcome[];
   /** passed / total, or null when there are no tasks. */
   reward: number | null;

@@ -3,6 +3,7 @@
  * participants, tasks, cleanup, cost lines, lifecycle and study section — pure, no I/O.
  */
 import { round6 } from "../bundle/derive.ts";
+import { GOAL_RULE, goalCheckOf } from "../bundle/goal.ts";
 import type { CleanupProof, CostLine, LifecycleEvent, RunParticipant, Study, TaskResult } from "../bundle/schemas.ts";
 import type { SeatsRun } from "./runner.ts";
 import type { SeatResult, SeatSpec } from "./types.ts";
@@ -63,6 +64,7 @@ export interface AssembledStudy {
 function notStartedParticipant<L>(r: SeatResult<SeatEvidence<L>>, shape: NotStartedShape): RunParticipant {
   const label = shape.label?.(r.seat);
   const budget = r.state === "budget_reached";
+  const check = goalCheckOf(shape.tasks.map(() => ({ passed: false })));
   return {
     id: r.seat.id,
     actorType: shape.actorType,
@@ -73,6 +75,8 @@ function notStartedParticipant<L>(r: SeatResult<SeatEvidence<L>>, shape: NotStar
     trace: null,
     ...(r.seat.persona ? { persona: r.seat.persona } : {}),
     ...(r.seat.device ? { device: r.seat.device } : {}),
+    claimed: "none",
+    goalCheck: { ...check, detail: `not started; ${check.detail}` },
   };
 }
 
@@ -139,6 +143,7 @@ export function assembleStudy<L>(
     concurrency,
     waves: Math.ceil(declared / concurrency),
     maxTotalUsd: o.maxTotalUsd,
+    goalRule: GOAL_RULE,
     seats,
     totals: {
       seats: seats.length,

@@ -5,6 +5,7 @@
  */
 import { applyScore, scoreStudy } from "../adapters/seam.ts";
 import { deriveReview, stakeholderLine, summarizeCost } from "../bundle/derive.ts";
+import { claimContradicted } from "../bundle/goal.ts";
 import type { CostLine, LifecycleEvent, RunBundleInput, RunOutcome } from "../bundle/schemas.ts";
 import { verifyRun } from "../bundle/verify.ts";
 import type { RunWriter } from "../bundle/writer.ts";
@@ -153,7 +154,13 @@ export async function finishStudy(f: FinishInput): Promise<StudyResult> {
     route: f.route,
     mode: ctx.mode,
     verdict: ctx.mode === "live" ? stakeholderLine(bundle.review) : bundle.review.summary,
-    participants: a.participants.map((p) => ({ id: p.id, status: p.status, completionReason: p.completionReason ?? "none" })),
+    participants: a.participants.map((p) => ({
+      id: p.id,
+      status: p.status,
+      completionReason: p.completionReason ?? "none",
+      ...(ctx.mode === "live" && p.claimed ? { claimed: p.claimed } : {}),
+      ...(claimContradicted(p) ? { contradicted: true } : {}),
+    })),
     tasks: a.tasks.map((t) => ({
       id: t.id,
       goal: t.goal,

@@ -6,7 +6,18 @@
 import type { TerminalParticipantOutcome } from "../actors/terminal/participant.ts";
 import type { ActorDescriptor, ActorRuntime, DeadlineKind } from "../actors/types.ts";
 import { buildNoSpendProof, buildTerminalCostLedger, unmeasuredLine } from "../bundle/derive.ts";
-import type { ActorTrace, CleanupProof, CommandLogEntry, CostLine, LifecycleEvent, RunParticipant, TerminalLedgers, TraceItem } from "../bundle/schemas.ts";
+import { type GoalVerdict, goalCheckOf, seatGoalVerdict } from "../bundle/goal.ts";
+import type {
+  ActorTrace,
+  CleanupProof,
+  CommandLogEntry,
+  CostLine,
+  LifecycleEvent,
+  RunParticipant,
+  TaskResult,
+  TerminalLedgers,
+  TraceItem,
+} from "../bundle/schemas.ts";
 import type { ReleaseProof } from "../sandbox/types.ts";
 
 /** Relative path of the participant's trace in the run. */
@@ -28,6 +39,8 @@ export interface TraceInput {
   actorType: string;
   descriptor: ActorDescriptor;
   outcome: TerminalParticipantOutcome;
+  /** The seat's verdict after its hidden checks (see {@link terminalSeatVerdict}); the trace carries the same status as the record. */
+  verdict?: Pick<GoalVerdict, "status" | "completionReason">;
   runtime?: ActorRuntime;
   personaId: string;
   briefDigest: string;
@@ -87,8 +100,8 @@ export function buildActorTrace(t: TraceInput): ActorTrace {
     startedAt: o.startedAt,
     completedAt: o.completedAt,
     durationMs: o.durationMs,
-    status: o.status,
-    completionReason: o.completionReason,
+    status: t.verdict?.status ?? o.status,
+    completionReason: t.verdict?.completionReason ?? o.completionReason,
     reason: o.reason,
     ...(o.deadline ? { stopCause: deadlineLabel(o.deadline) } : {}),
     ids: { ...(o.ids?.threadId ? { threadId: o.ids.threadId } : {}) },
@@ -112,25 +125,37 @@ export function buildActorTrace(t: TraceInput): ActorTrace {
   };
 }
 
-/** The participant record of `run.json`. */
+/** How a terminal participant that never produced an outcome is recorded. */
+export type ParticipantFallback = Pick<GoalVerdict, "status" | "completionReason" | "reason">;
+
+/**
+ * The seat's verdict by the one goal rule (`seatGoalVerdict`): the participant's ending (or
+ * `fallback` when it never ended on its own), its claim, and the seat's task results — the
+ * hidden checks alone decide whether it reached the goal (no tasks: it cannot).
+ */
+export function terminalSeatVerdict(outcome: TerminalParticipantOutcome | undefined, tasks: readonly TaskResult[], fallback: ParticipantFallback): GoalVerdict {
+  const ending = outcome ? { status: outcome.status, completionReason: outcome.completionReason, reason: outcome.reason } : fallback;
+  return seatGoalVerdict(ending, outcome?.claimed ?? "none", goalCheckOf(tasks));
+}
+
+/** The participant record of `run.json`, with the seat's {@link terminalSeatVerdict}. */
 export function participantRecord(args: {
   participantId: string;
   actorType: string;
   outcome: TerminalParticipantOutcome | undefined;
-  /** Used when the participant never produced an outcome. */
-  fallback: { status: RunParticipant["status"]; completionReason: RunParticipant["completionReason"]; reason: string };
+  verdict: GoalVerdict;
 }): RunParticipant {
   const o = args.outcome;
+  const v = args.verdict;
+  const goal = { status: v.status, completionReason: v.completionReason, reason: v.reason, claimed: v.claimed, goalCheck: v.goalCheck };
   if (!o) {
-    return { id: args.participantId, actorType: args.actorType, label: args.actorType, ...args.fallback, trace: null };
+    return { id: args.participantId, actorType: args.actorType, label: args.actorType, ...goal, trace: null };
   }
   return {
     id: args.participantId,
     actorType: args.actorType,
     label: args.actorType,
-    status: o.status,
-    completionReason: o.completionReason,
-    reason: o.reason,
+    ...goal,
     trace: ACTOR_TRACE_FILE,
     startedAt: o.startedAt,
     completedAt: o.completedAt,

@@ -15,7 +15,7 @@ import type { TerminalLabConfig } from "../lab/schema.ts";
 import type { StudyError } from "../study/evidence.ts";
 import type { SeatSpec } from "../study/types.ts";
 import { briefDigest, DEFAULT_PERSONA } from "./brief.ts";
-import { ACTOR_TRACE_FILE, buildActorTrace, buildTerminalLedgers, participantRecord } from "./evidence.ts";
+import { ACTOR_TRACE_FILE, buildActorTrace, buildTerminalLedgers, participantRecord, terminalSeatVerdict } from "./evidence.ts";
 import { TERMINAL_EVENTS_FILE, type TerminalRecording } from "./recorder.ts";
 
 /** `HUMANISH_TERMINAL_LAB_CAPS_EXCEEDED` when the seat's known billable jobs exceed `maxJobs` (null: no cap). */
@@ -104,17 +104,21 @@ export async function writeTerminalSeatFiles(
       passed: false,
       detail: i.interrupted ? "not checked: the study was interrupted" : failure ? `not checked: ${failure.code}` : "not checked",
     }));
+  // The hidden checks decide the goal; the participant's own verdict is kept as its claim.
+  const verdict = terminalSeatVerdict(
+    i.outcome,
+    tasks,
+    i.fallback ?? {
+      status: "failed",
+      completionReason: i.interrupted ? "interrupted" : "harness_error",
+      reason: i.interrupted ? "interrupted before the participant ran" : failure ? `${failure.code}: ${failure.message}` : "the participant did not run",
+    },
+  );
   const record: RunParticipant = participantRecord({
     participantId: pid,
     actorType: i.descriptor.type,
     outcome: i.outcome,
-    fallback: i.fallback ?? {
-      status: "failed",
-      completionReason: i.interrupted ? "interrupted" : "harness_error",
-      reason: i.redact(
-        i.interrupted ? "interrupted before the participant ran" : failure ? `${failure.code}: ${failure.message}` : "the participant did not run",
-      ),
-    },
+    verdict: { ...verdict, reason: i.redact(verdict.reason) },
   });
   if (i.seat.persona) record.persona = i.seat.persona;
   if (i.rec.eventLines() === 0)
@@ -130,6 +134,7 @@ export async function writeTerminalSeatFiles(
       actorType: i.descriptor.type,
       descriptor: i.descriptor,
       outcome: i.outcome,
+      verdict,
       ...(i.runtime ? { runtime: i.runtime } : {}),
       personaId: i.seat.persona ?? actor.persona ?? DEFAULT_PERSONA,
       briefDigest: briefDigest(i.brief),

@@ -83,6 +83,7 @@ describe("verifyRun: good bundles", () => {
       "cost labeling",
       "actor engagement",
       "verdict consistency",
+      "headline from checks",
       "analysis records",
       "adapter output",
     ]);

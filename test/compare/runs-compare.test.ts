@@ -63,8 +63,9 @@ describe("runs compare on real runs", () => {
     expect(t.differencePoints).toBe(100);
     expect(t.pValue).toBeCloseTo(1 / 3, 10);
     expect(t.verdict).toBe("not_distinguishable");
-    // Every scripted step exited 0 in both runs: both reached the participant's goal.
-    expect([c.goal.a?.reached, c.goal.a?.observed, c.goal.b?.reached, c.goal.b?.observed, c.goal.pValue]).toEqual([2, 2, 2, 2, 1]);
+    // Every scripted step exited 0 in both runs, but the hidden checks decide the goal: 0/2 before, 2/2 after.
+    expect([c.goal.a?.reached, c.goal.a?.observed, c.goal.b?.reached, c.goal.b?.observed]).toEqual([0, 2, 2, 2]);
+    expect(c.goal.pValue).toBeCloseTo(1 / 3, 10);
     expect(c.threshold).toBe(0.05);
     expect(c.test).toBe("fisher-exact-two-sided");
     expect(c.notes).toContain("the lab text differs between the runs (its SHA-256 changed)");

@@ -66,7 +66,7 @@ export function codexBase(): Record<string, any> {
     schema: "humanish.lab.v2",
     id: "c1",
     subject: { source: "terminal-product", product: { name: "jq", publicSurfaces: ["https://jqlang.org/manual/"] } },
-    actors: [{ type: "codex-exec", mission: "Try jq." }],
+    actors: [{ type: "codex-exec", mission: "Try jq.", tasks: [{ id: "version", goal: "Print jq's version.", check: { run: "true" } }] }],
   };
 }
 
@@ -86,6 +86,6 @@ export function cuaBase(): Record<string, any> {
     schema: "humanish.lab.v2",
     id: "u1",
     subject: { source: "app-url", appUrl: "http://localhost:4173/app" },
-    actors: [{ type: "openai-computer-use", mission: "Add a todo." }],
+    actors: [{ type: "openai-computer-use", mission: "Add a todo.", tasks: [{ id: "home", goal: "Open the home page.", check: { urlIncludes: "/" } }] }],
   };
 }

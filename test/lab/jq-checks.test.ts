@@ -48,9 +48,11 @@ describe("jq-first-contact: checks fail when the participant does nothing", () =
     rmSync(dir, { recursive: true, force: true });
   });
 
-  test("the participant ran; every hidden check failed; reward 0", () => {
+  test("the participant ran; every hidden check failed; reward 0; 0/1 reached the goal", () => {
     expect(result.error).toBeUndefined();
-    expect(result.participants.map((p) => p.status)).toEqual(["passed"]);
+    // Every step ran as scripted, but the hidden checks decide the goal: not reached.
+    expect(result.participants).toEqual([{ id: "p1", status: "incomplete", completionReason: "turn_completed", claimed: "none" }]);
+    expect(result.verdict).toStartWith("0/1 reached the goal;");
     expect(result.tasks.map((t) => `${t.id}:${t.status}`)).toEqual([
       "pretty-print:failed",
       "open-order-ids:failed",

@@ -440,12 +440,32 @@ describe("cross-validation", () => {
   test("model-driven actors need a mission or tasks", () => {
     const c = codexBase();
     delete c.actors[0].mission;
+    delete c.actors[0].tasks;
     expect(reject(y(c))).toMatch(/actors\[0\] needs a `mission` or `tasks`: the codex-exec participant's brief would be empty/);
     c.actors[0].tasks = [{ id: "a", goal: "g", check: { run: "true" } }];
     accept(y(c));
     const u = cuaBase();
     delete u.actors[0].mission;
+    delete u.actors[0].tasks;
     expect(reject(y(u))).toMatch(/computer-use participant's brief would be empty/);
+  });
+  test("a model participant needs a hidden check in every mode: tasks (or, for computer-use, stopWhen), named in the refusal", () => {
+    for (const mode of ["dry-run", "live"]) {
+      const c = codexBase();
+      delete c.actors[0].tasks;
+      c.scenario = { mode };
+      expect(reject(y(c))).toMatch(/actors\[0\] has no hidden check: add actors\[0\]\.tasks .*codex-exec participant's own verdict is a claim, never success/);
+      const u = cuaBase();
+      delete u.actors[0].tasks;
+      u.scenario = { mode };
+      expect(reject(y(u))).toMatch(/actors\[0\] has no hidden check: add actors\[0\]\.tasks .* or actors\[0\]\.stopWhen/);
+      u.actors[0].stopWhen = { any: [{ textIncludes: ["Done"] }] };
+      accept(y(u));
+    }
+    // A scripted participant claims nothing: without tasks it is accepted, and its seats cannot reach the goal.
+    const s = terminalBase();
+    expect(s.actors[0].tasks).toBeUndefined();
+    accept(y(s));
   });
   test("runtime.version is an exact semver", () => {
     for (const v of ["latest", "^0.171.0", "v0.171.0", "0.171", "0.171.0 ", "01.2.3"]) {

@@ -63,7 +63,7 @@ describe("reports of real runs", () => {
     const run = await cli(["lab", "run", "hostile-output"]);
     expect(run.ok).toBe(true);
     expect(run.mode).toBe("live");
-    expect(run.verdict).toBe("1/1 reached the goal; tasks: greet 1/1 · finish 0/1");
+    expect(run.verdict).toBe("0/1 reached the goal; tasks: greet 1/1 · finish 0/1");
     const runId = String(run.runId);
 
     const rep = await cli(["report", "--run", runId]);
@@ -75,7 +75,7 @@ describe("reports of real runs", () => {
 
     const r = await renderInChromium(join(runDir, "report", "index.html"), { keepScreenshotAs: "humanish-report-live-terminal.png" });
     const text = textOf(r.dom);
-    expect(text).toContain("1/1 reached the goal; tasks: greet 1/1 · finish 0/1");
+    expect(text).toContain("0/1 reached the goal; tasks: greet 1/1 · finish 0/1");
     expect(r.dom).toContain('id="funnel"');
     expect(r.dom).toContain('id="transcript"');
     expect(text).toContain("hello");

@@ -33,25 +33,88 @@ describe("browser seat evidence", () => {
 
   test("verdict: the hidden checks decide a finished participant; a seat that never ran failed", () => {
     const end = { interrupted: false };
-    expect(browserSeatVerdict(finished, [task(true)], end, CHECK_FAILED)).toEqual({ status: "passed", completionReason: "goal_satisfied", reason: "done" });
-    expect(browserSeatVerdict(finished, [], end, CHECK_FAILED).status).toBe("passed");
-    expect(browserSeatVerdict(finished, [task(true), task(false)], end, CHECK_FAILED)).toEqual({
+    expect(browserSeatVerdict(finished, [task(true)], end, CHECK_FAILED)).toEqual({
+      status: "passed",
+      completionReason: "goal_satisfied",
+      reason: "1 of 1 hidden check(s) passed",
+      claimed: "none",
+      goalCheck: { by: "tasks", reached: true, detail: "1 of 1 hidden check(s) passed" },
+    });
+    // Without tasks (and without stopWhen) no seat can reach the goal, however its steps went.
+    expect(browserSeatVerdict(finished, [], end, CHECK_FAILED)).toMatchObject({
+      status: "incomplete",
+      completionReason: "turn_completed",
+      goalCheck: { by: "none", reached: false },
+    });
+    expect(browserSeatVerdict(finished, [task(true), task(false)], end, CHECK_FAILED)).toMatchObject({
       status: "incomplete",
       completionReason: "turn_completed",
       reason: CHECK_FAILED,
+      claimed: "none",
     });
+    // A participant stopped by its time budget is that finding, even when its checks all passed.
     const timedOut = { status: "timed_out" as const, completionReason: "timed_out" as const, reason: "budget" };
-    expect(browserSeatVerdict(timedOut, [task(true)], end, CHECK_FAILED)).toEqual({ status: "timed_out", completionReason: "timed_out", reason: "budget" });
-    expect(browserSeatVerdict(undefined, [], { interrupted: true }, CHECK_FAILED)).toEqual({
+    expect(browserSeatVerdict(timedOut, [task(true)], end, CHECK_FAILED)).toMatchObject({
+      status: "timed_out",
+      completionReason: "timed_out",
+      reason: "budget",
+    });
+    expect(browserSeatVerdict(timedOut, [task(false)], end, CHECK_FAILED)).toMatchObject({
+      status: "timed_out",
+      completionReason: "timed_out",
+      reason: "budget",
+    });
+    expect(browserSeatVerdict(undefined, [], { interrupted: true }, CHECK_FAILED)).toMatchObject({
       status: "failed",
       completionReason: "interrupted",
       reason: "interrupted before the participant ran",
+      claimed: "none",
     });
-    expect(browserSeatVerdict(undefined, [], { interrupted: false, failedWith: { code: "HUMANISH_X", message: "m" } }, CHECK_FAILED)).toEqual({
+    expect(browserSeatVerdict(undefined, [], { interrupted: false, failedWith: { code: "HUMANISH_X", message: "m" } }, CHECK_FAILED)).toMatchObject({
       status: "failed",
       completionReason: "harness_error",
       reason: "HUMANISH_X: m",
     });
+  });
+
+  test("verdict: a model's claim is kept, never counted — reached while checks fail is a contradiction, blocked counts as blocked", () => {
+    const end = { interrupted: false };
+    const ended = (declaredOutcome: "reached" | "blocked" | "not_reached") => ({
+      status: "passed" as const,
+      completionReason: "goal_satisfied" as const,
+      reason: `the model ended its session declaring ${declaredOutcome}`,
+      declaredOutcome,
+    });
+    const reached = browserSeatVerdict(ended("reached"), [task(false)], end, CHECK_FAILED);
+    expect(reached).toMatchObject({ status: "incomplete", completionReason: "turn_completed", claimed: "passed" });
+    expect(reached.reason).toContain("participant believed it succeeded; the checks say it did not");
+    expect(browserSeatVerdict(ended("reached"), [task(true)], end, CHECK_FAILED)).toMatchObject({ status: "passed", claimed: "passed" });
+    expect(browserSeatVerdict(ended("blocked"), [task(false)], end, CHECK_FAILED)).toMatchObject({
+      status: "blocked",
+      completionReason: "blocked_approval",
+      claimed: "blocked",
+    });
+    // A local agent's final answer is read the same way; without tasks a claim of success reaches nothing.
+    const answered = {
+      status: "passed" as const,
+      completionReason: "goal_satisfied" as const,
+      reason: "declaring reached",
+      answer: { outcome: "reached" as const },
+    };
+    expect(browserSeatVerdict(answered, [], end, CHECK_FAILED)).toMatchObject({ status: "incomplete", claimed: "passed", goalCheck: { by: "none" } });
+  });
+
+  test("verdict: in a lab without tasks, a stopWhen rule that matched an observation of the app is the check", () => {
+    const end = { interrupted: false };
+    const origin = "http://127.0.0.1:9";
+    const obs = (url: string, text: string) => ({ at: new Date(0).toISOString(), url, text, stateSignature: text });
+    const rules = { rules: { any: [{ id: "done", textIncludes: ["All done"] }] }, origin };
+    const stopped = { status: "passed" as const, completionReason: "goal_satisfied" as const, reason: "a stopWhen rule matched after turn 2" };
+    const seen = browserSeatVerdict({ ...stopped, observations: [obs(`${origin}/`, "start"), obs(`${origin}/`, "All done")] }, [], end, CHECK_FAILED, rules);
+    expect(seen).toMatchObject({ status: "passed", goalCheck: { by: "stop_when", reached: true, detail: "stopWhen rule done matched observation 2 of 2" } });
+    // The same text on another origin is no observation of the app.
+    const elsewhere = browserSeatVerdict({ ...stopped, observations: [obs("http://127.0.0.2:9/", "All done")] }, [], end, CHECK_FAILED, rules);
+    expect(elsewhere).toMatchObject({ status: "incomplete", goalCheck: { by: "stop_when", reached: false } });
   });
 
   test("tasks: no observation means not run; unchecked tasks say why", () => {

@@ -352,6 +352,7 @@ async function runCodex(spec: CodexExecSpec, rt: ActorRuntime, ctx: RunContext):
   let status: TerminalParticipantOutcome["status"];
   let completionReason: TerminalParticipantOutcome["completionReason"];
   let reason: string;
+  let claimed: NonNullable<TerminalParticipantOutcome["claimed"]> = "none";
   const lastError = state.errors.at(-1);
   if (r.deadline === "interrupted") {
     status = "incomplete";
@@ -370,18 +371,23 @@ async function runCodex(spec: CodexExecSpec, rt: ActorRuntime, ctx: RunContext):
     completionReason = "actor_error";
     reason = `turn.failed: ${state.turnFailedMessage ?? "no message"} (codex exited ${r.exitCode})`;
   } else if (state.end === "turn_completed" && r.exitCode === 0) {
+    // The marker is the participant's claim: recorded, never success. The hidden checks the
+    // route runs after this decide whether the seat reached the goal.
     const marker = findVerdictMarker(state.agentMessages, ctx.nonce);
     if (marker?.verdict === "passed") {
-      status = "passed";
-      completionReason = "goal_satisfied";
-      reason = "the participant reported success with this run's verdict marker";
+      status = "incomplete";
+      completionReason = "turn_completed";
+      claimed = "passed";
+      reason = "the participant claimed success with this run's verdict marker";
     } else if (marker?.verdict === "blocked") {
       status = "blocked";
       completionReason = "blocked_approval";
+      claimed = "blocked";
       reason = "the participant reported it was blocked";
     } else if (marker?.verdict === "failed") {
       status = "abandoned";
       completionReason = "gave_up";
+      claimed = "failed";
       reason = "the participant reported it could not finish";
     } else {
       status = "incomplete";
@@ -413,6 +419,7 @@ async function runCodex(spec: CodexExecSpec, rt: ActorRuntime, ctx: RunContext):
     items,
     counts: { commands: state.commands, actions: state.commands + fileChanges + toolCalls, messages: state.agentMessages.length, terminalEvents },
     ids: state.threadId ? { threadId: state.threadId } : {},
+    claimed,
     ...(tokenUsage ? { tokenUsage } : {}),
     estimatedCost,
     startedAt: startedAt.toISOString(),

@@ -26,12 +26,14 @@ export {
   runComputerUse,
 } from "./loop.ts";
 export {
+  claimOf,
   type DeclaredOutcome,
   declaredOutcome,
   type LoopTask,
   matchStopWhen,
   parseClosingReport,
   type StopWhen,
+  stopWhenObservation,
   type TaskFunnel,
   taskFunnel,
 } from "./outcome.ts";

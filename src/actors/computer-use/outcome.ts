@@ -25,6 +25,15 @@ export function declaredOutcome(message: string | undefined): DeclaredOutcome | 
   return undefined;
 }
 
+/**
+ * The claim a declared outcome makes, in the bundle's words: `reached` → `passed`, `blocked` →
+ * `blocked`, `not_reached` → `failed`, nothing declared → `none`. A claim is kept as evidence of
+ * what the participant believed; the hidden checks alone decide whether it reached the goal.
+ */
+export function claimOf(declared: DeclaredOutcome | undefined): "passed" | "blocked" | "failed" | "none" {
+  return declared === "reached" ? "passed" : declared === "blocked" ? "blocked" : declared === "not_reached" ? "failed" : "none";
+}
+
 /** One `stopWhen` rule: all present conditions must hold on one observation of the app origin. */
 export interface StopRule {
   id?: string;
@@ -49,6 +58,18 @@ export function matchStopWhen(rules: StopWhen | undefined, o: ObservationRecord,
     };
     return evaluateCheck(check, [o], origin) === 0;
   });
+}
+
+/**
+ * `stopWhen` as the hidden check of a lab without tasks: whether any rule matched any of the
+ * seat's observations of `origin` (the same observations the task checks read), and which.
+ */
+export function stopWhenObservation(rules: StopWhen, observations: readonly ObservationRecord[], origin: string): { matched: boolean; detail: string } {
+  for (const [n, o] of observations.entries()) {
+    const i = matchStopWhen(rules, o, origin);
+    if (i >= 0) return { matched: true, detail: `stopWhen rule ${rules.any[i]?.id ?? i + 1} matched observation ${n + 1} of ${observations.length}` };
+  }
+  return { matched: false, detail: `no stopWhen rule matched any of ${observations.length} observation(s) of ${origin}` };
 }
 
 /** A task as the loop sees it (goal for the brief, check hidden from the model). */

@@ -111,6 +111,11 @@ export interface TerminalParticipantOutcome {
   items: ActorItem[];
   counts: { commands: number; actions: number; messages: number; terminalEvents: number };
   ids?: { threadId?: string };
+  /**
+   * What the participant said about its own result (a model participant's verdict marker); a
+   * claim, never success — the route's hidden checks decide. Absent: it said nothing (`none`).
+   */
+  claimed?: "passed" | "blocked" | "failed" | "none";
   tokenUsage?: TokenUsage;
   estimatedCost?: EstimatedCost;
   startedAt: string;

@@ -16,6 +16,7 @@ import { analysisRecords } from "./checks-analysis.ts";
 import { runBundleShape, runJsonExists, runSchema } from "./checks-bundle.ts";
 import { artifactSchemas, browserEvidence, screenshotsAdmitted, terminalEvidence } from "./checks-evidence.ts";
 import { artifactsIntact, bundleSignature, noUnlistedFiles, publicSafetyScan, redactionPassed, storageContainment } from "./checks-files.ts";
+import { headlineFromChecks } from "./checks-headline.ts";
 import { actorEngagement, capsRespected, cleanupProven, costLabeling, verdictConsistency } from "./checks-judgement.ts";
 import { studySeats } from "./checks-study.ts";
 import type { Check, UnreadPath, VerifyContext } from "./context.ts";
@@ -62,6 +63,7 @@ export const CHECKS: readonly (readonly [name: string, check: Check])[] = [
   ["cost labeling", costLabeling],
   ["actor engagement", actorEngagement],
   ["verdict consistency", verdictConsistency],
+  ["headline from checks", headlineFromChecks],
   ["analysis records", analysisRecords],
   ["adapter output", adapterOutput],
 ];

@@ -2,7 +2,7 @@
 import { relative } from "node:path";
 import { UNCONFINED_POWERS } from "../../adapters/confine.ts";
 import { checkScorerRef, loadScorer } from "../../adapters/load.ts";
-import { assertRunId, newRunId } from "../../bundle/index.ts";
+import { assertRunId, CONTRADICTION_FINDING, newRunId } from "../../bundle/index.ts";
 import { HumanishError } from "../../errors.ts";
 import { type LabConfig, type LabOrigin, type LoadedLab, listLabs, loadLab, MAX_SEATS, parseLab, resolveLabMode, selectLabBackend } from "../../lab/index.ts";
 import { runStudy, type StudyContext, type StudyResult } from "../../routes/index.ts";
@@ -255,7 +255,10 @@ async function quickStartMode(ctx: CommandContext, route: string, signal: AbortS
 function renderStudy(r: StudyResult & { lab: string; modeReason?: ModeReason }): string {
   const dir = r.runDir;
   const lines = [`${r.lab} · ${r.route} · ${r.mode}`, r.verdict];
-  for (const p of r.participants) lines.push(`participant ${p.id}: ${p.status} (${p.completionReason})`);
+  for (const p of r.participants)
+    lines.push(
+      `participant ${p.id}: ${p.status} (${p.completionReason})${p.claimed && p.claimed !== "none" ? `; claimed ${p.claimed}` : ""}${p.contradicted ? ` — finding: ${CONTRADICTION_FINDING}` : ""}`,
+    );
   if (r.adapter) {
     const s = r.adapter.score;
     lines.push(

@@ -20,13 +20,16 @@ function lineOfRun(r: RunSummary): string {
 }
 
 /**
- * Warnings after the state: a run that failed as a whole (its k/N is no product result), and a
- * sealed run whose cleanup is not proven (a sandbox may still be alive, or billing).
+ * Warnings after the state: a run that failed as a whole (its k/N is no product result), a
+ * sealed run whose cleanup is not proven (a sandbox may still be alive, or billing), and
+ * participants who claimed success while the hidden checks say they did not (a finding).
  */
 function flagsOfRun(r: RunSummary): string {
   const failed = r.failure ? ` · FAILED (${r.failure})` : "";
   const n = r.cleanupUnproven ?? 0;
-  return `${failed}${n ? ` · CLEANUP UNPROVEN (${n} resource${n === 1 ? "" : "s"} retained or unconfirmed)` : ""}`;
+  const c = r.contradictedClaims ?? [];
+  const claims = c.length ? ` · CLAIM CONTRADICTED (${c.join(", ")}: believed ${c.length === 1 ? "it" : "they"} succeeded; the checks say not)` : "";
+  return `${failed}${n ? ` · CLEANUP UNPROVEN (${n} resource${n === 1 ? "" : "s"} retained or unconfirmed)` : ""}${claims}`;
 }
 
 /**

@@ -186,8 +186,9 @@ function terminalSeat(o: DockerTerminalLaneOptions, seat: SeatSpec, hooks: SeatH
         ...(modelSeat ? { modelGateway: modelSeat.access } : {}),
         redact,
       });
-      if (modelSeat?.capReached() && outcome.status !== "passed") {
-        // The gateway refused a request at the cap: the seat ended on its budget, not on its own.
+      if (modelSeat?.capReached() && outcome.claimed !== "passed") {
+        // The gateway refused a request at the cap: the seat ended on its budget, not on its own
+        // (a participant that still finished claiming success ended on its own; its checks decide).
         outcome = {
           ...outcome,
           status: "incomplete",

@@ -26,6 +26,7 @@ import {
   browserSeatFailure,
   browserSeatGeometry,
   browserSeatVerdict,
+  browserStopWhen,
   checkBrowserTasks,
   runBrowserComputerUse,
   studySpendBudget,
@@ -213,7 +214,7 @@ function e2bSeat(o: E2BDesktopLaneOptions, seat: SeatSpec, hooks: SeatHooks, stu
     const end = { interrupted, failedWith };
     if (!tasks.length) tasks = uncheckedTasks(o.actor.tasks ?? [], pid, end);
     const out = outcome;
-    const verdict = browserSeatVerdict(out, tasks, end, "the participant finished but a hidden check failed");
+    const verdict = browserSeatVerdict(out, tasks, end, "the participant finished but a hidden check failed", browserStopWhen(o.actor, origin));
     const tracePath = out
       ? await writeComputerUseSeatTrace(
           writer,
@@ -238,6 +239,8 @@ function e2bSeat(o: E2BDesktopLaneOptions, seat: SeatSpec, hooks: SeatHooks, stu
       status: verdict.status,
       completionReason: verdict.completionReason,
       reason: redact(verdict.reason),
+      claimed: verdict.claimed,
+      goalCheck: { ...verdict.goalCheck, detail: redact(verdict.goalCheck.detail) },
       trace: tracePath,
       ...(out ? { startedAt: out.startedAt, completedAt: out.completedAt, durationMs: out.durationMs } : {}),
       desktopGeometry: browserSeatGeometry(device, screen, desktop !== undefined, "e2b-xvfb+admitted-frame"),

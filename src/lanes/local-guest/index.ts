@@ -35,6 +35,7 @@ import {
   browserSeatFailure,
   browserSeatGeometry,
   browserSeatVerdict,
+  browserStopWhen,
   checkBrowserTasks,
   runBrowserComputerUse,
   type SeatVerdict,
@@ -272,7 +273,7 @@ function guestSeat(o: LocalGuestLaneOptions, seat: SeatSpec, hooks: SeatHooks, s
     // The participant's status folds in the hidden checks (all steps ran but a check failed →
     // incomplete); its trace records the same status, which `verify` cross-checks.
     const out = outcome;
-    const verdict = browserSeatVerdict(out, tasks, end, "all steps ran but a hidden check failed");
+    const verdict = browserSeatVerdict(out, tasks, end, "all steps ran but a hidden check failed", browserStopWhen(o.actor, o.appUrl.origin));
     const tracePath = out ? await writeTrace(out, verdict, writeErrors) : null;
     const participant: RunParticipant = {
       id: pid,
@@ -281,6 +282,8 @@ function guestSeat(o: LocalGuestLaneOptions, seat: SeatSpec, hooks: SeatHooks, s
       status: verdict.status,
       completionReason: verdict.completionReason,
       reason: redact(verdict.reason),
+      claimed: verdict.claimed,
+      goalCheck: { ...verdict.goalCheck, detail: redact(verdict.goalCheck.detail) },
       trace: tracePath,
       ...(out ? { startedAt: out.startedAt, completedAt: out.completedAt, durationMs: out.durationMs } : {}),
       desktopGeometry: browserSeatGeometry(device, screen, desktop !== undefined, "xvfb+admitted-frame"),

@@ -93,6 +93,35 @@ describe("openai-computer-use on the browser route", () => {
     }
   }, 240_000);
 
+  test("the model says it reached the goal without acting while every hidden check fails: 0/1 reached the goal, its claim kept as a contradiction", async () => {
+    const { docker, testRun } = await guestPrereqs();
+    // No computer call at all: the first reply is the final message claiming success.
+    const fake = startFakeOpenAI({ scenario: cuaSession({ turns: [], batched: true, byReplay: true }), apiKey: KEY });
+    try {
+      const config = cuaLab({ port: freePort(), model: "gpt-5.1", maxUsd: 2, seats: "    count: 1" });
+      const ctx = { ...studyContext(config, `cua-claim-${testRun}`, cwd), env: { PATH: process.env.PATH, OPENAI_API_KEY: KEY, OPENAI_BASE_URL: fake.baseURL } };
+      const res = await runBrowserStudy(ctx, { docker, labels: { [TEST_LABEL]: testRun } });
+      expect(fake.requests.filter((r) => r.path === "/v1/responses").length).toBe(1);
+      expect(res.tasks.map((t) => t.status)).toEqual(["failed", "failed", "failed"]);
+      expect(res.verdict).toStartWith("0/1 reached the goal;");
+      expect(res.participants).toEqual([{ id: "p1", status: "incomplete", completionReason: "turn_completed", claimed: "passed", contradicted: true }]);
+      expect(res.verify.ok).toBe(true);
+      const run = JSON.parse(readFileSync(join(res.runDir, "run.json"), "utf8"));
+      expect(run.study.goalRule).toBe("checks-only");
+      expect(run.participants[0]).toMatchObject({ claimed: "passed", goalCheck: { by: "tasks", reached: false, detail: "0 of 3 hidden check(s) passed" } });
+      expect(run.participants[0].reason).toContain("participant believed it succeeded; the checks say it did not");
+      expect(run.review.participants).toMatchObject({ total: 1, reachedGoal: 0 });
+      const trace = JSON.parse(readFileSync(join(res.runDir, "actors/p1.json"), "utf8"));
+      expect([trace.status, trace.completionReason]).toEqual(["incomplete", "turn_completed"]);
+      expect(res.verification?.checks.find((c) => c.name === "headline from checks")?.message).toBe(
+        "0/1 reached the goal by the hidden checks (rule checks-only); 1 participant believed it succeeded; the checks say it did not: p1",
+      );
+      expect(await containersOfTestRun(docker, testRun)).toEqual([]);
+    } finally {
+      await fake.close();
+    }
+  }, 240_000);
+
   test("refused before any run directory: an unpriced model under a positive cap (named), a missing key", async () => {
     const unpriced = cuaLab({ port: freePort(), model: "my-own-cua", maxUsd: 1, seats: "    count: 1" });
     const runId = `cua-unpriced-${Date.now()}`;

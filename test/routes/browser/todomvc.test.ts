@@ -182,6 +182,8 @@ subject:
 ${subject}actors:
   - type: ${extra}
     mission: Use the app.
+    tasks:
+      - {id: home, goal: Open the home page., check: {urlIncludes: /}}
 scenario:
   mode: live
 `;

@@ -181,6 +181,47 @@ describe("codex-exec end to end against the fake model", () => {
     }
   }, 600_000);
 
+  test("Codex claims success with this run's nonce while every hidden check fails: 0/1 reached the goal, the claim kept and named as a contradiction", async () => {
+    await requireDocker();
+    // The model does no work at all and ends with the verdict marker carrying the right nonce.
+    let nonceSeen = "";
+    const claimOnly: FakeScenario = (req) => {
+      nonceSeen = /HUMANISH_ACTOR_NONCE=([A-Za-z0-9-]+)/.exec(JSON.stringify(req.body?.input ?? ""))?.[1] ?? "missing";
+      return {
+        kind: "response",
+        model: MODEL,
+        output: [{ type: "message", text: `All done.\nHUMANISH_ACTOR_VERDICT=passed HUMANISH_ACTOR_NONCE=${nonceSeen}` }],
+      };
+    };
+    const fake = startFakeOpenAI({ apiKey: KEY, scenario: claimOnly });
+    try {
+      const r = await runJqStudy({ auth: "openai-egress", maxUsd: 2, prefix: "codex-claim", baseURL: fake.baseURL, keyEnv: { CODEX_API_KEY: KEY } });
+      expect(nonceSeen).not.toBe("missing");
+      expect(r.tasks.map((t) => t.status)).toEqual(["failed", "failed", "failed", "failed"]);
+      expect(r.verdict).toStartWith("0/1 reached the goal;");
+      expect(r.participants).toEqual([{ id: "p1", status: "incomplete", completionReason: "turn_completed", claimed: "passed", contradicted: true }]);
+      const run = JSON.parse(readFileSync(join(r.runDir, "run.json"), "utf8"));
+      expect(run.study.goalRule).toBe("checks-only");
+      expect(run.participants[0]).toMatchObject({ claimed: "passed", goalCheck: { by: "tasks", reached: false, detail: "0 of 4 hidden check(s) passed" } });
+      expect(run.participants[0].reason).toContain("participant believed it succeeded; the checks say it did not");
+      expect(run.review.participants).toMatchObject({ total: 1, reachedGoal: 0 });
+      // The trace says what the participant said and carries the record's status.
+      const trace = JSON.parse(readFileSync(join(r.runDir, "actor.json"), "utf8"));
+      expect(trace).toMatchObject({
+        status: "incomplete",
+        completionReason: "turn_completed",
+        reason: "the participant claimed success with this run's verdict marker",
+      });
+      const v = await verifyRun(r.runDir);
+      expect(v.ok).toBe(true);
+      expect(v.checks.find((c) => c.name === "headline from checks")?.message).toBe(
+        "0/1 reached the goal by the hidden checks (rule checks-only); 1 participant believed it succeeded; the checks say it did not: p1",
+      );
+    } finally {
+      await fake.close();
+    }
+  }, 600_000);
+
   test("maxUsd 0: no request leaves the gateway, Codex stops, the seat ends budget_reached with a measured zero", async () => {
     await requireDocker();
     const fake = startFakeOpenAI({ apiKey: KEY, scenario: codexJqSession({ model: MODEL, huntKey: false }) });

@@ -205,8 +205,10 @@ describe("codex-exec live, up to the real version probe", () => {
     expect(inspectText).not.toContain(CANARY);
     expect(pid1Environ).not.toContain(CANARY);
 
-    // The stream became the trace; success = turn.completed with this run's verdict marker.
-    expect(r.participants).toEqual([{ id: "p1", status: "passed", completionReason: "goal_satisfied" }]);
+    // The stream became the trace; its verdict marker with this run's nonce is a claim of success,
+    // which the hidden checks (all failed below: the fake did no real work) contradict.
+    expect(r.participants).toEqual([{ id: "p1", status: "incomplete", completionReason: "turn_completed", claimed: "passed", contradicted: true }]);
+    expect(r.verdict).toStartWith("0/1 reached the goal;");
     expect(trace.ids.threadId).toBe("0199a213-81c0-7800-8aa1-bbab2a035a53");
     expect(trace.counts).toMatchObject({ commands: 1, messages: 1 });
     expect(trace.tokenUsage).toEqual({ input: 24763, output: 122, cachedInput: 24448, total: 24885, turns: 1 });

@@ -57,7 +57,7 @@ describe("a hanging participant", () => {
     // 0.1 minutes = 6 s. The step prints forever, so only the wall-clock deadline can stop it (or
     // the test times out); how soon after 6 s it stops depends on the machine's load, not on humanish.
     const { r, runId, run } = await live(lab({ steps: ["touch done.txt; while true; do echo still-here; sleep 1; done"], maxMinutes: 0.1 }), 60_000);
-    expect(r.participants).toEqual([{ id: "p1", status: "timed_out", completionReason: "timed_out" }]);
+    expect(r.participants).toEqual([{ id: "p1", status: "timed_out", completionReason: "timed_out", claimed: "none" }]);
     expect(run.participants[0].deadlineFired).toBe("maxMinutes");
     expect(run.participants[0].durationMs).toBeGreaterThanOrEqual(6_000);
     const trace = JSON.parse(readFileSync(join(r.runDir, "actor.json"), "utf8"));

@@ -40,7 +40,8 @@ describe("jq-first-contact lab, live on Docker", () => {
     ]);
     expect(result.reward).toBe(1);
     expect(result.verdict).toBe("1/1 reached the goal; tasks: pretty-print 1/1 · open-order-ids 1/1 · open-total 1/1 · orders-per-customer 1/1");
-    expect(result.participants).toEqual([{ id: "p1", status: "passed", completionReason: "turn_completed" }]);
+    // Every hidden check passed: the seat reached the goal.
+    expect(result.participants).toEqual([{ id: "p1", status: "passed", completionReason: "goal_satisfied", claimed: "none" }]);
     expect(result.ok).toBe(true);
   });
 
