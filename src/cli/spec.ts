@@ -100,6 +100,7 @@ export const COMMANDS: CommandSpec[] = [
     flags: {
       "allow-different-labs": { type: "boolean", help: "compare runs of different labs anyway (the result notes it)" },
       html: { type: "string", value: "FILE", help: "also write the comparison as a self-contained HTML page" },
+      force: { type: "boolean", help: "replace an existing --html file (never through a symlink)" },
       ...cwd,
       ...json,
     },
@@ -159,7 +160,12 @@ export const COMMANDS: CommandSpec[] = [
     path: ["types"],
     summary: "print (or write with --out) the .d.ts an adapter's scorer module types against",
     positionals: [],
-    flags: { out: { type: "string", value: "FILE", help: "write the declarations to FILE (a .d.ts, relative to --cwd)" }, ...cwd, ...json },
+    flags: {
+      out: { type: "string", value: "FILE", help: "write the declarations to FILE (a .d.ts, relative to --cwd)" },
+      force: { type: "boolean", help: "replace an existing --out file (never through a symlink)" },
+      ...cwd,
+      ...json,
+    },
     schema: "humanish.types-result.v1",
     sweep: false,
   },

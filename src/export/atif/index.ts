@@ -7,9 +7,10 @@
  * where no seat has one is an error. Existing files are replaced only when asked, and a
  * symlink at a target name is never written through.
  */
-import { closeSync, constants, lstatSync, mkdirSync, openSync, writeFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { createRedactor } from "../../bundle/redact.ts";
+import { checkUserTargets, type SafeWriteOptions, writeUserFileSync } from "../../bundle/safe-write.ts";
 import { ActorTraceSchema, type RunBundle, type RunParticipant } from "../../bundle/schemas.ts";
 import type { TrustSet } from "../../bundle/signing/keys.ts";
 import { HumanishError } from "../../errors.ts";
@@ -105,40 +106,6 @@ export interface AtifExportOptions {
 }
 
 /**
- * Refuse before writing anything: a target that is a symlink (writing would follow it), or
- * that is not a regular file, or any existing file without `force`.
- */
-function checkTargets(paths: readonly string[], force: boolean): void {
-  for (const path of paths) {
-    let st: ReturnType<typeof lstatSync> | undefined;
-    try {
-      st = lstatSync(path);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === "ENOENT") continue;
-      throw e;
-    }
-    const why = st.isSymbolicLink() ? "is a symlink (never followed)" : !st.isFile() ? "exists and is not a regular file" : force ? null : "already exists";
-    if (why) {
-      throw new HumanishError("HUMANISH_EXPORT_TARGET_EXISTS", `${path} ${why}; nothing was written`, {
-        next: st.isFile() && !st.isSymbolicLink() ? "pass --force to replace it, or --out another directory" : "remove it, or pass --out another directory",
-      });
-    }
-  }
-}
-
-/** Write a file without following a symlink at its name: O_NOFOLLOW always, O_EXCL unless replacing. */
-function writeNoFollow(path: string, text: string, replace: boolean): void {
-  const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | (replace ? constants.O_TRUNC : constants.O_EXCL);
-  const fd = openSync(path, flags, 0o644);
-  try {
-    // writeFileSync on a descriptor loops until every byte is written.
-    writeFileSync(fd, text);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/**
  * Export every seat of the verified run at `runDir`.
  * @throws HUMANISH_INVALID_RUN_BUNDLE (does not verify, or a file changed since),
  *         HUMANISH_EXPORT_DRY_RUN (a contract-only run has no trajectories),
@@ -184,33 +151,32 @@ export async function exportAtif(opts: AtifExportOptions): Promise<AtifExportRes
     });
   }
   const targets = built.map(({ pid }) => join(opts.outDir, `${pid.replace(/[^A-Za-z0-9._-]/g, "_")}.trajectory.json`));
+  const safe: SafeWriteOptions = {
+    force: opts.force === true,
+    label: `in --out ${opts.outDir}`,
+    flag: "--out",
+    codes: { exists: "HUMANISH_EXPORT_TARGET_EXISTS", unsafe: "HUMANISH_EXPORT_TARGET_EXISTS", failed: "HUMANISH_EXPORT_WRITE_FAILED" },
+  };
+  // Every target is checked before the first is written, so a refused export writes nothing.
+  checkUserTargets(targets, safe);
   try {
-    checkTargets(targets, opts.force === true);
+    mkdirSync(opts.outDir, { recursive: true });
   } catch (e) {
-    if (e instanceof HumanishError) throw e;
-    throw new HumanishError("HUMANISH_EXPORT_WRITE_FAILED", `cannot check the targets in ${opts.outDir}: ${(e as Error).message}`, {
-      next: "pass --out a directory you can read and write",
+    throw new HumanishError("HUMANISH_EXPORT_WRITE_FAILED", `cannot create ${opts.outDir}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, {
+      next: "pass --out a directory you can write",
       cause: e,
     });
   }
   const exported: ExportedSeat[] = [];
-  try {
-    mkdirSync(opts.outDir, { recursive: true });
-    for (const [i, { pid, trajectory }] of built.entries()) {
-      const path = targets[i]!;
-      writeNoFollow(path, `${JSON.stringify(trajectory, null, 2)}\n`, opts.force === true);
-      exported.push({
-        participantId: pid,
-        path,
-        steps: trajectory.steps.length,
-        toolCalls: trajectory.steps.reduce((a, s) => a + (s.tool_calls?.length ?? 0), 0),
-        screenshots: trajectory.steps.reduce((a, s) => a + (Array.isArray(s.extra?.screenshots) ? s.extra.screenshots.length : 0), 0),
-      });
-    }
-  } catch (e) {
-    throw new HumanishError("HUMANISH_EXPORT_WRITE_FAILED", `cannot write the trajectories to ${opts.outDir}: ${(e as Error).message}`, {
-      next: "pass --out a directory you can write",
-      cause: e,
+  for (const [i, { pid, trajectory }] of built.entries()) {
+    const path = targets[i]!;
+    writeUserFileSync(path, `${JSON.stringify(trajectory, null, 2)}\n`, safe);
+    exported.push({
+      participantId: pid,
+      path,
+      steps: trajectory.steps.length,
+      toolCalls: trajectory.steps.reduce((a, s) => a + (s.tool_calls?.length ?? 0), 0),
+      screenshots: trajectory.steps.reduce((a, s) => a + (Array.isArray(s.extra?.screenshots) ? s.extra.screenshots.length : 0), 0),
     });
   }
   return { runId: b.runId, outDir: opts.outDir, exported, skipped };
