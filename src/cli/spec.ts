@@ -198,7 +198,7 @@ export const COMMANDS: CommandSpec[] = [
       "Only a bundle that passes `humanish verify` is analysed, and only a live run. The estimate is the",
       "worst case (full output allowance at the model's highest input rate); over --max-cost nothing is sent.",
       "Each attempt is stored as analysis/<NNNN>/ in the bundle (listed, signed, re-checked by verify);",
-      "a refused, incomplete or invalid answer is kept as diagnostics and exits 2.",
+      "a refused, incomplete or invalid answer, or one whose every finding was rejected, is kept as diagnostics and exits 2.",
     ],
     schema: "humanish.analyze-result.v1",
     sweep: false,
