@@ -46,7 +46,8 @@ export async function exportCommand(ctx: CommandContext): Promise<CommandOutcome
   const human = [
     `exported ${r.exported.length} trajectory file(s) (ATIF-v1.4) from verified run ${r.runId} to ${rel(r.outDir)}`,
     ...r.exported.map(
-      (s) => `  ${s.participantId}: ${rel(s.path)} · ${s.steps} steps · ${s.toolCalls} tool calls${s.screenshots ? ` · ${s.screenshots} screenshots` : ""}`,
+      (s) =>
+        `  ${s.participantId}: ${rel(s.path)} · ${s.steps} steps · ${s.toolCalls} tool calls${s.screenshots ? ` · ${s.screenshots} screenshots` : ""}${s.images.length ? ` (${s.images.length} image file(s) beside it)` : ""}`,
     ),
     ...r.skipped.map((s) => `  skipped ${s.participantId}: ${s.reason}`),
   ].join("\n");
@@ -58,7 +59,7 @@ export async function exportCommand(ctx: CommandContext): Promise<CommandOutcome
       format,
       schemaVersion: "ATIF-v1.4",
       outDir: rel(r.outDir),
-      exported: r.exported.map((s) => ({ ...s, path: rel(s.path) })),
+      exported: r.exported.map((s) => ({ ...s, path: rel(s.path), images: s.images.map(rel) })),
       skipped: r.skipped,
     },
     human,

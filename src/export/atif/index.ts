@@ -1,14 +1,16 @@
 /**
  * `humanish export --format atif`: every seat of a verified run as an ATIF v1.4 trajectory
- * file, `<out>/<participantId>.trajectory.json`. The bundle is verified first and every file
+ * file, `<out>/<participantId>.trajectory.json`, and the seat's screenshots beside it in
+ * `<out>/<participantId>/images/`, referenced relative to the trajectory file (so the export
+ * reads on its own, without the run directory). The bundle is verified first and every file
  * read is checked against its listed SHA-256; each trajectory is scrubbed (the run's secret
  * values, then secret and local-path shapes) and passes our own validator before it is
  * written. A seat without a trace (it never started) is listed as skipped, with why; a run
  * where no seat has one is an error. Existing files are replaced only when asked, and a
  * symlink at a target name is never written through.
  */
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { lstatSync, mkdirSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { createRedactor } from "../../bundle/redact.ts";
 import { checkUserTargets, type SafeWriteOptions, writeUserFileSync } from "../../bundle/safe-write.ts";
 import { ActorTraceSchema, type RunBundle, type RunParticipant } from "../../bundle/schemas.ts";
@@ -26,6 +28,25 @@ export { type AtifValidation, type AtifValidationError, validateAtif } from "./v
 
 /** Largest trace or ledger read (bytes); the verifier bounds them too. */
 const MAX_JSON_BYTES = 64 * 1024 * 1024;
+/** Largest screenshot copied (bytes); the PNG gate admitted every one far below this. */
+const MAX_IMAGE_BYTES = 32 * 1024 * 1024;
+
+/** A participant id as one safe file-name segment. */
+function fileSegment(pid: string): string {
+  return pid.replace(/[^A-Za-z0-9._-]/g, "_");
+}
+
+/** Where a seat's screenshot goes, relative to the export directory (and so to its trajectory file). */
+function imageRefOf(pid: string, bundlePath: string): string {
+  const name = bundlePath.replace(/^screenshots\//, "").replace(/[^A-Za-z0-9._-]/g, "_");
+  return `${fileSegment(pid)}/images/${name}`;
+}
+
+/** The bundle paths of the screenshots a trace keeps, in trace order, each once. */
+function keptScreenshots(trace: SeatEvidence["trace"]): string[] {
+  const paths = trace.items.flatMap((it) => (it.kind === "screenshot" && it.screenshotRef?.path ? [it.screenshotRef.path] : []));
+  return [...new Set(paths)];
+}
 
 /** One written trajectory. */
 export interface ExportedSeat {
@@ -35,6 +56,8 @@ export interface ExportedSeat {
   steps: number;
   toolCalls: number;
   screenshots: number;
+  /** Absolute paths of the screenshots copied beside the trajectory. */
+  images: string[];
 }
 
 /** What an export did. */
@@ -90,6 +113,7 @@ function seatEvidence(runDir: string, b: RunBundle, p: RunParticipant): SeatEvid
     tasks: b.tasks.filter((x) => x.participantId === p.id || (x.participantId === undefined && one)),
     ...(ledger ? { ledger } : {}),
     humanishVersion: VERSION,
+    imageRef: (path) => imageRefOf(p.id, path),
   };
 }
 
@@ -103,6 +127,27 @@ export interface AtifExportOptions {
   secrets: readonly string[];
   /** Replace trajectory files already in `outDir` (a symlink at a target is refused even then). */
   force?: boolean;
+}
+
+/**
+ * Refuse an image folder below `outDir` (the seat folder or its `images/`) that exists and is a
+ * symlink or not a directory: writing into it would put the images somewhere else.
+ * @throws HumanishError HUMANISH_EXPORT_TARGET_EXISTS
+ */
+function checkRealDirs(outDir: string, dir: string): void {
+  for (let d = dir; d.length > outDir.length && d.startsWith(outDir); d = dirname(d)) {
+    let st: ReturnType<typeof lstatSync>;
+    try {
+      st = lstatSync(d);
+    } catch {
+      continue;
+    }
+    if (st.isSymbolicLink() || !st.isDirectory()) {
+      throw new HumanishError("HUMANISH_EXPORT_TARGET_EXISTS", `${d} is ${st.isSymbolicLink() ? "a symlink (never followed)" : "not a directory"}; nothing was written`, {
+        next: "remove it, or pass --out another directory",
+      });
+    }
+  }
 }
 
 /**
@@ -122,7 +167,7 @@ export async function exportAtif(opts: AtifExportOptions): Promise<AtifExportRes
     });
   }
   const redactor = createRedactor(opts.secrets);
-  const built: { pid: string; trajectory: AtifTrajectory }[] = [];
+  const built: { pid: string; trajectory: AtifTrajectory; images: string[] }[] = [];
   const skipped: AtifExportResult["skipped"] = [];
   for (const p of b.participants) {
     const ev = seatEvidence(opts.runDir, b, p);
@@ -142,7 +187,7 @@ export async function exportAtif(opts: AtifExportOptions): Promise<AtifExportRes
         },
       );
     }
-    built.push({ pid: p.id, trajectory });
+    built.push({ pid: p.id, trajectory, images: keptScreenshots(ev.trace) });
   }
   if (built.length === 0) {
     throw new HumanishError("HUMANISH_EXPORT_NOTHING_TO_EXPORT", `run ${b.runId} has no trajectory to export: ${skipped.map((s) => s.reason).join("; ")}`, {
@@ -150,25 +195,32 @@ export async function exportAtif(opts: AtifExportOptions): Promise<AtifExportRes
       details: { skipped },
     });
   }
-  const targets = built.map(({ pid }) => join(opts.outDir, `${pid.replace(/[^A-Za-z0-9._-]/g, "_")}.trajectory.json`));
+  const targets = built.map(({ pid }) => join(opts.outDir, `${fileSegment(pid)}.trajectory.json`));
+  const images = built.flatMap(({ pid, images }) => images.map((src) => ({ src, dest: join(opts.outDir, imageRefOf(pid, src)) })));
   const safe: SafeWriteOptions = {
     force: opts.force === true,
     label: `in --out ${opts.outDir}`,
     flag: "--out",
     codes: { exists: "HUMANISH_EXPORT_TARGET_EXISTS", unsafe: "HUMANISH_EXPORT_TARGET_EXISTS", failed: "HUMANISH_EXPORT_WRITE_FAILED" },
   };
-  // Every target is checked before the first is written, so a refused export writes nothing.
-  checkUserTargets(targets, safe);
+  // Every target is checked before the first is written, so a refused export writes nothing;
+  // an image folder that is a symlink would carry the images elsewhere, so it is refused too.
+  checkUserTargets([...targets, ...images.map((i) => i.dest)], safe);
+  const imageDirs = [...new Set(images.map((i) => dirname(i.dest)))];
+  for (const dir of imageDirs) checkRealDirs(opts.outDir, dir);
   try {
     mkdirSync(opts.outDir, { recursive: true });
+    for (const dir of imageDirs) mkdirSync(dir, { recursive: true });
   } catch (e) {
     throw new HumanishError("HUMANISH_EXPORT_WRITE_FAILED", `cannot create ${opts.outDir}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, {
       next: "pass --out a directory you can write",
       cause: e,
     });
   }
+  // Images first: a trajectory never names a file that is not there yet.
+  for (const { src, dest } of images) writeUserFileSync(dest, readVerifiedArtifact(opts.runDir, b, src, MAX_IMAGE_BYTES), safe);
   const exported: ExportedSeat[] = [];
-  for (const [i, { pid, trajectory }] of built.entries()) {
+  for (const [i, { pid, trajectory, images: shots }] of built.entries()) {
     const path = targets[i]!;
     writeUserFileSync(path, `${JSON.stringify(trajectory, null, 2)}\n`, safe);
     exported.push({
@@ -177,6 +229,7 @@ export async function exportAtif(opts: AtifExportOptions): Promise<AtifExportRes
       steps: trajectory.steps.length,
       toolCalls: trajectory.steps.reduce((a, s) => a + (s.tool_calls?.length ?? 0), 0),
       screenshots: trajectory.steps.reduce((a, s) => a + (Array.isArray(s.extra?.screenshots) ? s.extra.screenshots.length : 0), 0),
+      images: shots.map((src) => join(opts.outDir, imageRefOf(pid, src))),
     });
   }
   return { runId: b.runId, outDir: opts.outDir, exported, skipped };
