@@ -32,6 +32,12 @@ export interface CommandSpec {
    * `DOCKER_HOST` cannot slow `verify` or `runs`.
    */
   sweep: boolean;
+  /**
+   * `trap`: the command observes `ctx.signal`, finishes what it must, and the CLI then exits
+   * 130/143 (src/cli/interrupt.ts). `own`: the command handles SIGINT/SIGTERM itself (studies and
+   * servers). Absent: nothing to clean up, the signal's default action ends it.
+   */
+  interrupts?: "trap" | "own";
 }
 
 const json: Record<string, FlagSpec> = { json: { type: "boolean", help: "print exactly one JSON document on stdout" } };
@@ -88,6 +94,7 @@ export const COMMANDS: CommandSpec[] = [
     ],
     schema: "humanish.lab-run-result.v1",
     sweep: true,
+    interrupts: "own",
   },
   { path: ["runs"], summary: "list runs, newest first", positionals: [], flags: { ...cwd, ...json }, schema: "humanish.runs-result.v1", sweep: false },
   {
@@ -147,6 +154,7 @@ export const COMMANDS: CommandSpec[] = [
     ],
     schema: "humanish.export-result.v1",
     sweep: false,
+    interrupts: "trap",
   },
   {
     path: ["keys"],
@@ -202,6 +210,7 @@ export const COMMANDS: CommandSpec[] = [
     ],
     schema: "humanish.analyze-result.v1",
     sweep: false,
+    interrupts: "trap",
   },
   {
     path: ["analyze", "show"],
@@ -223,6 +232,7 @@ export const COMMANDS: CommandSpec[] = [
     },
     schema: "humanish.serve-result.v1",
     sweep: false,
+    interrupts: "own",
   },
   {
     path: ["doctor"],
@@ -299,6 +309,7 @@ export const COMMANDS: CommandSpec[] = [
     },
     schema: "humanish.env-serve-result.v1",
     sweep: true,
+    interrupts: "own",
   },
   {
     path: ["guest", "serve"],

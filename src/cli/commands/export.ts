@@ -41,7 +41,7 @@ export async function exportCommand(ctx: CommandContext): Promise<CommandOutcome
     });
   }
   const outDir = outFlag !== undefined ? resolve(ctx.cwd, outFlag) : resolve(ctx.cwd, ".humanish", "exports", runId, "atif");
-  const r = await exportAtif({ runDir, outDir, trust: defaultTrust(ctx.env), secrets: ctx.secrets, force: ctx.flags.force === true });
+  const r = await exportAtif({ runDir, outDir, trust: defaultTrust(ctx.env), secrets: ctx.secrets, force: ctx.flags.force === true, signal: ctx.signal });
   const rel = (p: string) => relative(ctx.cwd, p) || ".";
   const human = [
     `exported ${r.exported.length} trajectory file(s) (ATIF-v1.4) from verified run ${r.runId} to ${rel(r.outDir)}`,

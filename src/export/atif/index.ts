@@ -127,6 +127,16 @@ export interface AtifExportOptions {
   secrets: readonly string[];
   /** Replace trajectory files already in `outDir` (a symlink at a target is refused even then). */
   force?: boolean;
+  /** Stops the export between two files (SIGINT/SIGTERM); what was written stays whole. */
+  signal?: AbortSignal;
+}
+
+/** @throws HumanishError HUMANISH_INTERRUPTED when `signal` has aborted. */
+function stopIfAborted(signal: AbortSignal | undefined, done: number): void {
+  if (!signal?.aborted) return;
+  throw new HumanishError("HUMANISH_INTERRUPTED", `the export was interrupted by ${signal.reason === "SIGTERM" ? "SIGTERM" : "SIGINT"} after ${done} file(s); each file written is whole`, {
+    next: "run the export again (with --force to replace the files already written)",
+  });
 }
 
 /**
@@ -157,10 +167,13 @@ function checkRealDirs(outDir: string, dir: string): void {
  *         HUMANISH_EXPORT_INVALID_TRAJECTORY (a built trajectory failed our validator: a bug, the
  *         errors are in `details`), HUMANISH_EXPORT_NOTHING_TO_EXPORT (no seat has a trace),
  *         HUMANISH_EXPORT_TARGET_EXISTS (a target exists without `force`, or is a symlink or not a
- *         regular file; checked for every seat before anything is written), HUMANISH_EXPORT_WRITE_FAILED
+ *         regular file; checked for every seat before anything is written), HUMANISH_EXPORT_WRITE_FAILED,
+ *         HUMANISH_INTERRUPTED (`signal` aborted; checked before each file)
  */
 export async function exportAtif(opts: AtifExportOptions): Promise<AtifExportResult> {
+  stopIfAborted(opts.signal, 0);
   const b = await loadVerifiedBundle(opts.runDir, opts.trust);
+  stopIfAborted(opts.signal, 0);
   if (b.mode === "dry-run") {
     throw new HumanishError("HUMANISH_EXPORT_DRY_RUN", `run ${b.runId} is a dry run: contract only, nobody ran, so there is no trajectory to export`, {
       next: `run the lab live (humanish lab run ${labRunArg(b)} --live), then export that run`,
@@ -218,11 +231,18 @@ export async function exportAtif(opts: AtifExportOptions): Promise<AtifExportRes
     });
   }
   // Images first: a trajectory never names a file that is not there yet.
-  for (const { src, dest } of images) writeUserFileSync(dest, readVerifiedArtifact(opts.runDir, b, src, MAX_IMAGE_BYTES), safe);
+  let written = 0;
+  for (const { src, dest } of images) {
+    stopIfAborted(opts.signal, written);
+    writeUserFileSync(dest, readVerifiedArtifact(opts.runDir, b, src, MAX_IMAGE_BYTES), safe);
+    written += 1;
+  }
   const exported: ExportedSeat[] = [];
   for (const [i, { pid, trajectory, images: shots }] of built.entries()) {
     const path = targets[i]!;
+    stopIfAborted(opts.signal, written);
     writeUserFileSync(path, `${JSON.stringify(trajectory, null, 2)}\n`, safe);
+    written += 1;
     exported.push({
       participantId: pid,
       path,
