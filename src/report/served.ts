@@ -33,7 +33,11 @@ export function servedState(v: VerifyResult): ServedState {
   const failed = v.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.message}`);
   const why = v.shareSafety.reasons.map((r) => `${r.code}: ${r.message}`);
   if (!v.ok || v.shareSafety.status === "blocked") {
-    return { kind: "not_verified", label: `NOT VERIFIED (${failed.length || why.length} problem${(failed.length || why.length) === 1 ? "" : "s"})`, reasons: [...failed, ...why] };
+    return {
+      kind: "not_verified",
+      label: `NOT VERIFIED (${failed.length || why.length} problem${(failed.length || why.length) === 1 ? "" : "s"})`,
+      reasons: [...failed, ...why],
+    };
   }
   if (v.shareSafety.status === "local_only") {
     return { kind: "local_only", label: `local only: ${v.shareSafety.reasons.map((r) => r.code).join(", ") || "not share-ready"}`, reasons: why };

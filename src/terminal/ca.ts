@@ -40,12 +40,16 @@ export function loadSandboxCa(env: Record<string, string | undefined>): SandboxC
   const path = own || env[HOST_NODE_CA_ENV]?.trim();
   if (!path) return undefined;
   const bad = (why: string) =>
-    new HumanishError("HUMANISH_TERMINAL_LAB_CA_INVALID", `${source} ${why}${source === HOST_NODE_CA_ENV ? ` (used for sandboxes because ${SANDBOX_CA_ENV} is unset)` : ""}.`, {
-      next:
-        source === SANDBOX_CA_ENV
-          ? `Point ${SANDBOX_CA_ENV} at a PEM file of CA certificates (e.g. /etc/ssl/certs/ca-certificates.crt), or unset it.`
-          : `Point ${HOST_NODE_CA_ENV} (or ${SANDBOX_CA_ENV}, which wins) at a PEM file of CA certificates, or unset it.`,
-    });
+    new HumanishError(
+      "HUMANISH_TERMINAL_LAB_CA_INVALID",
+      `${source} ${why}${source === HOST_NODE_CA_ENV ? ` (used for sandboxes because ${SANDBOX_CA_ENV} is unset)` : ""}.`,
+      {
+        next:
+          source === SANDBOX_CA_ENV
+            ? `Point ${SANDBOX_CA_ENV} at a PEM file of CA certificates (e.g. /etc/ssl/certs/ca-certificates.crt), or unset it.`
+            : `Point ${HOST_NODE_CA_ENV} (or ${SANDBOX_CA_ENV}, which wins) at a PEM file of CA certificates, or unset it.`,
+      },
+    );
   let size: number;
   try {
     const st = statSync(path);

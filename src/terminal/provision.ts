@@ -4,8 +4,8 @@
  */
 import { decodeText, tailText } from "../actors/terminal/exec.ts";
 import { HumanishError } from "../errors.ts";
-import { untrustedCertNext } from "../sandbox/tls-trust.ts";
 import { TERMINAL_STUDY_DIR } from "../lab/schema.ts";
+import { untrustedCertNext } from "../sandbox/tls-trust.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import type { TerminalRecording } from "./recorder.ts";
 

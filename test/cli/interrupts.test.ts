@@ -77,7 +77,11 @@ describe("analyze", () => {
       const runDir = await writeStudyRun(cwd);
       const before = fake.requests.length;
       const child = spawnCli(["analyze", "--cwd", cwd, "--max-cost", "5", "--json"]);
-      await until(() => fake.requests.slice(before).some((r) => r.method === "POST" && r.path === "/v1/responses"), child, "the request reached the model server");
+      await until(
+        () => fake.requests.slice(before).some((r) => r.method === "POST" && r.path === "/v1/responses"),
+        child,
+        "the request reached the model server",
+      );
       child.kill(sig);
       expect(await child.exited).toBe(code);
       const out = JSON.parse(await new Response(child.stdout).text()) as { ok: boolean; interrupted: string; error: { code: string }; attempt: string | null };

@@ -44,7 +44,9 @@ describe("export --format atif", () => {
     expect(out.ok).toBe(true);
     expect(out.schemaVersion).toBe("ATIF-v1.4");
     expect(out.outDir).toBe(`.humanish/exports/${runId}/atif`);
-    expect(out.exported).toEqual([{ participantId: "p1", path: `.humanish/exports/${runId}/atif/p1.trajectory.json`, steps: 6, toolCalls: 3, screenshots: 0, images: [] }]);
+    expect(out.exported).toEqual([
+      { participantId: "p1", path: `.humanish/exports/${runId}/atif/p1.trajectory.json`, steps: 6, toolCalls: 3, screenshots: 0, images: [] },
+    ]);
     const { text, t } = readTrajectory(out.exported[0]!.path);
     expect(validateAtif(t).errors).toEqual([]);
     expect(text).not.toContain(SECRET);

@@ -51,14 +51,19 @@ describe("loadSandboxCa", () => {
     const host = file("host.pem", CERT);
     const own = file("own.pem", CERT + CERT);
     expect(loadSandboxCa({ NODE_EXTRA_CA_CERTS: host })).toMatchObject({ pem: CERT, source: "NODE_EXTRA_CA_CERTS" });
-    expect(loadSandboxCa({ NODE_EXTRA_CA_CERTS: host, HUMANISH_SANDBOX_CA_CERTS: own })).toMatchObject({ pem: CERT + CERT, source: "HUMANISH_SANDBOX_CA_CERTS" });
+    expect(loadSandboxCa({ NODE_EXTRA_CA_CERTS: host, HUMANISH_SANDBOX_CA_CERTS: own })).toMatchObject({
+      pem: CERT + CERT,
+      source: "HUMANISH_SANDBOX_CA_CERTS",
+    });
     // A bad host bundle is refused naming the variable it came from.
     try {
       loadSandboxCa({ NODE_EXTRA_CA_CERTS: join(project.dir, "gone.pem") });
       throw new Error("accepted");
     } catch (e) {
       expect(isHumanishError(e, "HUMANISH_TERMINAL_LAB_CA_INVALID")).toBe(true);
-      expect((e as Error).message).toContain("NODE_EXTRA_CA_CERTS does not name a readable file (used for sandboxes because HUMANISH_SANDBOX_CA_CERTS is unset)");
+      expect((e as Error).message).toContain(
+        "NODE_EXTRA_CA_CERTS does not name a readable file (used for sandboxes because HUMANISH_SANDBOX_CA_CERTS is unset)",
+      );
     }
   });
 });
@@ -67,7 +72,8 @@ describe("untrustedCertNext", () => {
   // npm 10's own words for the two failures an intercepting proxy causes.
   const selfSigned =
     "npm error code SELF_SIGNED_CERT_IN_CHAIN\nnpm error errno SELF_SIGNED_CERT_IN_CHAIN\nnpm error request to https://registry.npmjs.org/@openai%2fcodex failed, reason: self-signed certificate in certificate chain";
-  const issuer = "npm error code UNABLE_TO_GET_ISSUER_CERT_LOCALLY\nnpm error request to https://registry.npmjs.org/jq failed, reason: unable to get local issuer certificate";
+  const issuer =
+    "npm error code UNABLE_TO_GET_ISSUER_CERT_LOCALLY\nnpm error request to https://registry.npmjs.org/jq failed, reason: unable to get local issuer certificate";
 
   test("names HUMANISH_SANDBOX_CA_CERTS (and NODE_EXTRA_CA_CERTS) for either failure; says the bundle lacks the issuer when one was copied", () => {
     for (const out of [selfSigned, issuer]) {

@@ -58,9 +58,13 @@ export function configDir(env: Record<string, string | undefined> = process.env)
 
 function keyFromPem(pem: string, where: string): KeyObject {
   if (singlePemBlock(pem, "PRIVATE KEY") === null) {
-    throw new HumanishError("HUMANISH_SIGNING_KEY_INVALID", `${where} must hold exactly one PEM private key and nothing else (a second key or other text was found)`, {
-      next: `${where === "HUMANISH_SIGNING_KEY" ? "set HUMANISH_SIGNING_KEY to" : "replace it with"} the output of: openssl genpkey -algorithm ed25519`,
-    });
+    throw new HumanishError(
+      "HUMANISH_SIGNING_KEY_INVALID",
+      `${where} must hold exactly one PEM private key and nothing else (a second key or other text was found)`,
+      {
+        next: `${where === "HUMANISH_SIGNING_KEY" ? "set HUMANISH_SIGNING_KEY to" : "replace it with"} the output of: openssl genpkey -algorithm ed25519`,
+      },
+    );
   }
   let key: KeyObject;
   try {
@@ -144,9 +148,13 @@ function assertPrivate(dir: string, file: string, env: Record<string, string | u
   // The directory may be a symlink (a dotfiles checkout); what it resolves to is what is checked.
   const d = statSync(dir);
   if (foreign(d.uid)) {
-    throw new HumanishError("HUMANISH_SIGNING_KEY_INSECURE", `the humanish config directory ${shown(dir, env)} is owned by uid ${d.uid}, not you; its signing key is refused`, {
-      next: `chown $(id -u) ${shown(dir, env)}, or set HUMANISH_CONFIG_DIR to a directory of your own`,
-    });
+    throw new HumanishError(
+      "HUMANISH_SIGNING_KEY_INSECURE",
+      `the humanish config directory ${shown(dir, env)} is owned by uid ${d.uid}, not you; its signing key is refused`,
+      {
+        next: `chown $(id -u) ${shown(dir, env)}, or set HUMANISH_CONFIG_DIR to a directory of your own`,
+      },
+    );
   }
   if (d.mode & 0o022) {
     throw new HumanishError(

@@ -49,14 +49,14 @@ export async function analyzeCommand(ctx: CommandContext): Promise<CommandOutcom
   // SIGINT/SIGTERM abort the request (ctx.signal, trapped by the CLI); the attempt is still
   // stored with its diagnostics, and the CLI then exits 130/143.
   const o = await analyzeRun({
-      runDir,
-      provider,
-      model: strFlag(ctx, "model") ?? null,
-      question: strFlag(ctx, "question") ?? null,
-      maxCostUsd: usdFlag(strFlag(ctx, "max-cost")),
-      maxOutputTokens: ctx.flags["max-output-tokens"] === undefined ? null : intFlag(ctx, "max-output-tokens", 0, "HUMANISH_ANALYSIS_CONFIG_INVALID"),
-      timeoutMs: intFlag(ctx, "timeout-ms", ANALYSIS_TIMEOUT_MS, "HUMANISH_ANALYSIS_CONFIG_INVALID", 1),
-      dryRun,
+    runDir,
+    provider,
+    model: strFlag(ctx, "model") ?? null,
+    question: strFlag(ctx, "question") ?? null,
+    maxCostUsd: usdFlag(strFlag(ctx, "max-cost")),
+    maxOutputTokens: ctx.flags["max-output-tokens"] === undefined ? null : intFlag(ctx, "max-output-tokens", 0, "HUMANISH_ANALYSIS_CONFIG_INVALID"),
+    timeoutMs: intFlag(ctx, "timeout-ms", ANALYSIS_TIMEOUT_MS, "HUMANISH_ANALYSIS_CONFIG_INVALID", 1),
+    dryRun,
     rerun: ctx.flags.rerun === true,
     signal: ctx.signal,
     secrets: ctx.secrets,

@@ -7,9 +7,9 @@ import { type LabConfig, type LabOrigin, type LoadedLab, listLabs, loadLab, MAX_
 import { runStudy, type StudyContext, type StudyResult } from "../../routes/index.ts";
 import { decideQuickStartMode } from "../../runtime/quick-start.ts";
 import { secretIn } from "../../secrets/index.ts";
+import { SIGNAL_EXIT_CODE, trapInterrupts } from "../interrupt.ts";
 import { type CommandOutcome, failure, inertText } from "../output.ts";
 import { createProgressDisplay } from "../progress.ts";
-import { SIGNAL_EXIT_CODE, trapInterrupts } from "../interrupt.ts";
 import { type CommandContext, strFlag } from "./context.ts";
 
 /** `lab list`: always exit 0; labs that fail to parse are listed with their error. */

@@ -134,9 +134,13 @@ export interface AtifExportOptions {
 /** @throws HumanishError HUMANISH_INTERRUPTED when `signal` has aborted. */
 function stopIfAborted(signal: AbortSignal | undefined, done: number): void {
   if (!signal?.aborted) return;
-  throw new HumanishError("HUMANISH_INTERRUPTED", `the export was interrupted by ${signal.reason === "SIGTERM" ? "SIGTERM" : "SIGINT"} after ${done} file(s); each file written is whole`, {
-    next: "run the export again (with --force to replace the files already written)",
-  });
+  throw new HumanishError(
+    "HUMANISH_INTERRUPTED",
+    `the export was interrupted by ${signal.reason === "SIGTERM" ? "SIGTERM" : "SIGINT"} after ${done} file(s); each file written is whole`,
+    {
+      next: "run the export again (with --force to replace the files already written)",
+    },
+  );
 }
 
 /**
@@ -153,9 +157,13 @@ function checkRealDirs(outDir: string, dir: string): void {
       continue;
     }
     if (st.isSymbolicLink() || !st.isDirectory()) {
-      throw new HumanishError("HUMANISH_EXPORT_TARGET_EXISTS", `${d} is ${st.isSymbolicLink() ? "a symlink (never followed)" : "not a directory"}; nothing was written`, {
-        next: "remove it, or pass --out another directory",
-      });
+      throw new HumanishError(
+        "HUMANISH_EXPORT_TARGET_EXISTS",
+        `${d} is ${st.isSymbolicLink() ? "a symlink (never followed)" : "not a directory"}; nothing was written`,
+        {
+          next: "remove it, or pass --out another directory",
+        },
+      );
     }
   }
 }

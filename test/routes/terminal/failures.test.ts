@@ -122,7 +122,8 @@ describe("a failing install command", () => {
   }, 120_000);
 
   test("npm's SELF_SIGNED_CERT_IN_CHAIN: next names HUMANISH_SANDBOX_CA_CERTS; the host's NODE_EXTRA_CA_CERTS reaches the sandbox", async () => {
-    const npmSaid = "npm error code SELF_SIGNED_CERT_IN_CHAIN; npm error request to https://registry.npmjs.org/jq failed, reason: self-signed certificate in certificate chain";
+    const npmSaid =
+      "npm error code SELF_SIGNED_CERT_IN_CHAIN; npm error request to https://registry.npmjs.org/jq failed, reason: self-signed certificate in certificate chain";
     const text = lab({ steps: ["touch done.txt"], install: [`echo ${JSON.stringify(npmSaid)} >&2; exit 1`] });
     const plain = await live(text);
     expect(plain.r.error?.code).toBe("HUMANISH_TERMINAL_LAB_INSTALL_FAILED");
@@ -136,7 +137,14 @@ describe("a failing install command", () => {
     const probe = `test -s "$NODE_EXTRA_CA_CERTS" && echo "trusting $NODE_EXTRA_CA_CERTS"; echo ${JSON.stringify(npmSaid)} >&2; exit 1`;
     const caText = lab({ steps: ["touch done.txt"], install: [probe] });
     const r = await runTerminalStudy(
-      studyContext({ cwd: project.dir, lab: labFromText(caText), text: caText, runId, mode: "live", env: { PATH: process.env.PATH, NODE_EXTRA_CA_CERTS: pem } }),
+      studyContext({
+        cwd: project.dir,
+        lab: labFromText(caText),
+        text: caText,
+        runId,
+        mode: "live",
+        env: { PATH: process.env.PATH, NODE_EXTRA_CA_CERTS: pem },
+      }),
     );
     expect(readFileSync(join(r.runDir, "provision.log"), "utf8")).toContain("trusting /opt/humanish-ca-bundle.pem");
     expect(r.error?.next).toContain("that bundle lacks the issuer");
