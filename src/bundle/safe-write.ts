@@ -36,10 +36,18 @@ export interface SafeWriteOptions {
   label: string;
   /** The flag that names another target, for the next step: e.g. `--html`. */
   flag: string;
+  /** How to name another target, for the next step (default: `<flag> another path`). */
+  another?: string;
+  /** The path as messages show it (default: `path` itself), e.g. project-relative. */
+  display?: string;
   codes?: Partial<SafeWriteCodes>;
 }
 
 const DEFAULT_CODES: SafeWriteCodes = { exists: "HUMANISH_OUTPUT_EXISTS", unsafe: "HUMANISH_OUTPUT_UNSAFE", failed: "HUMANISH_OUTPUT_WRITE_FAILED" };
+
+function anotherOf(o: SafeWriteOptions): string {
+  return o.another ?? `${o.flag} another path`;
+}
 
 function codesOf(o: SafeWriteOptions): SafeWriteCodes {
   return { ...DEFAULT_CODES, ...o.codes };
@@ -77,20 +85,24 @@ export function checkUserTargets(paths: readonly string[], o: SafeWriteOptions):
     try {
       st = lstatOrNull(path);
     } catch (e) {
-      throw new HumanishError(c.failed, `cannot inspect ${path} (${o.label}): ${(e as NodeJS.ErrnoException).code ?? "error"}; nothing was written`, {
-        next: `pass ${o.flag} a path in a directory you can read and write`,
-        cause: e,
-      });
+      throw new HumanishError(
+        c.failed,
+        `cannot inspect ${o.display ?? path} (${o.label}): ${(e as NodeJS.ErrnoException).code ?? "error"}; nothing was written`,
+        {
+          next: `pass ${o.flag} a path in a directory you can read and write`,
+          cause: e,
+        },
+      );
     }
     if (st === null) continue;
     if (!st.isFile()) {
-      throw new HumanishError(c.unsafe, `${path} (${o.label}) is ${kindOf(st)}; nothing was written`, {
-        next: `remove it, or pass ${o.flag} another path`,
+      throw new HumanishError(c.unsafe, `${o.display ?? path} (${o.label}) is ${kindOf(st)}; nothing was written`, {
+        next: `remove it, or pass ${anotherOf(o)}`,
       });
     }
     if (!o.force) {
-      throw new HumanishError(c.exists, `${path} (${o.label}) already exists; nothing was written`, {
-        next: `pass --force to replace it, or ${o.flag} another path`,
+      throw new HumanishError(c.exists, `${o.display ?? path} (${o.label}) already exists; nothing was written`, {
+        next: `pass --force to replace it, or ${anotherOf(o)}`,
       });
     }
   }
@@ -135,11 +147,11 @@ export function writeUserFileSync(path: string, data: string | Uint8Array, o: Sa
     if (e instanceof HumanishError) throw e;
     const code = (e as NodeJS.ErrnoException).code;
     if (code === "EEXIST") {
-      throw new HumanishError(c.exists, `${path} (${o.label}) appeared while it was being written; nothing was replaced`, {
-        next: `pass --force to replace it, or ${o.flag} another path`,
+      throw new HumanishError(c.exists, `${o.display ?? path} (${o.label}) appeared while it was being written; nothing was replaced`, {
+        next: `pass --force to replace it, or ${anotherOf(o)}`,
       });
     }
-    throw new HumanishError(c.failed, `cannot write ${path} (${o.label}): ${code ?? (e as Error).message}`, {
+    throw new HumanishError(c.failed, `cannot write ${o.display ?? path} (${o.label}): ${code ?? (e as Error).message}`, {
       next: `pass ${o.flag} a path in a directory that exists and you can write`,
       cause: e,
     });
