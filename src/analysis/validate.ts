@@ -8,6 +8,9 @@
  * not have, repeats an id, or claims a kind its evidence cannot carry: an `observed` finding
  * must cite observed evidence (a participant's words alone make it `participant_reported`), a
  * `participant_reported` one the participant's words, a `harness` one the harness's record.
+ * An answer whose every finding is rejected is itself a rejected output (`all_findings_rejected`):
+ * nothing in it can be acted on, so it is never `partial` and never a success; each finding
+ * stays in diagnostics with its problems.
  */
 import type { z } from "zod";
 import {
@@ -120,6 +123,15 @@ export function validateOutput(outcome: AnalysisProviderOutcome, scope: Referenc
     seen.add(f.id);
     if (problems.length) rejectedFindings.push({ findingId: f.id, finding: f, problems });
     else accepted.push(f);
+  }
+  if (accepted.length === 0 && rejectedFindings.length > 0) {
+    const v = rejected(
+      "all_findings_rejected",
+      `every finding (${rejectedFindings.length}) was rejected, first ${rejectedFindings[0]!.findingId}: ${rejectedFindings[0]!.problems[0]}`,
+      outcome.outputText,
+      "all_findings_rejected",
+    );
+    return { ...v, rejectedFindings };
   }
   return {
     status: rejectedFindings.length ? "partial" : "complete",

@@ -171,8 +171,12 @@ export const AnalysisRecordSchema = z.strictObject({
 });
 export type AnalysisRecord = z.infer<typeof AnalysisRecordSchema>;
 
-/** Why a whole output was rejected. */
-export const RejectedOutputReasonSchema = z.enum(["refusal", "incomplete", "invalid_json", "schema_violation", "request_failed"]);
+/**
+ * Why a whole output was rejected. `all_findings_rejected` (added later; older bundles never
+ * carry it): a valid answer none of whose findings passed validation — the findings themselves
+ * are in `rejectedFindings`.
+ */
+export const RejectedOutputReasonSchema = z.enum(["refusal", "incomplete", "invalid_json", "schema_violation", "request_failed", "all_findings_rejected"]);
 
 /** `analysis/<NNNN>/diagnostics.json`. */
 export const AnalysisDiagnosticsSchema = z.strictObject({

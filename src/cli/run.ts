@@ -1,7 +1,9 @@
 /**
  * The CLI driver: parse argv, load `--env-file`, run the command handler, print the result.
  * Exit codes: 0 ok; 2 a domain failure (`ok: false`); 1 a usage error;
- * 130/143 after SIGINT/SIGTERM, only once cleanup has run.
+ * 130/143 after SIGINT/SIGTERM, only once cleanup has run (src/cli/interrupt.ts: commands that
+ * trap the signals, or handle them themselves, finish their cleanup first; the others are ended
+ * by the signal, which a shell reports as the same 130/143).
  */
 
 import { existsSync, statSync } from "node:fs";
@@ -14,6 +16,7 @@ import { BUILD_COMMIT, VERSION } from "../version.ts";
 import { helpText, parseArgv } from "./argv.ts";
 import { type CommandContext, HANDLERS } from "./commands/index.ts";
 import { loadEnvFile } from "./env-file.ts";
+import { interruptedOutcome, trapInterrupts } from "./interrupt.ts";
 import { type CliIO, type CommandOutcome, emit, failure, inertText, scrubForTerminal, scrubJsonForTerminal } from "./output.ts";
 import type { CommandSpec } from "./spec.ts";
 
@@ -62,6 +65,15 @@ async function runCommand(spec: CommandSpec, args: Record<string, string>, flags
   const name = spec.path.join(" ");
   let secrets = secretValuesFromEnv(io.env);
   let outcome: CommandOutcome;
+  // Set before anything else runs, so a signal during set-up is caught too.
+  const trap =
+    spec.interrupts === "trap"
+      ? trapInterrupts({
+          first: (sig) => {
+            if (!json) io.stderr(`\nhumanish: ${sig} — finishing the step under way, then stopping\n`);
+          },
+        })
+      : undefined;
   try {
     const cwd = resolveCwd(typeof flags.cwd === "string" ? flags.cwd : ".");
     let env = io.env;
@@ -70,7 +82,7 @@ async function runCommand(spec: CommandSpec, args: Record<string, string>, flags
       env = { ...io.env, ...file.env };
       secrets = secretValuesFromEnv(env, file.secretNames);
     }
-    const ctx: CommandContext = { spec, args, flags, cwd, env, secrets, json, io };
+    const ctx: CommandContext = { spec, args, flags, cwd, env, secrets, json, io, signal: trap?.signal ?? new AbortController().signal };
     // Every cost and cap of the command uses the user's dated rates over the built-in ones; a
     // broken rate file stops the command, except doctor, which reports it.
     try {
@@ -82,7 +94,10 @@ async function runCommand(spec: CommandSpec, args: Record<string, string>, flags
     outcome = await HANDLERS[name]!(ctx);
   } catch (e) {
     outcome = failure(spec.schema, e);
+  } finally {
+    trap?.release();
   }
+  if (trap?.received) outcome = interruptedOutcome(outcome, trap.received, name);
   return emit(io, name, outcome, json, secrets);
 }
 

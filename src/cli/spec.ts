@@ -32,6 +32,12 @@ export interface CommandSpec {
    * `DOCKER_HOST` cannot slow `verify` or `runs`.
    */
   sweep: boolean;
+  /**
+   * `trap`: the command observes `ctx.signal`, finishes what it must, and the CLI then exits
+   * 130/143 (src/cli/interrupt.ts). `own`: the command handles SIGINT/SIGTERM itself (studies and
+   * servers). Absent: nothing to clean up, the signal's default action ends it.
+   */
+  interrupts?: "trap" | "own";
 }
 
 const json: Record<string, FlagSpec> = { json: { type: "boolean", help: "print exactly one JSON document on stdout" } };
@@ -90,6 +96,7 @@ export const COMMANDS: CommandSpec[] = [
     ],
     schema: "humanish.lab-run-result.v1",
     sweep: true,
+    interrupts: "own",
   },
   { path: ["runs"], summary: "list runs, newest first", positionals: [], flags: { ...cwd, ...json }, schema: "humanish.runs-result.v1", sweep: false },
   {
@@ -102,6 +109,7 @@ export const COMMANDS: CommandSpec[] = [
     flags: {
       "allow-different-labs": { type: "boolean", help: "compare runs of different labs anyway (the result notes it)" },
       html: { type: "string", value: "FILE", help: "also write the comparison as a self-contained HTML page" },
+      force: { type: "boolean", help: "replace an existing --html file (never through a symlink)" },
       ...cwd,
       ...json,
     },
@@ -148,6 +156,7 @@ export const COMMANDS: CommandSpec[] = [
     ],
     schema: "humanish.export-result.v1",
     sweep: false,
+    interrupts: "trap",
   },
   {
     path: ["keys"],
@@ -161,7 +170,12 @@ export const COMMANDS: CommandSpec[] = [
     path: ["types"],
     summary: "print (or write with --out) the .d.ts an adapter's scorer module types against",
     positionals: [],
-    flags: { out: { type: "string", value: "FILE", help: "write the declarations to FILE (a .d.ts, relative to --cwd)" }, ...cwd, ...json },
+    flags: {
+      out: { type: "string", value: "FILE", help: "write the declarations to FILE (a .d.ts, relative to --cwd)" },
+      force: { type: "boolean", help: "replace an existing --out file (never through a symlink)" },
+      ...cwd,
+      ...json,
+    },
     schema: "humanish.types-result.v1",
     sweep: false,
   },
@@ -194,10 +208,11 @@ export const COMMANDS: CommandSpec[] = [
       "Only a bundle that passes `humanish verify` is analysed, and only a live run. The estimate is the",
       "worst case (full output allowance at the model's highest input rate); over --max-cost nothing is sent.",
       "Each attempt is stored as analysis/<NNNN>/ in the bundle (listed, signed, re-checked by verify);",
-      "a refused, incomplete or invalid answer is kept as diagnostics and exits 2.",
+      "a refused, incomplete or invalid answer, or one whose every finding was rejected, is kept as diagnostics and exits 2.",
     ],
     schema: "humanish.analyze-result.v1",
     sweep: false,
+    interrupts: "trap",
   },
   {
     path: ["analyze", "show"],
@@ -219,6 +234,7 @@ export const COMMANDS: CommandSpec[] = [
     },
     schema: "humanish.serve-result.v1",
     sweep: false,
+    interrupts: "own",
   },
   {
     path: ["doctor"],
@@ -295,6 +311,7 @@ export const COMMANDS: CommandSpec[] = [
     },
     schema: "humanish.env-serve-result.v1",
     sweep: true,
+    interrupts: "own",
   },
   {
     path: ["guest", "serve"],

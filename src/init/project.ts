@@ -25,6 +25,7 @@ import {
   writeSync,
 } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
+import { writeUserFileSync } from "../bundle/safe-write.ts";
 import { HumanishError } from "../errors.ts";
 
 /** Code of every containment refusal. */
@@ -107,46 +108,23 @@ export function labFileExists(abs: string, rel: string): boolean {
   return true;
 }
 
-/** Writes `text` to a fresh temp file next to `abs` (O_EXCL, mode 0644) and returns its path. */
-function writeTemp(abs: string, text: string): string {
-  const tmp = `${abs}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
-  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
-  try {
-    const bytes = Buffer.from(text, "utf8");
-    let off = 0;
-    while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
-  } finally {
-    closeSync(fd);
-  }
-  return tmp;
-}
-
 /**
- * Atomically writes the lab file. Without `force` an existing file is never replaced (a lab that
- * appears between the check and the write is refused too).
- * @throws HumanishError HUMANISH_LAB_EXISTS when the file exists and `force` is false.
+ * Atomically writes the lab file through the one writer of user-named files (temp file, then
+ * link or rename; never through a symlink). Without `force` an existing file is never replaced
+ * (a lab that appears between the check and the write is refused too).
+ * @throws HumanishError HUMANISH_LAB_EXISTS when the file exists and `force` is false;
+ *   HUMANISH_UNSAFE_PROJECT_PATH when a symlink or non-regular file is there;
+ *   HUMANISH_LAB_WRITE_FAILED when the file cannot be written.
  */
 export function writeLabFile(abs: string, rel: string, text: string, force: boolean): void {
-  const tmp = writeTemp(abs, text);
-  try {
-    if (force) {
-      labFileExists(abs, rel);
-      renameSync(tmp, abs);
-      return;
-    }
-    try {
-      linkSync(tmp, abs);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "EEXIST") throw labExists(rel);
-      throw err;
-    }
-  } finally {
-    try {
-      unlinkSync(tmp);
-    } catch {
-      // already renamed into place
-    }
-  }
+  writeUserFileSync(abs, text, {
+    force,
+    label: "the lab file",
+    flag: "--id",
+    another: "--id <another-id> to write a new lab",
+    display: rel,
+    codes: { exists: "HUMANISH_LAB_EXISTS", unsafe: UNSAFE, failed: "HUMANISH_LAB_WRITE_FAILED" },
+  });
 }
 
 /** The refusal for an existing lab file without `--force`. */
@@ -181,6 +159,20 @@ export function planGitignore(root: string): { outcome: GitignoreOutcome; abs: s
   const old = readFileSync(abs, "utf8");
   if (ignoresHumanish(old)) return { outcome: "present", abs, text: old };
   return { outcome: "added", abs, text: `${old}${old.length && !old.endsWith("\n") ? "\n" : ""}${IGNORE_LINE}\n` };
+}
+
+/** Writes `text` to a fresh temp file next to `abs` (O_EXCL, mode 0644) and returns its path. */
+function writeTemp(abs: string, text: string): string {
+  const tmp = `${abs}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
+  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
+  try {
+    const bytes = Buffer.from(text, "utf8");
+    let off = 0;
+    while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+  } finally {
+    closeSync(fd);
+  }
+  return tmp;
 }
 
 /** Writes a planned `.gitignore` atomically (nothing to do when the line is already present). */

@@ -427,7 +427,12 @@ export function documentHead(title: string): string[] {
  * (the order of `runs`), with its lab, route, mode, liveness, verdict, participants, tasks, cost
  * (or `unmeasured`) and duration, each linking to `/runs/<id>/`. Same CSP and style as a report.
  */
-export function renderLibraryIndexHtml(runs: readonly RunSummary[], generatedAt: string): string {
+export function renderLibraryIndexHtml(
+  runs: readonly RunSummary[],
+  generatedAt: string,
+  /** Each run's verification (label and stylesheet class), by run id; a run missing here shows "unchecked". */
+  verifyStates: ReadonlyMap<string, { label: string; cls: string }> = new Map(),
+): string {
   const rows = runs
     .map((r) => {
       const href = `/runs/${encodeURIComponent(r.runId)}/`;
@@ -438,12 +443,13 @@ export function renderLibraryIndexHtml(runs: readonly RunSummary[], generatedAt:
         `<td>${e(r.mode ?? "—")}</td><td class="${cls(r.liveness === "interrupted" ? "fail" : r.liveness === "running" ? "contract_proof_only" : "")}">${e(r.liveness)}${r.phase ? ` (${e(r.phase)})` : ""}</td>` +
         `<td class="${cls(r.verdict ?? "")}">${e(r.verdict ?? "—")}</td><td class="num">${e(participants)}</td><td>${e(tasks)}</td>` +
         `<td class="num">${r.costUsd === null ? `<span class="warn">unmeasured</span>` : e(formatUsd(r.costUsd))}</td>` +
-        `<td class="num">${e(formatDuration(r.durationMs ?? undefined))}</td><td class="meta">${e(r.startedAt)}</td></tr>`
+        `<td class="num">${e(formatDuration(r.durationMs ?? undefined))}</td><td class="meta">${e(r.startedAt)}</td>` +
+        `<td class="${cls(verifyStates.get(r.runId)?.cls ?? "warn")}">${e(verifyStates.get(r.runId)?.label ?? "unchecked")}</td></tr>`
       );
     })
     .join("");
   const table = runs.length
-    ? `<table id="runs"><thead><tr><th>run</th><th>lab</th><th>route</th><th>mode</th><th>state</th><th>verdict</th><th>reached</th><th>tasks</th><th>cost</th><th>duration</th><th>started</th></tr></thead><tbody>${rows}</tbody></table>`
+    ? `<table id="runs"><thead><tr><th>run</th><th>lab</th><th>route</th><th>mode</th><th>state</th><th>verdict</th><th>reached</th><th>tasks</th><th>cost</th><th>duration</th><th>started</th><th>verify</th></tr></thead><tbody>${rows}</tbody></table>`
     : `<p class="empty">No runs yet. Run a study: <code>humanish lab run &lt;lab&gt;</code></p>`;
   return [
     ...documentHead("humanish run library"),

@@ -2,10 +2,12 @@
  * The run library server (`humanish serve`).
  *
  * `Bun.serve` bound to 127.0.0.1 only, read-only, with exactly three kinds of route:
- * - `GET /` — the index of every run, newest first (`listRuns`).
- * - `GET /runs/<id>/` (also `/runs/<id>` and `/runs/<id>/report/index.html`) — the run's report:
- *   the listed `report/index.html` when it exists, otherwise rendered in memory (nothing is
- *   written).
+ * - `GET /` — the index of every run, newest first (`listRuns`), each with its verify state.
+ * - `GET /runs/<id>/` (also `/runs/<id>` and `/runs/<id>/report/index.html`) — the run's report,
+ *   only once the bundle verifies on this request (see `served.ts`): the listed
+ *   `report/index.html` when it exists, otherwise rendered in memory (nothing is written); a
+ *   `local_only` bundle's page carries a banner saying so; a bundle that does not verify gets
+ *   a page (409) saying why instead of its report.
  * - anything else — 404.
  *
  * Refusals: any bind address other than 127.0.0.1/localhost (`HUMANISH_SERVE_NON_LOOPBACK`,
@@ -19,11 +21,12 @@
  */
 import { lstatSync, type Stats } from "node:fs";
 import { join } from "node:path";
-import { isSafeRunSegment, listRuns, runsDir, verifyRun } from "../bundle/index.ts";
+import { defaultTrust, isSafeRunSegment, listRuns, runsDir, type TrustSet, verifyRun } from "../bundle/index.ts";
 import { HumanishError } from "../errors.ts";
 import { readContainedFile } from "./files.ts";
 import { REPORT_CSP, renderLibraryIndexHtml, renderReportHtml } from "./html.ts";
 import { loadReportModel } from "./load.ts";
+import { localOnlyBanner, refusedReportHtml, servedState, stateClass, withBanner } from "./served.ts";
 import { REPORT_PATH } from "./write.ts";
 
 /** Options of {@link startLibraryServer}. */
@@ -34,6 +37,8 @@ export interface LibraryServerOptions {
   host?: string;
   /** TCP port; 0 (default) picks a free one. */
   port?: number;
+  /** Signers whose bundles are share-ready; default: the local user's own key. */
+  trust?: TrustSet;
 }
 
 /** A running library server. */
@@ -99,6 +104,7 @@ export function checkBind(host: string | undefined, port: number | undefined): {
 export async function startLibraryServer(opts: LibraryServerOptions): Promise<LibraryServer> {
   const bind = checkBind(opts.host, opts.port);
   const root = runsDir(opts.cwd);
+  const trust = opts.trust ?? defaultTrust();
   let allowedHosts = new Set<string>();
 
   const handle = async (req: Request): Promise<Response> => {
@@ -116,7 +122,14 @@ export async function startLibraryServer(opts: LibraryServerOptions): Promise<Li
 
     if (path === "/" || path === "/index.html") {
       const runs = await listRuns(opts.cwd);
-      return respond(200, renderLibraryIndexHtml(runs, new Date().toISOString()), "text/html; charset=utf-8", head);
+      // Each run is verified for the index, as for its page: a state read from a cache could be
+      // stale by one edited file.
+      const states = new Map<string, { label: string; cls: string }>();
+      for (const r of runs) {
+        const st = servedState(await verifyRun(join(root, r.runId), { trust }));
+        states.set(r.runId, { label: st.label, cls: stateClass(st) });
+      }
+      return respond(200, renderLibraryIndexHtml(runs, new Date().toISOString(), states), "text/html; charset=utf-8", head);
     }
     const m = RUN_ROUTE.exec(path);
     if (!m) return respond(404, "not found\n", undefined, head);
@@ -135,26 +148,31 @@ export async function startLibraryServer(opts: LibraryServerOptions): Promise<Li
       if (!st.isDirectory()) return respond(404, "run not found\n", undefined, head);
     }
     const runDir = join(root, runId);
+    // A report file that is not a plain contained file is refused as such, whatever the bundle says.
     const file = readContainedFile(runDir, REPORT_PATH, MAX_REPORT_BYTES);
-    if (file.ok) return respond(200, file.bytes, "text/html; charset=utf-8", head);
-    if (file.reason !== "not_found") return respond(403, `forbidden: the report file is refused (${file.reason.replace(/_/g, " ")})\n`, undefined, head);
+    if (!file.ok && file.reason !== "not_found") {
+      return respond(403, `forbidden: the report file is refused (${file.reason.replace(/_/g, " ")})\n`, undefined, head);
+    }
+    // The bundle is verified on every request before any byte of its report is sent.
+    const verify = await verifyRun(runDir, { trust });
+    const state = servedState(verify);
+    if (state.kind === "not_sealed") {
+      return respond(
+        404,
+        `run ${runId} has no sealed run.json yet: it is still running, or it was interrupted before its bundle was written.\n`,
+        undefined,
+        head,
+      );
+    }
+    if (state.kind === "not_verified") return respond(409, refusedReportHtml(runId, state), "text/html; charset=utf-8", head);
+    const mark = (html: string) => (state.kind === "local_only" ? withBanner(html, localOnlyBanner(runId, state)) : html);
+    if (file.ok) return respond(200, state.kind === "local_only" ? mark(new TextDecoder().decode(file.bytes)) : file.bytes, "text/html; charset=utf-8", head);
     // No report on disk yet: render one in memory (read-only; nothing is written).
     try {
-      const verify = await verifyRun(runDir);
       const model = await loadReportModel(runDir, { verify });
-      return respond(200, renderReportHtml(model), "text/html; charset=utf-8", head);
+      return respond(200, mark(renderReportHtml(model)), "text/html; charset=utf-8", head);
     } catch (err) {
-      if (err instanceof HumanishError) {
-        if (err.code === "HUMANISH_RUN_NOT_FOUND") {
-          return respond(
-            404,
-            `run ${runId} has no sealed run.json yet: it is still running, or it was interrupted before its bundle was written.\n`,
-            undefined,
-            head,
-          );
-        }
-        return respond(422, `${err.code}: ${err.message}\n`, undefined, head);
-      }
+      if (err instanceof HumanishError) return respond(422, `${err.code}: ${err.message}\n`, undefined, head);
       return respond(500, "HUMANISH_UNEXPECTED: the report could not be rendered\n", undefined, head);
     }
   };

@@ -5,6 +5,7 @@
 import { decodeText, tailText } from "../actors/terminal/exec.ts";
 import { HumanishError } from "../errors.ts";
 import { TERMINAL_STUDY_DIR } from "../lab/schema.ts";
+import { untrustedCertNext } from "../sandbox/tls-trust.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import type { TerminalRecording } from "./recorder.ts";
 
@@ -111,7 +112,7 @@ export async function runInstall(
     throw new HumanishError(
       "HUMANISH_TERMINAL_LAB_INSTALL_FAILED",
       `subject.product.install[${index}] (${index + 1} of ${total}) ${r.timedOut ? `timed out after ${INSTALL_TIMEOUT_MS} ms` : `exited ${r.exitCode}`}: ${tailText(text.trim(), 400)}`,
-      { next: o.next ?? installFailureHint(o.network) },
+      { next: untrustedCertNext(text, "NODE_EXTRA_CA_CERTS" in o.networkEnv) ?? o.next ?? installFailureHint(o.network) },
     );
   }
 }

@@ -45,7 +45,8 @@ test("compiled binary: the example adapter scores a live scripted run and the bu
   mkdirSync(join(project, "labs"));
   cpSync(join(ROOT, "labs/example-adapter"), join(project, "labs/example-adapter"), { recursive: true });
 
-  const types = await run(bin, ["types", "--out", "labs/example-adapter/humanish.d.ts", "--json"]);
+  // The copied folder already holds the declarations: regenerating them replaces the file, so --force.
+  const types = await run(bin, ["types", "--out", "labs/example-adapter/humanish.d.ts", "--force", "--json"]);
   expect(types.code).toBe(0);
   expect(JSON.parse(types.out)).toMatchObject({ ok: true, out: "labs/example-adapter/humanish.d.ts" });
   expect(readFileSync(join(project, "labs/example-adapter/humanish.d.ts"), "utf8")).toBe(

@@ -188,6 +188,27 @@ describe("rejected output is kept as diagnostics, never a success", () => {
     });
   }
 
+  test("an answer whose every finding is rejected is a rejected output (never partial), each finding kept in diagnostics", async () => {
+    const runDir = await writeStudyRun(project());
+    reply = (req) => {
+      const good = JSON.parse(goodAnswer(req)) as { findings: { evidence: string[] }[] };
+      for (const f of good.findings) f.evidence = ["p1/screenshot/0999"];
+      return message(JSON.stringify(good));
+    };
+    const o = await analyzeRun(opts(runDir));
+    expect(o).toMatchObject({ status: "rejected", findings: 0, error: { code: "all_findings_rejected" } });
+    expect(o.rejectedFindings).toBeGreaterThan(0);
+    const d = AnalysisDiagnosticsSchema.parse(readJson(runDir, "analysis/0001/diagnostics.json"));
+    expect(d.rejectedOutput?.reason).toBe("all_findings_rejected");
+    expect(d.rejectedFindings).toHaveLength(o.rejectedFindings);
+    expect(d.rejectedFindings[0]!.problems).toEqual(["cites evidence p1/screenshot/0999, which was not in the packet"]);
+    const record = AnalysisRecordSchema.parse(readJson(runDir, "analysis/0001/analysis.json"));
+    expect([record.status, record.result]).toEqual(["rejected", null]);
+    expect((await verifyRun(runDir)).ok).toBe(true);
+    // Not reusable: the next analyze makes a new attempt rather than returning this one.
+    expect((await analyzeRun(opts(runDir))).attempt).toBe("0002");
+  });
+
   test("an enum word outside the schema is a schema violation naming the finding", async () => {
     const runDir = await writeStudyRun(project());
     reply = (req) => {

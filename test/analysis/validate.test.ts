@@ -48,6 +48,16 @@ describe("validateOutput", () => {
     ]);
   });
 
+  test("every finding rejected: a rejected output with each finding in diagnostics, never partial", () => {
+    const v = validateOutput(
+      { status: "completed", outputText: answer([finding({ evidence: ["p9/x"] }), finding({ id: "f2", participants: ["p7"] })]) },
+      scope,
+    );
+    expect([v.status, v.result, v.rejectedOutput?.reason, v.error?.code]).toEqual(["rejected", null, "all_findings_rejected", "all_findings_rejected"]);
+    expect(v.rejectedFindings.map((r) => r.findingId)).toEqual(["f1", "f2"]);
+    expect(v.error?.message).toContain("cites evidence p9/x");
+  });
+
   test("narration is not observation: each kind needs evidence of its own basis", () => {
     expect(findingProblems(finding({ evidence: ["p1/trace/message-001"] }), scope)).toEqual([
       "is marked observed but cites no observed evidence (a participant's or the harness's account alone is not an observation)",

@@ -279,4 +279,71 @@ describe("the signing key", () => {
     expect(loadSigningKey({ HOME: home }, { create: false })!.created).toBe(false);
     expect(loadSigningKey({ HOME: project() }, { create: false })).toBeNull();
   });
+
+  test("HUMANISH_SIGNING_KEY must be exactly one PEM key: junk after it, a second key, or 120 KB are refused, never echoed", async () => {
+    const { generateKeyPairSync } = await import("node:crypto");
+    const pem = () => generateKeyPairSync("ed25519").privateKey.export({ format: "pem", type: "pkcs8" }) as string;
+    const one = pem();
+    // Surrounding whitespace, as a secret store may add, is fine.
+    expect(loadSigningKey({ HUMANISH_SIGNING_KEY: `\n${one}\n\n` })!.source).toBe("env");
+    const junk = `${one}${"junk-canary-".repeat(10_000)}`;
+    const cases: [string, string, string][] = [
+      ["a second key after the first", `${one}${pem()}`, "exactly one PEM private key"],
+      ["text after the key", `${one}tail-canary\n`, "exactly one PEM private key"],
+      ["text before the key", `head-canary\n${one}`, "exactly one PEM private key"],
+      ["120 KB of junk after the key", junk, "at most 4096 accepted"],
+    ];
+    for (const [what, value, message] of cases) {
+      let err: unknown;
+      try {
+        loadSigningKey({ HUMANISH_SIGNING_KEY: value });
+      } catch (e) {
+        err = e;
+      }
+      expect({ what, code: (err as { code?: string })?.code }).toEqual({ what, code: "HUMANISH_SIGNING_KEY_INVALID" });
+      expect((err as Error).message).toContain(message);
+      expect((err as Error).message).not.toMatch(/canary|BEGIN/);
+    }
+  });
+
+  test("a config dir others can write, or a key file with a second key, is refused with the path and a chmod", async () => {
+    const { chmodSync, mkdirSync } = await import("node:fs");
+    const base = project();
+    const dir = join(base, "cfg");
+    mkdirSync(dir, { mode: 0o700 });
+    expect(loadSigningKey({ HUMANISH_CONFIG_DIR: dir })!.created).toBe(true);
+    for (const mode of [0o777, 0o775, 0o757]) {
+      chmodSync(dir, mode);
+      let err: unknown;
+      try {
+        loadSigningKey({ HUMANISH_CONFIG_DIR: dir });
+      } catch (e) {
+        err = e;
+      }
+      expect(isHumanishError(err, "HUMANISH_SIGNING_KEY_INSECURE")).toBe(true);
+      expect((err as Error).message).toContain(dir);
+      expect((err as { next?: string }).next).toBe(`chmod 700 ${dir} (then check that signing-key.pem in it is still yours: humanish keys)`);
+    }
+    // Readable by others but not writable (0755) is fine for the directory, as for ~/.ssh.
+    chmodSync(dir, 0o755);
+    expect(loadSigningKey({ HUMANISH_CONFIG_DIR: dir })!.source).toBe("file");
+    // The trust set of a refused key is empty: verify then says the signer is untrusted.
+    chmodSync(dir, 0o777);
+    expect(defaultTrust({ HUMANISH_CONFIG_DIR: dir }).publicKeys.size).toBe(0);
+    chmodSync(dir, 0o700);
+    const file = join(dir, "signing-key.pem");
+    const { generateKeyPairSync } = await import("node:crypto");
+    writeFileSync(file, `${readFileSync(file, "utf8")}${generateKeyPairSync("ed25519").privateKey.export({ format: "pem", type: "pkcs8" })}`);
+    expect(() => loadSigningKey({ HUMANISH_CONFIG_DIR: dir })).toThrow("exactly one PEM private key");
+  });
+
+  test("a --trust PEM public key with a second key or text after it is refused", async () => {
+    const { generateKeyPairSync } = await import("node:crypto");
+    const pub = () => generateKeyPairSync("ed25519").publicKey.export({ format: "pem", type: "spki" }) as string;
+    const one = pub();
+    expect(parseTrust([one], () => null).publicKeys.size).toBe(1);
+    for (const bad of [`${one}${pub()}`, `${one}junk`]) {
+      expect(() => parseTrust([bad], () => null)).toThrow("is not a public key");
+    }
+  });
 });

@@ -7,8 +7,8 @@
  * refused with their codes.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import type { AtifTrajectory } from "../../src/export/atif/schema.ts";
 import { validateAtif } from "../../src/export/atif/validate.ts";
 import { tempProject, writeDryRunTerminal, writeLiveTerminal } from "../bundle/helpers.ts";
@@ -22,7 +22,7 @@ interface ExportOut {
   ok: boolean;
   schemaVersion: string;
   outDir: string;
-  exported: { participantId: string; path: string; steps: number; toolCalls: number; screenshots: number }[];
+  exported: { participantId: string; path: string; steps: number; toolCalls: number; screenshots: number; images: string[] }[];
   error?: { code: string; message: string };
 }
 
@@ -44,7 +44,9 @@ describe("export --format atif", () => {
     expect(out.ok).toBe(true);
     expect(out.schemaVersion).toBe("ATIF-v1.4");
     expect(out.outDir).toBe(`.humanish/exports/${runId}/atif`);
-    expect(out.exported).toEqual([{ participantId: "p1", path: `.humanish/exports/${runId}/atif/p1.trajectory.json`, steps: 6, toolCalls: 3, screenshots: 0 }]);
+    expect(out.exported).toEqual([
+      { participantId: "p1", path: `.humanish/exports/${runId}/atif/p1.trajectory.json`, steps: 6, toolCalls: 3, screenshots: 0, images: [] },
+    ]);
     const { text, t } = readTrajectory(out.exported[0]!.path);
     expect(validateAtif(t).errors).toEqual([]);
     expect(text).not.toContain(SECRET);
@@ -95,7 +97,7 @@ describe("export --format atif", () => {
     expect(t.agent).toMatchObject({ name: "humanish-openai-computer-use", model_name: "computer-use-preview" });
     expect(t.steps.map((s) => s.source)).toEqual(["user", "system", "agent", "agent", "system", "system"]);
     const first = t.steps[1]!;
-    expect(first.observation?.results).toEqual([{ content: "screenshot: screenshots/p1-turn-00.png" }]);
+    expect(first.observation?.results).toEqual([{ content: "screenshot: p1/images/p1-turn-00.png" }]);
     const turn1 = t.steps[2]!;
     expect(turn1.model_name).toBe("computer-use-preview");
     expect(turn1.reasoning_content).toBe("The input box is at the top.");
@@ -105,11 +107,11 @@ describe("export --format atif", () => {
     ]);
     expect(turn1.observation?.results).toEqual([
       { source_call_id: "ui_action-005", content: "dispatched: click (320, 140)" },
-      { source_call_id: "ui_action-006", content: "dispatched: type 9 chars\nscreenshot: screenshots/p1-turn-01.png" },
+      { source_call_id: "ui_action-006", content: "dispatched: type 9 chars\nscreenshot: p1/images/p1-turn-01.png" },
     ]);
     expect(turn1.metrics).toEqual({ prompt_tokens: 1800, completion_tokens: 120, cached_tokens: 0, cost_usd: 0.0042, extra: { reasoning_tokens: 40 } });
     expect(turn1.extra).toMatchObject({
-      screenshots: ["screenshots/p1-turn-01.png"],
+      screenshots: ["p1/images/p1-turn-01.png"],
       safety_checks: [{ status: "acknowledged", title: "safety check malicious_instructions" }],
     });
     // The second response's cost is unknown in the ledger: no cost_usd, never a made-up 0.
@@ -118,6 +120,44 @@ describe("export --format atif", () => {
     expect(t.steps[4]!.message).toBe("stopWhen rule added matched");
     expect(t.final_metrics?.total_cost_usd).toBeUndefined();
     expect(t.final_metrics?.extra).toMatchObject({ cost_unknown: "no_rate_for_model" });
+  });
+
+  test("every screenshot reference resolves from the export directory: the images are copied beside the trajectory, byte for byte", async () => {
+    const runId = await writeComputerUseRun(project.cwd, "cu-images");
+    const { code, out } = await exportRun(runId, "--out", "atif-images");
+    expect(code).toBe(0);
+    expect(out.exported[0]!.images).toEqual(["atif-images/p1/images/p1-turn-00.png", "atif-images/p1/images/p1-turn-01.png"]);
+    const trajectoryPath = join(project.cwd, out.exported[0]!.path);
+    const { t } = readTrajectory(out.exported[0]!.path);
+    const refs = new Set<string>();
+    for (const s of t.steps) {
+      for (const r of (s.extra?.screenshots as string[] | undefined) ?? []) refs.add(r);
+      for (const res of s.observation?.results ?? []) for (const m of (res.content ?? "").matchAll(/screenshot: (\S+)/g)) refs.add(m[1]!);
+    }
+    expect(refs.size).toBe(2);
+    const runDir = join(project.cwd, ".humanish", "runs", runId);
+    for (const ref of refs) {
+      expect(ref.startsWith("/")).toBe(false);
+      const at = join(dirname(trajectoryPath), ref);
+      expect(existsSync(at)).toBe(true);
+      // The same bytes as the bundle's (the run's own copy is named screenshots/<file>).
+      expect(readFileSync(at)).toEqual(readFileSync(join(runDir, "screenshots", basename(ref))));
+    }
+    // The export reads on its own: moved elsewhere, every reference still resolves.
+    const moved = join(project.cwd, "moved-export");
+    renameSync(join(project.cwd, "atif-images"), moved);
+    for (const ref of refs) expect(existsSync(join(moved, ref))).toBe(true);
+  });
+
+  test("a symlinked image folder in --out is refused before anything is written", async () => {
+    const runId = await writeComputerUseRun(project.cwd, "cu-images-link");
+    mkdirSync(join(project.cwd, "atif-linked"), { recursive: true });
+    mkdirSync(join(project.cwd, "elsewhere-images"), { recursive: true });
+    symlinkSync(join(project.cwd, "elsewhere-images"), join(project.cwd, "atif-linked", "p1"));
+    const r = await exportRun(runId, "--out", "atif-linked");
+    expect([r.code, r.out.error?.code]).toEqual([2, "HUMANISH_EXPORT_TARGET_EXISTS"]);
+    expect(existsSync(join(project.cwd, "atif-linked", "p1.trajectory.json"))).toBe(false);
+    expect(existsSync(join(project.cwd, "elsewhere-images", "images"))).toBe(false);
   });
 
   test('output: an existing file is replaced only with --force, a symlink at a target never followed, and --out "" refused', async () => {

@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, linkSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { generateKeyPairSync } from "node:crypto";
+import { existsSync, linkSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { networkInterfaces } from "node:os";
 import { join } from "node:path";
-import { listRuns } from "../../src/bundle/index.ts";
+import { listRuns, loadSigningKey } from "../../src/bundle/index.ts";
+import { sealRunDir } from "../../src/bundle/signing/seal.ts";
 import { isHumanishError } from "../../src/errors.ts";
 import { type LibraryServer, startLibraryServer, writeReport } from "../../src/report/index.ts";
 import { tempProject, writeBrowserRun, writeDryRun, writeTerminalRun } from "./fixtures.ts";
@@ -51,6 +53,16 @@ beforeAll(async () => {
   await writeReport(outsideRun);
   writeFileSync(join(outsideRun, "report", "secret.txt"), SENTINEL);
   symlinkSync(outsideRun, join(project.cwd, ".humanish", "runs", "linked-run"));
+
+  // A run whose stored report was replaced by a forged "ALL GOOD" page after the seal.
+  const forged = await writeTerminalRun(project.cwd, "forged-report");
+  await writeReport(forged);
+  writeFileSync(join(forged, "report", "index.html"), "<!doctype html><html><body><main><h1>ALL GOOD</h1></main></body></html>");
+  // An intact run sealed by a key this machine does not trust: local_only.
+  const foreign = await writeTerminalRun(project.cwd, "foreign-signer");
+  await writeReport(foreign);
+  const pem = generateKeyPairSync("ed25519").privateKey.export({ format: "pem", type: "pkcs8" }) as string;
+  sealRunDir(foreign, "foreign-signer", loadSigningKey({ HUMANISH_SIGNING_KEY: pem }));
 
   server = await startLibraryServer({ cwd: project.cwd, host: "127.0.0.1", port: 0 });
 });
@@ -220,5 +232,43 @@ describe("library server", () => {
       await s.stop();
       empty.cleanup();
     }
+  });
+
+  test("a bundle that does not verify: its stored report is never served; a page says why, and the index says NOT VERIFIED", async () => {
+    expect(readFileSync(join(project.cwd, ".humanish", "runs", "forged-report", "report", "index.html"), "utf8")).toContain("ALL GOOD");
+    for (const target of ["/runs/forged-report/", "/runs/forged-report", "/runs/forged-report/report/index.html"]) {
+      const r = await fetch(new URL(target, server.url));
+      expect(r.status).toBe(409);
+      const body = await r.text();
+      expect(body).not.toContain("ALL GOOD");
+      expect(body).toContain("Report not served");
+      expect(body).toContain("humanish verify --run forged-report");
+      // The verify failure itself: the report's digest no longer matches its listing.
+      expect(body).toMatch(/report\/index\.html/);
+    }
+    const index = await (await fetch(server.url)).text();
+    const row = index.slice(index.indexOf('href="/runs/forged-report/"'));
+    expect(row.slice(0, row.indexOf("</tr>"))).toContain("NOT VERIFIED");
+  });
+
+  test("a local_only bundle (signer not trusted) is served with the mark on the page and in the index; a trusted one is not marked", async () => {
+    const r = await fetch(`${server.url}runs/foreign-signer/`);
+    expect(r.status).toBe(200);
+    const body = await r.text();
+    const banner = body.indexOf('id="humanish-verify-state"');
+    expect(banner).toBeGreaterThan(-1);
+    // First thing in the page body, before the report's own header.
+    expect(banner).toBeLessThan(body.indexOf("<header"));
+    expect(body).toContain("Local only — not verified for sharing");
+    expect(body).toContain("UNTRUSTED_SIGNER");
+    const index = await (await fetch(server.url)).text();
+    const rowOf = (id: string) => {
+      const row = index.slice(index.indexOf(`href="/runs/${id}/"`));
+      return row.slice(0, row.indexOf("</tr>"));
+    };
+    expect(rowOf("foreign-signer")).toContain("local only: UNTRUSTED_SIGNER");
+    expect(rowOf("terminal-run-1")).toContain("verified · share ready");
+    const own = await (await fetch(`${server.url}runs/terminal-run-1/`)).text();
+    expect(own).not.toContain('id="humanish-verify-state"');
   });
 });

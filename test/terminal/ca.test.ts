@@ -3,7 +3,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isHumanishError } from "../../src/errors.ts";
-import { loadSandboxCa, SANDBOX_CA_MAX_BYTES, SANDBOX_CA_PATH } from "../../src/terminal/ca.ts";
+import { loadSandboxCa, SANDBOX_CA_MAX_BYTES, SANDBOX_CA_PATH, untrustedCertNext } from "../../src/terminal/ca.ts";
 import { tmpProject } from "../routes/terminal/support.ts";
 
 const project = tmpProject();
@@ -45,5 +45,42 @@ describe("loadSandboxCa", () => {
       "HUMANISH_TERMINAL_LAB_CA_INVALID",
     );
     expect(code({ HUMANISH_SANDBOX_CA_CERTS: file("big.pem", CERT + "x".repeat(SANDBOX_CA_MAX_BYTES)) })).toBe("HUMANISH_TERMINAL_LAB_CA_INVALID");
+  });
+
+  test("NODE_EXTRA_CA_CERTS on the host is used when HUMANISH_SANDBOX_CA_CERTS is unset; the humanish variable wins", () => {
+    const host = file("host.pem", CERT);
+    const own = file("own.pem", CERT + CERT);
+    expect(loadSandboxCa({ NODE_EXTRA_CA_CERTS: host })).toMatchObject({ pem: CERT, source: "NODE_EXTRA_CA_CERTS" });
+    expect(loadSandboxCa({ NODE_EXTRA_CA_CERTS: host, HUMANISH_SANDBOX_CA_CERTS: own })).toMatchObject({
+      pem: CERT + CERT,
+      source: "HUMANISH_SANDBOX_CA_CERTS",
+    });
+    // A bad host bundle is refused naming the variable it came from.
+    try {
+      loadSandboxCa({ NODE_EXTRA_CA_CERTS: join(project.dir, "gone.pem") });
+      throw new Error("accepted");
+    } catch (e) {
+      expect(isHumanishError(e, "HUMANISH_TERMINAL_LAB_CA_INVALID")).toBe(true);
+      expect((e as Error).message).toContain(
+        "NODE_EXTRA_CA_CERTS does not name a readable file (used for sandboxes because HUMANISH_SANDBOX_CA_CERTS is unset)",
+      );
+    }
+  });
+});
+
+describe("untrustedCertNext", () => {
+  // npm 10's own words for the two failures an intercepting proxy causes.
+  const selfSigned =
+    "npm error code SELF_SIGNED_CERT_IN_CHAIN\nnpm error errno SELF_SIGNED_CERT_IN_CHAIN\nnpm error request to https://registry.npmjs.org/@openai%2fcodex failed, reason: self-signed certificate in certificate chain";
+  const issuer =
+    "npm error code UNABLE_TO_GET_ISSUER_CERT_LOCALLY\nnpm error request to https://registry.npmjs.org/jq failed, reason: unable to get local issuer certificate";
+
+  test("names HUMANISH_SANDBOX_CA_CERTS (and NODE_EXTRA_CA_CERTS) for either failure; says the bundle lacks the issuer when one was copied", () => {
+    for (const out of [selfSigned, issuer]) {
+      expect(untrustedCertNext(out, false)).toContain("Set HUMANISH_SANDBOX_CA_CERTS on the host");
+      expect(untrustedCertNext(out, false)).toContain("NODE_EXTRA_CA_CERTS is used when it is unset");
+      expect(untrustedCertNext(out, true)).toContain("that bundle lacks the issuer");
+    }
+    expect(untrustedCertNext("npm error 404 Not Found - GET https://registry.npmjs.org/nope", false)).toBeNull();
   });
 });

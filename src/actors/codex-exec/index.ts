@@ -23,6 +23,7 @@
  * sandbox's egress rule (`openai-egress`).
  */
 import { HumanishError } from "../../errors.ts";
+import { untrustedCertNext } from "../../sandbox/tls-trust.ts";
 import type { Sandbox } from "../../sandbox/types.ts";
 import { findActor } from "../registry.ts";
 import { decodeText, runRecordedParticipantCommand, tailText } from "../terminal/exec.ts";
@@ -166,7 +167,11 @@ async function resolveLatest(ctx: PrepareContext, npmEnv: Record<string, string>
     throw new HumanishError(
       "HUMANISH_TERMINAL_LAB_RUNTIME_RESOLVE_FAILED",
       `Could not resolve ${CODEX_PACKAGE}@latest to an exact version inside the sandbox (npm view exited ${r.exitCode}${r.timedOut ? ", timed out" : ""}).`,
-      { next: "Pin execution.runtime.version to an exact version, and make sure the sandbox can reach the npm registry (execution.network: bridge)." },
+      {
+        next:
+          untrustedCertNext(`${r.stderr}\n${r.stdout}`, "NODE_EXTRA_CA_CERTS" in npmEnv) ??
+          "Pin execution.runtime.version to an exact version, and make sure the sandbox can reach the npm registry (execution.network: bridge).",
+      },
     );
   }
   return resolved;
@@ -196,7 +201,11 @@ async function prepareCodex(spec: CodexExecSpec, rt: ActorRuntime, ctx: PrepareC
     throw new HumanishError(
       "HUMANISH_TERMINAL_LAB_RUNTIME_INSTALL_FAILED",
       `npm install ${CODEX_PACKAGE}@${version} failed in the sandbox (exit ${inst.exitCode}${inst.timedOut ? ", timed out" : ""}): ${tailText(inst.stderr.trim() || inst.stdout.trim(), 400)}`,
-      { next: "Check that the version exists (npm view @openai/codex versions) and that the sandbox has network (execution.network: bridge)." },
+      {
+        next:
+          untrustedCertNext(`${inst.stderr}\n${inst.stdout}`, "NODE_EXTRA_CA_CERTS" in npmEnv) ??
+          "Check that the version exists (npm view @openai/codex versions) and that the sandbox has network (execution.network: bridge).",
+      },
     );
   }
   ctx.recorder.lifecycle("terminal-lab.runtime.bootstrapped", `${CODEX_PACKAGE}@${version} installed`);

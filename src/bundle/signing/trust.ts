@@ -47,11 +47,28 @@ export function publicKeyOf(key: KeyObject): string {
   return Buffer.from(String(jwk.x), "base64url").toString("base64");
 }
 
+/**
+ * `text` when it is exactly one PEM block of `label` (e.g. `PRIVATE KEY`) and nothing else but
+ * surrounding whitespace, else null. OpenSSL reads the first block and ignores what follows, so a
+ * second key or pages of junk after the first would otherwise pass unseen.
+ */
+export function singlePemBlock(text: string, label: string): string | null {
+  const t = text.trim();
+  const begin = `-----BEGIN ${label}-----`;
+  const end = `-----END ${label}-----`;
+  if (!t.startsWith(begin) || !t.endsWith(end)) return null;
+  const body = t.slice(begin.length, t.length - end.length);
+  // Base64 lines only: no other BEGIN/END line, no header, no stray text.
+  if (!/^\r?\n(?:[A-Za-z0-9+/=]{1,76}\r?\n)+$/.test(body)) return null;
+  return t;
+}
+
 function trustItem(s: string): { publicKey?: string; fingerprint?: string } | null {
   const t = s.trim();
   if (/^ed25519:[0-9a-f]{32}$/.test(t)) return { fingerprint: t };
   if (rawPublicKey(t)) return { publicKey: t };
   if (t.startsWith("-----BEGIN PUBLIC KEY-----")) {
+    if (singlePemBlock(t, "PUBLIC KEY") === null) return null;
     try {
       const k = createPublicKey({ key: t, format: "pem" });
       if (k.asymmetricKeyType === "ed25519") return { publicKey: publicKeyOf(k) };

@@ -51,27 +51,21 @@ export async function analyzeCommand(ctx: CommandContext): Promise<CommandOutcom
   const dryRun = ctx.flags["dry-run"] === true;
   const runDir = await resolveRunDir(ctx.cwd, strFlag(ctx, "run") ?? "latest");
   const provider = await providerFor(providerName, ctx.env);
-  const controller = new AbortController();
-  const onSignal = () => controller.abort();
-  process.once("SIGINT", onSignal);
-  let o: Awaited<ReturnType<typeof analyzeRun>>;
-  try {
-    o = await analyzeRun({
-      runDir,
-      provider,
-      model: strFlag(ctx, "model") ?? null,
-      question: strFlag(ctx, "question") ?? null,
-      maxCostUsd: usdFlag(strFlag(ctx, "max-cost")),
-      maxOutputTokens: ctx.flags["max-output-tokens"] === undefined ? null : intFlag(ctx, "max-output-tokens", 0, "HUMANISH_ANALYSIS_CONFIG_INVALID"),
-      timeoutMs: intFlag(ctx, "timeout-ms", ANALYSIS_TIMEOUT_MS, "HUMANISH_ANALYSIS_CONFIG_INVALID", 1),
-      dryRun,
-      rerun: ctx.flags.rerun === true,
-      signal: controller.signal,
-      secrets: ctx.secrets,
-    });
-  } finally {
-    process.removeListener("SIGINT", onSignal);
-  }
+  // SIGINT/SIGTERM abort the request (ctx.signal, trapped by the CLI); the attempt is still
+  // stored with its diagnostics, and the CLI then exits 130/143.
+  const o = await analyzeRun({
+    runDir,
+    provider,
+    model: strFlag(ctx, "model") ?? null,
+    question: strFlag(ctx, "question") ?? null,
+    maxCostUsd: usdFlag(strFlag(ctx, "max-cost")),
+    maxOutputTokens: ctx.flags["max-output-tokens"] === undefined ? null : intFlag(ctx, "max-output-tokens", 0, "HUMANISH_ANALYSIS_CONFIG_INVALID"),
+    timeoutMs: intFlag(ctx, "timeout-ms", ANALYSIS_TIMEOUT_MS, "HUMANISH_ANALYSIS_CONFIG_INVALID", 1),
+    dryRun,
+    rerun: ctx.flags.rerun === true,
+    signal: ctx.signal,
+    secrets: ctx.secrets,
+  });
   const accepted = o.dryRun || o.status === "complete" || o.status === "partial";
   const result = {
     schema: ctx.spec.schema,

@@ -17,6 +17,11 @@ export interface CommandContext {
   secrets: string[];
   json: boolean;
   io: CliIO;
+  /**
+   * Aborts (reason `SIGINT` or `SIGTERM`) on the first signal, for commands whose spec sets
+   * `interrupts: "trap"`; never aborts for the others (the signal's default action ends them).
+   */
+  signal: AbortSignal;
 }
 
 /** A command handler: returns the envelope (and human text); throws HumanishError on failure. */

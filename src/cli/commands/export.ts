@@ -41,12 +41,13 @@ export async function exportCommand(ctx: CommandContext): Promise<CommandOutcome
     });
   }
   const outDir = outFlag !== undefined ? resolve(ctx.cwd, outFlag) : resolve(ctx.cwd, ".humanish", "exports", runId, "atif");
-  const r = await exportAtif({ runDir, outDir, trust: defaultTrust(ctx.env), secrets: ctx.secrets, force: ctx.flags.force === true });
+  const r = await exportAtif({ runDir, outDir, trust: defaultTrust(ctx.env), secrets: ctx.secrets, force: ctx.flags.force === true, signal: ctx.signal });
   const rel = (p: string) => relative(ctx.cwd, p) || ".";
   const human = [
     `exported ${r.exported.length} trajectory file(s) (ATIF-v1.4) from verified run ${r.runId} to ${rel(r.outDir)}`,
     ...r.exported.map(
-      (s) => `  ${s.participantId}: ${rel(s.path)} · ${s.steps} steps · ${s.toolCalls} tool calls${s.screenshots ? ` · ${s.screenshots} screenshots` : ""}`,
+      (s) =>
+        `  ${s.participantId}: ${rel(s.path)} · ${s.steps} steps · ${s.toolCalls} tool calls${s.screenshots ? ` · ${s.screenshots} screenshots` : ""}${s.images.length ? ` (${s.images.length} image file(s) beside it)` : ""}`,
     ),
     ...r.skipped.map((s) => `  skipped ${s.participantId}: ${s.reason}`),
   ].join("\n");
@@ -58,7 +59,7 @@ export async function exportCommand(ctx: CommandContext): Promise<CommandOutcome
       format,
       schemaVersion: "ATIF-v1.4",
       outDir: rel(r.outDir),
-      exported: r.exported.map((s) => ({ ...s, path: rel(s.path) })),
+      exported: r.exported.map((s) => ({ ...s, path: rel(s.path), images: s.images.map(rel) })),
       skipped: r.skipped,
     },
     human,

@@ -8,6 +8,7 @@ import { type LabConfig, type LabOrigin, type LoadedLab, listLabs, loadLab, MAX_
 import { runStudy, type StudyContext, type StudyResult } from "../../routes/index.ts";
 import { decideQuickStartMode } from "../../runtime/quick-start.ts";
 import { secretIn } from "../../secrets/index.ts";
+import { SIGNAL_EXIT_CODE, trapInterrupts } from "../interrupt.ts";
 import { type CommandOutcome, failure, inertText } from "../output.ts";
 import { createProgressDisplay } from "../progress.ts";
 import { type CommandContext, strFlag } from "./context.ts";
@@ -98,36 +99,27 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
     }
   }
 
-  const controller = new AbortController();
-  let interrupted: "SIGINT" | "SIGTERM" | undefined;
-  let announced = false;
   // The first signal decides the outcome and the exit code. Later ones never cut the finish
   // short: a process that quits mid-cleanup leaves no run.json and a status stuck "running",
   // while the cleanup itself is bounded (every release step and hook has its own deadline).
-  const onSignal = (sig: "SIGINT" | "SIGTERM") => () => {
-    if (!interrupted) {
-      interrupted = sig;
+  const trap = trapInterrupts({
+    first: (sig) => {
       if (!ctx.json) ctx.io.stderr(`\nhumanish: ${sig} — stopping the participant, then releasing its sandbox and writing the bundle\n`);
-      controller.abort(sig);
-    } else if (!announced) {
-      announced = true;
-      if (!ctx.json) ctx.io.stderr("humanish: cleanup is running and every step of it has a deadline; the bundle is written when it ends\n");
-    }
-  };
-  const sigint = onSignal("SIGINT");
-  const sigterm = onSignal("SIGTERM");
-  process.on("SIGINT", sigint);
-  process.on("SIGTERM", sigterm);
+    },
+    repeat: (_sig, count) => {
+      if (count === 1 && !ctx.json) ctx.io.stderr("humanish: cleanup is running and every step of it has a deadline; the bundle is written when it ends\n");
+    },
+  });
 
   if (quickStart) {
-    const decided = await quickStartMode(ctx, route, controller.signal);
+    const decided = await quickStartMode(ctx, route, trap.signal);
+    const interrupted = trap.received;
     if (interrupted) {
-      process.off("SIGINT", sigint);
-      process.off("SIGTERM", sigterm);
+      trap.release();
       const stopped = new HumanishError("HUMANISH_INTERRUPTED", `interrupted by ${interrupted} before the study started; nothing was run`, {
         next: "humanish lab run default",
       });
-      return { ...failure("humanish.lab-run-result.v1", stopped, { lab: loaded.config.id, interrupted }), exitCode: interrupted === "SIGINT" ? 130 : 143 };
+      return { ...failure("humanish.lab-run-result.v1", stopped, { lab: loaded.config.id, interrupted }), exitCode: SIGNAL_EXIT_CODE[interrupted] };
     }
     ({ mode, modeReason } = decided);
   }
@@ -144,7 +136,7 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
     mode,
     env: ctx.env,
     secrets: ctx.secrets,
-    signal: controller.signal,
+    signal: trap.signal,
     progress: display ? (e) => display.update(e) : () => {},
     ...(scorer ? { scorer } : {}),
   };
@@ -153,17 +145,17 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
     result = await runStudy(study);
   } catch (e) {
     // Interrupted before the run existed (e.g. during preflight or an image build): still 130/143.
+    const interrupted = trap.received;
     if (interrupted) {
       const outcome = failure("humanish.lab-run-result.v1", e, { lab: loaded.config.id, interrupted });
-      return { ...outcome, exitCode: interrupted === "SIGINT" ? 130 : 143 };
+      return { ...outcome, exitCode: SIGNAL_EXIT_CODE[interrupted] };
     }
     throw e;
   } finally {
     display?.done();
-    process.off("SIGINT", sigint);
-    process.off("SIGTERM", sigterm);
+    trap.release();
   }
-  const why = result.interrupted ?? interrupted;
+  const why = result.interrupted ?? trap.received;
   const schema = route === "terminal" ? "humanish.terminal-lab-result.v1" : "humanish.browser-lab-result.v1";
   // Project-relative, so scripts can use it (an absolute local path is redacted from stdout).
   const runDir = relative(ctx.cwd, result.runDir) || result.runDir;
@@ -184,7 +176,7 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
       next: `humanish verify --run ${result.runId}`,
     };
   }
-  return { result: envelope, human: renderStudy(envelope), exitCode: why ? (why === "SIGINT" ? 130 : 143) : envelope.ok ? 0 : 2 };
+  return { result: envelope, human: renderStudy(envelope), exitCode: why ? SIGNAL_EXIT_CODE[why] : envelope.ok ? 0 : 2 };
 }
 
 /**

@@ -106,7 +106,7 @@ export async function reportCommand(ctx: CommandContext): Promise<CommandOutcome
 export async function serveCommand(ctx: CommandContext): Promise<CommandOutcome> {
   const { startLibraryServer } = await import("../../report/index.ts");
   const port = intFlag(ctx, "port", 0, "HUMANISH_INVALID_PORT");
-  const server = await startLibraryServer({ cwd: ctx.cwd, host: strFlag(ctx, "host") ?? "127.0.0.1", port });
+  const server = await startLibraryServer({ cwd: ctx.cwd, host: strFlag(ctx, "host") ?? "127.0.0.1", port, trust: defaultTrust(ctx.env) });
   if (ctx.json) ctx.io.stdout(`${JSON.stringify({ schema: ctx.spec.schema, ok: true, url: server.url, mode: "loopback" })}\n`);
   else ctx.io.stderr(`serving the run library at ${server.url} (Ctrl+C to stop)\n`);
   const sig = await new Promise<"SIGINT" | "SIGTERM">((res) => {

@@ -2,9 +2,9 @@
  * `humanish types [--out FILE]` — the product adapter contract as a self-contained `.d.ts`
  * (src/adapters/contract.ts), so an adapter can be type-checked without a humanish checkout.
  */
-import { writeFile } from "node:fs/promises";
 import { relative, resolve } from "node:path";
 import { renderContractTypes } from "../../adapters/contract.ts";
+import { writeUserFileSync } from "../../bundle/safe-write.ts";
 import { sha256Hex } from "../../bytes/sha256.ts";
 import { HumanishError } from "../../errors.ts";
 import { VERSION } from "../../version.ts";
@@ -13,8 +13,10 @@ import { type CommandContext, strFlag } from "./context.ts";
 
 /**
  * Without `--out`, print the declarations (human mode) or carry them as `types` (`--json`).
- * With `--out FILE` (relative to `--cwd`), write them there, replacing an older copy.
- * @throws HumanishError HUMANISH_TYPES_WRITE_FAILED when the file cannot be written
+ * With `--out FILE` (relative to `--cwd`), write them there; an older copy is replaced only
+ * with `--force`, and never through a symlink or into a FIFO.
+ * @throws HumanishError HUMANISH_OUTPUT_EXISTS / HUMANISH_OUTPUT_UNSAFE (see src/bundle/safe-write.ts),
+ *         HUMANISH_TYPES_WRITE_FAILED when the file cannot be written
  */
 export async function typesCommand(ctx: CommandContext): Promise<CommandOutcome> {
   const text = renderContractTypes();
@@ -29,14 +31,7 @@ export async function typesCommand(ctx: CommandContext): Promise<CommandOutcome>
     throw new HumanishError("HUMANISH_TYPES_WRITE_FAILED", `--out ${JSON.stringify(out)} must name a .d.ts file`, { next: "pass e.g. --out humanish.d.ts" });
   }
   const abs = resolve(ctx.cwd, out);
-  try {
-    await writeFile(abs, text, { mode: 0o644 });
-  } catch (e) {
-    throw new HumanishError("HUMANISH_TYPES_WRITE_FAILED", `could not write ${out}: ${(e as NodeJS.ErrnoException).code ?? "error"}`, {
-      next: "check that the folder exists and is writable",
-      cause: e,
-    });
-  }
+  writeUserFileSync(abs, text, { force: ctx.flags.force === true, label: `--out ${out}`, flag: "--out", codes: { failed: "HUMANISH_TYPES_WRITE_FAILED" } });
   const shown = relative(ctx.cwd, abs) || out;
   return {
     result: { schema: ctx.spec.schema, ok: true, version: VERSION, out: shown, bytes, sha256: digest },

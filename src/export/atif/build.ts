@@ -47,6 +47,11 @@ export interface SeatEvidence {
   ledger?: { observedModels: readonly string[]; requests: readonly LedgerRequest[] };
   /** Version of humanish doing the export. */
   humanishVersion: string;
+  /**
+   * Where a screenshot at a bundle path is, relative to the trajectory file (the exporter copies
+   * it there). Absent: references stay bundle paths, relative to the run directory.
+   */
+  imageRef?: (bundlePath: string) => string;
 }
 
 interface Draft {
@@ -223,7 +228,8 @@ class StepBuilder {
   }
 
   private screenshot(it: TraceItem): void {
-    const path = it.screenshotRef?.path;
+    const kept = it.screenshotRef?.path;
+    const path = kept && this.ev.imageRef ? this.ev.imageRef(kept) : kept;
     const content = path ? `screenshot: ${path}` : `screenshot ${it.title} (not kept in the bundle)`;
     const c = this.cur;
     if (c && c.calls.length > 0) {
@@ -346,7 +352,7 @@ export function buildTrajectory(ev: SeatEvidence): AtifTrajectory {
     notes: [
       `Exported by humanish ${ev.humanishVersion} from the verified run ${ev.bundle.runId} (lab ${ev.bundle.lab.id}), participant ${ev.participant.id} (${t.actorType}), trace ${ev.tracePath}.`,
       perResponse
-        ? "Each agent step is one model response; screenshot paths are relative to the run directory."
+        ? `Each agent step is one model response; screenshot paths are relative to ${ev.imageRef ? "this trajectory file" : "the run directory"}.`
         : "The trace records no model-response boundaries: each agent step is the reasoning and message before one tool call, that call and its output; token usage is known per turn only, so it appears in final_metrics.",
       "The first step lists the study's task goals; the last is humanish's record of how the participant ended and what the hidden checks found.",
     ].join(" "),

@@ -1,15 +1,18 @@
 /**
  * `humanish export --format atif`: every seat of a verified run as an ATIF v1.4 trajectory
- * file, `<out>/<participantId>.trajectory.json`. The bundle is verified first and every file
+ * file, `<out>/<participantId>.trajectory.json`, and the seat's screenshots beside it in
+ * `<out>/<participantId>/images/`, referenced relative to the trajectory file (so the export
+ * reads on its own, without the run directory). The bundle is verified first and every file
  * read is checked against its listed SHA-256; each trajectory is scrubbed (the run's secret
  * values, then secret and local-path shapes) and passes our own validator before it is
  * written. A seat without a trace (it never started) is listed as skipped, with why; a run
  * where no seat has one is an error. Existing files are replaced only when asked, and a
  * symlink at a target name is never written through.
  */
-import { closeSync, constants, lstatSync, mkdirSync, openSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { lstatSync, mkdirSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { createRedactor } from "../../bundle/redact.ts";
+import { checkUserTargets, type SafeWriteOptions, writeUserFileSync } from "../../bundle/safe-write.ts";
 import { ActorTraceSchema, type RunBundle, type RunParticipant } from "../../bundle/schemas.ts";
 import type { TrustSet } from "../../bundle/signing/keys.ts";
 import { HumanishError } from "../../errors.ts";
@@ -25,6 +28,25 @@ export { type AtifValidation, type AtifValidationError, validateAtif } from "./v
 
 /** Largest trace or ledger read (bytes); the verifier bounds them too. */
 const MAX_JSON_BYTES = 64 * 1024 * 1024;
+/** Largest screenshot copied (bytes); the PNG gate admitted every one far below this. */
+const MAX_IMAGE_BYTES = 32 * 1024 * 1024;
+
+/** A participant id as one safe file-name segment. */
+function fileSegment(pid: string): string {
+  return pid.replace(/[^A-Za-z0-9._-]/g, "_");
+}
+
+/** Where a seat's screenshot goes, relative to the export directory (and so to its trajectory file). */
+function imageRefOf(pid: string, bundlePath: string): string {
+  const name = bundlePath.replace(/^screenshots\//, "").replace(/[^A-Za-z0-9._-]/g, "_");
+  return `${fileSegment(pid)}/images/${name}`;
+}
+
+/** The bundle paths of the screenshots a trace keeps, in trace order, each once. */
+function keptScreenshots(trace: SeatEvidence["trace"]): string[] {
+  const paths = trace.items.flatMap((it) => (it.kind === "screenshot" && it.screenshotRef?.path ? [it.screenshotRef.path] : []));
+  return [...new Set(paths)];
+}
 
 /** One written trajectory. */
 export interface ExportedSeat {
@@ -34,6 +56,8 @@ export interface ExportedSeat {
   steps: number;
   toolCalls: number;
   screenshots: number;
+  /** Absolute paths of the screenshots copied beside the trajectory. */
+  images: string[];
 }
 
 /** What an export did. */
@@ -89,6 +113,7 @@ function seatEvidence(runDir: string, b: RunBundle, p: RunParticipant): SeatEvid
     tasks: b.tasks.filter((x) => x.participantId === p.id || (x.participantId === undefined && one)),
     ...(ledger ? { ledger } : {}),
     humanishVersion: VERSION,
+    imageRef: (path) => imageRefOf(p.id, path),
   };
 }
 
@@ -102,39 +127,44 @@ export interface AtifExportOptions {
   secrets: readonly string[];
   /** Replace trajectory files already in `outDir` (a symlink at a target is refused even then). */
   force?: boolean;
+  /** Stops the export between two files (SIGINT/SIGTERM); what was written stays whole. */
+  signal?: AbortSignal;
+}
+
+/** @throws HumanishError HUMANISH_INTERRUPTED when `signal` has aborted. */
+function stopIfAborted(signal: AbortSignal | undefined, done: number): void {
+  if (!signal?.aborted) return;
+  throw new HumanishError(
+    "HUMANISH_INTERRUPTED",
+    `the export was interrupted by ${signal.reason === "SIGTERM" ? "SIGTERM" : "SIGINT"} after ${done} file(s); each file written is whole`,
+    {
+      next: "run the export again (with --force to replace the files already written)",
+    },
+  );
 }
 
 /**
- * Refuse before writing anything: a target that is a symlink (writing would follow it), or
- * that is not a regular file, or any existing file without `force`.
+ * Refuse an image folder below `outDir` (the seat folder or its `images/`) that exists and is a
+ * symlink or not a directory: writing into it would put the images somewhere else.
+ * @throws HumanishError HUMANISH_EXPORT_TARGET_EXISTS
  */
-function checkTargets(paths: readonly string[], force: boolean): void {
-  for (const path of paths) {
-    let st: ReturnType<typeof lstatSync> | undefined;
+function checkRealDirs(outDir: string, dir: string): void {
+  for (let d = dir; d.length > outDir.length && d.startsWith(outDir); d = dirname(d)) {
+    let st: ReturnType<typeof lstatSync>;
     try {
-      st = lstatSync(path);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === "ENOENT") continue;
-      throw e;
+      st = lstatSync(d);
+    } catch {
+      continue;
     }
-    const why = st.isSymbolicLink() ? "is a symlink (never followed)" : !st.isFile() ? "exists and is not a regular file" : force ? null : "already exists";
-    if (why) {
-      throw new HumanishError("HUMANISH_EXPORT_TARGET_EXISTS", `${path} ${why}; nothing was written`, {
-        next: st.isFile() && !st.isSymbolicLink() ? "pass --force to replace it, or --out another directory" : "remove it, or pass --out another directory",
-      });
+    if (st.isSymbolicLink() || !st.isDirectory()) {
+      throw new HumanishError(
+        "HUMANISH_EXPORT_TARGET_EXISTS",
+        `${d} is ${st.isSymbolicLink() ? "a symlink (never followed)" : "not a directory"}; nothing was written`,
+        {
+          next: "remove it, or pass --out another directory",
+        },
+      );
     }
-  }
-}
-
-/** Write a file without following a symlink at its name: O_NOFOLLOW always, O_EXCL unless replacing. */
-function writeNoFollow(path: string, text: string, replace: boolean): void {
-  const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | (replace ? constants.O_TRUNC : constants.O_EXCL);
-  const fd = openSync(path, flags, 0o644);
-  try {
-    // writeFileSync on a descriptor loops until every byte is written.
-    writeFileSync(fd, text);
-  } finally {
-    closeSync(fd);
   }
 }
 
@@ -145,17 +175,20 @@ function writeNoFollow(path: string, text: string, replace: boolean): void {
  *         HUMANISH_EXPORT_INVALID_TRAJECTORY (a built trajectory failed our validator: a bug, the
  *         errors are in `details`), HUMANISH_EXPORT_NOTHING_TO_EXPORT (no seat has a trace),
  *         HUMANISH_EXPORT_TARGET_EXISTS (a target exists without `force`, or is a symlink or not a
- *         regular file; checked for every seat before anything is written), HUMANISH_EXPORT_WRITE_FAILED
+ *         regular file; checked for every seat before anything is written), HUMANISH_EXPORT_WRITE_FAILED,
+ *         HUMANISH_INTERRUPTED (`signal` aborted; checked before each file)
  */
 export async function exportAtif(opts: AtifExportOptions): Promise<AtifExportResult> {
+  stopIfAborted(opts.signal, 0);
   const b = await loadVerifiedBundle(opts.runDir, opts.trust);
+  stopIfAborted(opts.signal, 0);
   if (b.mode === "dry-run") {
     throw new HumanishError("HUMANISH_EXPORT_DRY_RUN", `run ${b.runId} is a dry run: contract only, nobody ran, so there is no trajectory to export`, {
       next: `run the lab live (humanish lab run ${labRunArg(b)} --live), then export that run`,
     });
   }
   const redactor = createRedactor(opts.secrets);
-  const built: { pid: string; trajectory: AtifTrajectory }[] = [];
+  const built: { pid: string; trajectory: AtifTrajectory; images: string[] }[] = [];
   const skipped: AtifExportResult["skipped"] = [];
   for (const p of b.participants) {
     const ev = seatEvidence(opts.runDir, b, p);
@@ -175,7 +208,7 @@ export async function exportAtif(opts: AtifExportOptions): Promise<AtifExportRes
         },
       );
     }
-    built.push({ pid: p.id, trajectory });
+    built.push({ pid: p.id, trajectory, images: keptScreenshots(ev.trace) });
   }
   if (built.length === 0) {
     throw new HumanishError("HUMANISH_EXPORT_NOTHING_TO_EXPORT", `run ${b.runId} has no trajectory to export: ${skipped.map((s) => s.reason).join("; ")}`, {
@@ -183,34 +216,48 @@ export async function exportAtif(opts: AtifExportOptions): Promise<AtifExportRes
       details: { skipped },
     });
   }
-  const targets = built.map(({ pid }) => join(opts.outDir, `${pid.replace(/[^A-Za-z0-9._-]/g, "_")}.trajectory.json`));
+  const targets = built.map(({ pid }) => join(opts.outDir, `${fileSegment(pid)}.trajectory.json`));
+  const images = built.flatMap(({ pid, images }) => images.map((src) => ({ src, dest: join(opts.outDir, imageRefOf(pid, src)) })));
+  const safe: SafeWriteOptions = {
+    force: opts.force === true,
+    label: `in --out ${opts.outDir}`,
+    flag: "--out",
+    codes: { exists: "HUMANISH_EXPORT_TARGET_EXISTS", unsafe: "HUMANISH_EXPORT_TARGET_EXISTS", failed: "HUMANISH_EXPORT_WRITE_FAILED" },
+  };
+  // Every target is checked before the first is written, so a refused export writes nothing;
+  // an image folder that is a symlink would carry the images elsewhere, so it is refused too.
+  checkUserTargets([...targets, ...images.map((i) => i.dest)], safe);
+  const imageDirs = [...new Set(images.map((i) => dirname(i.dest)))];
+  for (const dir of imageDirs) checkRealDirs(opts.outDir, dir);
   try {
-    checkTargets(targets, opts.force === true);
+    mkdirSync(opts.outDir, { recursive: true });
+    for (const dir of imageDirs) mkdirSync(dir, { recursive: true });
   } catch (e) {
-    if (e instanceof HumanishError) throw e;
-    throw new HumanishError("HUMANISH_EXPORT_WRITE_FAILED", `cannot check the targets in ${opts.outDir}: ${(e as Error).message}`, {
-      next: "pass --out a directory you can read and write",
+    throw new HumanishError("HUMANISH_EXPORT_WRITE_FAILED", `cannot create ${opts.outDir}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, {
+      next: "pass --out a directory you can write",
       cause: e,
     });
   }
+  // Images first: a trajectory never names a file that is not there yet.
+  let written = 0;
+  for (const { src, dest } of images) {
+    stopIfAborted(opts.signal, written);
+    writeUserFileSync(dest, readVerifiedArtifact(opts.runDir, b, src, MAX_IMAGE_BYTES), safe);
+    written += 1;
+  }
   const exported: ExportedSeat[] = [];
-  try {
-    mkdirSync(opts.outDir, { recursive: true });
-    for (const [i, { pid, trajectory }] of built.entries()) {
-      const path = targets[i]!;
-      writeNoFollow(path, `${JSON.stringify(trajectory, null, 2)}\n`, opts.force === true);
-      exported.push({
-        participantId: pid,
-        path,
-        steps: trajectory.steps.length,
-        toolCalls: trajectory.steps.reduce((a, s) => a + (s.tool_calls?.length ?? 0), 0),
-        screenshots: trajectory.steps.reduce((a, s) => a + (Array.isArray(s.extra?.screenshots) ? s.extra.screenshots.length : 0), 0),
-      });
-    }
-  } catch (e) {
-    throw new HumanishError("HUMANISH_EXPORT_WRITE_FAILED", `cannot write the trajectories to ${opts.outDir}: ${(e as Error).message}`, {
-      next: "pass --out a directory you can write",
-      cause: e,
+  for (const [i, { pid, trajectory, images: shots }] of built.entries()) {
+    const path = targets[i]!;
+    stopIfAborted(opts.signal, written);
+    writeUserFileSync(path, `${JSON.stringify(trajectory, null, 2)}\n`, safe);
+    written += 1;
+    exported.push({
+      participantId: pid,
+      path,
+      steps: trajectory.steps.length,
+      toolCalls: trajectory.steps.reduce((a, s) => a + (s.tool_calls?.length ?? 0), 0),
+      screenshots: trajectory.steps.reduce((a, s) => a + (Array.isArray(s.extra?.screenshots) ? s.extra.screenshots.length : 0), 0),
+      images: shots.map((src) => join(opts.outDir, imageRefOf(pid, src))),
     });
   }
   return { runId: b.runId, outDir: opts.outDir, exported, skipped };

@@ -59,7 +59,7 @@ export interface E2BTerminalLaneOptions {
   latest: LatestVersion;
   /** The command's env (the host's artifact cache for the pinned Node). */
   env: Record<string, string | undefined>;
-  /** Extra CA trust for sandboxes behind an intercepting HTTPS proxy (`HUMANISH_SANDBOX_CA_CERTS`), if set. */
+  /** Extra CA trust for sandboxes behind an intercepting HTTPS proxy (`HUMANISH_SANDBOX_CA_CERTS`, else `NODE_EXTRA_CA_CERTS`), if set. */
   ca: SandboxCa | undefined;
   /** Study-level lifecycle events a one-seat study keeps in its seat's ledger. */
   preamble: readonly { event: string; message: string }[];
@@ -186,7 +186,7 @@ function e2bSeat(o: E2BTerminalLaneOptions, egress: EgressPlan, seat: SeatSpec, 
               "HUMANISH_TERMINAL_LAB_CA_INVALID",
               `the extra CA bundle could not be joined to ${SYSTEM_CA_BUNDLE} in the sandbox (exit ${r.exitCode})`,
               {
-                next: "Use a template with ca-certificates installed, or unset HUMANISH_SANDBOX_CA_CERTS.",
+                next: `Use a template with ca-certificates installed, or unset ${o.ca.source}.`,
               },
             );
           }

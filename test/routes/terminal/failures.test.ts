@@ -5,7 +5,7 @@
  * container left.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { verifyRun } from "../../../src/bundle/verify.ts";
 import { runTerminalStudy } from "../../../src/routes/terminal/index.ts";
@@ -119,4 +119,34 @@ describe("a failing install command", () => {
     expect(v.checks.filter((c) => !c.ok)).toEqual([]);
     expect(await containersOfRun(runId)).toEqual([]);
   }, 120_000);
+
+  test("npm's SELF_SIGNED_CERT_IN_CHAIN: next names HUMANISH_SANDBOX_CA_CERTS; the host's NODE_EXTRA_CA_CERTS reaches the sandbox", async () => {
+    const npmSaid =
+      "npm error code SELF_SIGNED_CERT_IN_CHAIN; npm error request to https://registry.npmjs.org/jq failed, reason: self-signed certificate in certificate chain";
+    const text = lab({ steps: ["touch done.txt"], install: [`echo ${JSON.stringify(npmSaid)} >&2; exit 1`] });
+    const plain = await live(text);
+    expect(plain.r.error?.code).toBe("HUMANISH_TERMINAL_LAB_INSTALL_FAILED");
+    expect(plain.r.error?.next).toContain("Set HUMANISH_SANDBOX_CA_CERTS on the host");
+    // With only NODE_EXTRA_CA_CERTS set on the host, its bundle is copied in and npm pointed at it.
+    await requireDocker();
+    const pem = join(project.dir, "proxy-ca.pem");
+    writeFileSync(pem, "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUQ0FURVNU\n-----END CERTIFICATE-----\n");
+    const runId = testRunId("fail-ca");
+    runIds.push(runId);
+    const probe = `test -s "$NODE_EXTRA_CA_CERTS" && echo "trusting $NODE_EXTRA_CA_CERTS"; echo ${JSON.stringify(npmSaid)} >&2; exit 1`;
+    const caText = lab({ steps: ["touch done.txt"], install: [probe] });
+    const r = await runTerminalStudy(
+      studyContext({
+        cwd: project.dir,
+        lab: labFromText(caText),
+        text: caText,
+        runId,
+        mode: "live",
+        env: { PATH: process.env.PATH, NODE_EXTRA_CA_CERTS: pem },
+      }),
+    );
+    expect(readFileSync(join(r.runDir, "provision.log"), "utf8")).toContain("trusting /opt/humanish-ca-bundle.pem");
+    expect(r.error?.next).toContain("that bundle lacks the issuer");
+    expect(await containersOfRun(runId)).toEqual([]);
+  }, 180_000);
 });
