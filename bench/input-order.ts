@@ -52,7 +52,17 @@ interface SeatTally {
   refused: number;
   reasons: string[];
 }
-const empty = (): SeatTally => ({ seats: 0, goal: 0, inputNotApplied: 0, hostStarved: 0, otherHarness: 0, findings: 0, openNotSettled: 0, refused: 0, reasons: [] });
+const empty = (): SeatTally => ({
+  seats: 0,
+  goal: 0,
+  inputNotApplied: 0,
+  hostStarved: 0,
+  otherHarness: 0,
+  findings: 0,
+  openNotSettled: 0,
+  refused: 0,
+  reasons: [],
+});
 
 interface Participant {
   id: string;
@@ -115,9 +125,7 @@ function pressure(): string {
     .join(" ")} on ${availableParallelism()} cores; ${psi}`;
 }
 
-const busy = Array.from({ length: loops }, () =>
-  Bun.spawn(["timeout", String(BUSY_BOUND_S), "yes"], { stdout: "ignore", stderr: "ignore", stdin: "ignore" }),
-);
+const busy = Array.from({ length: loops }, () => Bun.spawn(["timeout", String(BUSY_BOUND_S), "yes"], { stdout: "ignore", stderr: "ignore", stdin: "ignore" }));
 const tallies = new Map<string, SeatTally>([[candidate, empty()]]);
 if (baseline) tallies.set(baseline, empty());
 const started = performance.now();
@@ -145,5 +153,7 @@ if (baseline) {
   const c = tallies.get(candidate)!;
   const b = tallies.get(baseline)!;
   const ratio = (x: number, y: number) => (y === 0 ? (x === 0 ? "0/0" : "∞") : (x / y).toFixed(2));
-  console.log(`\nratios candidate/baseline: input not applied ${ratio(c.inputNotApplied, b.inputNotApplied)}; product findings ${ratio(c.findings, b.findings)}; reached the goal ${ratio(c.goal, b.goal)}`);
+  console.log(
+    `\nratios candidate/baseline: input not applied ${ratio(c.inputNotApplied, b.inputNotApplied)}; product findings ${ratio(c.findings, b.findings)}; reached the goal ${ratio(c.goal, b.goal)}`,
+  );
 }
