@@ -37,7 +37,7 @@ import { admitTypedText, screenPoint as point } from "./contract.ts";
 import { decodeXwd, encodePng, perceptualSignature } from "./frame.ts";
 import { MODIFIER_KEYSYMS } from "./keys.ts";
 import { captureXwd, type NativeEnv, xdotool } from "./native.ts";
-import { type GuestPage, PAGE_KEYS } from "./page.ts";
+import type { GuestPage } from "./page.ts";
 import { xdotoolArgsForChord } from "./plan.ts";
 
 /** Max wheel steps (horizontal + vertical) one scroll may send. */
@@ -157,9 +157,6 @@ export function createGuestExecutor(opts: GuestExecutorOptions): GuestExecutor {
   let terminal = false;
   let armed = false;
   let dispatchedCount = 0;
-  // The browser's own keyboard focus may be in its chrome (after Ctrl+L and address-bar text),
-  // until the page takes it back (content text, a click).
-  let chromeKeyboard = false;
   // Native input was sent since the page last confirmed it had caught up (see focusAfterInput).
   let nativeSinceCheck = false;
 
@@ -253,19 +250,6 @@ export function createGuestExecutor(opts: GuestExecutorOptions): GuestExecutor {
         // Answered only after the renderer committed the text (see the module comment).
         await page.insertText(steps[0].text);
         armed = false;
-        chromeKeyboard = false;
-        return;
-      }
-      // A single named key for the page goes on the page's own channel, with its text: Chromium's
-      // keyboard focus can still sit in the address bar after a navigation from it while CDP text
-      // already reached the page, and a native key would then go to the address bar instead.
-      const pageKey =
-        action.kind === "keypress" && action.keys.length === 1 ? PAGE_KEYS[steps[0]?.kind === "xdotool" ? (steps[0].args[2] ?? "") : ""] : undefined;
-      if (pageKey && !armed && !chromeKeyboard && page.sole && !page.dialogSeen) {
-        if (signal.aborted) throw cuaError("session_revoked", "not_dispatched", "authority withdrawn before input");
-        dispatched = true;
-        dispatchedCount++;
-        await page.pressKey(pageKey);
         return;
       }
       for (const step of steps) {
@@ -274,7 +258,6 @@ export function createGuestExecutor(opts: GuestExecutorOptions): GuestExecutor {
         } else if (step.kind === "chrome_text") {
           // Address bar: re-send Ctrl+L natively, then type the ASCII text from stdin.
           armed = false;
-          chromeKeyboard = true;
           await send(["key", "--clearmodifiers", "ctrl+l"]);
           if (!page.sole || page.dialogSeen) throw cuaError("action_rejected", "outcome_uncertain", "type: the page changed after Ctrl+L");
           await send(["type", "--clearmodifiers", "--delay", "0", "--file", "-"], new TextEncoder().encode(step.text));
@@ -290,8 +273,6 @@ export function createGuestExecutor(opts: GuestExecutorOptions): GuestExecutor {
         await opts.fence();
       }
       if (steps.some((s) => s.kind === "xdotool")) armed = isCtrlL;
-      if (isCtrlL) chromeKeyboard = true;
-      if (action.kind === "click" || action.kind === "double_click") chromeKeyboard = false;
       if (signal.aborted && dispatched) throw cuaError("session_revoked", "outcome_uncertain", "authority withdrawn during the action");
     } catch (e) {
       // Never release a held mouse button after revocation: a release can click or drop.

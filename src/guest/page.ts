@@ -39,32 +39,6 @@ const PAGE_FACTS = `JSON.stringify({
   scrollY: Number(window.scrollY) || 0
 })`;
 
-/** One key the page receives over CDP: DOM `key`/`code`, the Windows key code, and the text it types. */
-export interface PageKey {
-  key: string;
-  code: string;
-  keyCode: number;
-  text?: string;
-}
-
-/** Keys (by xdotool keysym) a page receives over CDP when they are pressed alone. */
-export const PAGE_KEYS: Readonly<Record<string, PageKey>> = Object.freeze({
-  Return: { key: "Enter", code: "Enter", keyCode: 13, text: "\r" },
-  Tab: { key: "Tab", code: "Tab", keyCode: 9 },
-  space: { key: " ", code: "Space", keyCode: 32, text: " " },
-  Escape: { key: "Escape", code: "Escape", keyCode: 27 },
-  BackSpace: { key: "Backspace", code: "Backspace", keyCode: 8 },
-  Delete: { key: "Delete", code: "Delete", keyCode: 46 },
-  Home: { key: "Home", code: "Home", keyCode: 36 },
-  End: { key: "End", code: "End", keyCode: 35 },
-  Prior: { key: "PageUp", code: "PageUp", keyCode: 33 },
-  Next: { key: "PageDown", code: "PageDown", keyCode: 34 },
-  Left: { key: "ArrowLeft", code: "ArrowLeft", keyCode: 37 },
-  Up: { key: "ArrowUp", code: "ArrowUp", keyCode: 38 },
-  Right: { key: "ArrowRight", code: "ArrowRight", keyCode: 39 },
-  Down: { key: "ArrowDown", code: "ArrowDown", keyCode: 40 },
-});
-
 /** Page facts for an observation (strings ≤ 64 KiB UTF-8 each, cut at a code point). */
 export interface PageFacts {
   url: string;
@@ -221,22 +195,6 @@ export class GuestPage {
   /** `Input.insertText {text}` into the focused element (5 s). */
   async insertText(text: string): Promise<void> {
     await this.cdp.send("Input.insertText", { text }, this.sessionId, 5_000);
-  }
-
-  /**
-   * Press and release one key in the page over CDP (`Input.dispatchKeyEvent`, 5 s each). CDP
-   * answers each event only after the renderer handled it, on the same input channel as
-   * `Input.insertText`, so it is ordered with typed text.
-   */
-  async pressKey(k: PageKey): Promise<void> {
-    const base = { key: k.key, code: k.code, windowsVirtualKeyCode: k.keyCode, nativeVirtualKeyCode: k.keyCode };
-    await this.cdp.send(
-      "Input.dispatchKeyEvent",
-      { type: k.text ? "keyDown" : "rawKeyDown", ...base, ...(k.text ? { text: k.text, unmodifiedText: k.text } : {}) },
-      this.sessionId,
-      5_000,
-    );
-    await this.cdp.send("Input.dispatchKeyEvent", { type: "keyUp", ...base }, this.sessionId, 5_000);
   }
 
   /** URL, title, visible text (≤ 64 KiB each) and scrollY of the top-level document. */
