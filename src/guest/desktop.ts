@@ -2,7 +2,8 @@
  * Boot of the guest desktop: an
  * Xauthority cookie, `Xvfb` at the device geometry, Chromium with a fresh profile and
  * `--remote-debugging-pipe` (its own sandbox on — never disabled), the single page attached over
- * CDP, the owner's initial navigation, and a proof that Chromium's renderers are sandboxed.
+ * CDP, the owner's initial navigation, a proof that Chromium's renderers are sandboxed, and the
+ * X connection that fences native input (./xfence.ts).
  * `close()` stops everything this module started, by the child handles it owns.
  */
 import { type ChildProcess, spawn } from "node:child_process";
@@ -14,6 +15,7 @@ import { CdpPipe } from "./cdp.ts";
 import { createGuestExecutor, type GuestExecutor } from "./executor.ts";
 import { checkNativeEnv, type NativeEnv, runHelper } from "./native.ts";
 import { GuestPage } from "./page.ts";
+import { XFence } from "./xfence.ts";
 
 /** Chromium's real binary in Debian (the `/usr/bin/chromium` wrapper script is not used). */
 export const CHROMIUM_BINARY = "/usr/lib/chromium/chromium";
@@ -106,7 +108,7 @@ function readlinkSafe(path: string): string | undefined {
 /**
  * Boot Xvfb + Chromium and return the executor.
  * @throws HumanishError `HUMANISH_GUEST_BOOT_FAILED` (details.phase ∈ layout, xauthority,
- *   display, browser, navigation, sandbox); everything started so far is stopped first.
+ *   display, browser, navigation, sandbox, fence); everything started so far is stopped first.
  */
 export async function bootDesktop(opts: DesktopBootOptions): Promise<GuestDesktop> {
   const display = `:${opts.display ?? 0}`;
@@ -114,6 +116,7 @@ export async function bootDesktop(opts: DesktopBootOptions): Promise<GuestDeskto
   const children: ChildProcess[] = [];
   let closing = false;
   let terminalFired = false;
+  let fence: XFence | undefined;
   const fireTerminal = (why: string) => {
     if (closing || terminalFired) return;
     terminalFired = true;
@@ -121,6 +124,7 @@ export async function bootDesktop(opts: DesktopBootOptions): Promise<GuestDeskto
   };
   const close = async () => {
     closing = true;
+    fence?.close();
     for (const c of children.reverse()) {
       if (c.exitCode === null && c.signalCode === null) {
         c.kill("SIGTERM");
@@ -214,7 +218,20 @@ export async function bootDesktop(opts: DesktopBootOptions): Promise<GuestDeskto
     if (!sandbox.seccompFilter || !sandbox.pidNamespace || !sandbox.netNamespace) {
       throw bootError("sandbox", `Chromium's renderer sandbox is not active (${JSON.stringify(sandbox)})`);
     }
-    const executor = createGuestExecutor({ width, height, native, page, onTerminal: () => fireTerminal("executor_terminal") });
+    try {
+      fence = await XFence.open(opts.display ?? 0, xauthority);
+    } catch (e) {
+      throw bootError("fence", "Chromium's window does not answer the input fence", e);
+    }
+    const xfence = fence;
+    const executor = createGuestExecutor({
+      width,
+      height,
+      native,
+      page,
+      fence: () => xfence.fence(),
+      onTerminal: () => fireTerminal("executor_terminal"),
+    });
     return { executor, page, native, sandbox, close };
   } catch (e) {
     await close();

@@ -9,6 +9,16 @@
  *   before each input, check the authority signal; dispatch through xdotool with the closed key
  *   table; text goes only through CDP `Input.insertText` into a focused editable element of the
  *   top-level document, or — right after an explicit Ctrl+L — printable ASCII into the address bar.
+ * - ordering: an action is acknowledged only once its input has been applied, so the next one
+ *   can never overtake it. Native input ends with the X fence (./xfence.ts): Chromium's UI thread
+ *   has dispatched every event xdotool produced — into the renderer's input channel when the page
+ *   is the target — before `execute` returns. Content text is acknowledged by CDP only after the
+ *   renderer's main thread committed it (`Input.insertText` answers from the commit's callback,
+ *   queued on that same input channel behind the fenced events). So an Enter pressed after typed
+ *   text lands after that text and before any text typed after it, however starved the host is.
+ *   The focus probe before content text reads the page over a different channel (DevTools), so
+ *   after native input it re-reads a not-yet-editable focus for up to {@link FOCUS_SETTLE_MS}
+ *   while the renderer catches up with a click; a refusal is still `not_dispatched`.
  * - failures: `action_rejected`/`not_dispatched` for refusals; `session_revoked`/`not_dispatched`
  *   when authority is gone before the first input; anything after an input is
  *   `outcome_uncertain` and ends the session (`onTerminal` runs once).
@@ -35,6 +45,11 @@ export const MAX_WHEEL_STEPS = 100;
 /** Pixels of scroll delta per wheel step. */
 export const WHEEL_STEP_PX = 120;
 
+/** How long the focus probe waits for the page to apply earlier native input (a click on a field), ms. */
+export const FOCUS_SETTLE_MS = 3_000;
+/** Pause between two focus probes while it settles, ms. */
+const FOCUS_SETTLE_POLL_MS = 50;
+
 /** One native step of a plan. */
 export type NativeStep =
   | { kind: "xdotool"; args: string[]; keydown?: string }
@@ -49,6 +64,11 @@ export interface GuestExecutorOptions {
   height: number;
   native: NativeEnv;
   page: GuestPage;
+  /**
+   * Resolve once the browser has dispatched every native input event sent so far (the X fence
+   * of ./xfence.ts); reject when it cannot confirm that.
+   */
+  fence: () => Promise<void>;
   /** Called once when the session becomes terminal (the owner stops browser and display). */
   onTerminal?: () => void;
 }
@@ -137,6 +157,8 @@ export function createGuestExecutor(opts: GuestExecutorOptions): GuestExecutor {
   let terminal = false;
   let armed = false;
   let dispatchedCount = 0;
+  // Native input was sent since the page last confirmed it had caught up (see focusAfterInput).
+  let nativeSinceCheck = false;
 
   const endSession = () => {
     if (terminal) return;
@@ -190,7 +212,21 @@ export function createGuestExecutor(opts: GuestExecutorOptions): GuestExecutor {
       if (signal.aborted) throw cuaError("session_revoked", dispatched ? "outcome_uncertain" : "not_dispatched", "authority withdrawn before input");
       dispatched = true;
       dispatchedCount++;
+      nativeSinceCheck = true;
       await xdotool(native, args, stdin ? { stdin, forbidStderr: true } : {});
+    };
+    // Read the focus verdict; after native input, a verdict that is not yet `ok` is read again
+    // until the page shows the input's effect or FOCUS_SETTLE_MS pass.
+    const focusAfterInput = async () => {
+      const deadline = Date.now() + FOCUS_SETTLE_MS;
+      for (;;) {
+        const verdict = await page.focusVerdict();
+        if (verdict === "ok" || !nativeSinceCheck || Date.now() >= deadline || signal.aborted) {
+          if (verdict === "ok") nativeSinceCheck = false;
+          return verdict;
+        }
+        await Bun.sleep(FOCUS_SETTLE_POLL_MS);
+      }
     };
     try {
       const steps = planAction(action, { width, height }, armed);
@@ -201,7 +237,7 @@ export function createGuestExecutor(opts: GuestExecutorOptions): GuestExecutor {
         if (!page.sole) throw cuaError("action_rejected", "not_dispatched", "type: another tab is open");
         if (page.dialogSeen) throw cuaError("action_rejected", "not_dispatched", "type: a dialog was opened");
         const generation = page.generation;
-        const verdict = await page.focusVerdict();
+        const verdict = await focusAfterInput();
         if (verdict !== "ok") throw cuaError("action_rejected", "not_dispatched", `type: focus is not an editable element of the page (${verdict})`);
         if (page.generation !== generation || !page.sole || page.dialogSeen) throw cuaError("action_rejected", "not_dispatched", "type: the page changed");
         if (signal.aborted) throw cuaError("session_revoked", "not_dispatched", "authority withdrawn before input");
@@ -211,6 +247,7 @@ export function createGuestExecutor(opts: GuestExecutorOptions): GuestExecutor {
         if (signal.aborted) throw cuaError("session_revoked", "not_dispatched", "authority withdrawn before input");
         dispatched = true;
         dispatchedCount++;
+        // Answered only after the renderer committed the text (see the module comment).
         await page.insertText(steps[0].text);
         armed = false;
         return;
@@ -229,6 +266,11 @@ export function createGuestExecutor(opts: GuestExecutorOptions): GuestExecutor {
           if (step.keydown) heldMouse = true;
           if (step.args[0] === "mouseup") heldMouse = false;
         }
+      }
+      if (dispatched) {
+        // Not acknowledged until the browser has dispatched all of it: the next action (CDP text
+        // above all) can never overtake this one.
+        await opts.fence();
       }
       if (steps.some((s) => s.kind === "xdotool")) armed = isCtrlL;
       if (signal.aborted && dispatched) throw cuaError("session_revoked", "outcome_uncertain", "authority withdrawn during the action");

@@ -262,7 +262,14 @@ export function browserSeatFailure(o: {
       next: o.unprovenText.next(o.unproven.map((c) => c.id).join(" ")),
     };
   if (o.harnessError)
-    return { code: o.harnessError.code, message: o.redact(o.harnessError.message), next: "read the actor trace in the run directory; rerun the study" };
+    return {
+      code: o.harnessError.code,
+      message: o.redact(o.harnessError.message),
+      next:
+        o.harnessError.code === "HUMANISH_HOST_STARVED"
+          ? "rerun the study on a less busy machine, or with fewer seats at once (HUMANISH_MAX_CONCURRENCY)"
+          : "read the actor trace in the run directory; rerun the study",
+    };
   if (o.writeErrors.length)
     return {
       code: "HUMANISH_BUNDLE_WRITE_FAILED",

@@ -9,12 +9,15 @@
  * Every action is a `ui_action` trace item; every observation (its url/text, in memory only) is
  * kept for the hidden task checks the route evaluates after the participant ends. A failed step
  * ends the participant with `step_failed` (a finding); an executor failure that is not an
- * `action_rejected`/`not_dispatched` refusal is a harness failure (`harness_error`).
+ * `action_rejected`/`not_dispatched` refusal is a harness failure (`harness_error`), and so is a
+ * wait that timed out while the host was starved (`HUMANISH_HOST_STARVED`, measured by
+ * runtime/host-pressure.ts over the step, its figures in a `notice` trace item).
  */
 import type { BrowserControlExecutor, CuaAction, CuaObservation } from "../../browser-control/index.ts";
 import { isCuaExecutorError } from "../../browser-control/index.ts";
 import type { ActorStatus, CompletionReason, TraceItem } from "../../bundle/index.ts";
 import type { BrowserStep } from "../../lab/schema.ts";
+import { classifyStarvation, startPressureProbe } from "../../runtime/host-pressure.ts";
 
 /** Default `waitForText` poll interval, ms. */
 export const WAIT_FOR_TEXT_POLL_MS = 250;
@@ -80,7 +83,15 @@ export interface BrowserOutcomeCore<R extends string = CompletionReason> {
 /** What the participant did. */
 export type ScriptedBrowserOutcome = BrowserOutcomeCore<CompletionReason | "interrupted">;
 
-class StepFailed extends Error {}
+class StepFailed extends Error {
+  /** True when the step failed by waiting out its deadline for the page (a starved host can cause that). */
+  constructor(
+    message: string,
+    readonly timedOut = false,
+  ) {
+    super(message);
+  }
+}
 
 /**
  * The URL an `open <path>` step navigates to, as the browser will show it: `origin + path`
@@ -193,7 +204,7 @@ export async function runScriptedBrowser(opts: ScriptedBrowserOptions): Promise<
               o.url === undefined
                 ? "the page reported no URL (a JavaScript dialog may be blocking it, or it is still loading)"
                 : `the page is at ${safeUrlPath(o.url)}`;
-            throw new StepFailed(`step ${index + 1} (${title}): the page did not reach ${step.path} within ${OPEN_SETTLE_MS} ms; ${where}`);
+            throw new StepFailed(`step ${index + 1} (${title}): the page did not reach ${step.path} within ${OPEN_SETTLE_MS} ms; ${where}`, true);
           }
           await Bun.sleep(WAIT_FOR_TEXT_POLL_MS);
         }
@@ -217,7 +228,7 @@ export async function runScriptedBrowser(opts: ScriptedBrowserOptions): Promise<
         for (;;) {
           const o = await observe();
           if (o.text?.includes(step.text)) return;
-          if (Date.now() > deadline) throw new StepFailed(`step ${index + 1} (waitForText): the text did not appear within ${step.timeoutMs} ms`);
+          if (Date.now() > deadline) throw new StepFailed(`step ${index + 1} (waitForText): the text did not appear within ${step.timeoutMs} ms`, true);
           await Bun.sleep(WAIT_FOR_TEXT_POLL_MS);
         }
       }
@@ -236,6 +247,7 @@ export async function runScriptedBrowser(opts: ScriptedBrowserOptions): Promise<
   let completionReason: ScriptedBrowserOutcome["completionReason"] = "turn_completed";
   let reason = `all ${opts.steps.length} steps ran`;
   let harnessError: ScriptedBrowserOutcome["harnessError"];
+  let starved = false;
   for (let i = 0; i < opts.steps.length; i++) {
     if (opts.signal?.aborted) {
       status = "incomplete";
@@ -245,10 +257,26 @@ export async function runScriptedBrowser(opts: ScriptedBrowserOptions): Promise<
     }
     const step = opts.steps[i]!;
     opts.onStep?.(i, step);
+    const pressure = startPressureProbe();
     try {
       await runStep(step, i);
     } catch (e) {
-      if (e instanceof StepFailed) {
+      const verdict = e instanceof StepFailed && e.timedOut ? classifyStarvation(pressure.stop()) : undefined;
+      if (verdict?.starved) {
+        starved = true;
+        status = "failed";
+        completionReason = "harness_error";
+        reason = `${(e as Error).message}, while the host was starved (${verdict.summary}): a harness condition, not a finding about the product`;
+        harnessError = { code: "HUMANISH_HOST_STARVED", message: reason };
+        items.push({
+          id: nextId("notice"),
+          kind: "notice",
+          lifecycle: "completed",
+          status: "host_starved",
+          title: `step ${i + 1}: host starved`,
+          text: verdict.summary,
+        });
+      } else if (e instanceof StepFailed) {
         status = "incomplete";
         completionReason = "step_failed";
         reason = e.message;
@@ -268,9 +296,11 @@ export async function runScriptedBrowser(opts: ScriptedBrowserOptions): Promise<
         harnessError = { code, message: reason };
       }
       break;
+    } finally {
+      pressure.stop();
     }
   }
-  if (status === "passed" || completionReason === "step_failed") {
+  if (status === "passed" || completionReason === "step_failed" || starved) {
     // The final frame is evidence (after a failed step: what the participant was looking at)
     // and a last observation for the hidden checks.
     try {

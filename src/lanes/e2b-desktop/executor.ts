@@ -12,6 +12,11 @@
  *   `session_revoked`/`not_dispatched` when authority is gone before the first input; anything
  *   after an input is `outcome_uncertain` and ends the session. A drag that failed while the
  *   button was down gets one `mouseup` — unless authority was revoked (a release can drop).
+ * - ordering: text, keys and pointer all go through xdotool (one road into Chromium: the X
+ *   server), one command at a time; each command's xdotool has exited — its Xlib close is a
+ *   round trip, so the server has queued every event on Chromium's connection — before the next
+ *   is started, and Chromium reads that connection in order. No input here travels over CDP, so
+ *   nothing can overtake it.
  */
 import type { BrowserControlExecutor, CuaAction, CuaExecutorErrorCode, CuaObservation } from "../../browser-control/index.ts";
 import { abortableSleep, cuaError, isCuaExecutorError } from "../../browser-control/index.ts";

@@ -102,12 +102,21 @@ describe("browser route, hostile labs", () => {
     );
     // The text never appears: only the step's own deadline can end it (else the test times out).
     const res = await runBrowserStudy(ctxFor(config, `never-${testRun}`), { docker, labels: { [TEST_LABEL]: testRun } });
-    expect(res.error).toBeUndefined();
     expect(res.verify.ok).toBe(true);
-    expect(res.participants).toEqual([{ id: "p1", status: "incomplete", completionReason: "step_failed" }]);
     expect(res.tasks).toEqual([expect.objectContaining({ id: "home", passed: true })]);
     const trace = JSON.parse(readFileSync(join(res.runDir, "actors/p1.json"), "utf8"));
-    expect(trace.reason).toBe("step 2 (waitForText): the text did not appear within 10000 ms");
+    // On a starved host the same timeout is a harness condition, never a finding: which one it
+    // is follows from the pressure the seat measured (its notice), not from this test's timing.
+    const starved = trace.items.some((i: { kind: string; status?: string }) => i.kind === "notice" && i.status === "host_starved");
+    if (starved) {
+      expect(res.participants).toEqual([{ id: "p1", status: "failed", completionReason: "harness_error" }]);
+      expect(res.error?.code).toBe("HUMANISH_HOST_STARVED");
+      expect(trace.reason).toStartWith("step 2 (waitForText): the text did not appear within 10000 ms, while the host was starved (");
+    } else {
+      expect(res.error).toBeUndefined();
+      expect(res.participants).toEqual([{ id: "p1", status: "incomplete", completionReason: "step_failed" }]);
+      expect(trace.reason).toBe("step 2 (waitForText): the text did not appear within 10000 ms");
+    }
     const shots = readdirSync(join(res.runDir, "screenshots"));
     expect(shots).toEqual(["p1-01-final.png"]);
     expect(admitPng(readFileSync(join(res.runDir, "screenshots", shots[0]!))).ok).toBe(true);
