@@ -3,13 +3,19 @@
  * a link, bounded in entries and depth) and read every regular file through the safe reader
  * (bounded per file and in total). Everything it cannot or will not read becomes a containment
  * problem or an unread path; it never judges content.
+ *
+ * Memory: a binary PNG is digested as soon as it is read (size, SHA-256, admission verdict and
+ * content-scan shapes, by the core's own pure functions in ./digest.ts) and its bytes let go, so
+ * the walk holds one screenshot at a time plus the bundle's text files, however many
+ * screenshots the bundle has.
  */
 import { readdirSync } from "node:fs";
 import { lstat } from "node:fs/promises";
 import { join } from "node:path";
 import { describeSafeReadFailure, safeReadFile } from "../safe-read.ts";
 import { MAX_FINDINGS } from "./checks-files.ts";
-import type { BundleFile, UnreadPath } from "./core.ts";
+import type { BundleFile, DigestedBundleFile, UnreadPath } from "./core.ts";
+import { digestFile } from "./digest.ts";
 
 /** Bounds (bytes / counts) so a hostile directory cannot exhaust memory. */
 export const VERIFY_LIMITS = {
@@ -26,6 +32,8 @@ const RISKY_SEGMENTS = new Set([".git", "Cookies", "Login Data", "Local Storage"
 /** What the walk hands to `verifyFiles`. */
 export interface WalkedBundle {
   files: BundleFile[];
+  /** Binary PNGs, read once and kept as their facts. */
+  digested: DigestedBundleFile[];
   unread: UnreadPath[];
   containment: string[];
 }
@@ -33,6 +41,7 @@ export interface WalkedBundle {
 /** Walk and read `runDir` (an absolute real directory, checked by the caller). */
 export async function readBundleDir(runDir: string): Promise<WalkedBundle> {
   const files: BundleFile[] = [];
+  const digested: DigestedBundleFile[] = [];
   const unread: UnreadPath[] = [];
   const containment: string[] = [];
   let count = 0;
@@ -98,10 +107,12 @@ export async function readBundleDir(runDir: string): Promise<WalkedBundle> {
         continue;
       }
       total += r.bytes.byteLength;
-      files.push({ path: rel, bytes: r.bytes });
+      const facts = await digestFile(rel, r.bytes);
+      if (facts) digested.push({ path: rel, ...facts });
+      else files.push({ path: rel, bytes: r.bytes });
     }
   };
   await visit("", 0);
   if (truncated) containment.push(`directory exceeds ${VERIFY_LIMITS.maxFiles} entries or depth ${VERIFY_LIMITS.maxDepth}`);
-  return { files, unread, containment };
+  return { files, digested, unread, containment };
 }
