@@ -14,7 +14,6 @@
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { describeSafeReadFailure, safeReadFile } from "../bundle/safe-read.ts";
 import {
   type AnalysisDiagnostics,
   AnalysisDiagnosticsSchema,
@@ -31,7 +30,9 @@ import {
   verifyFiles,
   verifyRun,
 } from "../bundle/index.ts";
-import { readBundleDir, VERIFY_LIMITS } from "../bundle/verify/disk.ts";
+import { describeSafeReadFailure, safeReadFile } from "../bundle/safe-read.ts";
+import type { DigestedBundleFile } from "../bundle/verify/core.ts";
+import { decodeGarbageWindow, readBundleDir, VERIFY_LIMITS } from "../bundle/verify/disk.ts";
 import { sha256Hex } from "../bytes/sha256.ts";
 import { HumanishError } from "../errors.ts";
 import type { BundleView } from "./select.ts";
@@ -48,10 +49,14 @@ function failedChecks(v: VerifyResult): string {
 
 /**
  * A reader of the screenshots verify digested: the bytes at `path`, read through the safe
- * reader, when they hash to what verify saw.
+ * reader, when they hash to what verify saw. Each read counts the frame's decode (the selector
+ * decodes what it reads) toward the walk's decode window, so the scratch of the frames a
+ * packet decodes is collected as it goes rather than piling up.
  * @throws HumanishError HUMANISH_ANALYSIS_BUNDLE_UNVERIFIED when the file is refused or changed since verify
  */
-function verifiedImageReader(runDir: string, runId: string, digests: ReadonlyMap<string, string>): (path: string) => Uint8Array {
+function verifiedImageReader(runDir: string, runId: string, digested: readonly DigestedBundleFile[]): (path: string) => Uint8Array {
+  const facts = new Map(digested.map((d) => [d.path, d]));
+  const window = decodeGarbageWindow();
   const refuse = (path: string, why: string) =>
     new HumanishError("HUMANISH_ANALYSIS_BUNDLE_UNVERIFIED", `run ${runId}: ${path} ${why}; nothing was sent`, {
       next: `run \`humanish verify --run ${runId}\` and analyse the run once it verifies`,
@@ -59,7 +64,9 @@ function verifiedImageReader(runDir: string, runId: string, digests: ReadonlyMap
   return (path) => {
     const r = safeReadFile(join(runDir, path), VERIFY_LIMITS.maxFileBytes, { singleLink: false });
     if (!r.ok) throw refuse(path, `is refused: ${describeSafeReadFailure(r, VERIFY_LIMITS.maxFileBytes)}`);
-    if (sha256Hex(r.bytes) !== digests.get(path)) throw refuse(path, "changed after it verified (SHA-256 differs)");
+    const f = facts.get(path);
+    if (!f || sha256Hex(r.bytes) !== f.sha256) throw refuse(path, "changed after it verified (SHA-256 differs)");
+    window.add(f.admission.ok ? f.admission.width * f.admission.height : 0);
     return r.bytes;
   };
 }
@@ -89,8 +96,7 @@ export async function loadVerifiedBundle(runDir: string, trust: TrustSet = defau
       },
     );
   const sizes = new Map(walked.digested.map((d) => [d.path, d.size]));
-  const digests = new Map(walked.digested.map((d) => [d.path, d.sha256]));
-  return { bundle, files, images: { sizes, read: verifiedImageReader(runDir, runId, digests) } };
+  return { bundle, files, images: { sizes, read: verifiedImageReader(runDir, runId, walked.digested) } };
 }
 
 /** The attempts a bundle lists, ascending (`0001`, `0002`, …). */

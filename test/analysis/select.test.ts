@@ -67,7 +67,7 @@ describe("selectEvidence", () => {
     // Changed after verify: the analysis is refused, never sent with other bytes or without the frame.
     const target = join(dir, shots[0]!.path);
     const bytes = readFileSync(target);
-    bytes[bytes.length - 20] ^= 0x01;
+    bytes[bytes.length - 20]! ^= 0x01;
     writeFileSync(target, bytes);
     let code = "";
     try {

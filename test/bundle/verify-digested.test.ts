@@ -41,7 +41,7 @@ describe("verify holds facts of screenshots, not their bytes", () => {
     const walked = await readBundleDir(dir);
     const target = join(dir, walked.digested[1]!.path);
     const bytes = readFileSync(target);
-    bytes[bytes.length - 20] ^= 0x01;
+    bytes[bytes.length - 20]! ^= 0x01;
     writeFileSync(target, bytes);
     const { disk, memory } = await bothWays(dir, "digest-flip");
     expect(disk.ok).toBe(false);

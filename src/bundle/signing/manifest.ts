@@ -201,10 +201,7 @@ export function signAppendix(
  */
 export function checkAppendix(
   stored: Uint8Array,
-  a: { runId: string; path: string; manifestSha256: string; signer: string } & (
-    | { bytes: Uint8Array }
-    | { file: { size: number; sha256: string } }
-  ),
+  a: { runId: string; path: string; manifestSha256: string; signer: string } & ({ bytes: Uint8Array } | { file: { size: number; sha256: string } }),
 ): { ok: true } | { ok: false; problem: string } {
   const file = "file" in a ? a.file : { size: a.bytes.byteLength, sha256: sha256Hex(a.bytes) };
   const label = `${a.path}${APPENDIX_SIGNATURE_SUFFIX}`;
@@ -215,8 +212,7 @@ export function checkAppendix(
   if (d.path !== a.path) return { ok: false, problem: `${label} signs ${d.path}` };
   if (d.extends !== a.manifestSha256) return { ok: false, problem: `${label} extends another seal of this run` };
   if (d.publicKey !== a.signer) return { ok: false, problem: `${label} is signed by ${fingerprintOf(d.publicKey)}, not the bundle's signer` };
-  if (d.bytes !== file.size || d.sha256 !== file.sha256)
-    return { ok: false, problem: `${a.path} differs from what its appendix signature covers` };
+  if (d.bytes !== file.size || d.sha256 !== file.sha256) return { ok: false, problem: `${a.path} differs from what its appendix signature covers` };
   const { signature, ...body } = d;
   if (!verifyBytes(d.publicKey, appendixBody(body), signature)) return { ok: false, problem: `${label}: the Ed25519 signature does not verify` };
   return { ok: true };

@@ -8,7 +8,7 @@ import { APPENDIX_SIGNATURE_SUFFIX, buildManifest, checkAppendix, checkBundleSig
 import { fingerprintOf, isTrusted } from "../signing/trust.ts";
 import type { CheckOutcome, VerifyContext } from "./context.ts";
 import { factsOf, readPaths, wasRead } from "./digest.ts";
-import { decodeText, digestOf, scanContent, scanJoinedStreams } from "./scan.ts";
+import { decodeText, scanContent, scanJoinedStreams } from "./scan.ts";
 
 /** Most findings reported by one scan check. */
 export const MAX_FINDINGS = 50;
@@ -73,7 +73,13 @@ function acceptAppendices(ctx: VerifyContext, listed: ReadonlySet<string>): void
       ctx.appendixProblems.set(rel, "no appendix signature");
       continue;
     }
-    const r = checkAppendix(sig, { runId: ctx.bundle.runId, path: rel, file: factsOf(ctx, rel)!, manifestSha256: ctx.manifestSha256, signer: ctx.signer.publicKey });
+    const r = checkAppendix(sig, {
+      runId: ctx.bundle.runId,
+      path: rel,
+      file: factsOf(ctx, rel)!,
+      manifestSha256: ctx.manifestSha256,
+      signer: ctx.signer.publicKey,
+    });
     if (r.ok) {
       ctx.appendices.add(rel);
       ctx.appendices.add(`${rel}${APPENDIX_SIGNATURE_SUFFIX}`);
@@ -93,7 +99,10 @@ export function bundleSignature(ctx: VerifyContext): CheckOutcome {
   const stored = ctx.files.get(SIGNATURE_FILE);
   if (!stored) return { problems: [`unsigned: ${SIGNATURE_FILE} is missing (humanish signs every bundle when it seals it)`], ok: "" };
   const listed = b.artifacts.map((a) => a.path);
-  const r = checkBundleSignature(stored, buildManifest(b.runId, (rel) => factsOf(ctx, rel), listed));
+  const r = checkBundleSignature(
+    stored,
+    buildManifest(b.runId, (rel) => factsOf(ctx, rel), listed),
+  );
   if (r.state === "invalid") {
     const who = r.publicKey ? ` (claims signer ${fingerprintOf(r.publicKey) ?? "malformed key"})` : "";
     return { problems: [`bad signature: ${r.problem}${who}`], ok: "" };

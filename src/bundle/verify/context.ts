@@ -5,8 +5,8 @@
  * context and the table in ./core.ts is the only place that orders them.
  */
 
-import type { ActorTrace, CleanupProof, RunBundle, SandboxReceipt, TerminalLedgers } from "../schemas.ts";
 import type { PngAdmission } from "../png.ts";
+import type { ActorTrace, CleanupProof, RunBundle, SandboxReceipt, TerminalLedgers } from "../schemas.ts";
 import type { TrustSet } from "../signing/trust.ts";
 
 /** A path the disk walk saw but did not read (directory, link, special or oversized file). */

@@ -9,7 +9,7 @@
  * Only a binary `.png` (not valid text) is digested: a text file is parsed, rescanned and
  * searched for embedded PNGs by several checks, so it stays whole.
  */
-import { admitPngBytes } from "../png.ts";
+import { admitPngBytes, type PngAdmission } from "../png.ts";
 import type { DigestedFile, VerifyContext } from "./context.ts";
 import { decodeText, digestOf, scanContent } from "./scan.ts";
 
@@ -20,11 +20,19 @@ export function digestsByName(rel: string): boolean {
 
 /**
  * The facts of `bytes` at `rel` when it is a binary PNG-named file, else null (keep the bytes).
+ * `admitted` remembers verdicts by SHA-256 within one walk (admission is a function of the
+ * bytes, and a report may repeat a frame), as the in-memory core does within one call.
  * Never throws: admission failures are facts too.
  */
-export async function digestFile(rel: string, bytes: Uint8Array): Promise<DigestedFile | null> {
+export async function digestFile(rel: string, bytes: Uint8Array, admitted?: Map<string, PngAdmission>): Promise<DigestedFile | null> {
   if (!digestsByName(rel) || decodeText(bytes) !== null) return null;
-  return { size: bytes.byteLength, sha256: digestOf(bytes), admission: await admitPngBytes(bytes), shapes: scanContent(rel, bytes) };
+  const sha256 = digestOf(bytes);
+  let admission = admitted?.get(sha256);
+  if (!admission) {
+    admission = await admitPngBytes(bytes);
+    admitted?.set(sha256, admission);
+  }
+  return { size: bytes.byteLength, sha256, admission, shapes: scanContent(rel, bytes) };
 }
 
 /** Size (bytes) and SHA-256 of a file the walk read, held or digested; null when it was not read. */

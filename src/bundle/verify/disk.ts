@@ -12,6 +12,7 @@
 import { readdirSync } from "node:fs";
 import { lstat } from "node:fs/promises";
 import { join } from "node:path";
+import type { PngAdmission } from "../png.ts";
 import { describeSafeReadFailure, safeReadFile } from "../safe-read.ts";
 import { MAX_FINDINGS } from "./checks-files.ts";
 import type { BundleFile, DigestedBundleFile, UnreadPath } from "./core.ts";
@@ -29,6 +30,28 @@ export const VERIFY_LIMITS = {
 /** Path segments that must never appear in a bundle (browser profiles, VCS metadata). */
 const RISKY_SEGMENTS = new Set([".git", "Cookies", "Login Data", "Local Storage", "Preferences", "Secure Preferences", "profiles"]);
 
+/** Decoded bytes (scratch of the admission decoder) let pile up before a collection is asked for. */
+const DECODE_WINDOW_BYTES = 96 * 1024 * 1024;
+
+/**
+ * A counter of the admission decoder's scratch: every decode of a w×h frame leaves about 8·w·h
+ * bytes of buffers behind (the inflated rows and the RGBA bitmap, ~8 MiB for 1280×800), held
+ * outside the JavaScript heap, which the collector's heuristics let hundreds of frames' worth
+ * pile up before they are freed. Asking for a collection after each window keeps a walk's peak
+ * memory flat in the number of screenshots, for a few milliseconds per window.
+ */
+export function decodeGarbageWindow(windowBytes = DECODE_WINDOW_BYTES): { add: (pixels: number) => void } {
+  let pending = 0;
+  return {
+    add(pixels) {
+      pending += pixels * 8;
+      if (pending < windowBytes) return;
+      pending = 0;
+      Bun.gc(true);
+    },
+  };
+}
+
 /** What the walk hands to `verifyFiles`. */
 export interface WalkedBundle {
   files: BundleFile[];
@@ -42,6 +65,8 @@ export interface WalkedBundle {
 export async function readBundleDir(runDir: string): Promise<WalkedBundle> {
   const files: BundleFile[] = [];
   const digested: DigestedBundleFile[] = [];
+  const admitted = new Map<string, PngAdmission>();
+  const decodeWindow = decodeGarbageWindow();
   const unread: UnreadPath[] = [];
   const containment: string[] = [];
   let count = 0;
@@ -107,9 +132,11 @@ export async function readBundleDir(runDir: string): Promise<WalkedBundle> {
         continue;
       }
       total += r.bytes.byteLength;
-      const facts = await digestFile(rel, r.bytes);
-      if (facts) digested.push({ path: rel, ...facts });
-      else files.push({ path: rel, bytes: r.bytes });
+      const facts = await digestFile(rel, r.bytes, admitted);
+      if (facts) {
+        digested.push({ path: rel, ...facts });
+        decodeWindow.add(facts.admission.ok ? facts.admission.width * facts.admission.height : 0);
+      } else files.push({ path: rel, bytes: r.bytes });
     }
   };
   await visit("", 0);
