@@ -15,6 +15,7 @@
  */
 import { createHash } from "node:crypto";
 import { BrokerCore, createCapacityLedger, decodeRequest, encodeRequest } from "../src/broker/index.ts";
+import { emitFigures, type Figure, figure } from "./lib/figures.ts";
 
 const entropy = (n: number) => crypto.getRandomValues(new Uint8Array(n));
 const BOOT = "b".repeat(32);
@@ -29,7 +30,9 @@ function perOp(n: number, run: (i: number) => void): number {
   return best * 1000;
 }
 
+const figures: Figure[] = [];
 function line(name: string, us: number, floorName: string, floorUs: number): void {
+  figures.push(figure(`${name} vs ${floorName}`, us, "µs", floorUs));
   console.log(`${name}: ${us.toFixed(2)} µs/op  vs ${floorName}: ${floorUs.toFixed(2)} µs/op  ratio ${(us / floorUs).toFixed(2)}×`);
 }
 
@@ -101,3 +104,4 @@ const cFloor = perOp(200, () => {
 });
 line("C capacity ledger: create + 32 seat cycles", c, "raw core calls", cFloor);
 if (sink < 0) console.log(sink);
+emitFigures(figures);

@@ -19,6 +19,7 @@ import { buildManifest, checkBundleSignature, createRunWriter, safeReadFile, sea
 import { defaultTrust } from "../src/bundle/signing/keys.ts";
 import { readBundleDir } from "../src/bundle/verify/disk.ts";
 import { scriptedTrace } from "../test/support/bundles.ts";
+import { emitFigures, figure } from "./lib/figures.ts";
 
 async function best(run: () => Promise<unknown> | unknown, reps: number): Promise<number> {
   await run();
@@ -83,6 +84,12 @@ try {
   const plain = await best(() => readFileSync(big), 30);
   const safe = await best(() => safeReadFile(big, 8 * 1024 * 1024), 30);
   console.log(`D. safeReadFile ${safe.toFixed(2)} ms vs readFileSync ${plain.toFixed(2)} ms → ratio ${(safe / plain).toFixed(2)}`);
+  emitFigures([
+    figure("seal vs read+sha256", seal, "ms", floorA),
+    figure("verifyRun (disk) vs verifyFiles (memory)", disk, "ms", mem),
+    figure("signature check vs whole in-memory verify", sigOnly, "ms", mem),
+    figure("safeReadFile vs readFileSync, 4 MiB", safe, "ms", plain),
+  ]);
 } finally {
   rmSync(root, { recursive: true, force: true });
 }

@@ -22,6 +22,7 @@ import { PNG } from "pngjs";
 import { createRedactor, createRunWriter, verifyRun } from "../src/bundle/index.ts";
 import { admitPng } from "../src/png/index.ts";
 import { browserParticipant, scriptedTrace } from "../test/support/bundles.ts";
+import { emitFigures, figure } from "./lib/figures.ts";
 
 async function best(run: () => Promise<void> | void, reps: number): Promise<number> {
   await run();
@@ -170,6 +171,12 @@ try {
     `C write 256 KiB: Bun.write ${plain.toFixed(2)} ms · writeArtifact (redact+fsync+rename) ${atomic.toFixed(2)} ms · ratio ${(atomic / plain).toFixed(1)}×`,
   );
   w.close();
+  emitFigures([
+    figure("verifyRun vs read+sha256+admitPng floor", verify, "ms", floorPng, { maxRatio: 1.2 }),
+    figure("redact 1 MiB vs one replaceAll", red, "ms", base),
+    figure("redact a 1 MiB token with a % vs without", withPct, "ms", noPct),
+    figure("writeArtifact 256 KiB vs Bun.write", atomic, "ms", plain),
+  ]);
 } finally {
   rmSync(cwd, { recursive: true, force: true });
 }

@@ -8,6 +8,7 @@
 import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { emitFigures, figure } from "./lib/figures.ts";
 
 const rounds = Number(process.argv[2] ?? 30);
 if (!existsSync("dist/humanish")) {
@@ -45,3 +46,4 @@ console.log(`/bin/true (spawn floor):          ${floor.toFixed(1)} ms`);
 console.log(`empty compiled bun program:       ${emptyMs.toFixed(1)} ms`);
 console.log(`dist/humanish --version:          ${binary.toFixed(1)} ms  (${(binary / emptyMs).toFixed(2)}× an empty compiled program)`);
 console.log(`bun src/cli/main.ts --version:    ${source.toFixed(1)} ms  (binary is ${(source / binary).toFixed(2)}× faster than source)`);
+emitFigures([figure("dist/humanish --version vs an empty compiled program", binary, "ms", emptyMs), figure("/bin/true spawn floor", floor, "ms", null)]);

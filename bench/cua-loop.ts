@@ -18,6 +18,7 @@ import { allocateDesktop } from "../src/runtime/desktop.ts";
 import { guestPrereqs, serveTodoMvc, TEST_LABEL } from "../test/runtime/guest-support.ts";
 import { cuaSession } from "../test/support/fake-openai/computer-use.ts";
 import { startFakeOpenAI } from "../test/support/fake-openai/server.ts";
+import { emitFigures, figure } from "./lib/figures.ts";
 
 const turns = Number(process.argv[2] ?? 12);
 const rounds = 3;
@@ -128,6 +129,7 @@ try {
       bytesPerScreenshot: Math.round(bytes),
     }),
   );
+  emitFigures([figure("computer-use loop per turn vs bare executor calls (median)", median(loop), "ms", median(bare), { maxRatio: 1.3 })]);
 } finally {
   const proof = await desktop.release();
   await app.close();

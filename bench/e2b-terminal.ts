@@ -27,6 +27,7 @@ import { createE2BSandboxProvider } from "../src/sandbox/e2b.ts";
 import { createDockerSandboxProvider } from "../src/sandbox/index.ts";
 import type { Sandbox, SandboxProvider } from "../src/sandbox/types.ts";
 import { startE2BServer } from "../test/support/e2b-server/index.ts";
+import { emitFigures, figure } from "./lib/figures.ts";
 
 const ROUNDS = 5;
 
@@ -161,6 +162,11 @@ try {
   const f16 = await floor(16, dockerProvider, image);
   console.log(`C. machine floor (Docker provider alone): 1 container ${f1.toFixed(0)} ms, 16 at once ${f16.toFixed(0)} ms; ratio ${(f16 / f1).toFixed(2)}×`);
   console.log(`   fan-out the lane and server add: ${(sixteen / one / (f16 / f1)).toFixed(2)}× over the machine's own`);
+  emitFigures([
+    figure("e2b lane create → first output vs container alone (median)", l, "ms", b, { maxRatio: 1.2 }),
+    figure("16 e2b seats vs 1 (study wall)", sixteen, "ms", one, { maxRatio: 2 }),
+    figure("16 e2b seats vs 1, ratio over the machine floor's 16 vs 1", sixteen / one, "×", f16 / f1, { maxRatio: 1.1 }),
+  ]);
 } finally {
   await e2b.close();
   rmSync(cwd, { recursive: true, force: true });

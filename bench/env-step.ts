@@ -17,6 +17,7 @@ import { startEnvServer } from "../src/env/server.ts";
 import { ensureImage } from "../src/runtime/images.ts";
 import { sandboxRecipe } from "../src/runtime/recipes.ts";
 import { createDockerSandboxProvider } from "../src/sandbox/index.ts";
+import { emitFigures, type Figure, figure } from "./lib/figures.ts";
 
 const { values } = parseArgs({
   options: {
@@ -29,6 +30,7 @@ const { values } = parseArgs({
 const N = Number(values.iterations);
 const CAP = Number(values.capacity);
 const SECONDS = Number(values.seconds);
+const figures: Figure[] = [];
 const docker = dockerClientFor(process.env);
 // Default: the humanish sandbox image (built once when absent), as `env serve` uses.
 const IMAGE = values.image ?? (await ensureImage(docker, sandboxRecipe)).tag;
@@ -117,6 +119,10 @@ try {
   console.log(line("raw Engine API exec", raw));
   console.log(line("HTTP POST /mcp tools/call", http));
   console.log(line("WebSocket step", wsT));
+  figures.push(
+    figure("env step over HTTP /mcp vs raw Engine API exec (p50)", pct(http, 50), "ms", pct(raw, 50), { maxRatio: 1.3 }),
+    figure("env step over WebSocket vs raw Engine API exec (p50)", pct(wsT, 50), "ms", pct(raw, 50), { maxRatio: 1.3 }),
+  );
   console.log(`goal ≤ 1.30× — HTTP ${(pct(http, 50) / pct(raw, 50)).toFixed(2)}×, WebSocket ${(pct(wsT, 50) / pct(raw, 50)).toFixed(2)}× (p50)`);
   await wsRequest({ type: "step", data: { type: "call_tool", tool_name: "terminal", arguments: { final_answer: "x" } } });
   ws.close();
@@ -160,3 +166,4 @@ try {
   const summary = await server.stop();
   console.log(`shutdown: ${summary.released} released, ${summary.unconfirmed} unconfirmed`);
 }
+emitFigures(figures);

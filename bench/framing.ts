@@ -22,6 +22,7 @@
  * the ratio (copy + JSON.parse alone) / decoder.
  */
 import { encodeFrame, FrameDecoder } from "../src/browser-control/index.ts";
+import { emitFigures, type Figure, figure } from "./lib/figures.ts";
 
 /**
  * Best (minimum) time in ms of each run. Runs go in blocks of consecutive repetitions (so each
@@ -107,6 +108,10 @@ function report(name: string, stream: Buffer, chunks: Buffer[], reps: number): v
   ) as [number, number, number, number, number];
   const mibs = (ms: number) => (bytes / (1024 * 1024) / (ms / 1000)).toFixed(0);
   const ratio = (ms: number) => `ratio ${(baseline / ms).toFixed(2)}× of baseline`;
+  figures.push(
+    figure(`${name}: pushSpans vs Buffer.copy (time)`, spans, "ms", baseline, { maxRatio: 2, text: "≥ 0.5× the copy's throughput (time ratio ≤ 2)" }),
+    figure(`${name}: push + JSON.parse vs Buffer.copy (time)`, parsed, "ms", baseline),
+  );
   console.log(`${name}`);
   console.log(`  baseline Buffer.copy          : ${baseline.toFixed(3)} ms  ${mibs(baseline)} MiB/s`);
   console.log(`  decoder pushSpans (framing)   : ${spans.toFixed(3)} ms  ${mibs(spans)} MiB/s  ${ratio(spans)}  [goal ≥ 0.5×]`);
@@ -122,6 +127,7 @@ function report(name: string, stream: Buffer, chunks: Buffer[], reps: number): v
   if (sink === -1) console.log("");
 }
 
+const figures: Figure[] = [];
 // Case A: a 1 MiB frame (an observation-like JSON with a long base64 string), 64-byte chunks.
 const big = encodeFrame({ png: Buffer.alloc(786_000, 7).toString("base64"), stateSignature: "x" });
 const framesA = 8;
@@ -169,3 +175,4 @@ report("B: 1,000 coalesced small frames", streamB, [streamB], 1000);
     `  context: one Buffer.copy per frame ${perFrame.toFixed(3)} ms (pushSpans / that: ${(perFrame / raw).toFixed(2)}×); creating one subarray view per frame alone ${views.toFixed(3)} ms`,
   );
 }
+emitFigures(figures);

@@ -17,6 +17,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { admissionEstimate, resolveEndpoint, SpendBudget, startGateway } from "../src/models/index.ts";
+import { emitFigures, type Figure, figure } from "./lib/figures.ts";
 
 const { values } = parseArgs({ options: { iterations: { type: "string", default: "300" } } });
 const N = Number(values.iterations);
@@ -157,6 +158,12 @@ async function streamThrough(bytes: number): Promise<{ streamed: number; rss: nu
   clearInterval(sampler);
   return { streamed, rss: rssPeak - m0.rss, buffers: bufPeak - m0.arrayBuffers, live: livePeak - m0.arrayBuffers };
 }
+const figures: Figure[] = [
+  figure("JSON request p50 via gateway vs direct", pct(g, 50), "ms", pct(d, 50), { text: "added ≤ 2 ms" }),
+  figure("SSE first byte p50 via gateway vs direct (instant fake)", pct(gt, 50), "ms", pct(dt, 50), { maxRatio: 1.1 }),
+  figure("SSE first byte p50 via gateway vs direct (50 ms model)", pct(gt50, 50), "ms", pct(dt50, 50), { maxRatio: 1.1 }),
+];
+figures[0]!.met = pct(g, 50) - pct(d, 50) <= 2;
 const mib = (n: number) => (n / 1024 / 1024).toFixed(2);
 await streamThrough(10 * 1024 * 1024);
 for (const size of [10, 10, 50]) {
@@ -164,6 +171,7 @@ for (const size of [10, 10, 50]) {
   console.log(
     `${String(size).padStart(2)} MiB stream  ${mib(r.streamed)} MiB passed; buffers held after GC ${mib(r.live)} MiB (goal ≤ 1 MiB); buffers incl. garbage ${mib(r.buffers)} MiB; RSS ${mib(r.rss)} MiB`,
   );
+  figures.push(figure(`${size} MiB SSE stream: buffers held after GC`, r.live / 1024 / 1024, "MiB", null, { maxValue: 1 }));
 }
 
 // Admission estimate vs reported input usage.
@@ -226,6 +234,12 @@ for (const [name, body] of recorded) {
   );
 }
 console.log(`admission      min ${lo.toFixed(3)}× max ${hi.toFixed(3)}× (goal: never below 1, at most 1.5)`);
+figures.push({
+  ...figure("admission estimate vs reported input tokens (min..max)", hi, "×", null, { text: "min ≥ 1, max ≤ 1.5" }),
+  ratio: null,
+  met: lo >= 1 && hi <= 1.5,
+});
+emitFigures(figures);
 
 await gw.close();
 child.kill("SIGTERM");

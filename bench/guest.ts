@@ -19,6 +19,7 @@ import { createDockerClient, runExec } from "../src/docker/index.ts";
 import { serveStatic } from "../src/routes/browser/serve.ts";
 import { allocateDesktop } from "../src/runtime/desktop.ts";
 import { ensureGuestImage } from "../src/runtime/guest-image.ts";
+import { emitFigures, type Figure, figure } from "./lib/figures.ts";
 
 const { values } = parseArgs({ args: Bun.argv.slice(2), options: { runs: { type: "string" }, observes: { type: "string" } } });
 const runs = Number(values.runs ?? 3);
@@ -100,3 +101,6 @@ if (bare) {
   );
   console.log(`   ratio observe / bare capture: ${(m / bare.meanMs).toFixed(2)}×`);
 }
+const figures: Figure[] = [figure("guest cold start, create → first admitted observation (best)", Math.min(...cold), "ms", null, { maxValue: 800 })];
+if (bare) figures.push(figure("observe round trip vs bare CDP capture (mean)", mean(obsMs), "ms", bare.meanMs, { maxRatio: 1.2 }));
+emitFigures(figures);

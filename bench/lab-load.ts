@@ -17,6 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseDocument } from "yaml";
 import { loadLab, MAX_LAB_BYTES, parseLab } from "../src/lab/index.ts";
+import { emitFigures, type Figure, figure } from "./lib/figures.ts";
 
 const HEAD = `schema: humanish.lab.v2
 id: bench
@@ -147,6 +148,7 @@ function row(shape: string, text: string): void {
     // A document the baseline cannot expand (e.g. an alias bomb) has no depth to show.
   }
   const ratio = ours.ms / base.ms;
+  if (!worst || ratio > worst.ratio) worst = { ratio, ours: ours.ms, base: base.ms, shape: `${shape}, ${text.length} B` };
   console.log(
     [
       shape.padEnd(20),
@@ -160,10 +162,13 @@ function row(shape: string, text: string): void {
   );
 }
 
+let worst = null as { ratio: number; ours: number; base: number; shape: string } | null;
+const figures: Figure[] = [];
 console.log("shape                     bytes    depth   ours ms   yaml ms    ratio  verdict");
 for (const d of DEPTHS) row("deep flow (depth)", `${HEAD}description: ${"[".repeat(d)}${"]".repeat(d)}\n`);
 for (const [shape, make] of Object.entries(SHAPES)) for (const size of SIZES) row(shape, make(size));
 
+if (worst) figures.push(figure(`parseLab vs yaml parseDocument, worst row (${worst.shape})`, worst.ours, "ms", worst.base));
 console.log("\n1 MiB hostile labs through loadLab (file on disk, bounded read), goal < 200 ms:");
 const dir = mkdtempSync(join(tmpdir(), "humanish-bench-lab-"));
 try {
@@ -186,7 +191,9 @@ try {
       ms = Math.min(ms, performance.now() - t0);
     }
     console.log(`  ${shape.padEnd(20)} ${String(bytes).padStart(8)} B  ${ms.toFixed(1).padStart(7)} ms  ${ms < 200 ? "under" : "OVER"} 200 ms  ${outcome}`);
+    figures.push(figure(`loadLab of a 1 MiB hostile lab (${shape})`, ms, "ms", null, { maxValue: 200 }));
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
+emitFigures(figures);

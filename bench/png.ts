@@ -17,6 +17,7 @@ import { join } from "node:path";
 import { crc32, createDeflate } from "node:zlib";
 import { PNG } from "pngjs";
 import { admitPng } from "../src/png/index.ts";
+import { emitFigures, type Figure, figure } from "./lib/figures.ts";
 
 function chunk(type: string, data: Uint8Array): Buffer {
   const out = Buffer.alloc(12 + data.length);
@@ -141,6 +142,7 @@ async function main(): Promise<void> {
     `  ratio admitPng / pngjs no-CRC  : CPU ${(cpuB / cpuC).toFixed(2)}×, wall median ${(med(wallB) / med(wallC)).toFixed(2)}× (stricter context: pngjs skipping its CRC pass)`,
   );
 
+  const figures: Figure[] = [figure("admitPng vs pngjs PNG.sync.read, 1280×800 (CPU)", cpuB / 1000 / n, "ms", cpuA / 1000 / n, { maxRatio: 1.25 })];
   const dir = mkdtempSync(join(tmpdir(), "humanish-png-bench-"));
   try {
     const run = async (mode: string, file: string) => {
@@ -167,10 +169,12 @@ async function main(): Promise<void> {
       console.log(`  idle child (read file only): peak RSS ${mib(idle.maxRSSKiB)} MiB`);
       console.log(`  admitPng   → ${ours.verdict}; peak RSS ${mib(ours.maxRSSKiB)} MiB (+${mib(ours.maxRSSKiB - idle.maxRSSKiB)} MiB over idle)`);
       console.log(`  pngjs alone → ${theirs.verdict}; peak RSS ${mib(theirs.maxRSSKiB)} MiB (+${mib(theirs.maxRSSKiB - idle.maxRSSKiB)} MiB over idle)`);
+      figures.push(figure(`admitPng peak RSS on a 1 GiB bomb declared ${w}×${h} (vs an idle child)`, ours.maxRSSKiB / 1024, "MiB", idle.maxRSSKiB / 1024));
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+  emitFigures(figures);
 }
 
 if (process.argv[2] === "--child") await child();

@@ -18,6 +18,7 @@ import { encodeOutputBytes } from "../src/bundle/output-codec.ts";
 import { createRedactor, type Redactor } from "../src/bundle/redact.ts";
 import type { RunWriter } from "../src/bundle/writer.ts";
 import { createTerminalRecording } from "../src/terminal/recorder.ts";
+import { emitFigures, type Figure, figure } from "./lib/figures.ts";
 
 const SECRETS = ["zq9-canary-7731-secret", `sk-proj-${"Ab3".repeat(16)}`, "open sesame 4471 vault"];
 const real = createRedactor(SECRETS, { cwd: "/work/project" });
@@ -60,9 +61,12 @@ for (let i = 0; i < mixed.length; i++) mixed[i] = i % 97 === 0 ? 0x07 : i % 211 
 const c = [best(() => void encodeOutputBytes(mixed)), best(() => void new TextDecoder().decode(mixed))];
 const d = [best(() => void encodeOutputBytes(ordinary)), best(() => void new TextDecoder().decode(ordinary))];
 
+const figures: Figure[] = [];
 const row = (name: string, [x, y]: number[]) =>
+  figures.push(figure(name, x!, "ms", y!)) &&
   console.log(`${name.padEnd(48)} ${x!.toFixed(2).padStart(8)} ms  vs ${y!.toFixed(2).padStart(8)} ms  ratio ${(x! / y!).toFixed(2)}x`);
 row("A. ordinary output, safe cut vs newline cut", a);
 row("B. held PEM block dribbled, safe cut vs newline", b);
 row("C. escaped-bytes encode vs lossy TextDecoder", c);
 row("D. same on well-formed UTF-8 (the usual case)", d);
+emitFigures(figures);

@@ -6,6 +6,7 @@
  */
 import { PNG } from "pngjs";
 import { type ReportModel, renderReportHtml } from "../src/report/index.ts";
+import { emitFigures, figure } from "./lib/figures.ts";
 
 function png(width: number, height: number, seed: number): Uint8Array {
   const p = new PNG({ width, height });
@@ -87,3 +88,4 @@ console.log(`report bytes: ${(html.length / 1024 / 1024).toFixed(2)} MiB`);
 console.log(`JSON.stringify baseline: ${base.toFixed(1)} ms (median)`);
 console.log(`renderReportHtml:        ${render.toFixed(1)} ms (median)`);
 console.log(`ratio render / baseline: ${(render / base).toFixed(2)}×`);
+emitFigures([figure("renderReportHtml vs JSON.stringify of the same model", render, "ms", base)]);

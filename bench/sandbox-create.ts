@@ -11,6 +11,7 @@ import { createDockerClient } from "../src/docker/index.ts";
 import { recipeTag } from "../src/runtime/images.ts";
 import { sandboxRecipe } from "../src/runtime/recipes.ts";
 import { createDockerSandboxProvider } from "../src/sandbox/index.ts";
+import { emitFigures, figure } from "./lib/figures.ts";
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(name);
@@ -96,3 +97,4 @@ console.log(`image ${image}, ${rounds} rounds`);
 console.log(`median sandbox create→first exec output: ${ma.toFixed(0)} ms (release afterwards: ${median(rel).toFixed(0)} ms)`);
 console.log(`median docker run --rm ${image} true (CLI): ${mb.toFixed(0)} ms`);
 console.log(`ratio: ${(ma / mb).toFixed(2)}x (goal <= 1.20x)`);
+emitFigures([figure("sandbox create → first exec output vs docker run --rm true (median)", ma, "ms", mb, { maxRatio: 1.2 })]);

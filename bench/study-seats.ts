@@ -23,6 +23,7 @@ import { runTerminalStudy } from "../src/routes/terminal/index.ts";
 import type { StudyContext } from "../src/routes/types.ts";
 import { type Lane, runSeats } from "../src/study/index.ts";
 import { scriptedTerminalLab } from "../test/support/terminal-study.ts";
+import { emitFigures, type Figure, figure } from "./lib/figures.ts";
 
 const skipBrowser = process.argv.includes("--skip-browser");
 const cwd = mkdtempSync(join(tmpdir(), "humanish-bench-seats-"));
@@ -85,11 +86,13 @@ function watchMemory(): { add(id: string): void; stop(): Map<string, number> } {
   };
 }
 
+const figures: Figure[] = [];
 async function main(): Promise<void> {
   // Warm-up: the first study pays image checks and page-cache misses.
   await timed(() => runTerminalStudy(ctxOf(terminalLab(1), `bench-warm-${Date.now()}`)));
   const t1 = await timed(() => runTerminalStudy(ctxOf(terminalLab(1), `bench-t1-${Date.now()}`)));
   const t4 = await timed(() => runTerminalStudy(ctxOf(terminalLab(4), `bench-t4-${Date.now()}`)));
+  figures.push(figure("4 terminal seats vs 1 (study wall)", t4, "ms", t1, { maxRatio: 1.6 }));
   console.log(
     `A terminal: 1 seat ${(t1 / 1000).toFixed(2)} s, 4 seats at concurrency 4 ${(t4 / 1000).toFixed(2)} s, ratio ${(t4 / t1).toFixed(2)}× (target ≤ 1.6×)`,
   );
@@ -107,6 +110,10 @@ async function main(): Promise<void> {
     const MiB = 1024 * 1024;
     console.log(
       `B browser: 1 seat ${(b1 / 1000).toFixed(2)} s, 4 seats at concurrency 4 ${(b4 / 1000).toFixed(2)} s, ratio ${(b4 / b1).toFixed(2)}× (target ≤ 2.5×)`,
+    );
+    figures.push(
+      figure("4 browser seats vs 1 (study wall)", b4, "ms", b1, { maxRatio: 2.5 }),
+      figure("guest memory peak (max of 4 seats)", Math.max(0, ...peaks) / MiB, "MiB", null),
     );
     console.log(
       `B guest memory peaks: ${peaks.map((b) => `${Math.round(b / MiB)} MiB`).join(", ") || "(no sample)"}; max ${Math.round(Math.max(0, ...peaks) / MiB)} MiB = ${((Math.max(0, ...peaks) / (2 * 1024 * MiB)) * 100).toFixed(1)}% of the 2048 MiB limit`,
@@ -147,6 +154,8 @@ async function main(): Promise<void> {
     best = Math.min(best, (performance.now() - t0) / 16);
   }
   console.log(`C runner overhead: ${best.toFixed(3)} ms per seat vs the 50 ms budget: ratio ${(best / 50).toFixed(4)}×`);
+  figures.push(figure("runner overhead per seat (16 no-op seats)", best, "ms", null, { maxValue: 50 }));
+  emitFigures(figures);
 }
 
 try {

@@ -1,6 +1,6 @@
 /**
- * Evidence selection for `humanish analyze` — pure: a verified bundle's files in, a bounded
- * packet out. Every item has a stable evidence id the model cites:
+ * Evidence selection for `humanish analyze` — pure: a verified bundle's files in (screenshots
+ * through the view's reader), a bounded packet out. Every item has a stable evidence id the model cites:
  *
  *   run/summary, run/lifecycle, run/screenshot/0003 (a frame no seat claims)
  *   <seat>/status, <seat>/reason, <seat>/claim (what it claimed vs what the checks say),
@@ -15,7 +15,7 @@
  * ending and beginning, then the context of failures, then the rest spread evenly (the middle
  * first, then the quarters…). A seat that runs out of items leaves its share to the others. What
  * does not fit is listed in `omitted` with the bound it hit — never silently dropped. Screenshots
- * are decoded only when selected, and sent downscaled.
+ * are read and decoded only when selected, one at a time, and sent downscaled.
  */
 import type { ActorTrace, EvidenceBasis, EvidenceKind, EvidenceRef, OmittedEvidence, RunBundle, TraceItem } from "../bundle/index.ts";
 import { ActorTraceSchema, CONTRADICTION_FINDING, claimContradicted, contradictionLine } from "../bundle/index.ts";
@@ -56,10 +56,41 @@ export const SELECTION_LIMITS: SelectionLimits = {
   maxItemChars: 3000,
 };
 
-/** A verified bundle as the selector reads it: run.json parsed and every file's bytes by bundle path. */
+/**
+ * A verified bundle as the selector reads it: run.json parsed, the files held in memory by
+ * bundle path, and the screenshots that are not held (most of a bundle's bytes) by their size,
+ * read one at a time when one is selected.
+ */
 export interface BundleView {
   bundle: RunBundle;
+  /** Files held, by bundle path: the text files (and, in a view built from bytes, screenshots too). */
   files: ReadonlyMap<string, Uint8Array>;
+  /**
+   * Screenshots not in `files`: their size in bytes by path, and `read`, which returns exactly
+   * the bytes verify checked.
+   * @throws from `read` when the file is no longer what verify checked (the caller's code)
+   */
+  images?: { sizes: ReadonlyMap<string, number>; read: (path: string) => Uint8Array };
+}
+
+/** Whether the view has the file at `path` (held or readable). */
+function hasFile(view: BundleView, path: string): boolean {
+  return view.files.has(path) || (view.images?.sizes.has(path) ?? false);
+}
+
+/** A screenshot to send, by path and size (bytes); its bytes are read only when it is selected. */
+interface ShotRef {
+  path: string;
+  bytes: number;
+}
+
+function shotRef(view: BundleView, path: string): ShotRef {
+  return { path, bytes: view.files.get(path)?.byteLength ?? view.images?.sizes.get(path) ?? 0 };
+}
+
+/** The bytes of a screenshot of the view. */
+function shotBytes(view: BundleView, shot: ShotRef): Uint8Array {
+  return view.files.get(shot.path) ?? view.images!.read(shot.path);
 }
 
 /** One item of the packet: its stored reference and what is sent (a text block, or a caption plus an image). */
@@ -90,7 +121,7 @@ interface Candidate {
   source: EvidenceRef["source"];
   /** Text of a text item, or the caption of a screenshot. */
   text: string;
-  png?: Uint8Array;
+  png?: ShotRef;
 }
 
 const enc = new TextEncoder();
@@ -279,7 +310,7 @@ function traceCandidates({ view, p, seat, limits }: Seat): { items: Candidate[];
   (traceOf(view, p.trace)?.items ?? []).forEach((item, i) => {
     if (failed(item)) lastFailure = i;
     const ref = item.screenshotRef?.path;
-    if (ref && view.files.has(ref) && !shotPaths.includes(ref)) {
+    if (ref && hasFile(view, ref) && !shotPaths.includes(ref)) {
       shotPaths.push(ref);
       if (i - lastFailure <= 2) nearFailure.add(ref);
     }
@@ -321,7 +352,7 @@ function screenshotCandidates({ view, p, seat }: Seat, referenced: string[], cla
       participantId: p.id,
       source: { path, item: n },
       text: `screenshot ${i + 1} of ${paths.length} of participant ${p.id}`,
-      png: view.files.get(path)!,
+      png: shotRef(view, path),
     };
   });
 }
@@ -448,16 +479,18 @@ export function selectEvidence(view: BundleView, limits: SelectionLimits = SELEC
   const take = (c: Candidate): boolean => {
     const block = blockOf(c);
     const textBytes = enc.encode(block).byteLength;
-    if (sel.items.length >= limits.maxItems) return omit(c, "item_budget", c.png?.byteLength ?? textBytes);
-    if (sel.textBytes + textBytes > limits.maxTextBytes) return omit(c, "text_budget", c.png?.byteLength ?? textBytes);
+    if (sel.items.length >= limits.maxItems) return omit(c, "item_budget", c.png?.bytes ?? textBytes);
+    if (sel.textBytes + textBytes > limits.maxTextBytes) return omit(c, "text_budget", c.png?.bytes ?? textBytes);
     const ref: EvidenceRef = { id: c.id, kind: c.kind, basis: c.basis, participantId: c.participantId, source: c.source, bytes: textBytes, sha256: "" };
     if (c.png) {
-      if (sel.images >= limits.maxImages) return omit(c, "image_budget", c.png.byteLength);
+      if (sel.images >= limits.maxImages) return omit(c, "image_budget", c.png.bytes);
+      // Outside the try: bytes that are no longer what verify checked refuse the analysis, not one frame.
+      const png = shotBytes(view, c.png);
       let small: ReturnType<typeof downscalePng>;
       try {
-        small = downscalePng(c.png, limits.imageMaxWidth, limits.imageMaxHeight);
+        small = downscalePng(png, limits.imageMaxWidth, limits.imageMaxHeight);
       } catch {
-        return omit(c, "unreadable", c.png.byteLength);
+        return omit(c, "unreadable", c.png.bytes);
       }
       if (sel.imageBytes + small.png.byteLength > limits.maxImageBytes) return omit(c, "image_bytes", small.png.byteLength);
       const caption = `${c.text} (captured ${small.originalWidth}×${small.originalHeight}, sent ${small.width}×${small.height})`;
@@ -484,9 +517,9 @@ export function selectEvidence(view: BundleView, limits: SelectionLimits = SELEC
   for (const s of seats) sel.seats.set(s.participantId, s.seat);
   const admitted = seats.slice(0, limits.maxParticipants);
   for (const s of seats.slice(limits.maxParticipants))
-    for (const c of s.tiers.flat()) omit(c, "participant_budget", c.png?.byteLength ?? enc.encode(blockOf(c)).byteLength);
+    for (const c of s.tiers.flat()) omit(c, "participant_budget", c.png?.bytes ?? enc.encode(blockOf(c)).byteLength);
   // Frames no seat claims are the run's own, taken last.
-  const orphanShots = b.artifacts.filter((a) => a.kind === "screenshot" && !claimed.has(a.path) && view.files.has(a.path));
+  const orphanShots = b.artifacts.filter((a) => a.kind === "screenshot" && !claimed.has(a.path) && hasFile(view, a.path));
   const runShots: Candidate[] = orphanShots.map((a, i) => ({
     id: `run/screenshot/${String(i + 1).padStart(4, "0")}`,
     kind: "screenshot",
@@ -494,7 +527,7 @@ export function selectEvidence(view: BundleView, limits: SelectionLimits = SELEC
     participantId: null,
     source: { path: a.path, item: String(i + 1).padStart(4, "0") },
     text: `screenshot ${i + 1} of ${orphanShots.length} that no participant's trace or folder claims`,
-    png: view.files.get(a.path)!,
+    png: shotRef(view, a.path),
   }));
   for (let tier = 0; tier < 4; tier++) {
     const queues = admitted.map((s) => [...s.tiers[tier]!]);

@@ -1,9 +1,11 @@
 /**
  * Reading a run for analysis and storing an attempt in it.
  *
- * Reading: the run directory is walked once and verified from the very bytes the selector
- * then reads (no second read between the check and the use); a bundle that fails `verify`, or a
- * dry-run bundle (nothing ran, nothing to analyse), is refused.
+ * Reading: the run directory is walked once and verified; the selector then reads the text
+ * files verify held, and each screenshot it selects is read again through the safe reader and
+ * must hash to the digest verify took of it (so what is sent is what verify checked, while the
+ * bundle's screenshots are never all in memory). A bundle that fails `verify`, or a dry-run
+ * bundle (nothing ran, nothing to analyse), is refused.
  *
  * Storing: `analysis/<NNNN>/{analysis,diagnostics,requests}.json` are written through the
  * bundle writer (redacted like every artifact), listed with their digests in `run.json`, and
@@ -28,7 +30,10 @@ import {
   verifyFiles,
   verifyRun,
 } from "../bundle/index.ts";
-import { readBundleDir } from "../bundle/verify/disk.ts";
+import { describeSafeReadFailure, safeReadFile } from "../bundle/safe-read.ts";
+import type { DigestedBundleFile } from "../bundle/verify/core.ts";
+import { decodeGarbageWindow, readBundleDir, VERIFY_LIMITS } from "../bundle/verify/disk.ts";
+import { sha256Hex } from "../bytes/sha256.ts";
 import { HumanishError } from "../errors.ts";
 import type { BundleView } from "./select.ts";
 
@@ -43,7 +48,32 @@ function failedChecks(v: VerifyResult): string {
 }
 
 /**
- * The verified bundle at `runDir`, read once.
+ * A reader of the screenshots verify digested: the bytes at `path`, read through the safe
+ * reader, when they hash to what verify saw. Each read counts the frame's decode (the selector
+ * decodes what it reads) toward the walk's decode window, so the scratch of the frames a
+ * packet decodes is collected as it goes rather than piling up.
+ * @throws HumanishError HUMANISH_ANALYSIS_BUNDLE_UNVERIFIED when the file is refused or changed since verify
+ */
+function verifiedImageReader(runDir: string, runId: string, digested: readonly DigestedBundleFile[]): (path: string) => Uint8Array {
+  const facts = new Map(digested.map((d) => [d.path, d]));
+  const window = decodeGarbageWindow();
+  const refuse = (path: string, why: string) =>
+    new HumanishError("HUMANISH_ANALYSIS_BUNDLE_UNVERIFIED", `run ${runId}: ${path} ${why}; nothing was sent`, {
+      next: `run \`humanish verify --run ${runId}\` and analyse the run once it verifies`,
+    });
+  return (path) => {
+    const r = safeReadFile(join(runDir, path), VERIFY_LIMITS.maxFileBytes, { singleLink: false });
+    if (!r.ok) throw refuse(path, `is refused: ${describeSafeReadFailure(r, VERIFY_LIMITS.maxFileBytes)}`);
+    const f = facts.get(path);
+    if (!f || sha256Hex(r.bytes) !== f.sha256) throw refuse(path, "changed after it verified (SHA-256 differs)");
+    window.add(f.admission.ok ? f.admission.width * f.admission.height : 0);
+    return r.bytes;
+  };
+}
+
+/**
+ * The verified bundle at `runDir`, walked once: text files held, screenshots by digest (read
+ * again, and checked against that digest, only when selected).
  * @throws HumanishError HUMANISH_ANALYSIS_BUNDLE_UNVERIFIED (verify failed: names the checks),
  *   HUMANISH_ANALYSIS_DRY_RUN_BUNDLE (a contract-only run)
  */
@@ -65,7 +95,8 @@ export async function loadVerifiedBundle(runDir: string, trust: TrustSet = defau
         next: "run the lab live (humanish lab run <lab> --live), then analyse that run",
       },
     );
-  return { bundle, files };
+  const sizes = new Map(walked.digested.map((d) => [d.path, d.size]));
+  return { bundle, files, images: { sizes, read: verifiedImageReader(runDir, runId, walked.digested) } };
 }
 
 /** The attempts a bundle lists, ascending (`0001`, `0002`, …). */

@@ -1,5 +1,7 @@
 /** Evidence selection (pure): stable ids, tiers, bounds, and the omitted list that accounts for every item. */
 import { afterAll, describe, expect, test } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { PNG } from "pngjs";
 import { downscalePng, fitInside } from "../../src/analysis/downscale.ts";
 import { SELECTION_LIMITS, selectEvidence, selectionDigest, spreadOrder } from "../../src/analysis/select.ts";
@@ -52,6 +54,28 @@ describe("selectEvidence", () => {
     expect(sel.items.some((i) => i.ref.participantId === "p3")).toBe(false);
     expect(sel.omitted.filter((o) => o.participantId === "p3").every((o) => o.reason === "participant_budget")).toBe(true);
     expect(sel.omitted.some((o) => o.id === "p3/status")).toBe(true);
+  });
+
+  test("screenshots are not held: a selected one is read again and must be the bytes verify checked", async () => {
+    const dir = await writeStudyRun(proj.cwd, { runId: "select-changed" });
+    const view = await loadVerifiedBundle(dir);
+    expect([...view.files.keys()].some((p) => p.endsWith(".png"))).toBe(false);
+    const shots = view.bundle.artifacts.filter((a) => a.kind === "screenshot");
+    expect([...(view.images?.sizes.keys() ?? [])].sort()).toEqual(shots.map((a) => a.path).sort());
+    const before = selectEvidence(view);
+    expect(before.images).toBeGreaterThan(0);
+    // Changed after verify: the analysis is refused, never sent with other bytes or without the frame.
+    const target = join(dir, shots[0]!.path);
+    const bytes = readFileSync(target);
+    bytes[bytes.length - 20]! ^= 0x01;
+    writeFileSync(target, bytes);
+    let code = "";
+    try {
+      selectEvidence(view);
+    } catch (e) {
+      code = (e as { code?: string }).code ?? "";
+    }
+    expect(code).toBe("HUMANISH_ANALYSIS_BUNDLE_UNVERIFIED");
   });
 
   test("a terminal transcript is cut into numbered windows", async () => {

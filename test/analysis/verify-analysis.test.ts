@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { analyzeRun } from "../../src/analysis/run.ts";
 import { type BundleFile, defaultTrust, verifyFiles } from "../../src/bundle/index.ts";
-import { readBundleDir } from "../../src/bundle/verify/disk.ts";
+import { loadFiles } from "../bundle/memory.ts";
 import { tempProject, writeStudyRun } from "../report/fixtures.ts";
 import { startFakeOpenAI } from "../support/fake-openai/server.ts";
 import { analyzeOptions, FAKE_KEY, goodAnswer, message } from "./support.ts";
@@ -17,7 +17,7 @@ let files: BundleFile[] = [];
 beforeAll(async () => {
   const runDir = await writeStudyRun(proj.cwd);
   await analyzeRun(analyzeOptions(runDir, fake.baseURL));
-  files = (await readBundleDir(runDir)).files;
+  files = await loadFiles(runDir);
 });
 afterAll(async () => {
   await fake.close();

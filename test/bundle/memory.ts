@@ -3,6 +3,8 @@
  * writer once, then mutate copies of its files and verify them with `verifyFiles` (no disk).
  */
 import { generateKeyPairSync, type KeyObject } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { type BundleFile, buildManifest, encodeSigned, NO_TRUST, SIGNATURE_FILE, signManifest, type TrustSet } from "../../src/bundle/index.ts";
 import { publicKeyOf } from "../../src/bundle/signing/keys.ts";
 import { readBundleDir } from "../../src/bundle/verify/disk.ts";
@@ -21,11 +23,14 @@ export function testKey(): TestKey {
   return { privateKey, publicKey, trust: { publicKeys: new Set([publicKey]), fingerprints: NO_TRUST.fingerprints } };
 }
 
-/** Every regular file of the bundle at `dir` (read by the verifier's own disk walk). */
+/**
+ * Every regular file of the bundle at `dir` with its bytes, in the walk's order (read by the
+ * verifier's own disk walk; the screenshots it digests are read again whole, for the in-memory core).
+ */
 export async function loadFiles(dir: string): Promise<BundleFile[]> {
   const w = await readBundleDir(dir);
   if (w.containment.length) throw new Error(`fixture bundle is not clean: ${w.containment.join("; ")}`);
-  return w.files;
+  return [...w.files, ...w.digested.map((d) => ({ path: d.path, bytes: new Uint8Array(readFileSync(join(dir, d.path))) }))];
 }
 
 /** The artifact paths run.json lists (from the given files). */

@@ -75,20 +75,29 @@ export type AppendixSignature = z.infer<typeof AppendixSignatureSchema>;
 /**
  * The manifest of a run from its files: `run.json`, `status.json` (when present) and each
  * path in `listed` (the artifact paths `run.json` lists). A listed path with no bytes gets
- * `bytes: -1` and an empty digest, which no writer ever signs.
+ * `bytes: -1` and an empty digest, which no writer ever signs. `files` is the bytes by path, or
+ * a lookup of each file's size (bytes) and hex SHA-256 for a reader that hashed the files as it
+ * read them and kept only the digests.
  */
 export function buildManifest(
   runId: string,
-  files: ReadonlyMap<string, Uint8Array>,
+  files: ReadonlyMap<string, Uint8Array> | ((path: string) => { size: number; sha256: string } | null),
   listed: readonly string[],
   digest: (bytes: Uint8Array) => string = sha256Hex,
 ): BundleManifest {
+  const factsOf =
+    typeof files === "function"
+      ? files
+      : (path: string) => {
+          const b = files.get(path);
+          return b ? { size: b.byteLength, sha256: digest(b) } : null;
+        };
   const paths = new Set<string>(["run.json", ...listed]);
-  if (files.has("status.json")) paths.add("status.json");
+  if (factsOf("status.json")) paths.add("status.json");
   const out: ManifestFile[] = [];
   for (const path of [...paths].sort()) {
-    const b = files.get(path);
-    out.push(b ? { path, bytes: b.byteLength, sha256: digest(b) } : { path, bytes: -1, sha256: "" });
+    const f = factsOf(path);
+    out.push(f ? { path, bytes: f.size, sha256: f.sha256 } : { path, bytes: -1, sha256: "" });
   }
   return { schema: "humanish.bundle-manifest.v1", runId, files: out };
 }
@@ -186,13 +195,15 @@ export function signAppendix(
 }
 
 /**
- * Check an appendix: its stored signature bytes, the appendix bytes, against the run id, the
- * bundle's manifest digest and signer (an appendix by anyone else is refused).
+ * Check an appendix: its stored signature bytes, the appendix bytes (or their size and hex
+ * SHA-256 as `file`, for a reader that kept only digests), against the run id, the bundle's
+ * manifest digest and signer (an appendix by anyone else is refused).
  */
 export function checkAppendix(
   stored: Uint8Array,
-  a: { runId: string; path: string; bytes: Uint8Array; manifestSha256: string; signer: string },
+  a: { runId: string; path: string; manifestSha256: string; signer: string } & ({ bytes: Uint8Array } | { file: { size: number; sha256: string } }),
 ): { ok: true } | { ok: false; problem: string } {
+  const file = "file" in a ? a.file : { size: a.bytes.byteLength, sha256: sha256Hex(a.bytes) };
   const label = `${a.path}${APPENDIX_SIGNATURE_SUFFIX}`;
   const p = parseStored(stored, AppendixSignatureSchema, label);
   if ("problem" in p) return { ok: false, problem: p.problem };
@@ -201,8 +212,7 @@ export function checkAppendix(
   if (d.path !== a.path) return { ok: false, problem: `${label} signs ${d.path}` };
   if (d.extends !== a.manifestSha256) return { ok: false, problem: `${label} extends another seal of this run` };
   if (d.publicKey !== a.signer) return { ok: false, problem: `${label} is signed by ${fingerprintOf(d.publicKey)}, not the bundle's signer` };
-  if (d.bytes !== a.bytes.byteLength || d.sha256 !== sha256Hex(a.bytes))
-    return { ok: false, problem: `${a.path} differs from what its appendix signature covers` };
+  if (d.bytes !== file.size || d.sha256 !== file.sha256) return { ok: false, problem: `${a.path} differs from what its appendix signature covers` };
   const { signature, ...body } = d;
   if (!verifyBytes(d.publicKey, appendixBody(body), signature)) return { ok: false, problem: `${label}: the Ed25519 signature does not verify` };
   return { ok: true };

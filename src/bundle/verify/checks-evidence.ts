@@ -20,6 +20,7 @@ import {
 } from "../schemas.ts";
 import type { CheckOutcome, VerifyContext } from "./context.ts";
 import { declaredChannelCheck } from "./declared.ts";
+import { readPaths } from "./digest.ts";
 import { decodeText, digestOf, parseNdjson, zodMsg } from "./scan.ts";
 
 function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
@@ -58,7 +59,11 @@ function statusAndOrphans(ctx: VerifyContext, problems: string[]): void {
 
 function listedArtifact(ctx: VerifyContext, b: RunBundle, a: RunBundle["artifacts"][number], problems: string[]): void {
   const bytes = ctx.files.get(a.path);
-  if (!bytes) return;
+  if (!bytes) {
+    // A digested file is binary by construction: only a screenshot or data artifact may be.
+    if (ctx.digested.has(a.path) && a.kind !== "screenshot" && a.kind !== "data") problems.push(`${a.path}: ${a.kind} artifact is not UTF-8 text`);
+    return;
+  }
   const text = a.kind === "screenshot" ? null : decodeText(bytes);
   if (a.kind !== "screenshot" && a.kind !== "data" && text === null) {
     problems.push(`${a.path}: ${a.kind} artifact is not UTF-8 text`);
@@ -160,11 +165,12 @@ export async function screenshotsAdmitted(ctx: VerifyContext): Promise<CheckOutc
   const b = ctx.bundle;
   const shotPaths = new Set(b ? b.artifacts.filter((a) => a.kind === "screenshot").map((a) => a.path) : []);
   const pngs = new Set<string>(shotPaths);
-  for (const rel of ctx.files.keys()) if (rel.toLowerCase().endsWith(".png")) pngs.add(rel);
+  for (const rel of readPaths(ctx)) if (rel.toLowerCase().endsWith(".png")) pngs.add(rel);
   for (const rel of [...pngs].sort()) {
     const bytes = ctx.files.get(rel);
-    if (!bytes) continue; // missing: reported by artifacts intact
-    const adm = await admitOnce(bytes, perCall);
+    const digested = ctx.digested.get(rel);
+    if (!bytes && !digested) continue; // missing: reported by artifacts intact
+    const adm = bytes ? await admitOnce(bytes, perCall) : digested!.admission;
     if (!adm.ok) problems.push(`${rel}: not admitted as PNG (${adm.code}: ${adm.detail})`);
   }
   let embedded = 0;
@@ -194,6 +200,8 @@ export async function screenshotsAdmitted(ctx: VerifyContext): Promise<CheckOutc
     if (rel === "run.json" || shotPaths.has(rel)) continue;
     if (decodeText(bytes) === null) ctx.unscanned.push(rel);
   }
+  // Digested files are binary by construction.
+  for (const rel of ctx.digested.keys()) if (!shotPaths.has(rel)) ctx.unscanned.push(rel);
   return { problems, ok: `${pngs.size} PNG file(s)${embedded ? ` and ${embedded} embedded PNG(s)` : ""} admitted` };
 }
 

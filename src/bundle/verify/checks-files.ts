@@ -7,7 +7,8 @@ import { findSensitive } from "../redact.ts";
 import { APPENDIX_SIGNATURE_SUFFIX, buildManifest, checkAppendix, checkBundleSignature, SIGNATURE_FILE } from "../signing/manifest.ts";
 import { fingerprintOf, isTrusted } from "../signing/trust.ts";
 import type { CheckOutcome, VerifyContext } from "./context.ts";
-import { decodeText, digestOf, scanContent, scanJoinedStreams } from "./scan.ts";
+import { factsOf, readPaths, wasRead } from "./digest.ts";
+import { decodeText, scanContent, scanJoinedStreams } from "./scan.ts";
 
 /** Most findings reported by one scan check. */
 export const MAX_FINDINGS = 50;
@@ -54,10 +55,10 @@ export function artifactsIntact(ctx: VerifyContext): CheckOutcome {
   if (!b) return { problems: ["no valid bundle to check artifacts against"], ok: "" };
   const problems: string[] = [];
   for (const a of b.artifacts) {
-    const bytes = ctx.files.get(a.path);
-    if (!bytes) problems.push(`${a.path}: missing`);
-    else if (bytes.byteLength !== a.bytes) problems.push(`${a.path}: ${bytes.byteLength} bytes, listed ${a.bytes}`);
-    else if (digestOf(bytes) !== a.sha256) problems.push(`${a.path}: SHA-256 differs from the listed digest`);
+    const f = factsOf(ctx, a.path);
+    if (!f) problems.push(`${a.path}: missing`);
+    else if (f.size !== a.bytes) problems.push(`${a.path}: ${f.size} bytes, listed ${a.bytes}`);
+    else if (f.sha256 !== a.sha256) problems.push(`${a.path}: SHA-256 differs from the listed digest`);
   }
   return { problems, ok: `${b.artifacts.length} listed artifact(s) present with matching size and SHA-256` };
 }
@@ -65,14 +66,20 @@ export function artifactsIntact(ctx: VerifyContext): CheckOutcome {
 /** Accept each unlisted `X` with a valid `X.sig.json` by the bundle's own signer extending its seal. */
 function acceptAppendices(ctx: VerifyContext, listed: ReadonlySet<string>): void {
   if (!ctx.signer || !ctx.manifestSha256 || !ctx.bundle) return;
-  for (const [rel, bytes] of ctx.files) {
+  for (const rel of readPaths(ctx)) {
     if (listed.has(rel) || rel === RUN_FILE || rel === STATUS_FILE || rel === SIGNATURE_FILE || rel.endsWith(APPENDIX_SIGNATURE_SUFFIX)) continue;
     const sig = ctx.files.get(`${rel}${APPENDIX_SIGNATURE_SUFFIX}`);
     if (!sig) {
       ctx.appendixProblems.set(rel, "no appendix signature");
       continue;
     }
-    const r = checkAppendix(sig, { runId: ctx.bundle.runId, path: rel, bytes, manifestSha256: ctx.manifestSha256, signer: ctx.signer.publicKey });
+    const r = checkAppendix(sig, {
+      runId: ctx.bundle.runId,
+      path: rel,
+      file: factsOf(ctx, rel)!,
+      manifestSha256: ctx.manifestSha256,
+      signer: ctx.signer.publicKey,
+    });
     if (r.ok) {
       ctx.appendices.add(rel);
       ctx.appendices.add(`${rel}${APPENDIX_SIGNATURE_SUFFIX}`);
@@ -92,7 +99,10 @@ export function bundleSignature(ctx: VerifyContext): CheckOutcome {
   const stored = ctx.files.get(SIGNATURE_FILE);
   if (!stored) return { problems: [`unsigned: ${SIGNATURE_FILE} is missing (humanish signs every bundle when it seals it)`], ok: "" };
   const listed = b.artifacts.map((a) => a.path);
-  const r = checkBundleSignature(stored, buildManifest(b.runId, ctx.files, listed, digestOf));
+  const r = checkBundleSignature(
+    stored,
+    buildManifest(b.runId, (rel) => factsOf(ctx, rel), listed),
+  );
   if (r.state === "invalid") {
     const who = r.publicKey ? ` (claims signer ${fingerprintOf(r.publicKey) ?? "malformed key"})` : "";
     return { problems: [`bad signature: ${r.problem}${who}`], ok: "" };
@@ -117,11 +127,11 @@ export function noUnlistedFiles(ctx: VerifyContext): CheckOutcome {
   if (!b) return { problems: ["no valid bundle to list files against"], ok };
   const listed = new Set(b.artifacts.map((a) => a.path));
   const problems: string[] = [];
-  const paths = [...ctx.files.keys(), ...ctx.unread.filter((u) => !u.dir).map((u) => u.path)].sort();
+  const paths = [...readPaths(ctx), ...ctx.unread.filter((u) => !u.dir).map((u) => u.path)].sort();
   for (const rel of paths) {
     if (rel === RUN_FILE || rel === STATUS_FILE || rel === SIGNATURE_FILE || listed.has(rel) || ctx.appendices.has(rel)) continue;
     const why = ctx.appendixProblems.get(rel);
-    if (rel.endsWith(APPENDIX_SIGNATURE_SUFFIX) && ctx.files.has(rel.slice(0, -APPENDIX_SIGNATURE_SUFFIX.length))) continue; // reported with its appendix
+    if (rel.endsWith(APPENDIX_SIGNATURE_SUFFIX) && wasRead(ctx, rel.slice(0, -APPENDIX_SIGNATURE_SUFFIX.length))) continue; // reported with its appendix
     problems.push(`${rel}: not listed in run.json${why ? ` and not a signed appendix (${why})` : ""}`);
   }
   return { problems, ok };
@@ -130,12 +140,16 @@ export function noUnlistedFiles(ctx: VerifyContext): CheckOutcome {
 /** `public-safety scan`: names and contents of every file, listed or not (streams joined too). */
 export function publicSafetyScan(ctx: VerifyContext): CheckOutcome {
   const problems: string[] = [];
-  for (const rel of [...ctx.files.keys(), ...ctx.unread.map((u) => u.path)]) {
+  for (const rel of [...readPaths(ctx), ...ctx.unread.map((u) => u.path)]) {
     for (const f of findSensitive(rel, 5)) problems.push(`${rel}: path matches ${f.shape}`);
   }
   for (const [rel, bytes] of ctx.files) {
-    problems.push(...findingsOf(rel, bytes));
     if (problems.length >= MAX_FINDINGS) break;
+    problems.push(...findingsOf(rel, bytes));
+  }
+  for (const [rel, d] of ctx.digested) {
+    if (problems.length >= MAX_FINDINGS) break;
+    problems.push(...d.shapes.map((s) => `${rel}: contains a ${s} shape`));
   }
   ctx.scanFindings = problems.length;
   return { problems: problems.slice(0, MAX_FINDINGS), ok: "no secret or local-path shapes in any file name or content" };

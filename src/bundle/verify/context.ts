@@ -5,6 +5,7 @@
  * context and the table in ./core.ts is the only place that orders them.
  */
 
+import type { PngAdmission } from "../png.ts";
 import type { ActorTrace, CleanupProof, RunBundle, SandboxReceipt, TerminalLedgers } from "../schemas.ts";
 import type { TrustSet } from "../signing/trust.ts";
 
@@ -12,6 +13,21 @@ import type { TrustSet } from "../signing/trust.ts";
 export interface UnreadPath {
   path: string;
   dir: boolean;
+}
+
+/**
+ * A binary PNG the disk walk read once and let go (./digest.ts): what every check needs of its
+ * bytes, computed from them while they were in hand.
+ */
+export interface DigestedFile {
+  /** Bytes read. */
+  size: number;
+  /** Hex SHA-256 of the bytes. */
+  sha256: string;
+  /** The admission verdict of the bytes. */
+  admission: PngAdmission;
+  /** Secret and local-path shape names its content scan found (see `scanContent`). */
+  shapes: string[];
 }
 
 /** The bundle's signer, once its signature checked out. */
@@ -26,6 +42,8 @@ export interface VerifyContext {
   readonly run: string;
   /** Every regular file read, by bundle-relative path. */
   readonly files: ReadonlyMap<string, Uint8Array>;
+  /** Every binary PNG read and digested instead of held, by bundle-relative path (disjoint from `files`). */
+  readonly digested: ReadonlyMap<string, DigestedFile>;
   readonly unread: readonly UnreadPath[];
   /** Problems the disk walk found (links, special files, bounds). */
   readonly containment: readonly string[];

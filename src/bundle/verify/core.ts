@@ -19,9 +19,9 @@ import { artifactsIntact, bundleSignature, noUnlistedFiles, publicSafetyScan, re
 import { headlineFromChecks } from "./checks-headline.ts";
 import { actorEngagement, capsRespected, cleanupProven, costLabeling, verdictConsistency } from "./checks-judgement.ts";
 import { studySeats } from "./checks-study.ts";
-import type { Check, UnreadPath, VerifyContext } from "./context.ts";
+import type { Check, DigestedFile, UnreadPath, VerifyContext } from "./context.ts";
 
-export type { UnreadPath } from "./context.ts";
+export type { DigestedFile, UnreadPath } from "./context.ts";
 
 /** One regular file of the bundle: its bundle-relative path and bytes (treated as immutable). */
 export interface BundleFile {
@@ -29,11 +29,18 @@ export interface BundleFile {
   bytes: Uint8Array;
 }
 
+/** One binary PNG of the bundle given by its facts (the disk walk's way of not holding it). */
+export interface DigestedBundleFile extends DigestedFile {
+  path: string;
+}
+
 /** Input of {@link verifyFiles}. */
 export interface VerifyFilesInput {
   /** The run directory's name: the run id the bundle must carry. */
   run: string;
   files: readonly BundleFile[];
+  /** Binary PNGs given by their facts instead of their bytes (paths disjoint from `files`); checked exactly as their bytes would be. */
+  digested?: readonly DigestedBundleFile[];
   /** Paths seen but not read (directories, links, special or oversized files): name-scanned; non-directories are unlisted files. */
   unread?: readonly UnreadPath[];
   /** Problems the disk walk found (reported by `storage containment`). */
@@ -120,6 +127,7 @@ export async function verifyFiles(input: VerifyFilesInput): Promise<VerifyResult
   const ctx: VerifyContext = {
     run: input.run,
     files: new Map(input.files.map((f) => [f.path, f.bytes])),
+    digested: new Map((input.digested ?? []).map(({ path, ...facts }) => [path, facts])),
     unread: input.unread ?? [],
     containment: input.containment ?? [],
     trust: input.trust,

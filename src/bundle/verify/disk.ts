@@ -3,13 +3,20 @@
  * a link, bounded in entries and depth) and read every regular file through the safe reader
  * (bounded per file and in total). Everything it cannot or will not read becomes a containment
  * problem or an unread path; it never judges content.
+ *
+ * Memory: a binary PNG is digested as soon as it is read (size, SHA-256, admission verdict and
+ * content-scan shapes, by the core's own pure functions in ./digest.ts) and its bytes let go, so
+ * the walk holds one screenshot at a time plus the bundle's text files, however many
+ * screenshots the bundle has.
  */
 import { readdirSync } from "node:fs";
 import { lstat } from "node:fs/promises";
 import { join } from "node:path";
+import type { PngAdmission } from "../png.ts";
 import { describeSafeReadFailure, safeReadFile } from "../safe-read.ts";
 import { MAX_FINDINGS } from "./checks-files.ts";
-import type { BundleFile, UnreadPath } from "./core.ts";
+import type { BundleFile, DigestedBundleFile, UnreadPath } from "./core.ts";
+import { digestFile } from "./digest.ts";
 
 /** Bounds (bytes / counts) so a hostile directory cannot exhaust memory. */
 export const VERIFY_LIMITS = {
@@ -23,9 +30,33 @@ export const VERIFY_LIMITS = {
 /** Path segments that must never appear in a bundle (browser profiles, VCS metadata). */
 const RISKY_SEGMENTS = new Set([".git", "Cookies", "Login Data", "Local Storage", "Preferences", "Secure Preferences", "profiles"]);
 
+/** Decoded bytes (scratch of the admission decoder) let pile up before a collection is asked for. */
+const DECODE_WINDOW_BYTES = 96 * 1024 * 1024;
+
+/**
+ * A counter of the admission decoder's scratch: every decode of a w×h frame leaves about 8·w·h
+ * bytes of buffers behind (the inflated rows and the RGBA bitmap, ~8 MiB for 1280×800), held
+ * outside the JavaScript heap, which the collector's heuristics let hundreds of frames' worth
+ * pile up before they are freed. Asking for a collection after each window keeps a walk's peak
+ * memory flat in the number of screenshots, for a few milliseconds per window.
+ */
+export function decodeGarbageWindow(windowBytes = DECODE_WINDOW_BYTES): { add: (pixels: number) => void } {
+  let pending = 0;
+  return {
+    add(pixels) {
+      pending += pixels * 8;
+      if (pending < windowBytes) return;
+      pending = 0;
+      Bun.gc(true);
+    },
+  };
+}
+
 /** What the walk hands to `verifyFiles`. */
 export interface WalkedBundle {
   files: BundleFile[];
+  /** Binary PNGs, read once and kept as their facts. */
+  digested: DigestedBundleFile[];
   unread: UnreadPath[];
   containment: string[];
 }
@@ -33,6 +64,9 @@ export interface WalkedBundle {
 /** Walk and read `runDir` (an absolute real directory, checked by the caller). */
 export async function readBundleDir(runDir: string): Promise<WalkedBundle> {
   const files: BundleFile[] = [];
+  const digested: DigestedBundleFile[] = [];
+  const admitted = new Map<string, PngAdmission>();
+  const decodeWindow = decodeGarbageWindow();
   const unread: UnreadPath[] = [];
   const containment: string[] = [];
   let count = 0;
@@ -98,10 +132,14 @@ export async function readBundleDir(runDir: string): Promise<WalkedBundle> {
         continue;
       }
       total += r.bytes.byteLength;
-      files.push({ path: rel, bytes: r.bytes });
+      const facts = await digestFile(rel, r.bytes, admitted);
+      if (facts) {
+        digested.push({ path: rel, ...facts });
+        decodeWindow.add(facts.admission.ok ? facts.admission.width * facts.admission.height : 0);
+      } else files.push({ path: rel, bytes: r.bytes });
     }
   };
   await visit("", 0);
   if (truncated) containment.push(`directory exceeds ${VERIFY_LIMITS.maxFiles} entries or depth ${VERIFY_LIMITS.maxDepth}`);
-  return { files, unread, containment };
+  return { files, digested, unread, containment };
 }
