@@ -3,8 +3,9 @@
  * the real bundle writer (so it is sealed, signed and verifies), with page-like 1280×800 frames.
  * Not a bench itself.
  */
-import { crc32, deflateSync } from "node:zlib";
+import { deflateSync } from "node:zlib";
 import { PNG } from "pngjs";
+import { pngChunk } from "../../src/analysis/downscale.ts";
 import { type ActorTrace, createRunWriter, digestText, type RunBundleInput, type Study } from "../../src/bundle/index.ts";
 import { labBlock, scriptedTrace } from "../../test/support/bundles.ts";
 
@@ -148,16 +149,6 @@ export async function writeStudy(cwd: string, shape: StudyShape): Promise<string
   });
   w.close();
   return w.runDir;
-}
-
-function pngChunk(type: string, data: Uint8Array): Uint8Array {
-  const out = new Uint8Array(12 + data.length);
-  const v = new DataView(out.buffer);
-  v.setUint32(0, data.length);
-  for (let i = 0; i < 4; i++) out[4 + i] = type.charCodeAt(i);
-  out.set(data, 8);
-  v.setUint32(8 + data.length, crc32(out.subarray(4, 8 + data.length)));
-  return out;
 }
 
 /**

@@ -83,7 +83,8 @@ function areaAverageRows(src: Uint8Array, sw: number, sh: number, dw: number, dh
   return out;
 }
 
-function chunk(type: string, data: Uint8Array): Uint8Array {
+/** One PNG chunk: length, type, data and the CRC-32 over type + data (bytes). */
+export function pngChunk(type: string, data: Uint8Array): Uint8Array {
   const out = new Uint8Array(12 + data.length);
   const v = new DataView(out.buffer);
   v.setUint32(0, data.length);
@@ -102,9 +103,9 @@ function encodeRgb(width: number, height: number, rows: Uint8Array): Uint8Array 
   ihdr.set([8, 2, 0, 0, 0], 8);
   const parts = [
     new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk("IHDR", ihdr),
-    chunk("IDAT", deflateSync(rows, { level: 1 })),
-    chunk("IEND", new Uint8Array(0)),
+    pngChunk("IHDR", ihdr),
+    pngChunk("IDAT", deflateSync(rows, { level: 1 })),
+    pngChunk("IEND", new Uint8Array(0)),
   ];
   return new Uint8Array(Buffer.concat(parts));
 }
