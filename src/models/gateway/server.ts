@@ -23,7 +23,7 @@ import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { HumanishError } from "../../errors.ts";
-import { type AdmissionEstimate, admissionEstimate, outputGrant } from "../admission.ts";
+import { type AdmissionEstimate, admissionEstimate, outputGrant, withOutputTokens } from "../admission.ts";
 import type { ModelEndpoint, ModelKey } from "../endpoint.ts";
 import { RATE_TABLE, type RateTable } from "../rates.ts";
 import { costOf } from "../usage.ts";
@@ -267,9 +267,11 @@ async function admit(st: GatewayState, req: Request, m: Meter): Promise<Admitted
     return { local: openaiError(400, "invalid_request_error", "HUMANISH_MODEL_GATEWAY_FIELD_REFUSED", shaped.message, shaped.field) };
   }
   const send = shaped.body;
-  const grant = outputGrant(send, grantableUsd(st.opts.budgets), st.rates);
+  // The text is counted once: the grant and the admitted worst case share one estimate.
+  const counted = admissionEstimate(send, st.rates);
+  const grant = outputGrant(send, grantableUsd(st.opts.budgets), st.rates, counted);
   if (grant !== undefined) send.max_output_tokens = grant;
-  const est: AdmissionEstimate = admissionEstimate(send, st.rates);
+  const est: AdmissionEstimate = grant === undefined ? counted : withOutputTokens(counted, grant, st.rates);
   Object.assign(m.line, {
     requestedModel: est.model,
     stream: send.stream === true,
