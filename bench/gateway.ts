@@ -65,6 +65,32 @@ const direct = (body: unknown) =>
     headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
     body: JSON.stringify(body),
   });
+// The same pipe with every chunk handed through JavaScript (a pull stream, no parsing): what any
+// tap on the stream costs in memory, since a chunk JavaScript sees is garbage until collected.
+const jsPipeSock = `${gw.socketDir}/js-pipe.sock`;
+const jsPipe = Bun.serve({
+  unix: jsPipeSock,
+  fetch: async (req) => {
+    const up = await fetch(`${baseURL}/responses`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+      body: await req.arrayBuffer(),
+      decompress: false,
+    } as RequestInit);
+    const r = (up.body as ReadableStream<Uint8Array>).getReader();
+    const body = new ReadableStream<Uint8Array>(
+      {
+        async pull(c) {
+          const x = await r.read();
+          if (x.done) c.close();
+          else c.enqueue(x.value);
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    return new Response(body, { status: up.status, headers: { "content-type": up.headers.get("content-type") ?? "application/json" } });
+  },
+});
 const viaPipe = (body: unknown) =>
   fetch("http://pipe/v1/responses", {
     method: "POST",
@@ -148,7 +174,7 @@ console.log(`               gateway/direct ${ratio(gt50, dt50).toFixed(3)}× (go
 // Big streams through the gateway, read by curl in its own process: sample this process's memory
 // while each streams. RSS includes the allocator's lag behind freed chunks; `arrayBuffers` is
 // what JS holds in buffers; growth that does not scale with the stream's size is no buffering.
-async function streamThrough(bytes: number, via: "gateway" | "pipe"): Promise<{ streamed: number; rss: number; buffers: number; live: number }> {
+async function streamThrough(bytes: number, via: "gateway" | "pipe" | "js-pipe"): Promise<{ streamed: number; rss: number; buffers: number; live: number }> {
   const body = { ...sse, metadata: { bench: "big", bytes: String(bytes) } };
   Bun.gc(true);
   const m0 = process.memoryUsage();
@@ -172,7 +198,7 @@ async function streamThrough(bytes: number, via: "gateway" | "pipe"): Promise<{ 
       "-sS",
       "--no-buffer",
       "--unix-socket",
-      via === "gateway" ? sock : pipeSock,
+      via === "gateway" ? sock : via === "pipe" ? pipeSock : jsPipeSock,
       "-o",
       "/dev/null",
       "-w",
@@ -183,7 +209,7 @@ async function streamThrough(bytes: number, via: "gateway" | "pipe"): Promise<{ 
       "content-type: application/json",
       "--data-binary",
       JSON.stringify(body),
-      `http://${via}/v1/responses`,
+      "http://proxy/v1/responses",
     ],
     { stdout: "pipe", stderr: "inherit" },
   );
@@ -197,19 +223,25 @@ await streamThrough(10 * 1024 * 1024, "pipe");
 await streamThrough(10 * 1024 * 1024, "gateway");
 const rssGw: number[] = [];
 const rssPipe: number[] = [];
+const rssJs: number[] = [];
 for (let i = 0; i < 3; i++) {
   // Interleaved, like the timings; the fresh-process allocator warm-up is behind us (above).
   const p = await streamThrough(10 * 1024 * 1024, "pipe");
   const g = await streamThrough(10 * 1024 * 1024, "gateway");
+  const j = await streamThrough(10 * 1024 * 1024, "js-pipe");
+  rssJs.push(j.rss);
   rssPipe.push(p.rss);
   rssGw.push(g.rss);
   console.log(
-    `10 MiB stream  gateway ${mib(g.streamed)} MiB passed, RSS +${mib(g.rss)} MiB, buffers held after GC ${mib(g.live)} MiB | bare pipe ${mib(p.streamed)} MiB passed, RSS +${mib(p.rss)} MiB`,
+    `10 MiB stream  gateway ${mib(g.streamed)} MiB passed, RSS +${mib(g.rss)} MiB, buffers held after GC ${mib(g.live)} MiB | bare pipe ${mib(p.streamed)} MiB passed, RSS +${mib(p.rss)} MiB | pipe through JS ${mib(j.streamed)} MiB passed, RSS +${mib(j.rss)} MiB`,
   );
 }
 const big = await streamThrough(50 * 1024 * 1024, "gateway");
-console.log(`50 MiB stream  gateway ${mib(big.streamed)} MiB passed, RSS +${mib(big.rss)} MiB, buffers held after GC ${mib(big.live)} MiB (flat: no growth with size)`);
+console.log(
+  `50 MiB stream  gateway ${mib(big.streamed)} MiB passed, RSS +${mib(big.rss)} MiB, buffers held after GC ${mib(big.live)} MiB (flat: no growth with size)`,
+);
 const rssExtra = pct(rssGw, 50) - pct(rssPipe, 50);
+const rssJsExtra = pct(rssJs, 50) - pct(rssPipe, 50);
 
 // Admission estimate vs reported input usage.
 const png = (w: number, h: number) => {
@@ -273,9 +305,10 @@ for (const [name, body] of recorded) {
 console.log(`admission      min ${lo.toFixed(3)}× max ${hi.toFixed(3)}× (goal: never below 1, at most 1.5)`);
 
 console.log(
-  `SUMMARY gateway: SSE first byte gateway/direct ${ratio(gt, dt).toFixed(2)}× (goal ≤ 1.1×; bare-pipe floor ${ratio(pt, dt).toFixed(2)}×, gateway/pipe ${ratio(gt, pt).toFixed(2)}×); 50 ms model ${ratio(gt50, dt50).toFixed(3)}× (goal ≤ 1.1×); 10 MiB stream RSS gateway − pipe ${mib(rssExtra)} MiB (goal ≤ 1 MiB); admission min ${lo.toFixed(3)}× (goal ≥ 1)`,
+  `SUMMARY gateway: SSE first byte gateway/direct ${ratio(gt, dt).toFixed(2)}× (goal ≤ 1.1×; bare-pipe floor ${ratio(pt, dt).toFixed(2)}×, gateway/pipe ${ratio(gt, pt).toFixed(2)}×); 50 ms model ${ratio(gt50, dt50).toFixed(3)}× (goal ≤ 1.1×); 10 MiB stream RSS gateway − pipe ${mib(rssExtra)} MiB (goal ≤ 1 MiB; floor pipe through JS − pipe ${mib(rssJsExtra)} MiB); admission min ${lo.toFixed(3)}× (goal ≥ 1)`,
 );
 await pipe.stop(true);
+await jsPipe.stop(true);
 await gw.close();
 child.kill("SIGTERM");
 await child.exited;

@@ -145,7 +145,9 @@ describe("SseTap incremental parsing", () => {
     expect(peak).toBeLessThanOrEqual(MAX_KEPT_BYTES + EDGE_BYTES + 100_003);
     expect(t.end()).toMatchObject({ model: "gpt-5.1", final: "completed", usage: { input: 11, output: 7 } });
     // Its usage cut off in the middle (no closing brace within the tail): usage stays unknown, never a guess.
-    const broken = enc.encode(`event: response.completed\ndata: {"response":{"model":"gpt-5.1","status":"completed","x":"${huge}","usage":{"input_tokens":11,\n\n`);
+    const broken = enc.encode(
+      `event: response.completed\ndata: {"response":{"model":"gpt-5.1","status":"completed","x":"${huge}","usage":{"input_tokens":11,\n\n`,
+    );
     const b = new SseTap();
     for (let i = 0; i < broken.length; i += 65536) b.push(broken.subarray(i, i + 65536));
     expect(b.end().usage).toBeNull();
