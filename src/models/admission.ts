@@ -56,6 +56,40 @@ export interface AdmissionEstimate {
 
 type Json = Record<string, unknown>;
 
+/** Strings shorter than this are counted each time (cheaper than a cache look-up's upkeep). */
+const CACHED_MIN_CHARS = 256;
+/** Most characters of text whose counts are kept; the oldest are forgotten first. */
+const CACHE_MAX_CHARS = 16 * 1024 * 1024;
+const counted = new Map<string, number>();
+let countedChars = 0;
+
+/**
+ * o200k_base tokens of `text`, exactly as the tokenizer counts them. An agent resends the same
+ * instructions, tool definitions and history every turn, so long strings' counts are remembered
+ * (bounded by {@link CACHE_MAX_CHARS}): a turn costs the tokenizer only its new text.
+ */
+export function tokensOf(text: string): number {
+  if (text.length < CACHED_MIN_CHARS) return countTokens(text);
+  const hit = counted.get(text);
+  if (hit !== undefined) {
+    // Re-inserted so the map's order is least-recently used first.
+    counted.delete(text);
+    counted.set(text, hit);
+    return hit;
+  }
+  const n = countTokens(text);
+  if (text.length <= CACHE_MAX_CHARS) {
+    counted.set(text, n);
+    countedChars += text.length;
+    for (const k of counted.keys()) {
+      if (countedChars <= CACHE_MAX_CHARS) break;
+      counted.delete(k);
+      countedChars -= k.length;
+    }
+  }
+  return n;
+}
+
 /** High-detail tokens of a `width`×`height` image (the service's published tile rule). */
 export function imageTokensFor(width: number, height: number): number {
   let w = width;
@@ -118,15 +152,24 @@ export function admissionEstimate(body: Json, table: RateTable = RATE_TABLE): Ad
   // A structured-output schema (`text.format`) is given to the model as text too.
   if (body.text !== undefined) texts.push(JSON.stringify(body.text));
   const items = Array.isArray(body.input) ? body.input.length : 1;
-  const rawInput = texts.reduce((a, t) => a + countTokens(t), 0) + items * ITEM_FRAMING_TOKENS + REPLY_FRAMING_TOKENS;
+  const rawInput = texts.reduce((a, t) => a + tokensOf(t), 0) + items * ITEM_FRAMING_TOKENS + REPLY_FRAMING_TOKENS;
   const inputTokens = Math.ceil(rawInput * 1.1);
   const imageTotal = images.reduce((a, b) => a + b, 0);
-  const rate = rateFor(model, table);
   const declared = typeof body.max_output_tokens === "number" && body.max_output_tokens > 0 ? Math.ceil(body.max_output_tokens) : undefined;
-  const outputTokens = declared ?? rate?.maxOutputTokens ?? 0;
+  return withOutputTokens({ model, inputTokens, imageTokens: imageTotal, outputTokens: 0, usd: null }, declared, table);
+}
+
+/**
+ * The same estimate with its output ceiling set to `maxOutputTokens` (undefined: the model's
+ * ceiling) and priced again — what {@link admissionEstimate} gives for the body with that
+ * `max_output_tokens`, without counting its text again.
+ */
+export function withOutputTokens(est: AdmissionEstimate, maxOutputTokens: number | undefined, table: RateTable = RATE_TABLE): AdmissionEstimate {
+  const rate = rateFor(est.model, table);
+  const outputTokens = maxOutputTokens ?? rate?.maxOutputTokens ?? 0;
   // Rounded up to the micro-dollar so the estimate is never below the exact worst case.
-  const usd = rate ? Math.ceil((inputTokens + imageTotal) * rate.inputPerMTok + outputTokens * rate.outputPerMTok) / 1e6 : null;
-  return { model, inputTokens, imageTokens: imageTotal, outputTokens, usd };
+  const usd = rate ? Math.ceil((est.inputTokens + est.imageTokens) * rate.inputPerMTok + outputTokens * rate.outputPerMTok) / 1e6 : null;
+  return { ...est, outputTokens, usd };
 }
 
 /**
@@ -135,13 +178,18 @@ export function admissionEstimate(body: Json, table: RateTable = RATE_TABLE): Ad
  * raised to {@link MIN_OUTPUT_GRANT_TOKENS} (or the ceiling, when lower) — admission then refuses
  * the request if even that does not fit.
  * @param grantUsd what one request may reserve (null: no cap applies).
+ * @param est the body's {@link admissionEstimate}, when the caller has it already.
  * @returns the tokens to set, or undefined when the request sets its own, no cap applies, or the
  *   model is unpriced (admission decides those as they are).
  */
-export function outputGrant(body: Json, grantUsd: number | null, table: RateTable = RATE_TABLE): number | undefined {
+export function outputGrant(
+  body: Json,
+  grantUsd: number | null,
+  table: RateTable = RATE_TABLE,
+  est: AdmissionEstimate = admissionEstimate(body, table),
+): number | undefined {
   if (body.max_output_tokens !== undefined && body.max_output_tokens !== null) return undefined;
   if (grantUsd === null) return undefined;
-  const est = admissionEstimate(body, table);
   const rate = rateFor(est.model, table);
   if (!rate || rate.outputPerMTok <= 0) return undefined;
   const inputMicros = Math.ceil((est.inputTokens + est.imageTokens) * rate.inputPerMTok);

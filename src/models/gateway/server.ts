@@ -23,7 +23,7 @@ import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { HumanishError } from "../../errors.ts";
-import { type AdmissionEstimate, admissionEstimate, outputGrant } from "../admission.ts";
+import { type AdmissionEstimate, admissionEstimate, outputGrant, withOutputTokens } from "../admission.ts";
 import type { ModelEndpoint, ModelKey } from "../endpoint.ts";
 import { RATE_TABLE, type RateTable } from "../rates.ts";
 import { costOf } from "../usage.ts";
@@ -179,8 +179,11 @@ function tokenMatches(header: string | null, token: string): boolean {
 }
 
 async function readBody(req: Request, max: number): Promise<Uint8Array | "too_large"> {
-  const declared = Number(req.headers.get("content-length") ?? "0");
+  const length = req.headers.get("content-length");
+  const declared = Number(length ?? "0");
   if (declared > max) return "too_large";
+  // A declared length within the limit is read in one piece (the server holds the body to that length).
+  if (length !== null && Number.isSafeInteger(declared)) return new Uint8Array(await req.arrayBuffer());
   const chunks: Uint8Array[] = [];
   let total = 0;
   if (!req.body) return new Uint8Array(0);
@@ -267,9 +270,11 @@ async function admit(st: GatewayState, req: Request, m: Meter): Promise<Admitted
     return { local: openaiError(400, "invalid_request_error", "HUMANISH_MODEL_GATEWAY_FIELD_REFUSED", shaped.message, shaped.field) };
   }
   const send = shaped.body;
-  const grant = outputGrant(send, grantableUsd(st.opts.budgets), st.rates);
+  // The text is counted once: the grant and the admitted worst case share one estimate.
+  const counted = admissionEstimate(send, st.rates);
+  const grant = outputGrant(send, grantableUsd(st.opts.budgets), st.rates, counted);
   if (grant !== undefined) send.max_output_tokens = grant;
-  const est: AdmissionEstimate = admissionEstimate(send, st.rates);
+  const est: AdmissionEstimate = grant === undefined ? counted : withOutputTokens(counted, grant, st.rates);
   Object.assign(m.line, {
     requestedModel: est.model,
     stream: send.stream === true,
@@ -414,7 +419,10 @@ function passThrough(st: GatewayState, req: Request, m: Meter, upstream: Respons
   });
   const isSse = (upstream.headers.get("content-type") ?? "").includes("text/event-stream");
   const tap = isSse ? new SseTap() : new JsonTap();
+  let finished = false;
   const finish = (cut: string | null): void => {
+    if (finished) return;
+    finished = true;
     st.inFlight--;
     settleForwarded(st, m, upstream, tap.end(), isSse, cut, release);
   };
@@ -422,24 +430,40 @@ function passThrough(st: GatewayState, req: Request, m: Meter, upstream: Respons
     finish(null);
     return new Response(null, { status: upstream.status, headers: back });
   }
-  // Each chunk is looked at and handed on as it is; the pipe's backpressure reaches the
-  // endpoint, so nothing accumulates here however long the stream is.
-  const pass = new TransformStream<Uint8Array, Uint8Array>({
-    transform(chunk, c) {
-      tap.push(chunk);
-      c.enqueue(chunk);
+  // Each chunk is looked at and handed on as it is, never copied: the sandbox's reads pull the
+  // upstream's, so backpressure reaches the endpoint and nothing accumulates here however long
+  // the stream is.
+  const upstreamReader = upstream.body.getReader();
+  const body = new ReadableStream<Uint8Array>(
+    {
+      async pull(c) {
+        let r: Awaited<ReturnType<typeof upstreamReader.read>>;
+        try {
+          r = await upstreamReader.read();
+        } catch (e) {
+          finish(req.signal.aborted ? "the sandbox closed the stream early" : `the upstream stream broke: ${e instanceof Error ? e.message : String(e)}`);
+          c.error(e);
+          return;
+        }
+        if (r.done) {
+          // An SSE stream that closes without a final response event was cut upstream.
+          const final = isSse ? tap.end().final : "json";
+          finish(isSse && upstream.ok && final === null ? "the stream ended before a final response event" : null);
+          c.close();
+          return;
+        }
+        // Handed on first: the sandbox's bytes do not wait for the tap's parsing.
+        c.enqueue(r.value);
+        tap.push(r.value);
+      },
+      cancel(reason) {
+        finish("the sandbox closed the stream early");
+        return upstreamReader.cancel(reason);
+      },
     },
-  });
-  upstream.body.pipeTo(pass.writable).then(
-    () => {
-      // An SSE stream that closes without a final response event was cut upstream.
-      const final = isSse ? tap.end().final : "json";
-      finish(isSse && upstream.ok && final === null ? "the stream ended before a final response event" : null);
-    },
-    (e: unknown) =>
-      finish(req.signal.aborted ? "the sandbox closed the stream early" : `the upstream stream broke: ${e instanceof Error ? e.message : String(e)}`),
+    { highWaterMark: 0 },
   );
-  return new Response(pass.readable, { status: upstream.status, headers: back });
+  return new Response(body, { status: upstream.status, headers: back });
 }
 
 async function handle(st: GatewayState, req: Request): Promise<Response> {

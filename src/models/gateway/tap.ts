@@ -24,6 +24,8 @@ export interface TapFacts {
 
 type Json = Record<string, unknown>;
 
+const utf8 = new TextDecoder();
+
 const DATA = [0x64, 0x61, 0x74, 0x61, 0x3a];
 function isDataField(b: Uint8Array): boolean {
   return b.length >= 5 && DATA.every((c, i) => b[i] === c);
@@ -50,15 +52,20 @@ class Edges {
     while (this.tailBytes - (this.tailParts[0]?.length ?? 0) >= EDGE_BYTES) this.tailBytes -= (this.tailParts.shift() as Uint8Array).length;
   }
 
+  /** Bytes held now. */
+  get held(): number {
+    return this.headBytes + this.tailBytes;
+  }
+
   /** The whole text when it fit, else undefined. */
   whole(): string | undefined {
     if (this.total > MAX_KEPT_BYTES) return undefined;
-    return new TextDecoder().decode(Buffer.concat(this.head));
+    return utf8.decode(Buffer.concat(this.head));
   }
   edges(): { head: string; tail: string } {
     const head = Buffer.concat(this.head).subarray(0, EDGE_BYTES);
     const tail = Buffer.concat(this.tailParts);
-    return { head: new TextDecoder().decode(head), tail: new TextDecoder().decode(tail.subarray(Math.max(0, tail.length - EDGE_BYTES))) };
+    return { head: utf8.decode(head), tail: utf8.decode(tail.subarray(Math.max(0, tail.length - EDGE_BYTES))) };
   }
   reset(): void {
     this.head = [];
@@ -101,24 +108,53 @@ function fromEdges(facts: TapFacts, head: string, tail: string): void {
  */
 const READ_EVENTS = new Set(["response.created", "response.in_progress", "response.completed", "response.incomplete", "response.failed", "error"]);
 
-/** Folds a `text/event-stream` body; push every chunk, then read {@link SseTap.facts}. */
+/**
+ * Most bytes of a non-`data` line (an `event:` name, a comment, an `id:`) carried across chunks;
+ * the rest of a longer line is dropped unread, so a huge comment or name cannot grow the carry.
+ */
+export const MAX_LINE_CARRY = 1024;
+
+/** Bytes that tell a `data:` line (with its optional space) from any other. */
+const FIELD_BYTES = 6;
+const NEWLINE = new Uint8Array([0x0a]);
+const EVENT = [0x65, 0x76, 0x65, 0x6e, 0x74, 0x3a];
+
+function startsWith(b: Uint8Array, prefix: number[]): boolean {
+  return b.length >= prefix.length && prefix.every((c, i) => b[i] === c);
+}
+
+/**
+ * Folds a `text/event-stream` body incrementally; push every chunk, then read {@link SseTap.facts}.
+ * A chunk is scanned once and never copied except for the bytes metering reads: the data of a read
+ * event (bounded by {@link Edges}) and at most {@link MAX_LINE_CARRY} bytes of a line split across
+ * chunks. Text deltas and other unread events pass without being copied or decoded.
+ */
 export class SseTap {
   readonly facts: TapFacts = { model: null, usage: null, final: null, incompleteReason: null };
   private readonly data = new Edges();
-  private line: Uint8Array[] = [];
-  private lineBytes = 0;
+  /** Start of a line split across chunks (while it is not yet known to be a data line). */
+  private carry: Uint8Array[] = [];
+  private carryBytes = 0;
+  /** True when the carried line was longer than {@link MAX_LINE_CARRY} (its rest was dropped). */
+  private carryCut = false;
   private inData = false;
   /** False while inside an event whose name says the ledger does not need it. */
   private reading = true;
 
   push(chunk: Uint8Array): void {
     let start = 0;
-    for (let i = 0; i < chunk.length; i++) {
-      if (chunk[i] !== 0x0a) continue;
-      this.takeLine(chunk.subarray(start, i));
-      start = i + 1;
+    let nl = chunk.indexOf(0x0a, start);
+    while (nl !== -1) {
+      this.takeLine(chunk.subarray(start, nl));
+      start = nl + 1;
+      nl = chunk.indexOf(0x0a, start);
     }
     if (start < chunk.length) this.partial(chunk.subarray(start));
+  }
+
+  /** Bytes the tap holds now (carried line start and kept event data); bounded whatever the stream. */
+  get heldBytes(): number {
+    return this.carryBytes + this.data.held;
   }
 
   private partial(b: Uint8Array): void {
@@ -127,41 +163,74 @@ export class SseTap {
       if (this.reading) this.data.add(b);
       return;
     }
-    this.line.push(b.slice());
-    this.lineBytes += b.length;
-    if (this.lineBytes >= 6) {
-      const bytes = Buffer.concat(this.line);
-      if (isDataField(bytes)) {
-        this.inData = true;
-        if (this.reading) this.data.add(bytes.subarray(bytes[5] === 0x20 ? 6 : 5));
-        this.line = [];
-        this.lineBytes = 0;
-      }
+    if (this.carryBytes >= FIELD_BYTES || this.carryCut) {
+      this.keep(b);
+      return;
     }
+    const head = this.carryBytes > 0 ? Buffer.concat([...this.carry, b]) : b;
+    this.dropCarry();
+    if (head.length >= FIELD_BYTES && isDataField(head)) {
+      this.inData = true;
+      this.dataLine(head);
+      return;
+    }
+    this.keep(head);
+  }
+
+  /** Carries the start of a line that is not (or not yet known to be) a data line, bounded. */
+  private keep(b: Uint8Array): void {
+    const room = MAX_LINE_CARRY - this.carryBytes;
+    if (b.length > room) this.carryCut = true;
+    if (room <= 0) return;
+    const kept = b.subarray(0, room).slice();
+    this.carry.push(kept);
+    this.carryBytes += kept.length;
+  }
+
+  private dropCarry(): void {
+    this.carry = [];
+    this.carryBytes = 0;
+  }
+
+  /** Starts one `data:` line's payload (lines of one event are joined by a newline, as the format says). */
+  private dataLine(line: Uint8Array): void {
+    if (!this.reading) return;
+    if (this.data.total > 0) this.data.add(NEWLINE);
+    this.data.add(line.subarray(line[5] === 0x20 ? 6 : 5));
   }
 
   private takeLine(b: Uint8Array): void {
     if (this.inData) {
-      if (this.reading) this.data.add(b);
+      if (this.reading) this.data.add(b.at(-1) === 0x0d ? b.subarray(0, -1) : b);
       this.inData = false;
       return;
     }
-    const all = this.lineBytes > 0 ? Buffer.concat([...this.line, b]) : b;
-    this.line = [];
-    this.lineBytes = 0;
-    let text = new TextDecoder().decode(all);
-    if (text.endsWith("\r")) text = text.slice(0, -1);
-    if (text === "") {
+    let line = b;
+    let cut = false;
+    if (this.carryBytes > 0 || this.carryCut) {
+      if (this.carryBytes < FIELD_BYTES && !this.carryCut) {
+        // Not yet known what the line is: this chunk's part is joined whole (it may be data).
+        line = Buffer.concat([...this.carry, b]);
+      } else {
+        cut = this.carryCut || this.carryBytes + b.length > MAX_LINE_CARRY;
+        line = Buffer.concat([...this.carry, b.subarray(0, Math.max(0, MAX_LINE_CARRY - this.carryBytes))]);
+      }
+      this.dropCarry();
+      this.carryCut = false;
+    }
+    if (!cut && line.at(-1) === 0x0d) line = line.subarray(0, -1);
+    if (line.length === 0) {
       this.dispatch();
       this.reading = true;
       return;
     }
-    if (text.startsWith("event:")) {
-      this.reading = READ_EVENTS.has(text.slice(6).trim());
+    if (startsWith(line, EVENT)) {
+      // An event name too long to carry is not one the ledger knows it may skip: read the event.
+      this.reading = cut || READ_EVENTS.has(utf8.decode(line.subarray(6)).trim());
       return;
     }
-    if (!this.reading) return;
-    if (isDataField(all)) this.data.add(all.subarray(all[5] === 0x20 ? 6 : 5, all.at(-1) === 0x0d ? -1 : all.length));
+    // Comments (`:`), `id:`, `retry:` and unknown fields carry nothing the ledger reads.
+    if (isDataField(line)) this.dataLine(line);
   }
 
   private dispatch(): void {
