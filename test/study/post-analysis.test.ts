@@ -4,14 +4,16 @@
  * talking to the fake Responses server; and a study without the key, which still succeeds.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { verifyRun } from "../../src/bundle/verify.ts";
+import { escapeHtml } from "../../src/report/html.ts";
 import { runStudy } from "../../src/routes/index.ts";
 import { planAnalyst } from "../../src/study/post-analysis.ts";
 import { codexWorld } from "../actors/codex-account/support.ts";
 import { FAKE_KEY, fakeEnv, goodAnswer, message } from "../analysis/support.ts";
+import { cli } from "../cli/support.ts";
 import { labFromText, studyContext } from "../routes/terminal/support.ts";
 import { startFakeOpenAI } from "../support/fake-openai/server.ts";
 import { scriptedTerminalLab } from "../support/terminal-study.ts";
@@ -101,7 +103,10 @@ describe("a study ends with findings (Docker, fake model)", () => {
     const html = readFileSync(join(run, "report", "index.html"), "utf8");
     const first = html.slice(html.indexOf('id="verdict"'), html.indexOf('id="participants"'));
     expect(first).toContain('id="verdict-findings"');
+    expect(record.result.findings.length).toBeGreaterThan(0);
+    expect(r.analysis?.findings).toBe(record.result.findings.length);
     expect(first).toContain(`${record.result.findings.length} finding`);
+    expect(first).toContain(escapeHtml(record.result.findings[0].title));
   }, 240_000);
 
   test("without OPENAI_API_KEY the study still succeeds and says findings skipped", async () => {
@@ -126,5 +131,21 @@ describe("a study ends with findings (Docker, fake model)", () => {
     expect(["complete", "partial"]).toContain(r.analysis!.outcome);
     expect(w.fake.requests.some((q) => q.path === "/v1/responses")).toBe(true);
     expect((await verifyRun(join(dir, ".humanish", "runs", "findings-codex-1"))).ok).toBe(true);
+  }, 240_000);
+});
+
+describe("lab run says why a study has no findings", () => {
+  test("human mode: one stderr line; --json: the analysis outcome, stderr empty; the study succeeds", async () => {
+    const dir = project();
+    mkdirSync(join(dir, "humanish", "labs"), { recursive: true });
+    writeFileSync(join(dir, "humanish", "labs", "nokey.yaml"), lab("nokey", "", 1));
+    const env = { PATH: process.env.PATH };
+    const human = await cli(["lab", "run", "nokey", "--cwd", dir, "--run-id", "nokey-human"], env);
+    expect(human.code).toBe(0);
+    expect(human.stderr).toContain("humanish: findings skipped: OPENAI_API_KEY is not set");
+    const json = await cli(["lab", "run", "nokey", "--cwd", dir, "--run-id", "nokey-json", "--json"], env);
+    expect(json.code).toBe(0);
+    expect(json.json()).toMatchObject({ ok: true, analysis: { outcome: "skipped", skipped: expect.stringContaining("OPENAI_API_KEY") } });
+    expect(json.stderr).toBe("");
   }, 240_000);
 });
