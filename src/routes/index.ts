@@ -38,7 +38,8 @@ export async function runStudy(ctx: StudyContext<LabConfig>): Promise<StudyResul
     signal: ctx.signal,
   });
   result.analysis = analysis;
-  if (analysis.id) verified = undefined;
+  // Any analyst that ran may have re-sealed the bundle (even one that then failed): verify afresh.
+  if (analysis.provider) verified = undefined;
   try {
     const { writeReport } = await import("../report/index.ts");
     const report = await writeReport(result.runDir, verified ? { verified } : {});
