@@ -55,7 +55,15 @@ export interface InitAnswers {
   /** Caps: minutes of participant wall clock and USD of spend (absent = not declared). */
   maxMinutes?: number;
   maxUsd?: number;
+  /**
+   * `review.analysis`: the post-run analyst (USD cap for openai), `false` for none, absent for the
+   * lab's default (openai only when live, keyed and capped by scenario.caps.maxTotalUsd).
+   */
+  analysis?: { provider: "openai"; maxCost: number } | { provider: "codex" } | false;
 }
+
+/** The analyst a template lab names: openai under a 1 USD cap (it runs only live and with OPENAI_API_KEY). */
+export const TEMPLATE_ANALYSIS = { provider: "openai", maxCost: 1 } as const;
 
 /** Scripted actor per route. */
 export const SCRIPTED_ACTOR: Record<InitRoute, string> = { terminal: "scripted-terminal", browser: "scripted-browser" };
@@ -105,6 +113,7 @@ export function templateAnswers(route: InitTemplate, id?: string): InitAnswers {
       mode: "dry-run",
       maxMinutes: 10,
       maxUsd: 0,
+      analysis: TEMPLATE_ANALYSIS,
     };
   }
   return {
@@ -122,6 +131,7 @@ export function templateAnswers(route: InitTemplate, id?: string): InitAnswers {
     mode: "dry-run",
     maxMinutes: 10,
     maxUsd: 0,
+    analysis: TEMPLATE_ANALYSIS,
   };
 }
 
@@ -203,6 +213,7 @@ export function buildLabDocument(a: InitAnswers): Record<string, unknown> {
     subject,
     actors: [actor],
     execution,
+    ...(a.analysis !== undefined ? { review: { analysis: a.analysis } } : {}),
     scenario: { mode: a.mode, ...(Object.keys(caps).length ? { caps } : {}) },
   };
 }

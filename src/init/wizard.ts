@@ -277,6 +277,22 @@ export async function runWizard(io: WizardIO, defaults: { id?: string } = {}): P
     a = { ...a, mode };
     await text("Time cap: minutes the participant may run", String(a.maxMinutes ?? 10), (v) => ({ maxMinutes: numberAnswer(v) }));
     await text("Spend cap in USD (0 = no spend allowed)", String(a.maxUsd ?? 0), (v) => ({ maxUsd: numberAnswer(v) }));
+    const analyst = orCancel(
+      await p.select<"openai" | "codex" | "none">({
+        ...common,
+        message: "Findings after the study? (the post-run analyst reads the bundle)",
+        options: [
+          { value: "openai", label: "openai", hint: "OpenAI API under a USD cap; skipped with a reason without OPENAI_API_KEY (default)" },
+          { value: "codex", label: "codex", hint: "your Codex login, billed to your account" },
+          { value: "none", label: "none", hint: "review.analysis: false" },
+        ],
+      }),
+    );
+    if (analyst === "openai")
+      await text("Analyst cap in USD", String(a.analysis && a.analysis.provider === "openai" ? a.analysis.maxCost : 1), (v) => ({
+        analysis: { provider: "openai", maxCost: numberAnswer(v) ?? 1 },
+      }));
+    else a = { ...a, analysis: analyst === "codex" ? { provider: "codex" } : false };
 
     const final = checkDraft(a);
     if (!final.ok) {

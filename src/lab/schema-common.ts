@@ -149,6 +149,27 @@ export const labHeadFields = {
 };
 
 /**
+ * `review.analysis`: the post-run analyst a study runs after the seal, into the same bundle
+ * (`false` skips it; absent: the default of src/study/post-analysis.ts). `maxCost` is USD. The
+ * Codex analyst is billed to an account and refuses a numeric cap, so `codex` with `maxCost` is
+ * refused here rather than after the study.
+ */
+export const AnalysisSchema = strictObject({
+  provider: z.enum(["openai", "codex"], { message: "must be openai or codex" }),
+  model: nonBlank("a model name").optional(),
+  maxCost: nonNegNumber.optional(),
+  question: nonBlank("a question for the analyst").optional(),
+}).superRefine((a, ctx) => {
+  if (a.provider === "codex" && a.maxCost !== undefined)
+    ctx.addIssue({
+      code: "custom",
+      path: ["maxCost"],
+      message:
+        "cannot act with provider codex: the Codex analyst is billed to your account and refuses a numeric USD cap (remove maxCost, or use provider openai)",
+    });
+});
+
+/**
  * `review.scorer`: the lab's product adapter, a module path relative to the lab file's folder.
  * Only its shape is checked here; where it points (inside the lab folder, an importable
  * extension, a file that exists and loads with a hook) is checked by the loader in
@@ -157,6 +178,7 @@ export const labHeadFields = {
 export const ReviewSchema = strictObject(
   {
     scorer: strictObject({ ref: nonBlank("a path to the scorer module, relative to the lab file") }).optional(),
+    analysis: z.union([z.literal(false), AnalysisSchema]).optional(),
   },
   { scoring: REFERENCE_ONLY, milestones: REFERENCE_ONLY, vocabulary: REFERENCE_ONLY },
 );
@@ -211,6 +233,8 @@ export type Scenario = z.output<typeof ScenarioSchema>;
 export type Caps = z.output<typeof CapsSchema>;
 /** `policies` after defaults (all four booleans present). */
 export type Policies = z.output<typeof PoliciesSchema>;
+/** `review.analysis` when it names an analyst. */
+export type AnalysisConfig = z.output<typeof AnalysisSchema>;
 
 /**
  * Why `s` cannot be a URL or path target, or undefined: a control character (C0, DEL or C1,

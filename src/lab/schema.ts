@@ -17,6 +17,7 @@ import type { TerminalLabConfig, TerminalTask } from "./schema-terminal.ts";
 
 export * from "./schema-browser.ts";
 export {
+  type AnalysisConfig,
   type Caps,
   CapsSchema,
   isContainedRelativePath,

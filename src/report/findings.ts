@@ -147,3 +147,25 @@ export function renderFindings(f: ReportFindings, shots: ReportShots, transcript
   const limits = f.limitations.length ? `<p class="meta">Limitations:</p><ul class="plain">${f.limitations.map((l) => `<li>${e(l)}</li>`).join("")}</ul>` : "";
   return `${head}${f.summary ? `<p>${e(f.summary)}</p>` : ""}${items ? `<ol class="plain findings">${items}</ol>` : `<p class="empty">The analysis reported no findings.</p>`}${limits}`;
 }
+
+/** Most finding titles the first screen names (the rest are in the Findings section). */
+const SUMMARY_TITLES = 3;
+
+/**
+ * The first screen's line beside the denominator: how many findings the latest analysis made,
+ * by severity, its first titles, and a link to the full section; or why it has none.
+ */
+export function renderFindingsSummary(f: ReportFindings, e: Escape): string {
+  const by = new Map<string, number>();
+  for (const x of f.findings) by.set(x.severity, (by.get(x.severity) ?? 0) + 1);
+  const counts = [...by].map(([s, n]) => `${n} ${e(s)}`).join(" · ");
+  const head = f.error
+    ? `No findings: ${e(f.error)}`
+    : `${f.findings.length} finding${f.findings.length === 1 ? "" : "s"}${counts ? ` (${counts})` : ""} — analysis ${e(f.attempt)} by ${e(f.provider)}`;
+  const titles = f.findings
+    .slice(0, SUMMARY_TITLES)
+    .map((x) => `<li><span class="badge ${e(x.severity)}">${e(x.severity)}</span> <a href="#finding-${e(x.id)}">${e(x.title)}</a></li>`)
+    .join("");
+  const more = f.findings.length > SUMMARY_TITLES ? `<li class="meta"><a href="#findings">${f.findings.length - SUMMARY_TITLES} more</a></li>` : "";
+  return `<div id="verdict-findings"><p class="line"><a href="#findings">Findings</a>: ${head}</p>${titles ? `<ul class="plain">${titles}${more}</ul>` : ""}</div>`;
+}

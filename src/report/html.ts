@@ -11,7 +11,7 @@
 import { createHash } from "node:crypto";
 import type { RunSummary } from "../bundle/index.ts";
 import { outputSegments } from "../bundle/output-codec.ts";
-import { renderFindings } from "./findings.ts";
+import { renderFindings, renderFindingsSummary } from "./findings.ts";
 import type { ReportCostLine, ReportModel, ReportParticipant, ReportScreenshot, ReportTimelineEntry } from "./model.ts";
 
 /** HTML-escapes text for element content and double- or single-quoted attribute values. */
@@ -386,6 +386,7 @@ export function renderReportHtml(model: ReportModel): string {
       ? `<p class="meta" id="goal-rule">Written under the older claim-counting rule: this headline may count a participant's own claim of success; <code>humanish verify</code> re-derives it from the hidden checks.</p>`
       : "",
     m.summary && m.summary !== m.verdictLine ? `<p>${e(m.summary)}</p>` : "",
+    m.findings ? renderFindingsSummary(m.findings, escapeHtml) : "",
     gaps,
     `</section>`,
     section(`Seats (${m.reached}/${m.total} reached the goal${harnessNote(m)})`, renderParticipants(m), "participants"),

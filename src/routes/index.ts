@@ -5,12 +5,15 @@
  */
 import { HumanishError } from "../errors.ts";
 import { type LabConfig, selectLabBackend } from "../lab/index.ts";
+import { studySecrets } from "../secrets/index.ts";
+import { runPostAnalysis } from "../study/post-analysis.ts";
 import type { StudyContext, StudyResult } from "./types.ts";
 
 export type { ProgressEvent, StudyContext, StudyResult, TaskOutcome } from "./types.ts";
 
 /**
- * Runs the study of `ctx.lab` on its route and adds the report. The result's `verify` is the
+ * Runs the study of `ctx.lab` on its route, then its post-run analyst (src/study/post-analysis.ts,
+ * never a failed study), and adds the report. The result's `verify` is the
  * verification of the final bundle (report included). A report that cannot be written is a
  * warning, never a lost bundle.
  */
@@ -20,8 +23,23 @@ export async function runStudy(ctx: StudyContext<LabConfig>): Promise<StudyResul
     route === "terminal"
       ? await (await import("./terminal/index.ts")).runTerminalStudy(ctx as never)
       : await (await import("./browser/index.ts")).runBrowserStudy(ctx as never);
-  const verified = result.verification;
+  let verified = result.verification;
   delete result.verification;
+  // The post-run analyst reads the sealed bundle and re-seals it with its attempt, so the
+  // report below shows the findings and is verified afresh.
+  const analysis = await runPostAnalysis({
+    analysis: ctx.lab.review?.analysis,
+    mode: ctx.mode,
+    maxTotalUsd: ctx.lab.scenario.caps?.maxTotalUsd,
+    env: ctx.env,
+    studyOk: result.ok && !result.interrupted,
+    runDir: result.runDir,
+    secrets: studySecrets(ctx),
+    signal: ctx.signal,
+  });
+  result.analysis = analysis;
+  // Any analyst that ran may have re-sealed the bundle (even one that then failed): verify afresh.
+  if (analysis.provider) verified = undefined;
   try {
     const { writeReport } = await import("../report/index.ts");
     const report = await writeReport(result.runDir, verified ? { verified } : {});

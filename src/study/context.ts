@@ -7,6 +7,7 @@
  */
 import type { LoadedScorer } from "../adapters/load.ts";
 import type { VerifyResult } from "../bundle/index.ts";
+import type { PostAnalysisOutcome } from "./post-analysis.ts";
 
 /** One progress update for the live stderr display (human mode only). */
 export interface ProgressEvent {
@@ -107,6 +108,11 @@ export interface StudyResult {
     feedbackCandidates: number;
     artifacts: string[];
   };
+  /**
+   * The post-run analyst (`review.analysis`): its outcome, the stored attempt id, or why it was
+   * skipped. Set by `runStudy` once the bundle is sealed; never makes the study fail.
+   */
+  analysis?: PostAnalysisOutcome;
   /** Set when the study failed as a harness (never for a participant giving up). */
   error?: { code: string; message: string; next?: string };
   /** Which signal interrupted the run, if any (`SIGINT` → exit 130, `SIGTERM` → 143). */

@@ -94,6 +94,9 @@ describe("humanish init wizard under a pseudo-terminal", () => {
       await d.press("Enter"); // dry-run
       await answer(d, "Time cap", "5");
       await answer(d, "Spend cap in USD", "0");
+      await ask(d, "Findings after the study?");
+      await d.press("Enter"); // openai
+      await answer(d, "Analyst cap in USD", "0.5");
       // The YAML is shown before anything is written.
       const shown = await ask(d, "Write humanish/labs/jq-wizard.yaml?");
       expect(shown).toContain("schema: humanish.lab.v2");
@@ -125,6 +128,7 @@ describe("humanish init wizard under a pseudo-terminal", () => {
     expect(actor.tasks?.map((t) => [t.id, t.goal, t.check.run])).toEqual([["read-a", "Save the value of a in in.json to a.txt", `test "$(cat a.txt)" = 1`]]);
     expect(lab.scenario.mode).toBe("dry-run");
     expect(lab.scenario.caps).toEqual({ maxMinutes: 5, maxUsd: 0 });
+    expect(lab.review?.analysis).toEqual({ provider: "openai", maxCost: 0.5 });
     expect(readFileSync(join(cwd, ".gitignore"), "utf8")).toBe("node_modules/\n.humanish/\n");
 
     // The next command works on what the wizard wrote.
@@ -169,6 +173,8 @@ describe("humanish init wizard under a pseudo-terminal", () => {
       await d.press("Enter");
       await answer(d, "Time cap", "");
       await answer(d, "Spend cap in USD", "2.5");
+      await ask(d, "Findings after the study?");
+      await d.press("Down", "Down", "Enter"); // none
       await ask(d, "Write humanish/labs/web-wizard.yaml?");
       await d.press("Enter");
       const end = await d.waitFor("WIZARD-EXIT=");
@@ -189,6 +195,7 @@ describe("humanish init wizard under a pseudo-terminal", () => {
     expect(actor.mission).toBe("Find the welcome message.");
     expect(actor.tasks?.[0]?.check).toEqual({ textIncludes: ["Welcome"] });
     expect(lab.scenario.caps).toEqual({ maxMinutes: 10, maxUsd: 2.5 });
+    expect(lab.review?.analysis).toBe(false);
     expect(readFileSync(join(cwd, ".gitignore"), "utf8")).toBe(".humanish/\n");
   }, 120_000);
 
@@ -232,6 +239,9 @@ describe("humanish init wizard under a pseudo-terminal", () => {
       await d.press("Enter");
       await answer(d, "Time cap", "");
       await answer(d, "Spend cap in USD", "");
+      await ask(d, "Findings after the study?");
+      await d.press("Enter");
+      await answer(d, "Analyst cap in USD", "");
       const shown = await ask(d, "Write humanish/labs/keep-out.yaml?");
       expect(shown).toContain("id: keep-out");
       await d.press("Right", "Enter"); // No

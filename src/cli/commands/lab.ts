@@ -156,6 +156,9 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
     trap.release();
   }
   const why = result.interrupted ?? trap.received;
+  // The analyst never fails a study; in human mode a live study says why it has no findings.
+  const a = result.analysis;
+  if (!ctx.json && a?.outcome === "skipped" && result.mode === "live") ctx.io.stderr(`humanish: findings skipped: ${inertText(a.skipped ?? "")}\n`);
   const schema = route === "terminal" ? "humanish.terminal-lab-result.v1" : "humanish.browser-lab-result.v1";
   // Project-relative, so scripts can use it (an absolute local path is redacted from stdout).
   const runDir = relative(ctx.cwd, result.runDir) || result.runDir;
@@ -259,6 +262,9 @@ function renderStudy(r: StudyResult & { lab: string; modeReason?: ModeReason }):
         : `adapter: ${s ? `${s.namespace} ${s.status} ${s.score}/100 — ${s.summary}` : "no score"} · ${r.adapter.feedbackCandidates} feedback candidate(s) · ${r.adapter.artifacts.length} file(s)`,
     );
   }
+  const a = r.analysis;
+  if (a && a.outcome !== "skipped")
+    lines.push(`findings: ${a.findings ?? 0} (analysis ${a.id ?? "—"} by ${a.provider ?? "?"}: ${a.outcome}) · humanish analyze show --run ${r.runId}`);
   lines.push(`run:    ${dir}`);
   lines.push(`verify: ${r.verify.ok ? "ok" : "FAILED"} · ${r.verify.shareSafety}`);
   lines.push(`report: ${dir}/report/index.html`);
