@@ -104,6 +104,7 @@ export {
   signManifest,
 } from "./signing/manifest.ts";
 export { sealRunDir, writeSignedAppendix } from "./signing/seal.ts";
+export { RUN_JSON_MISSING } from "./verify/checks-bundle.ts";
 export { type BundleFile, CHECKS, DEADLINE_GRACE_MS, VERIFY_LIMITS, type VerifyFilesInput, type VerifyRunOptions, verifyFiles, verifyRun } from "./verify.ts";
 export {
   createRunWriter,

@@ -247,9 +247,24 @@ export class DockerClient {
     return this.json(res, "ImageList");
   }
 
-  /** `GET /system/df`: disk usage of layers, images (with their shared bytes), containers. */
+  /**
+   * `GET /system/df`: disk usage of layers, images (with their shared bytes), containers.
+   * The engine computes one disk usage at a time and answers a second caller with HTTP 500 "a
+   * disk usage operation is already running" (another humanish, `docker system df`); that
+   * answer is waited out, every 250 ms for up to 60 s, since the other computation ends on its own.
+   * @throws DockerApiError for any other failure, or when the engine is still busy after 60 s.
+   */
   async systemDf(opts: CallOptions = {}): Promise<SystemDf> {
-    return this.json<SystemDf>(await this.call("SystemDataUsage", "GET", "/system/df", opts), "SystemDataUsage");
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      try {
+        return this.json<SystemDf>(await this.call("SystemDataUsage", "GET", "/system/df", opts), "SystemDataUsage");
+      } catch (e) {
+        const busy = e instanceof DockerApiError && e.status === 500 && /disk usage operation is already running/i.test(e.message);
+        if (!busy || Date.now() >= deadline || opts.signal?.aborted) throw e;
+        await Bun.sleep(250);
+      }
+    }
   }
 
   /** `GET /images/{name}/json`. Throws `DockerApiError` 404 when the image is missing. */

@@ -10,7 +10,7 @@
  *   stored report — a page saying it was not served, with every failed check.
  * The index carries the same state per run.
  */
-import type { VerifyResult } from "../bundle/index.ts";
+import { RUN_JSON_MISSING, type VerifyResult } from "../bundle/index.ts";
 import { documentHead, escapeHtml as e } from "./html.ts";
 
 /** A run's verification as the library shows it. */
@@ -26,10 +26,12 @@ export interface ServedState {
 /** The library's view of one verify result. */
 export function servedState(v: VerifyResult): ServedState {
   // No run.json: the run is still going, or died before sealing (either way there is nothing to verify).
-  const unsealed = v.checks.some((c) => c.name === "run.json exists" && !c.ok);
+  const unsealed = v.checks.some((c) => c.name === "run.json exists" && !c.ok && c.message === RUN_JSON_MISSING);
   if (v.error?.code === "HUMANISH_RUN_NOT_FOUND" || unsealed || (v.checks.length === 0 && !v.ok)) {
     return { kind: "not_sealed", label: "not sealed: no verifiable bundle yet", reasons: v.error ? [v.error.message] : [] };
   }
+  // Any other failure (an unsafe file where run.json should be, say) is a bundle that does not
+  // verify, and its page says why instead of passing for a run still in progress.
   const failed = v.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.message}`);
   const why = v.shareSafety.reasons.map((r) => `${r.code}: ${r.message}`);
   if (!v.ok || v.shareSafety.status === "blocked") {

@@ -168,8 +168,10 @@ describe("serve", () => {
     const html = await index.text();
     expect(html).toContain("serve-fifo");
     const page = await fetch(`${url}runs/serve-fifo/`, { signal: AbortSignal.timeout(15_000) });
-    expect(page.status).toBe(422);
-    expect(await page.text()).toContain("run.json");
+    // Refused as a bundle that does not verify, naming the file (never served, never read).
+    expect(page.status).toBe(409);
+    const refusal = await page.text();
+    expect(refusal).toContain("run.json is refused (not a regular file)");
     // SIGTERM must land whatever the bundles hold: the process gets 10 s, then is killed.
     child.kill("SIGTERM");
     const code = await Promise.race([child.exited, Bun.sleep(10_000).then(() => "did not exit within 10 s of SIGTERM" as const)]);

@@ -23,6 +23,22 @@ const noContent = () => new Response(null, { status: 204 });
 const notFound = (what: string) => Response.json({ message: `No such container: ${what}` }, { status: 404 });
 
 describe("status codes against a fake engine", () => {
+  test("500 'a disk usage operation is already running' on /system/df is waited out; any other 500 is not", async () => {
+    let calls = 0;
+    const busy = () => Response.json({ message: "a disk usage operation is already running" }, { status: 500 });
+    engine = startFakeEngine({
+      "GET /system/df": () => (++calls <= 2 ? busy() : Response.json({ LayersSize: 7, Images: [], Containers: [], Volumes: [], BuildCache: [] })),
+    });
+    const docker = createDockerClient({ socketPath: engine.socketPath });
+    expect((await docker.systemDf()).LayersSize).toBe(7);
+    expect(calls).toBe(3);
+    await engine.stop();
+    engine = startFakeEngine({ "GET /system/df": () => Response.json({ message: "disk on fire" }, { status: 500 }) });
+    const err = await rejection(createDockerClient({ socketPath: engine.socketPath }).systemDf());
+    expect(isDockerApiError(err) && err.status).toBe(500);
+    expect(engine.requests.length).toBe(1);
+  });
+
   test("304 on start = already started (not an error)", async () => {
     engine = startFakeEngine({ "POST /containers/{id}/start": () => new Response(null, { status: 304 }) });
     const docker = createDockerClient({ socketPath: engine.socketPath });

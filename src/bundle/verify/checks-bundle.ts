@@ -6,10 +6,17 @@ import { SIGNATURE_FILE } from "../signing/manifest.ts";
 import type { CheckOutcome, VerifyContext } from "./context.ts";
 import { zodMsg } from "./scan.ts";
 
+/** The `run.json exists` problem of a run directory with no run.json at all (still running, or never sealed). */
+export const RUN_JSON_MISSING = "run.json is missing";
+
 /** `run.json exists`: present and valid JSON (parsed into the context). */
 export function runJsonExists(ctx: VerifyContext): CheckOutcome {
   const bytes = ctx.files.get(RUN_FILE);
-  if (!bytes) return { problems: ["run.json is missing"], ok: "" };
+  if (!bytes) {
+    // Present but not read (a FIFO, a device, a link, over its bound) is not the same as absent.
+    const refused = ctx.containment.find((c) => c.startsWith(`${RUN_FILE}:`));
+    return { problems: [refused ? `run.json is refused (${refused.slice(RUN_FILE.length + 1).trim()})` : RUN_JSON_MISSING], ok: "" };
+  }
   try {
     ctx.rawBundle = JSON.parse(new TextDecoder().decode(bytes));
     return { problems: [], ok: "run.json is readable JSON" };
