@@ -43,6 +43,7 @@ import {
   writeComputerUseLedger,
   writeComputerUseSeatTrace,
   writeSeatJson,
+  liveSeatShots,
   writeSeatShots,
 } from "../../study/browser-seat.ts";
 import { evidenceSummary, type SeatEvidence, type StudyError } from "../../study/evidence.ts";
@@ -104,6 +105,7 @@ function guestSeat(o: LocalGuestLaneOptions, seat: SeatSpec, hooks: SeatHooks, s
   let interrupted = false;
   const cleanup: CleanupProof[] = [];
   let evidence: SeatEvidence<GuestSeatFacts> | undefined;
+  const live = liveSeatShots(writer, paths.shot);
 
   return {
     async prepare() {
@@ -165,6 +167,7 @@ function guestSeat(o: LocalGuestLaneOptions, seat: SeatSpec, hooks: SeatHooks, s
         height: screen.height,
         signal: AbortSignal.any([hooks.signal, deadline]),
         onStep: (i, step) => hooks.progress("participate", `step ${i + 1}/${actor.steps.length}: ${step.kind}`),
+        onScreenshot: (shot) => live.keep(shot),
       });
       if (deadline.aborted && outcome.completionReason === "interrupted" && !hooks.signal.aborted) {
         outcome = { ...outcome, status: "timed_out", completionReason: "timed_out", reason: `session budget of ${o.sessionMs} ms ran out` };
@@ -367,7 +370,8 @@ function guestSeat(o: LocalGuestLaneOptions, seat: SeatSpec, hooks: SeatHooks, s
     }
     if ("identity" in out) return writeLocalAgentTrace(out, verdict, writeErrors);
     const items: TraceItem[] = [];
-    const shotPaths = await writeSeatShots(writer, out.screenshots, paths.shot, writeErrors);
+    await live.settle();
+    const shotPaths = await writeSeatShots(writer, out.screenshots, paths.shot, writeErrors, live.written);
     let shotIndex = 0;
     for (const it of out.items) {
       if (it.kind === "screenshot") {
