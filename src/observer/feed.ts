@@ -153,6 +153,9 @@ export function createObserverFeed(o: ObserverFeedOptions): ObserverFeed {
         // A one-seat study labels its events with the actor type; they belong to its one seat.
         const planned = o.plan?.seats ?? [];
         const id = planned.length === 1 && !planned.includes(e.participant) ? planned[0]! : e.participant;
+        // Before its seats start a many-seat study reports its own steps (preflight) under a
+        // label that is no seat: the study line shows those from status.json.
+        if (planned.length > 1 && !planned.includes(id)) return;
         const prev = progress.get(id);
         progress.set(id, {
           phase: e.phase,
