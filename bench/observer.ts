@@ -82,4 +82,6 @@ const sorted = [...lat].sort((x, y) => x - y);
 const p95 = sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.95) - 1)]! : Number.NaN;
 const ratio = median(watched) / median(base);
 console.log(`study wall time, median: without ${median(base)} ms, with watcher ${median(watched)} ms → ratio ${ratio.toFixed(3)}× (target ≤ 1.05×)`);
-console.log(`observer latency frame admitted → shown: p50 ${sorted.length ? median(sorted) : "n/a"} ms, p95 ${p95} ms over ${sorted.length} frame(s) (target ≤ 500 ms)`);
+console.log(
+  `observer latency frame admitted → shown: p50 ${sorted.length ? median(sorted) : "n/a"} ms, p95 ${p95} ms over ${sorted.length} frame(s) (target ≤ 500 ms)`,
+);

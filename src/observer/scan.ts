@@ -93,7 +93,7 @@ export function createRunScanner(runDir: string, seatIds: readonly string[] = []
   /** The parsed value of `rel` (re-read only when its size or mtime changed), or null. */
   const cached = <T>(rel: string, max: number, parse: (text: string) => T): T | null => {
     const st = stat(rel);
-    if (!st || !st.isFile()) {
+    if (!st?.isFile()) {
       cache.delete(rel);
       return null;
     }
@@ -114,7 +114,7 @@ export function createRunScanner(runDir: string, seatIds: readonly string[] = []
   };
   const list = (rel: string): string[] => {
     const st = stat(rel);
-    if (!st || !st.isDirectory()) return [];
+    if (!st?.isDirectory()) return [];
     try {
       return readdirSync(join(runDir, rel)).slice(0, MAX_ENTRIES).sort();
     } catch {
@@ -141,7 +141,7 @@ export function createRunScanner(runDir: string, seatIds: readonly string[] = []
       .flatMap((f) => {
         const rel = dir ? `${dir}/${f}` : f;
         const st = stat(rel);
-        if (!st || !st.isFile()) return [];
+        if (!st?.isFile()) return [];
         return [{ path: rel, name: f.slice(prefix.length, -".png".length), mtimeMs: st.mtimeMs, size: st.size }];
       });
 
@@ -175,7 +175,9 @@ export function createRunScanner(runDir: string, seatIds: readonly string[] = []
           terminal: events
             ? {
                 chunks: events.flatMap((e) =>
-                  typeof e.chunk === "string" ? [{ stream: String(e.stream), ...(typeof e.source === "string" ? { source: e.source } : {}), chunk: e.chunk }] : [],
+                  typeof e.chunk === "string"
+                    ? [{ stream: String(e.stream), ...(typeof e.source === "string" ? { source: e.source } : {}), chunk: e.chunk }]
+                    : [],
                 ),
               }
             : null,

@@ -129,12 +129,11 @@ export function buildView(o: {
     const phase = sealedP ? "done" : p ? p.phase : f ? phaseFromFiles(f) : "waiting";
     const startedAt = p?.firstAt ?? f?.allocatedAt ?? null;
     const endedAt = phase === "done" ? (f?.endedAt ?? p?.at ?? null) : null;
-    const tasks =
-      sealedTasks && sealedTasks.length
-        ? { passed: sealedTasks.filter((t) => t.passed).length, total: sealedTasks.length }
-        : p?.tasksTotal !== undefined
-          ? { passed: p.tasksPassed ?? 0, total: p.tasksTotal }
-          : null;
+    const tasks = sealedTasks?.length
+      ? { passed: sealedTasks.filter((t) => t.passed).length, total: sealedTasks.length }
+      : p?.tasksTotal !== undefined
+        ? { passed: p.tasksPassed ?? 0, total: p.tasksTotal }
+        : null;
     return {
       id: line(id, o.redact),
       phase,

@@ -23,8 +23,8 @@ import { isSafeRunSegment, listRuns, runsDir, verifyRun } from "../bundle/index.
 import { HumanishError } from "../errors.ts";
 import { readContainedFile } from "./files.ts";
 import { REPORT_CSP, renderLibraryIndexHtml, renderReportHtml } from "./html.ts";
-import { foreignRequest } from "./origin.ts";
 import { loadReportModel } from "./load.ts";
+import { foreignRequest } from "./origin.ts";
 import { REPORT_PATH } from "./write.ts";
 
 /** Options of {@link startLibraryServer}. */

@@ -76,7 +76,13 @@ describe("observer in Chromium", () => {
     expect(last!.report).toBe("/report");
 
     // The same run, watched from another process: the page and its report link are served.
-    const watch = Bun.spawn(["timeout", "300", BUN, MAIN, "watch", result.runId, "--json"], { cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe", env: process.env });
+    const watch = Bun.spawn(["timeout", "300", BUN, MAIN, "watch", result.runId, "--json"], {
+      cwd,
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+      env: process.env,
+    });
     cleanups.push(() => watch.kill("SIGKILL"));
     const first = await watch.stdout.getReader().read();
     const watchUrl = (JSON.parse(new TextDecoder().decode(first.value)) as { watchUrl: string }).watchUrl;

@@ -32,7 +32,14 @@ async function setup(seats = ["s1", "s2"]) {
   const runId = "observer-test-run";
   const writer = createRunWriter({ cwd, runId, secrets: ["sekrit-value-123"], route: "browser", mode: "live", lab: "obs", heartbeatMs: 0 });
   await writer.writeStatus({ phase: "participate" });
-  const o = startObserver({ runId, runDir: writer.runDir, cwd, secrets: ["sekrit-value-123"], plan: { seats, capUsdPerSeat: 1, capTotalUsd: 2, tasksPerSeat: 1 }, port: 0 });
+  const o = startObserver({
+    runId,
+    runDir: writer.runDir,
+    cwd,
+    secrets: ["sekrit-value-123"],
+    plan: { seats, capUsdPerSeat: 1, capTotalUsd: 2, tasksPerSeat: 1 },
+    port: 0,
+  });
   observers.push(o);
   return { cwd, writer, o };
 }
@@ -140,7 +147,12 @@ describe("observer server", () => {
 
   test("terminal output is shown through the bundle's redactor", async () => {
     const { writer, o } = await setup(["s1"]);
-    await writer.appendNdjson("terminal-events.ndjson", { at: new Date().toISOString(), stream: "stdout", source: "jq .", chunk: "value sekrit-value-123 here\n" });
+    await writer.appendNdjson("terminal-events.ndjson", {
+      at: new Date().toISOString(),
+      stream: "stdout",
+      source: "jq .",
+      chunk: "value sekrit-value-123 here\n",
+    });
     o.feed.scanNow();
     const seat = o.feed.snapshot().view.seats.find((s) => s.id === "s1")!;
     expect(seat.terminal!.lines.join("\n")).toContain("value");
@@ -152,9 +164,9 @@ describe("observer server", () => {
     try {
       const cwd = mkdtempSync(join(tmpdir(), "humanish-observer-"));
       dirs.push(cwd);
-      expect(() =>
-        startObserver({ runId: "r", runDir: join(cwd, "r"), cwd, secrets: [], plan: null, port: holder.port! }),
-      ).toThrow(expect.objectContaining({ code: "HUMANISH_PORT_IN_USE" }));
+      expect(() => startObserver({ runId: "r", runDir: join(cwd, "r"), cwd, secrets: [], plan: null, port: holder.port! })).toThrow(
+        expect.objectContaining({ code: "HUMANISH_PORT_IN_USE" }),
+      );
     } finally {
       await holder.stop(true);
     }

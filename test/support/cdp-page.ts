@@ -16,8 +16,20 @@ export async function openCdpPage(url: string, cleanups: (() => void)[]) {
   const dir = mkdtempSync(join(tmpdir(), "humanish-observer-chromium-"));
   chmodSync(dir, 0o777);
   const asUser = process.getuid?.() === 0 ? [requireBinary("setpriv", "util-linux"), "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"] : [];
-  const cmd = [...asUser, requireChromium(), "--headless", "--disable-gpu", "--no-first-run", "--remote-debugging-pipe", `--user-data-dir=${join(dir, "profile")}`, url];
-  const child = spawn("timeout", ["600", ...cmd], { stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"], env: { HOME: dir, PATH: process.env.PATH ?? "/usr/bin:/bin" } });
+  const cmd = [
+    ...asUser,
+    requireChromium(),
+    "--headless",
+    "--disable-gpu",
+    "--no-first-run",
+    "--remote-debugging-pipe",
+    `--user-data-dir=${join(dir, "profile")}`,
+    url,
+  ];
+  const child = spawn("timeout", ["600", ...cmd], {
+    stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"],
+    env: { HOME: dir, PATH: process.env.PATH ?? "/usr/bin:/bin" },
+  });
   cleanups.push(() => {
     child.kill("SIGKILL");
     rmSync(dir, { recursive: true, force: true });
@@ -40,4 +52,3 @@ export async function openCdpPage(url: string, cleanups: (() => void)[]) {
   const navigate = (to: string) => cdp.send("Page.navigate", { url: to }, sessionId);
   return { evaluate, navigate };
 }
-

@@ -36,6 +36,7 @@ import {
   browserSeatGeometry,
   browserSeatVerdict,
   checkBrowserTasks,
+  liveSeatShots,
   runBrowserComputerUse,
   type SeatVerdict,
   studySpendBudget,
@@ -43,7 +44,6 @@ import {
   writeComputerUseLedger,
   writeComputerUseSeatTrace,
   writeSeatJson,
-  liveSeatShots,
   writeSeatShots,
 } from "../../study/browser-seat.ts";
 import { evidenceSummary, type SeatEvidence, type StudyError } from "../../study/evidence.ts";
