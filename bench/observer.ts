@@ -23,7 +23,7 @@ const MAIN = join(ROOT, "src/cli/main.ts");
 const pairs = Number(process.argv[2] ?? 2);
 
 /** Records, in the page, each frame's mtime and the moment its image loaded (runs outside the page's CSP, through CDP). */
-const RECORD_JS = `(() => { window.__lat = window.__lat || []; document.addEventListener("load", (e) => {
+const RECORD_JS = `(() => { if (!document.getElementById("seats")) return false; window.__lat = window.__lat || []; document.addEventListener("load", (e) => {
   const t = e.target; if (t && t.tagName === "IMG" && t.dataset.frameAt) window.__lat.push({ frame: t.dataset.frame, at: Number(t.dataset.frameAt), shown: Date.now() });
 }, true); return true; })()`;
 

@@ -131,7 +131,7 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
   // The Observer binds before the study starts: a port in use refuses the study, nothing runs.
   let observer: Observer | undefined;
   try {
-    observer = await startWatch(ctx, runId, loaded.config);
+    observer = await startWatch(ctx, strFlag(ctx, "watch"), runId, loaded.config);
   } catch (e) {
     process.off("SIGINT", sigint);
     process.off("SIGTERM", sigterm);
@@ -208,8 +208,7 @@ const WATCH_LINGER_MS = 3000;
  * its URL goes to stderr in both output modes (stdout stays one JSON document).
  * @throws HumanishError HUMANISH_PORT_IN_USE, HUMANISH_INVALID_PORT
  */
-async function startWatch(ctx: CommandContext, runId: string, lab: LabConfig): Promise<Observer | undefined> {
-  const raw = strFlag(ctx, "watch");
+async function startWatch(ctx: CommandContext, raw: string | undefined, runId: string, lab: LabConfig): Promise<Observer | undefined> {
   if (raw === undefined) return undefined;
   const { checkObserverPort, observerPlanOf, startObserver } = await import("../../observer/index.ts");
   const observer = startObserver({
