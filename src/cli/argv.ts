@@ -70,7 +70,7 @@ export function parseArgv(argv: string[]): Parsed {
     const hint = nearest(first, commandWords());
     return usageError(argv, `unknown command \`${first}\`${hint ? `; did you mean \`${hint}\`?` : ""} (see \`humanish --help\`)`);
   }
-  const rest = argv.slice(spec.path.length);
+  const rest = withBareValues(argv.slice(spec.path.length), spec);
   if (rest.includes("--help") || rest.includes("-h")) return { kind: "help", topic: spec };
   const options: Record<string, { type: "boolean" | "string" }> = {};
   for (const [name, f] of Object.entries(spec.flags)) options[name] = { type: f.type };
@@ -95,6 +95,26 @@ export function parseArgv(argv: string[]): Parsed {
     return usageError(argv, `unexpected argument \`${positionals[spec.positionals.length]}\` for \`humanish ${spec.path.join(" ")}\``, spec);
   }
   return { kind: "command", spec, args, flags: parsed.values as Record<string, string | boolean | undefined> };
+}
+
+/**
+ * Gives a flag that may stand alone (`bareValue` in the table) its value: `--watch` followed by
+ * a number keeps the number, any other `--watch` becomes `--watch=<bareValue>`.
+ */
+function withBareValues(args: string[], spec: CommandSpec): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    const f = a.startsWith("--") && !a.includes("=") ? spec.flags[a.slice(2)] : undefined;
+    if (f?.bareValue !== undefined) {
+      const next = args[i + 1];
+      if (next !== undefined && /^[0-9]+$/.test(next)) {
+        out.push(`${a}=${next}`);
+        i++;
+      } else out.push(`${a}=${f.bareValue}`);
+    } else out.push(a);
+  }
+  return out;
 }
 
 function matchCommand(words: string[]): CommandSpec | undefined {

@@ -43,6 +43,10 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
             2,
           )}\n`,
         );
+      } else if (io.stdinIsTTY && process.stdout.isTTY) {
+        // A person at a terminal: the home screen; each choice runs as the command it names.
+        const { runHome } = await import("./commands/home.ts");
+        return runHome(process.cwd(), io, (next) => runCli(next, io));
       } else io.stdout(`${helpText()}\n`);
       return 0;
     case "usage-error":

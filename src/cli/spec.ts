@@ -11,6 +11,11 @@ export interface FlagSpec {
   help: string;
   /** Value placeholder in help, e.g. `ID`. */
   value?: string;
+  /**
+   * A string flag whose value may be left out: `--flag` alone (or followed by a word that is not
+   * a number) means this value. Only a number is ever taken as its value from the next argument.
+   */
+  bareValue?: string;
 }
 
 /** One leaf command. */
@@ -79,6 +84,12 @@ export const COMMANDS: CommandSpec[] = [
         value: "PATH",
         help: "product adapter module (.ts/.mts/.js/.mjs/.cjs, inside the project) instead of the lab's review.scorer.ref",
       },
+      watch: {
+        type: "string",
+        value: "[PORT]",
+        bareValue: "0",
+        help: "serve the live Observer page on 127.0.0.1 (any free port, or PORT); its URL goes to stderr",
+      },
       ...envFile,
       ...cwd,
       ...json,
@@ -97,6 +108,18 @@ export const COMMANDS: CommandSpec[] = [
     schema: "humanish.lab-run-result.v1",
     sweep: true,
     interrupts: "own",
+  },
+  {
+    path: ["watch"],
+    summary: "serve the live Observer page of a run (default the latest) on 127.0.0.1, from its run directory",
+    positionals: [{ name: "run", required: false }],
+    flags: { port: { type: "string", value: "PORT", help: "port (default 0 = any free port)" }, ...cwd, ...json },
+    notes: [
+      "The page follows the run directory as another process writes it (a `lab run` elsewhere), and shows a",
+      "finished run as it ended, with a link to its report. Ctrl+C stops it.",
+    ],
+    schema: "humanish.watch-result.v1",
+    sweep: false,
   },
   { path: ["runs"], summary: "list runs, newest first", positionals: [], flags: { ...cwd, ...json }, schema: "humanish.runs-result.v1", sweep: false },
   {

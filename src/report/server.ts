@@ -11,8 +11,8 @@
  * - anything else — 404.
  *
  * Refusals: any bind address other than 127.0.0.1/localhost (`HUMANISH_SERVE_NON_LOOPBACK`,
- * before anything listens); a Host header that is not this loopback origin (421, defeats DNS
- * rebinding); methods other than GET/HEAD (405); a request target with `%`, a backslash, a `..`
+ * before anything listens); a Host or Origin header that is not this loopback origin (421, defeats
+ * DNS rebinding; ./origin.ts); methods other than GET/HEAD (405); a request target with `%`, a backslash, a `..`
  * or `.` segment, or an empty segment (400 — encoded and double-encoded traversal never reach
  * the file system); a run id that is not one safe segment (404); a symlinked or non-directory
  * run, a symlinked/hard-linked/non-regular report file (403). Every file (the index's run.json
@@ -26,6 +26,7 @@ import { HumanishError } from "../errors.ts";
 import { readContainedFile } from "./files.ts";
 import { REPORT_CSP, renderLibraryIndexHtml, renderReportHtml } from "./html.ts";
 import { loadReportModel } from "./load.ts";
+import { foreignRequest } from "./origin.ts";
 import { localOnlyBanner, refusedReportHtml, servedState, stateClass, withBanner } from "./served.ts";
 import { REPORT_PATH } from "./write.ts";
 
@@ -105,13 +106,12 @@ export async function startLibraryServer(opts: LibraryServerOptions): Promise<Li
   const bind = checkBind(opts.host, opts.port);
   const root = runsDir(opts.cwd);
   const trust = opts.trust ?? defaultTrust();
-  let allowedHosts = new Set<string>();
+  let port = 0;
 
   const handle = async (req: Request): Promise<Response> => {
     const head = req.method === "HEAD";
     if (req.method !== "GET" && !head) return respond(405, "method not allowed: the run library is read-only\n");
-    const hostHeader = (req.headers.get("host") ?? "").toLowerCase();
-    if (!allowedHosts.has(hostHeader)) return respond(421, "misdirected request: this server answers only its loopback origin\n", undefined, head);
+    if (foreignRequest(req, port) !== null) return respond(421, "misdirected request: this server answers only its loopback origin\n", undefined, head);
 
     const path = pathOf(req);
     if (path.includes("%") || path.includes("\\")) return respond(400, "bad request: encoded or escaped paths are refused\n", undefined, head);
@@ -194,8 +194,7 @@ export async function startLibraryServer(opts: LibraryServerOptions): Promise<Li
     }
     throw err;
   }
-  const port = server.port!;
-  allowedHosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`]);
+  port = server.port!;
   let stopped = false;
   return {
     url: `http://127.0.0.1:${port}/`,

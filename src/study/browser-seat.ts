@@ -296,16 +296,25 @@ export async function writeSeatJson(
   }
 }
 
-/** Writes every kept screenshot at `shot(name)`; their bundle paths by name (a failed write is left out and noted). */
+/**
+ * Writes every kept screenshot at `shot(name)`; their bundle paths by name (a failed write is
+ * left out and noted). `written` holds the frames already written while the seat ran (same
+ * name, same bytes, same path): they are listed without being written again.
+ */
 export async function writeSeatShots(
   writer: RunWriter,
   screenshots: readonly KeptScreenshot[],
   shot: (name: string) => string,
   writeErrors: string[],
+  written?: ReadonlyMap<string, Uint8Array>,
 ): Promise<Map<string, string>> {
   const shotPaths = new Map<string, string>();
   for (const s of screenshots) {
     const path = shot(s.name);
+    if (written?.get(s.name) === s.png && writer.tracked().has(path)) {
+      shotPaths.set(s.name, path);
+      continue;
+    }
     try {
       await writer.writeArtifact(path, s.png, { kind: "screenshot" });
       shotPaths.set(s.name, path);
@@ -314,6 +323,29 @@ export async function writeSeatShots(
     }
   }
   return shotPaths;
+}
+
+/**
+ * Writes each frame into the bundle as soon as the participant keeps it (one write at a time, in
+ * order), so a watcher of the run directory sees the seat's screen while it runs. A failed live
+ * write is retried by {@link writeSeatShots} at the end. `settle()` waits for the writes so far;
+ * `written` is what they wrote (pass it to writeSeatShots).
+ */
+export function liveSeatShots(writer: RunWriter, shot: (name: string) => string) {
+  const written = new Map<string, Uint8Array>();
+  let chain: Promise<void> = Promise.resolve();
+  return {
+    written: written as ReadonlyMap<string, Uint8Array>,
+    keep(s: KeptScreenshot): void {
+      chain = chain.then(() =>
+        writer.writeArtifact(shot(s.name), s.png, { kind: "screenshot" }).then(
+          () => void written.set(s.name, s.png),
+          () => undefined,
+        ),
+      );
+    },
+    settle: (): Promise<void> => chain,
+  };
 }
 
 /**

@@ -63,6 +63,11 @@ export interface ScriptedBrowserOptions {
   signal?: AbortSignal;
   /** Progress hook per step (already safe to print: no typed text). */
   onStep?: (index: number, step: BrowserStep) => void;
+  /**
+   * Called with each frame the moment it is kept (so the lane can write it into the bundle while
+   * the study runs); never awaited, and a hook that throws changes nothing.
+   */
+  onScreenshot?: (shot: KeptScreenshot) => void;
 }
 
 /** What every browser participant's outcome says alike (times ISO, duration ms); `R` is its set of completion reasons. */
@@ -140,6 +145,14 @@ export async function runScriptedBrowser(opts: ScriptedBrowserOptions): Promise<
   const items: TraceItem[] = [];
   const observations: ObservationRecord[] = [];
   const screenshots: KeptScreenshot[] = [];
+  const keep = (shot: KeptScreenshot) => {
+    screenshots.push(shot);
+    try {
+      opts.onScreenshot?.(shot);
+    } catch {
+      // the hook is the lane's; the participant's outcome never depends on it
+    }
+  };
   const started = Date.now();
   const startedAt = new Date(started).toISOString();
   let n = 0;
@@ -236,7 +249,7 @@ export async function runScriptedBrowser(opts: ScriptedBrowserOptions): Promise<
         const o = await observe();
         const at = new Date().toISOString();
         const name = `${String(screenshots.length + 1).padStart(2, "0")}-${step.label ?? "step"}`;
-        screenshots.push({ name, png: o.png, at });
+        keep({ name, png: o.png, at });
         items.push({ id: nextId("screenshot"), kind: "screenshot", lifecycle: "completed", title, at });
         return;
       }
@@ -305,7 +318,7 @@ export async function runScriptedBrowser(opts: ScriptedBrowserOptions): Promise<
     // and a last observation for the hidden checks.
     try {
       const o = await observe();
-      screenshots.push({ name: `${String(screenshots.length + 1).padStart(2, "0")}-final`, png: o.png, at: new Date().toISOString() });
+      keep({ name: `${String(screenshots.length + 1).padStart(2, "0")}-final`, png: o.png, at: new Date().toISOString() });
     } catch (e) {
       // After a failed step the frame is best effort: the step's failure stays the outcome.
       if (status !== "passed") return finish();

@@ -9,6 +9,7 @@ import { reportCommand, runsCommand, serveCommand, verifyCommand } from "./runs.
 import { doctorCommand, runtimePrune, runtimeSetup, runtimeStatus } from "./runtime.ts";
 import { envServeCommand, guestServeCommand, initCommand } from "./servers.ts";
 import { typesCommand } from "./types.ts";
+import { watchCommand } from "./watch.ts";
 
 export type { CommandContext, Handler } from "./context.ts";
 
@@ -16,6 +17,7 @@ export const HANDLERS: Record<string, Handler> = {
   "lab list": labList,
   "lab inspect": labInspect,
   "lab run": labRun,
+  watch: watchCommand,
   runs: runsCommand,
   "runs compare": compareCommand,
   verify: verifyCommand,

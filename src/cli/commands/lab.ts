@@ -2,9 +2,10 @@
 import { relative } from "node:path";
 import { UNCONFINED_POWERS } from "../../adapters/confine.ts";
 import { checkScorerRef, loadScorer } from "../../adapters/load.ts";
-import { assertRunId, CONTRADICTION_FINDING, newRunId } from "../../bundle/index.ts";
+import { assertRunId, CONTRADICTION_FINDING, newRunId, runDirFor } from "../../bundle/index.ts";
 import { HumanishError } from "../../errors.ts";
 import { type LabConfig, type LabOrigin, type LoadedLab, listLabs, loadLab, MAX_SEATS, parseLab, resolveLabMode, selectLabBackend } from "../../lab/index.ts";
+import type { Observer } from "../../observer/index.ts";
 import { runStudy, type StudyContext, type StudyResult } from "../../routes/index.ts";
 import { decideQuickStartMode } from "../../runtime/quick-start.ts";
 import { secretIn } from "../../secrets/index.ts";
@@ -124,9 +125,18 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
     ({ mode, modeReason } = decided);
   }
 
+  // The Observer binds before the study starts: a port in use refuses the study, nothing runs.
+  let observer: Observer | undefined;
+  try {
+    observer = await startWatch(ctx, strFlag(ctx, "watch"), runId, loaded.config);
+  } catch (e) {
+    trap.release();
+    throw e;
+  }
   const display = ctx.json
     ? undefined
     : createProgressDisplay({ stream: { write: (s: string) => ctx.io.stderr(s), columns: process.stderr.columns }, isTTY: ctx.io.stderrIsTTY });
+  const toDisplay = display ? (e: Parameters<StudyContext["progress"]>[0]) => display.update(e) : () => {};
   const study: StudyContext<typeof loaded.config> = {
     cwd: ctx.cwd,
     lab: loaded.config,
@@ -137,7 +147,12 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
     env: ctx.env,
     secrets: ctx.secrets,
     signal: trap.signal,
-    progress: display ? (e) => display.update(e) : () => {},
+    progress: observer
+      ? (e) => {
+          observer.progress(e);
+          toDisplay(e);
+        }
+      : toDisplay,
     ...(scorer ? { scorer } : {}),
   };
   let result: StudyResult;
@@ -153,6 +168,7 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
     throw e;
   } finally {
     display?.done();
+    if (observer) await endWatch(ctx, observer);
     trap.release();
   }
   const why = result.interrupted ?? trap.received;
@@ -170,6 +186,7 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
     lab: loaded.config.id,
     labRef: loaded.ref,
     modeReason,
+    ...(observer ? { watchUrl: observer.url } : {}),
     ...(why ? { interrupted: why } : {}),
   };
   if (why && !envelope.error) {
@@ -180,6 +197,42 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
     };
   }
   return { result: envelope, human: renderStudy(envelope), exitCode: why ? SIGNAL_EXIT_CODE[why] : envelope.ok ? 0 : 2 };
+}
+
+/** How long a finished study keeps its Observer up for the pages still open on it, ms. */
+const WATCH_LINGER_MS = 3000;
+
+/**
+ * `--watch [PORT]`: the Observer of this run, bound now (so a port in use refuses the study);
+ * its URL goes to stderr in both output modes (stdout stays one JSON document).
+ * @throws HumanishError HUMANISH_PORT_IN_USE, HUMANISH_INVALID_PORT
+ */
+async function startWatch(ctx: CommandContext, raw: string | undefined, runId: string, lab: LabConfig): Promise<Observer | undefined> {
+  if (raw === undefined) return undefined;
+  const { checkObserverPort, observerPlanOf, startObserver } = await import("../../observer/index.ts");
+  const observer = startObserver({
+    runId,
+    runDir: runDirFor(ctx.cwd, runId),
+    cwd: ctx.cwd,
+    secrets: ctx.secrets,
+    plan: observerPlanOf(lab),
+    port: checkObserverPort(raw),
+  });
+  ctx.io.stderr(`humanish: observer at ${observer.url} (live while the study runs)\n`);
+  return observer;
+}
+
+/**
+ * After the study: publish the final state (the report link) and, while a page is still
+ * connected, keep serving a moment so it receives it; then stop.
+ */
+async function endWatch(ctx: CommandContext, observer: Observer): Promise<void> {
+  observer.feed.scanNow();
+  if (observer.server.connections() > 0) {
+    if (!ctx.json) ctx.io.stderr(`humanish: the run is over; the observer page shows the report link (humanish watch keeps it open)\n`);
+    await Bun.sleep(WATCH_LINGER_MS);
+  }
+  await observer.stop();
 }
 
 /**

@@ -37,6 +37,7 @@ import {
   browserSeatVerdict,
   browserStopWhen,
   checkBrowserTasks,
+  liveSeatShots,
   runBrowserComputerUse,
   type SeatVerdict,
   studySpendBudget,
@@ -105,6 +106,7 @@ function guestSeat(o: LocalGuestLaneOptions, seat: SeatSpec, hooks: SeatHooks, s
   let interrupted = false;
   const cleanup: CleanupProof[] = [];
   let evidence: SeatEvidence<GuestSeatFacts> | undefined;
+  const live = liveSeatShots(writer, paths.shot);
 
   return {
     async prepare() {
@@ -166,6 +168,7 @@ function guestSeat(o: LocalGuestLaneOptions, seat: SeatSpec, hooks: SeatHooks, s
         height: screen.height,
         signal: AbortSignal.any([hooks.signal, deadline]),
         onStep: (i, step) => hooks.progress("participate", `step ${i + 1}/${actor.steps.length}: ${step.kind}`),
+        onScreenshot: (shot) => live.keep(shot),
       });
       if (deadline.aborted && outcome.completionReason === "interrupted" && !hooks.signal.aborted) {
         outcome = { ...outcome, status: "timed_out", completionReason: "timed_out", reason: `session budget of ${o.sessionMs} ms ran out` };
@@ -370,7 +373,8 @@ function guestSeat(o: LocalGuestLaneOptions, seat: SeatSpec, hooks: SeatHooks, s
     }
     if ("identity" in out) return writeLocalAgentTrace(out, verdict, writeErrors);
     const items: TraceItem[] = [];
-    const shotPaths = await writeSeatShots(writer, out.screenshots, paths.shot, writeErrors);
+    await live.settle();
+    const shotPaths = await writeSeatShots(writer, out.screenshots, paths.shot, writeErrors, live.written);
     let shotIndex = 0;
     for (const it of out.items) {
       if (it.kind === "screenshot") {

@@ -1,0 +1,87 @@
+/**
+ * The Observer's cost to a study and its latency, on the live 3-seat browser study
+ * `todomvc-first-run-seats` (each seat a scripted participant in its own sandboxed guest):
+ *
+ *   ./node_modules/.bin/bun bench/observer.ts [PAIRS]     (default 2 pairs)
+ *
+ * Alternates runs without a watcher (the baseline, `lab run --live`) and with one
+ * (`lab run --live --watch` plus a headless Chromium page on the Observer over CDP, sandbox
+ * kept), so both see the same machine. Wall time is the study's own `durationMs` from its
+ * `status.json` (the Observer's linger for open pages after the seal is not the study's time).
+ * Latency: for every frame the page shows, the time from the frame file appearing in the run
+ * directory (its mtime: written, admitted and renamed into place by the run writer) to the
+ * page's image `load` event, recorded in the page. Targets: ratio ≤ 1.05×, p95 ≤ 500 ms.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { openCdpPage } from "../test/support/cdp-page.ts";
+
+const ROOT = resolve(import.meta.dir, "..");
+const BUN = join(ROOT, "node_modules/.bin/bun");
+const MAIN = join(ROOT, "src/cli/main.ts");
+const pairs = Number(process.argv[2] ?? 2);
+
+/** Records, in the page, each frame's mtime and the moment its image loaded (runs outside the page's CSP, through CDP). */
+const RECORD_JS = `(() => { if (!document.getElementById("seats")) return false; window.__lat = window.__lat || []; document.addEventListener("load", (e) => {
+  const t = e.target; if (t && t.tagName === "IMG" && t.dataset.frameAt) window.__lat.push({ frame: t.dataset.frame, at: Number(t.dataset.frameAt), shown: Date.now() });
+}, true); return true; })()`;
+
+async function runOnce(watch: boolean): Promise<{ durationMs: number; latencies: number[] }> {
+  const cwd = mkdtempSync(join(tmpdir(), "humanish-bench-observer-"));
+  const cleanups: (() => void)[] = [];
+  try {
+    const args = ["timeout", "900", BUN, MAIN, "lab", "run", "todomvc-first-run-seats", "--live", "--json", ...(watch ? ["--watch"] : [])];
+    const p = Bun.spawn(args, { cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe", env: process.env });
+    cleanups.push(() => p.kill("SIGKILL"));
+    let latencies: number[] = [];
+    let page: Awaited<ReturnType<typeof openCdpPage>> | undefined;
+    if (watch) {
+      const reader = p.stderr.getReader();
+      let err = "";
+      let url: string | undefined;
+      while (!url) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`no observer URL: ${err}`);
+        err += new TextDecoder().decode(value);
+        url = /observer at (http:\/\/127\.0\.0\.1:\d+\/)/.exec(err)?.[1];
+      }
+      page = await openCdpPage(url, cleanups);
+      while ((await page.evaluate<boolean | undefined>(RECORD_JS)) !== true) await Bun.sleep(50);
+    }
+    const out = await new Response(p.stdout).text();
+    if (page) {
+      const lat = (await page.evaluate<{ at: number; shown: number }[] | undefined>("window.__lat")) ?? [];
+      latencies = lat.map((l) => l.shown - l.at);
+    }
+    await p.exited;
+    const runId = (JSON.parse(out) as { runId: string }).runId;
+    const status = JSON.parse(readFileSync(join(cwd, ".humanish/runs", runId, "status.json"), "utf8")) as { outcome?: { durationMs?: number } };
+    const durationMs = status.outcome?.durationMs;
+    if (durationMs === undefined) throw new Error(`no durationMs in ${runId}/status.json (${readdirSync(join(cwd, ".humanish/runs", runId)).join(", ")})`);
+    return { durationMs, latencies };
+  } finally {
+    for (const c of cleanups.reverse()) c();
+    rmSync(cwd, { recursive: true, force: true });
+  }
+}
+
+const base: number[] = [];
+const watched: number[] = [];
+const lat: number[] = [];
+for (let i = 0; i < pairs; i++) {
+  const a = await runOnce(false);
+  const b = await runOnce(true);
+  base.push(a.durationMs);
+  watched.push(b.durationMs);
+  lat.push(...b.latencies);
+  console.log(`pair ${i + 1}: without ${a.durationMs} ms · with watcher ${b.durationMs} ms · ${b.latencies.length} frame(s) shown`);
+}
+const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor((xs.length - 1) / 2)]!;
+const sorted = [...lat].sort((x, y) => x - y);
+const p95 = sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.95) - 1)]! : Number.NaN;
+const ratio = median(watched) / median(base);
+console.log(`study wall time, median: without ${median(base)} ms, with watcher ${median(watched)} ms → ratio ${ratio.toFixed(3)}× (target ≤ 1.05×)`);
+console.log(
+  `observer latency frame admitted → shown: p50 ${sorted.length ? median(sorted) : "n/a"} ms, p95 ${p95} ms over ${sorted.length} frame(s) (target ≤ 500 ms)`,
+);

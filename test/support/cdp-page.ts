@@ -1,0 +1,54 @@
+/**
+ * A page of real headless Debian Chromium driven over the DevTools pipe
+ * (`--remote-debugging-pipe`), its sandbox kept: as root Chromium runs as `nobody` through
+ * `setpriv`, with a fresh profile in a directory that user owns. Bounded by `timeout 600`.
+ */
+import { spawn } from "node:child_process";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Readable, Writable } from "node:stream";
+import { CdpPipe } from "../../src/guest/cdp.ts";
+import { requireBinary, requireChromium } from "./prereq.ts";
+
+/** Headless Chromium on `url`; returns an evaluator and a navigator in its page. `cleanups` gets its teardown. */
+export async function openCdpPage(url: string, cleanups: (() => void)[]) {
+  const dir = mkdtempSync(join(tmpdir(), "humanish-observer-chromium-"));
+  chmodSync(dir, 0o777);
+  const asUser = process.getuid?.() === 0 ? [requireBinary("setpriv", "util-linux"), "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"] : [];
+  const cmd = [
+    ...asUser,
+    requireChromium(),
+    "--headless",
+    "--disable-gpu",
+    "--no-first-run",
+    "--remote-debugging-pipe",
+    `--user-data-dir=${join(dir, "profile")}`,
+    url,
+  ];
+  const child = spawn("timeout", ["600", ...cmd], {
+    stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"],
+    env: { HOME: dir, PATH: process.env.PATH ?? "/usr/bin:/bin" },
+  });
+  cleanups.push(() => {
+    child.kill("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const cdp = new CdpPipe(child.stdio[3] as Writable, child.stdio[4] as Readable);
+  let sessionId: string | undefined;
+  for (;;) {
+    const { targetInfos } = (await cdp.send("Target.getTargets")) as { targetInfos: { targetId: string; type: string; url: string }[] };
+    const page = targetInfos.find((t) => t.type === "page");
+    if (page) {
+      sessionId = String((await cdp.send("Target.attachToTarget", { targetId: page.targetId, flatten: true })).sessionId);
+      break;
+    }
+    await Bun.sleep(100);
+  }
+  const evaluate = async <T>(expr: string): Promise<T> => {
+    const r = (await cdp.send("Runtime.evaluate", { expression: expr, returnByValue: true, awaitPromise: true }, sessionId)) as { result: { value: T } };
+    return r.result.value;
+  };
+  const navigate = (to: string) => cdp.send("Page.navigate", { url: to }, sessionId);
+  return { evaluate, navigate };
+}
