@@ -166,6 +166,11 @@ actors:
   - type: local-agent
 ${actor}
     mission: Use the todo app.
+    tasks:
+      - id: add-todo
+        goal: Add a todo.
+        check:
+          textIncludes: [1 item left]
 ${scenario}`);
 
   test("local-agent with localAgent codex parses with several seats; the model knobs and USD caps are refused by name", () => {

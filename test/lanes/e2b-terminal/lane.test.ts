@@ -385,6 +385,10 @@ subject:
 actors:
   - type: codex-exec
     mission: Print the jq version.
+    tasks:
+      - id: version
+        goal: Print the jq version.
+        check: { run: "true" }
 execution:
   target: e2b-terminal
   template: no-node

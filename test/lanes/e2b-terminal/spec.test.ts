@@ -231,7 +231,7 @@ actors:
 execution: { target: e2b-terminal }
 scenario: { mode: live, caps: ${caps} }
 `) as TerminalLabConfig;
-    const codex = "{ type: codex-exec, mission: use jq }";
+    const codex = "{ type: codex-exec, mission: use jq, tasks: [{ id: version, goal: Print the jq version., check: { run: 'true' } }] }";
     expect(() => planTerminalStudy(lab("{ maxUsd: 0.5, maxMinutes: 2 }", codex), "live", {})).toThrow(
       expect.objectContaining({ code: "HUMANISH_TERMINAL_LAB_RUNTIME_AUTH_MISSING" }),
     );

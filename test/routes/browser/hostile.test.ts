@@ -77,7 +77,7 @@ describe("browser route, hostile labs", () => {
     expect(res.error).toBeUndefined();
     expect(res.verify.ok).toBe(true);
     expect(res.ok).toBe(true);
-    expect(res.participants).toEqual([{ id: "p1", status: "incomplete", completionReason: "turn_completed" }]);
+    expect(res.participants).toEqual([{ id: "p1", status: "incomplete", completionReason: "turn_completed", claimed: "none" }]);
     const run = JSON.parse(readFileSync(join(res.runDir, "run.json"), "utf8"));
     expect(run.participants[0]).toMatchObject({ status: "incomplete", completionReason: "turn_completed", reason: "all steps ran but a hidden check failed" });
     const trace = JSON.parse(readFileSync(join(res.runDir, "actors/p1.json"), "utf8"));
@@ -109,12 +109,12 @@ describe("browser route, hostile labs", () => {
     // is follows from the pressure the seat measured (its notice), not from this test's timing.
     const starved = trace.items.some((i: { kind: string; status?: string }) => i.kind === "notice" && i.status === "host_starved");
     if (starved) {
-      expect(res.participants).toEqual([{ id: "p1", status: "failed", completionReason: "harness_error" }]);
+      expect(res.participants).toEqual([{ id: "p1", status: "failed", completionReason: "harness_error", claimed: "none" }]);
       expect(res.error?.code).toBe("HUMANISH_HOST_STARVED");
       expect(trace.reason).toStartWith("step 2 (waitForText): the text did not appear within 10000 ms, while the host was starved (");
     } else {
       expect(res.error).toBeUndefined();
-      expect(res.participants).toEqual([{ id: "p1", status: "incomplete", completionReason: "step_failed" }]);
+      expect(res.participants).toEqual([{ id: "p1", status: "incomplete", completionReason: "step_failed", claimed: "none" }]);
       expect(trace.reason).toBe("step 2 (waitForText): the text did not appear within 10000 ms");
     }
     const shots = readdirSync(join(res.runDir, "screenshots"));
