@@ -16,7 +16,7 @@
  * USD per 1M tokens; `cachedInputPerMTok` defaults to the input rate (no discount assumed),
  * `cacheWritePerMTok` to the input rate.
  */
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { closeSync, constants, existsSync, fstatSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { HumanishError } from "../errors.ts";
@@ -62,6 +62,36 @@ export function userRatesPath(env: Record<string, string | undefined>, configDir
 }
 
 /**
+ * The text of the regular file at `path` (a symlink to one is fine: dotfile managers make them),
+ * at most {@link MAX_RATE_FILE_BYTES}. A FIFO, a device or a directory is refused without being
+ * read — opened non-blocking and checked on the open descriptor, so neither a reader-less FIFO
+ * nor `/dev/zero` can hold the command.
+ */
+function readRegularFile(path: string, bad: (why: string) => HumanishError): string {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch {
+    throw bad("cannot be opened");
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw bad("is not a regular file (a FIFO, device or directory)");
+    if (st.size > MAX_RATE_FILE_BYTES) throw bad(`is larger than ${MAX_RATE_FILE_BYTES} bytes`);
+    const buf = Buffer.alloc(st.size);
+    let off = 0;
+    while (off < buf.length) {
+      const n = readSync(fd, buf, off, buf.length - off, off);
+      if (n <= 0) break;
+      off += n;
+    }
+    return buf.subarray(0, off).toString("utf8");
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
  * Reads and validates the rate file at `path`.
  * @returns the rates, or undefined when no file is there (and `HUMANISH_RATES_FILE` did not name it).
  * @throws HumanishError `HUMANISH_RATES_FILE_INVALID` naming the file and the field: not JSON,
@@ -76,10 +106,10 @@ export function readUserRates(path: string, named: boolean): UserRates | undefin
     if (named) throw bad("does not exist (HUMANISH_RATES_FILE names it)");
     return undefined;
   }
-  if (statSync(path).size > MAX_RATE_FILE_BYTES) throw bad(`is larger than ${MAX_RATE_FILE_BYTES} bytes`);
+  const text = readRegularFile(path, bad);
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(path, "utf8"));
+    raw = JSON.parse(text);
   } catch {
     throw bad("is not JSON");
   }

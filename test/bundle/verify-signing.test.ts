@@ -337,6 +337,29 @@ describe("the signing key", () => {
     expect(() => loadSigningKey({ HUMANISH_CONFIG_DIR: dir })).toThrow("exactly one PEM private key");
   });
 
+  test("no key is ever created in a config dir others can write; lab run refuses such a key before anything runs", async () => {
+    const { chmodSync, existsSync, mkdirSync } = await import("node:fs");
+    const { cli } = await import("../cli/support.ts");
+    const base = project();
+    const dir = join(base, "open-cfg");
+    mkdirSync(dir);
+    chmodSync(dir, 0o777);
+    expect(() => loadSigningKey({ HUMANISH_CONFIG_DIR: dir })).toThrow(expect.objectContaining({ code: "HUMANISH_SIGNING_KEY_INSECURE" }));
+    expect(existsSync(join(dir, "signing-key.pem"))).toBe(false);
+    // The study is refused at its start: no run directory, so no sandbox and no spend either.
+    const env = { ...process.env, HUMANISH_CONFIG_DIR: dir, HUMANISH_SIGNING_KEY: "" };
+    const r = await cli(["lab", "run", "default", "--dry-run", "--json", "--run-id", "insecure-key", "--cwd", base], env);
+    expect(r.code).toBe(2);
+    expect(r.json<{ ok: boolean; error: { code: string } }>()).toMatchObject({ ok: false, error: { code: "HUMANISH_SIGNING_KEY_INSECURE" } });
+    expect(existsSync(join(base, ".humanish", "runs", "insecure-key"))).toBe(false);
+    const junk = await cli(["lab", "run", "default", "--dry-run", "--json", "--run-id", "junk-key", "--cwd", base], {
+      ...process.env,
+      HUMANISH_SIGNING_KEY: "zzqq-not-a-key",
+    });
+    expect(junk.json<{ error: { code: string } }>().error.code).toBe("HUMANISH_SIGNING_KEY_INVALID");
+    expect(existsSync(join(base, ".humanish", "runs", "junk-key"))).toBe(false);
+  });
+
   test("a --trust PEM public key with a second key or text after it is refused", async () => {
     const { generateKeyPairSync } = await import("node:crypto");
     const pub = () => generateKeyPairSync("ed25519").publicKey.export({ format: "pem", type: "spki" }) as string;

@@ -1,6 +1,6 @@
 /** The user's rate file: validated, dated and sourced, merged over the built-in table, shown by doctor with its age. */
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BUILTIN_RATES_AS_OF, costOf, RATE_TABLE, rateFor } from "../../src/models/index.ts";
@@ -66,6 +66,18 @@ describe("user rate file", () => {
       expect(err?.code).toBe("HUMANISH_RATES_FILE_INVALID");
       expect(err?.message).toContain(p);
       expect(err?.message).toContain(field);
+    }
+  });
+
+  test("a FIFO, /dev/zero (also behind a symlink) or a directory is refused at once, never read", () => {
+    const fifo = join(dir, "rates.fifo");
+    Bun.spawnSync(["mkfifo", fifo]);
+    const zeroLink = join(dir, "zero-link.json");
+    symlinkSync("/dev/zero", zeroLink);
+    for (const path of [fifo, "/dev/zero", zeroLink, dir]) {
+      expect(() => readUserRates(path, true)).toThrow(
+        expect.objectContaining({ code: "HUMANISH_RATES_FILE_INVALID", message: expect.stringContaining("is not a regular file") }),
+      );
     }
   });
 

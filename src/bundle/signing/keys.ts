@@ -19,7 +19,7 @@
  * `ed25519:<hex SHA-256 of the raw public key, first 16 bytes>`.
  */
 import { createPrivateKey, generateKeyPairSync, type KeyObject, randomBytes } from "node:crypto";
-import { chmodSync, closeSync, fsyncSync, linkSync, lstatSync, mkdirSync, openSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, fsyncSync, linkSync, lstatSync, mkdirSync, openSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
 import { sha256Hex } from "../../bytes/sha256.ts";
@@ -137,14 +137,18 @@ function shown(path: string, env: Record<string, string | undefined>): string {
   return home && (path === home || path.startsWith(`${home}/`)) ? `~${path.slice(home.length)}` : path;
 }
 
-/**
- * Refuse a config dir or key file that someone else could have written, or can read (see the
- * module doc). Root may own them (as ssh allows); nobody else but the current user.
- * @throws HumanishError HUMANISH_SIGNING_KEY_INSECURE naming the path, with the chmod/chown to run
- */
-function assertPrivate(dir: string, file: string, env: Record<string, string | undefined>): void {
+/** Whether `owner` is neither this user nor root (root may own them, as ssh allows). */
+function foreign(owner: number): boolean {
   const uid = typeof process.getuid === "function" ? process.getuid() : null;
-  const foreign = (owner: number) => uid !== null && owner !== uid && owner !== 0;
+  return uid !== null && owner !== uid && owner !== 0;
+}
+
+/**
+ * Refuse a config directory someone else owns or could write (a key made or kept there could be
+ * replaced). Called before a key is created in it too, so no key is ever left in such a place.
+ * @throws HumanishError HUMANISH_SIGNING_KEY_INSECURE naming the directory, with the chmod/chown to run
+ */
+function assertPrivateDir(dir: string, env: Record<string, string | undefined>): void {
   // The directory may be a symlink (a dotfiles checkout); what it resolves to is what is checked.
   const d = statSync(dir);
   if (foreign(d.uid)) {
@@ -163,6 +167,15 @@ function assertPrivate(dir: string, file: string, env: Record<string, string | u
       { next: `chmod 700 ${shown(dir, env)} (then check that ${SIGNING_KEY_FILE} in it is still yours: humanish keys)` },
     );
   }
+}
+
+/**
+ * Refuse a config dir or key file that someone else could have written, or can read (see the
+ * module doc). Root may own them (as ssh allows); nobody else but the current user.
+ * @throws HumanishError HUMANISH_SIGNING_KEY_INSECURE naming the path, with the chmod/chown to run
+ */
+function assertPrivate(dir: string, file: string, env: Record<string, string | undefined>): void {
+  assertPrivateDir(dir, env);
   const f = lstatSync(file);
   if (foreign(f.uid)) {
     throw new HumanishError("HUMANISH_SIGNING_KEY_INSECURE", `the signing key file ${shown(file, env)} is owned by uid ${f.uid}, not you; refused`, {
@@ -211,6 +224,7 @@ export function loadSigningKey(env: Record<string, string | undefined> = process
   let r = safeReadFile(file, MAX_KEY_FILE_BYTES);
   if (!r.ok && r.reason === "not_found") {
     if (opts.create === false) return null;
+    if (existsSync(dir)) assertPrivateDir(dir, env);
     created = createKeyFile(dir, file);
     r = safeReadFile(file, MAX_KEY_FILE_BYTES);
   }

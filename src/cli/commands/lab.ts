@@ -2,7 +2,7 @@
 import { relative } from "node:path";
 import { UNCONFINED_POWERS } from "../../adapters/confine.ts";
 import { checkScorerRef, loadScorer } from "../../adapters/load.ts";
-import { assertRunId, CONTRADICTION_FINDING, newRunId, runDirFor } from "../../bundle/index.ts";
+import { assertRunId, CONTRADICTION_FINDING, loadSigningKey, newRunId, runDirFor } from "../../bundle/index.ts";
 import { HumanishError } from "../../errors.ts";
 import { type LabConfig, type LabOrigin, type LoadedLab, listLabs, loadLab, MAX_SEATS, parseLab, resolveLabMode, selectLabBackend } from "../../lab/index.ts";
 import type { Observer } from "../../observer/index.ts";
@@ -69,6 +69,9 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
   }
   const loaded = withSeatCount(await loadLab(ctx.args.lab!, ctx.cwd), strFlag(ctx, "count"));
   const route = selectLabBackend(loaded.config);
+  // Every bundle is signed when sealed: a key that would be refused then (an insecure config
+  // directory, a malformed HUMANISH_SIGNING_KEY) is refused now, before a sandbox or a cent.
+  loadSigningKey(ctx.env);
   // The product adapter loads fail-closed here, before any engine, key, sandbox or spend.
   const scorerFlag = strFlag(ctx, "scorer");
   const scorer = await loadScorer({

@@ -66,6 +66,8 @@ export async function verifyCommand(ctx: CommandContext): Promise<CommandOutcome
     `${relative(ctx.cwd, runDir)}: ${v.ok ? "verified" : "NOT verified"} · share safety ${v.shareSafety.status}${v.shareSafety.reasons.length ? ` (${v.shareSafety.reasons.map((r) => r.code).join(", ")})` : ""}`,
     ...v.checks.map((c) => `  ${c.ok ? "✓" : "✗"} ${c.name}${c.ok ? "" : `: ${c.message}`}`),
     ...(v.signer ? [`  signer ${v.signer.fingerprint} (${v.signer.trusted ? "trusted" : "not trusted: pass --trust to trust it"})`] : []),
+    // A check can pass and still warn (an old bundle whose headline counted a claim): say so here too.
+    ...(v.warnings ?? []).map((w) => `  ! ${w}`),
   ].join("\n");
   // A run whose controller is still alive has not sealed its bundle yet: say so, not "re-run".
   const running = !v.ok && (await summarizeRunDir(ctx.cwd, basename(runDir)))?.liveness === "running";
