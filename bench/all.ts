@@ -144,6 +144,11 @@ async function main(): Promise<void> {
     options: { only: { type: "string" }, skip: { type: "string" }, json: { type: "boolean" }, "timeout-s": { type: "string" } },
     strict: true,
   });
+  const timeoutS = Number(values["timeout-s"] ?? 1800);
+  if (!Number.isFinite(timeoutS) || timeoutS <= 0) {
+    console.error(`error: --timeout-s must be a positive number of seconds (got ${values["timeout-s"]})`);
+    process.exit(2);
+  }
   const list = (v?: string) => new Set((v ?? "").split(",").filter(Boolean));
   const only = list(values.only);
   const skip = list(values.skip);
@@ -152,9 +157,16 @@ async function main(): Promise<void> {
     .map((f) => basename(f, ".ts"))
     .filter((n) => !NOT_BENCHES.has(n))
     .sort();
-  for (const n of [...only, ...skip]) if (!all.includes(n)) throw new Error(`no bench named ${n}; benches: ${all.join(", ")}`);
+  const unknown = [...only, ...skip].filter((n) => !all.includes(n));
+  if (unknown.length > 0) {
+    // A typo in --only/--skip is the user's input, not a crash: name it and list what exists.
+    const message = `no bench named ${unknown.join(", ")}; benches: ${all.join(", ")}`;
+    if (values.json) console.log(JSON.stringify({ schema: "humanish.bench-table.v1", ok: false, error: { code: "HUMANISH_BENCH_UNKNOWN", message } }));
+    else console.error(`error: ${message}\nnext: pass one of those names to --only or --skip`);
+    process.exit(2);
+  }
   const chosen = all.filter((n) => (only.size === 0 || only.has(n)) && !skip.has(n));
-  const timeoutMs = Number(values["timeout-s"] ?? 1800) * 1000;
+  const timeoutMs = timeoutS * 1000;
   const where = machine();
   const rows: BenchRow[] = [];
   for (const name of chosen) {

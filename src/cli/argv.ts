@@ -148,7 +148,12 @@ function explainParseError(e: Error, spec: CommandSpec, rest: string[]): string 
   if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
     const opt = /Option '(--[a-z0-9-]+)/.exec(e.message)?.[1];
     const f = opt ? spec.flags[opt.slice(2)] : undefined;
-    if (opt && f?.type === "string") return `\`${opt}\` needs a value${f.value ? ` (${opt} ${f.value})` : ""} (in \`${cmd}\`)`;
+    if (opt && f?.type === "string") {
+      // `--max-cost -1`: the value parses as an option, so say what was read instead of "needs a value" alone.
+      const after = rest[rest.findIndex((a) => a === opt) + 1];
+      const seen = after?.startsWith("-") ? `; \`${after}\` after it reads as an option — write \`${opt}=${after}\` to pass it as the value` : "";
+      return `\`${opt}\` needs a value${f.value ? ` (${opt} ${f.value})` : ""}${seen} (in \`${cmd}\`)`;
+    }
     return `${e.message.split("\n")[0]} (in \`${cmd}\`)`;
   }
   return `${e.message.split("\n")[0]} (in \`${cmd}\`)`;

@@ -55,6 +55,10 @@ describe("argv", () => {
       expect(r.stderr).toBe("");
     }
     expect((await cli(["verify", "--run", "--json"])).json<{ error: { message: string } }>().error.message).toContain("`--run` needs a value");
+    // A negative amount after a flag parses as an option: the message says what was read and how to pass it.
+    const negative = (await cli(["analyze", "--max-cost", "-1", "--json"])).json<{ error: { message: string } }>().error.message;
+    expect(negative).toContain("`-1` after it reads as an option");
+    expect(negative).toContain("--max-cost=-1");
     // Without --json, stdout stays empty and the message goes to stderr.
     const human = await cli(["runs", "--bogus"]);
     expect(human.stdout).toBe("");
