@@ -82,7 +82,9 @@ function median(fn: () => unknown, runs = 15): number {
 }
 
 const html = renderReportHtml(model);
-const base = median(() => JSON.stringify({ ...model, screenshots: model.screenshots.map((s) => ({ ...s, png: Buffer.from(s.png).toString("base64") })) }));
+const base = median(() =>
+  JSON.stringify({ ...model, screenshots: model.screenshots.map((s) => ({ ...s, png: s.png ? Buffer.from(s.png).toString("base64") : null })) }),
+);
 const render = median(() => renderReportHtml(model));
 console.log(`report bytes: ${(html.length / 1024 / 1024).toFixed(2)} MiB`);
 console.log(`JSON.stringify baseline: ${base.toFixed(1)} ms (median)`);

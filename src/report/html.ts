@@ -3,7 +3,8 @@
  *
  * - No network and no external assets: styles are one inline `<style>` block allowed by its
  *   SHA-256 in a strict Content-Security-Policy meta (`default-src 'none'`, no script source at
- *   all), and screenshots are inlined as `data:image/png;base64,…` URIs.
+ *   all), and screenshots are inlined as `data:image/png;base64,…` URIs — up to the inline budget
+ *   (inline.ts); the rest are links to the bundle's own files beside the report.
  * - Every string from the model is untrusted (participant output, lab text) and goes through
  *   {@link escapeHtml}; control characters are made visible rather than passed through. Bars
  *   use `<progress>` elements, so no inline `style` attributes are needed.
@@ -12,6 +13,7 @@ import { createHash } from "node:crypto";
 import type { RunSummary } from "../bundle/index.ts";
 import { outputSegments } from "../bundle/output-codec.ts";
 import { renderFindings, renderFindingsSummary } from "./findings.ts";
+import { INLINE_BUDGET_BYTES } from "./inline.ts";
 import type { ReportCostLine, ReportModel, ReportParticipant, ReportScreenshot, ReportTimelineEntry } from "./model.ts";
 
 /** HTML-escapes text for element content and double- or single-quoted attribute values. */
@@ -81,6 +83,9 @@ figure.thumb:target{position:fixed;inset:0;width:auto;z-index:10;margin:0;border
 figure.thumb:target img{height:auto;max-height:calc(100vh - 90px);max-width:100%}
 figure.thumb:target figcaption,figure.thumb:target .meta{color:#ddd}
 figure.thumb:target .close{display:inline-block;color:#fff;margin-top:8px}
+figure.thumb.linked{min-height:160px;border-style:dashed}
+figure.thumb.linked:target{position:static;background:var(--card);padding:8px;outline:2px solid var(--warn)}
+figure.thumb.linked:target figcaption,figure.thumb.linked:target .meta{color:inherit}
 figcaption{font-size:13px;color:var(--muted);margin-top:6px;overflow-wrap:anywhere}
 .empty{color:var(--muted);font-style:italic}
 ul.plain{margin:0;padding-left:18px}
@@ -256,16 +261,21 @@ function renderStrips(m: ReportModel): string {
       const figs = g.shots
         .map((s, i) => {
           n++;
+          const caption = `<figcaption>${i + 1}. ${e(s.caption)} <span class="meta">${e(s.path)}</span></figcaption>`;
+          // Past the inline budget a frame is a link to the bundle's own file, relative to report/index.html.
+          if (!s.png) return `<figure class="thumb linked" id="shot-${n}"><a href="../${e(s.path)}">open screenshot ${i + 1}</a>${caption}</figure>`;
           const b64 = wrapBase64(Buffer.from(s.png).toString("base64"));
           const size = s.width && s.height ? ` width="${s.width}" height="${s.height}"` : "";
           const alt = `screenshot ${i + 1}${g.id ? ` of ${g.id}` : ""}: ${s.caption}`;
           return (
             `<figure class="thumb" id="shot-${n}"><a href="#shot-${n}"><img src="data:image/png;base64,${b64}" alt="${e(alt)}"${size}></a>` +
-            `<figcaption>${i + 1}. ${e(s.caption)} <span class="meta">${e(s.path)}</span></figcaption><a class="close" href="#strip-${gi + 1}">close</a></figure>`
+            `${caption}<a class="close" href="#strip-${gi + 1}">close</a></figure>`
           );
         })
         .join("");
-      return `<div class="strip" id="strip-${gi + 1}"><h3>${e(g.label)} <span class="meta">${g.shots.length} screenshot${g.shots.length === 1 ? "" : "s"}</span></h3><div class="thumbs">${figs}</div></div>`;
+      const linked = g.shots.filter((s) => !s.png).length;
+      const count = `${g.shots.length} screenshot${g.shots.length === 1 ? "" : "s"}${linked ? `, ${g.shots.length - linked} shown here and ${linked} linked (the report inlines at most ${INLINE_BUDGET_BYTES / 2 ** 20} MiB of screenshots)` : ""}`;
+      return `<div class="strip" id="strip-${gi + 1}"><h3>${e(g.label)} <span class="meta">${count}</span></h3><div class="thumbs">${figs}</div></div>`;
     })
     .join("");
 }

@@ -19,6 +19,7 @@ import {
 import { HumanishError } from "../errors.ts";
 import { readContainedFile, readContainedOrThrow } from "./files.ts";
 import { loadFindings } from "./findings.ts";
+import { chooseInlined, INLINE_BUDGET_BYTES } from "./inline.ts";
 import type { ReportCleanup, ReportCostLine, ReportModel, ReportParticipant, ReportScreenshot, ReportTask, ReportTimelineEntry } from "./model.ts";
 import { seatOfPath, seatRow } from "./seats.ts";
 
@@ -151,6 +152,8 @@ export interface LoadReportOptions {
   verify: VerifyResult | null;
   /** Clock for `generatedAt` (ISO); default now. */
   now?: () => Date;
+  /** Most PNG bytes to inline (the rest are linked); default {@link INLINE_BUDGET_BYTES}. */
+  inlineBudgetBytes?: number;
 }
 
 /**
@@ -280,7 +283,17 @@ export async function loadReportModel(runDir: string, opts: LoadReportOptions): 
   shotPaths.push(...unattributed);
   for (const row of participants) row.screenshotCount = byTrace.get(row.id)?.length ?? 0;
   const screenshots: ReportScreenshot[] = [];
+  // Only the inlined ones are read: the rest are linked, so the report's memory is bounded by the
+  // inline budget, not by the study's length (verify re-admits every screenshot on its own pass).
+  const inlined = chooseInlined(
+    shotPaths.map((s) => ({ ...s, bytes: listed.get(s.path)?.bytes ?? 0 })),
+    opts.inlineBudgetBytes ?? INLINE_BUDGET_BYTES,
+  );
   for (const s of shotPaths) {
+    if (!inlined.has(s.path)) {
+      screenshots.push({ path: s.path, caption: s.caption, ...(s.participantId ? { participantId: s.participantId } : {}) });
+      continue;
+    }
     const png = readContainedOrThrow(runDir, s.path, MAX_SCREENSHOT_BYTES);
     // Only an admitted PNG is inlined (the same admission rules verify applies).
     const admitted = await admitPngBytes(png);

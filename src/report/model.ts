@@ -107,14 +107,17 @@ export interface ReportTimelineEntry {
   problem?: boolean;
 }
 
-/** A screenshot, inlined as bytes so the report stays self-contained. */
+/**
+ * A screenshot: inlined as bytes so the report stays self-contained, or — past the report's
+ * inline budget — linked as the bundle's file (then `png` is absent and nothing of it was read).
+ */
 export interface ReportScreenshot {
   /** Bundle-relative path, e.g. `screenshots/turn-01.png`. */
   path: string;
   /** Caption (the step or turn that took it). */
   caption: string;
-  /** PNG bytes, already admitted; rendered as a `data:image/png;base64,…` URI. */
-  png: Uint8Array;
+  /** PNG bytes, already admitted; rendered as a `data:image/png;base64,…` URI. Absent: linked, not inlined. */
+  png?: Uint8Array;
   /** Pixel size, when known. */
   width?: number;
   height?: number;

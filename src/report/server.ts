@@ -1,13 +1,16 @@
 /**
  * The run library server (`humanish serve`).
  *
- * `Bun.serve` bound to 127.0.0.1 only, read-only, with exactly three kinds of route:
+ * `Bun.serve` bound to 127.0.0.1 only, read-only, with exactly four kinds of route:
  * - `GET /` — the index of every run, newest first (`listRuns`), each with its verify state.
  * - `GET /runs/<id>/` (also `/runs/<id>` and `/runs/<id>/report/index.html`) — the run's report,
  *   only once the bundle verifies on this request (see `served.ts`): the listed
  *   `report/index.html` when it exists, otherwise rendered in memory (nothing is written); a
  *   `local_only` bundle's page carries a banner saying so; a bundle that does not verify gets
  *   a page (409) saying why instead of its report.
+ * - `GET /runs/<id>/<path>.png` — a screenshot the report links instead of inlining: only one
+ *   `run.json` lists as a screenshot, of a bundle that verifies on this request, with the listed
+ *   SHA-256 (run.json itself and every other file stay unserved).
  * - anything else — 404.
  *
  * Refusals: any bind address other than 127.0.0.1/localhost (`HUMANISH_SERVE_NON_LOOPBACK`,
@@ -19,9 +22,10 @@
  * and status.json included) goes through the bundle's safe reader — regular files only, bounded,
  * opened non-blocking — so no bundle content can stall a request or keep SIGTERM from landing.
  */
+import { createHash } from "node:crypto";
 import { lstatSync, type Stats } from "node:fs";
 import { join } from "node:path";
-import { defaultTrust, isSafeRunSegment, listRuns, runsDir, type TrustSet, verifyRun } from "../bundle/index.ts";
+import { defaultTrust, isSafeRunSegment, listRuns, RunBundleSchema, runsDir, type TrustSet, verifyRun } from "../bundle/index.ts";
 import { HumanishError } from "../errors.ts";
 import { readContainedFile } from "./files.ts";
 import { REPORT_CSP, renderLibraryIndexHtml, renderReportHtml } from "./html.ts";
@@ -76,8 +80,41 @@ function pathOf(req: Request): string {
   return new URL(req.url).pathname;
 }
 
-/** Matches the only served paths; captures the run id. */
+/** Matches the report's paths; captures the run id. */
 const RUN_ROUTE = /^\/runs\/([^/]+)(?:\/|\/report\/index\.html)?$/;
+/** Matches a screenshot the report links instead of inlining; captures the run id and the bundle path. */
+const SHOT_ROUTE = /^\/runs\/([^/]+)\/(.+\.png)$/;
+/** Largest run.json read to find a screenshot's listing, in bytes. */
+const MAX_RUN_JSON_BYTES = 32 * 1024 * 1024;
+/** Largest screenshot served, in bytes (the recorder's PNG admission bound). */
+const MAX_SHOT_BYTES = 12 * 1024 * 1024;
+
+/**
+ * The report links the screenshots it does not inline relative to `report/index.html`
+ * (`href="../<path>"`, right when the file is opened from the bundle); a served page may sit at
+ * `/runs/<id>/` instead, so its links are made absolute. Only our own markup has `href="../`:
+ * every untrusted string in the page has its quotes escaped.
+ */
+function rebaseLinks(html: string, runId: string): string {
+  return html.replaceAll('href="../', `href="/runs/${runId}/`);
+}
+
+/**
+ * A screenshot of a verified run, served only when `run.json` lists it as a screenshot and the
+ * bytes read now still have the listed SHA-256 (the file could change after verify read it).
+ */
+function screenshotResponse(runDir: string, rel: string, head: boolean): Response {
+  const manifest = readContainedFile(runDir, "run.json", MAX_RUN_JSON_BYTES);
+  const bundle = manifest.ok ? RunBundleSchema.safeParse(JSON.parse(new TextDecoder().decode(manifest.bytes))) : null;
+  const listed = bundle?.success ? bundle.data.artifacts.find((a) => a.path === rel && a.kind === "screenshot") : undefined;
+  if (!listed) return respond(404, "not found: not a screenshot listed in run.json\n", undefined, head);
+  const file = readContainedFile(runDir, rel, MAX_SHOT_BYTES);
+  if (!file.ok) return respond(file.reason === "not_found" ? 404 : 403, `refused: the screenshot file is ${file.reason.replace(/_/g, " ")}\n`, undefined, head);
+  if (createHash("sha256").update(file.bytes).digest("hex") !== listed.sha256) {
+    return respond(409, "refused: the screenshot changed since the bundle was sealed\n", undefined, head);
+  }
+  return respond(200, file.bytes, "image/png", head);
+}
 
 /**
  * Validates the bind address and port.
@@ -131,7 +168,8 @@ export async function startLibraryServer(opts: LibraryServerOptions): Promise<Li
       }
       return respond(200, renderLibraryIndexHtml(runs, new Date().toISOString(), states), "text/html; charset=utf-8", head);
     }
-    const m = RUN_ROUTE.exec(path);
+    const shot = SHOT_ROUTE.exec(path);
+    const m = shot ?? RUN_ROUTE.exec(path);
     if (!m) return respond(404, "not found\n", undefined, head);
     const runId = m[1]!;
     if (!isSafeRunSegment(runId) || runId.startsWith(".") || runId === "latest.json") return respond(404, "not found\n", undefined, head);
@@ -148,6 +186,12 @@ export async function startLibraryServer(opts: LibraryServerOptions): Promise<Li
       if (!st.isDirectory()) return respond(404, "run not found\n", undefined, head);
     }
     const runDir = join(root, runId);
+    if (shot) {
+      const verify = await verifyRun(runDir, { trust });
+      const st = servedState(verify);
+      if (st.kind === "not_sealed" || st.kind === "not_verified") return respond(409, "refused: the run's bundle does not verify\n", undefined, head);
+      return screenshotResponse(runDir, shot[2]!, head);
+    }
     // A report file that is not a plain contained file is refused as such, whatever the bundle says.
     const file = readContainedFile(runDir, REPORT_PATH, MAX_REPORT_BYTES);
     if (!file.ok && file.reason !== "not_found") {
@@ -165,8 +209,8 @@ export async function startLibraryServer(opts: LibraryServerOptions): Promise<Li
       );
     }
     if (state.kind === "not_verified") return respond(409, refusedReportHtml(runId, state), "text/html; charset=utf-8", head);
-    const mark = (html: string) => (state.kind === "local_only" ? withBanner(html, localOnlyBanner(runId, state)) : html);
-    if (file.ok) return respond(200, state.kind === "local_only" ? mark(new TextDecoder().decode(file.bytes)) : file.bytes, "text/html; charset=utf-8", head);
+    const mark = (html: string) => rebaseLinks(state.kind === "local_only" ? withBanner(html, localOnlyBanner(runId, state)) : html, runId);
+    if (file.ok) return respond(200, mark(new TextDecoder().decode(file.bytes)), "text/html; charset=utf-8", head);
     // No report on disk yet: render one in memory (read-only; nothing is written).
     try {
       const model = await loadReportModel(runDir, { verify });

@@ -41,11 +41,18 @@ export function splitRunDir(runDir: string): { cwd: string; runId: string } {
  * @throws HumanishError HUMANISH_RUN_NOT_FOUND / HUMANISH_INVALID_RUN_BUNDLE (unreadable or
  *   refused run directory), HUMANISH_INVALID_RUN_ID, or the bundle writer's codes.
  */
-export async function writeReport(runDir: string, opts: { now?: () => Date; verified?: VerifyResult } = {}): Promise<WriteReportResult> {
+export async function writeReport(
+  runDir: string,
+  opts: { now?: () => Date; verified?: VerifyResult; inlineBudgetBytes?: number } = {},
+): Promise<WriteReportResult> {
   const { cwd, runId } = splitRunDir(runDir);
   // A caller that just verified the sealed bundle (a route) passes its result instead of a second pass.
   const before = opts.verified ?? (await verifyRun(runDir));
-  const model = await loadReportModel(runDir, { verify: before, ...(opts.now ? { now: opts.now } : {}) });
+  const model = await loadReportModel(runDir, {
+    verify: before,
+    ...(opts.now ? { now: opts.now } : {}),
+    ...(opts.inlineBudgetBytes !== undefined ? { inlineBudgetBytes: opts.inlineBudgetBytes } : {}),
+  });
   const html = renderReportHtml(model);
   const writer = await reopenRunWriter({ cwd, runId, secrets: [] });
   try {

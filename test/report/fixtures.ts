@@ -170,14 +170,33 @@ export async function writeDryRun(cwd: string, runId = "dry-run-1"): Promise<str
   return w.runDir;
 }
 
-/** A live browser run with two screenshots (raw frames). */
-export async function writeBrowserRun(cwd: string, runId = "browser-run-1"): Promise<string> {
+/** A `width`×`height` RGB PNG of seeded noise: incompressible, so its size is about 3 bytes a pixel. */
+export function makeNoisePng(width: number, height: number, seed: number): Uint8Array {
+  const png = new PNG({ width, height });
+  let x = seed * 2654435761 || 1;
+  for (let i = 0; i < png.data.length; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    png.data[i] = (i & 3) === 3 ? 255 : x & 0xff;
+  }
+  return new Uint8Array(PNG.sync.write(png, { colorType: 2 }));
+}
+
+/**
+ * A live browser run with two screenshots (raw frames) — or, with `extraNoiseShots`, that many
+ * more 160×120 noise frames (~58 KB each) after them, attributed to p1 by their folder.
+ */
+export async function writeBrowserRun(cwd: string, runId = "browser-run-1", opts: { extraNoiseShots?: number } = {}): Promise<string> {
   const w = createRunWriter({ cwd, runId, secrets: [], route: "browser", mode: "live", lab: "todomvc-first-run", heartbeatMs: 0 });
   const desktop = "f".repeat(64);
   await w.appendNdjson("sandbox-receipts.ndjson", { at: T0, provider: "docker", id: desktop, kind: "desktop" }, { kind: "sandbox-receipts", durable: true });
   const shots = ["screenshots/p1/turn-01.png", "screenshots/p1/turn-02.png"];
   await w.writeArtifact(shots[0]!, makePng(320, 200, 1), { kind: "screenshot" });
   await w.writeArtifact(shots[1]!, makePng(320, 200, 2), { kind: "screenshot" });
+  for (let k = 0; k < (opts.extraNoiseShots ?? 0); k++) {
+    await w.writeArtifact(`screenshots/p1/noise-${String(k + 1).padStart(2, "0")}.png`, makeNoisePng(160, 120, k + 1), { kind: "screenshot" });
+  }
   const trace = scriptedTrace("browser", {
     startedAt: T0,
     completedAt: T2,
