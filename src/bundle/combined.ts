@@ -96,7 +96,7 @@ export function combineChain(chain: readonly RunBundle[]): CombinedResult {
     reachedGoal,
     harnessFailed,
     tasks,
-    line: `${reachedGoal}/${seats.length} reached the goal${harness}${taskPart} — combined over ${chain.length} runs, each seat its last attempt (${rerun} rerun)`,
+    line: `${reachedGoal}/${seats.length} reached the goal${harness}${taskPart} — combined over ${chain.length} run${chain.length === 1 ? "" : "s"}, each seat its last attempt (${rerun} rerun)`,
   };
 }
 
