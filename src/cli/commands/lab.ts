@@ -91,7 +91,7 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
   }
   let loaded = withSeatCount(await loadLab(ctx.args.lab!, ctx.cwd), strFlag(ctx, "count"));
   // A continued run is planned from the verified earlier run before anything else is loaded.
-  const rerun = await continueFrom(ctx, loaded);
+  const rerun = await continueFrom(ctx, loaded, strFlag(ctx, "rerun-failed-from"), strFlag(ctx, "rerun-which"));
   if (rerun) loaded = withRerunSeats(loaded, rerun);
   const route = selectLabBackend(loaded.config);
   // Every bundle is signed when sealed: a key that would be refused then (an insecure config
@@ -244,9 +244,7 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
  *   HUMANISH_RUN_NOT_FOUND, HUMANISH_RERUN_UNVERIFIED (RUN or a run it continues does not
  *   verify), HUMANISH_CONTINUES_BROKEN, and the planner's HUMANISH_RERUN_* refusals
  */
-async function continueFrom(ctx: CommandContext, loaded: LoadedLab): Promise<RerunPlan | undefined> {
-  const from = strFlag(ctx, "rerun-failed-from");
-  const which = strFlag(ctx, "rerun-which");
+async function continueFrom(ctx: CommandContext, loaded: LoadedLab, from: string | undefined, which: string | undefined): Promise<RerunPlan | undefined> {
   if (from === undefined) {
     if (which === undefined) return undefined;
     throw new HumanishError("HUMANISH_LAB_OPTION_CONFLICT", "--rerun-which needs --rerun-failed-from RUN", {
