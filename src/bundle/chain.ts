@@ -21,12 +21,15 @@ export interface VerifiedRun {
 
 /**
  * Verify the run at `runDir` fail-closed and return its bundle with the digest of its run.json.
- * @throws HUMANISH_INVALID_RUN_BUNDLE naming the failed checks (or why nothing was checked)
+ * @throws HUMANISH_RUN_NOT_FOUND when there is no such run directory; HUMANISH_INVALID_RUN_BUNDLE
+ *         naming the failed checks (or why nothing was checked)
  */
 export async function loadVerifiedRun(runDir: string, trust: TrustSet): Promise<VerifiedRun> {
   const id = basename(runDir);
   const { result, runJson } = await verifyRunBytes(runDir, { trust });
   const failed = result.checks.filter((c) => !c.ok).map((c) => c.name);
+  if (result.error?.code === "HUMANISH_RUN_NOT_FOUND")
+    throw new HumanishError("HUMANISH_RUN_NOT_FOUND", `run ${id} not found in .humanish/runs`, { next: "list runs with: humanish runs" });
   const parsed = result.ok && runJson ? parseBundle(runJson) : undefined;
   if (!parsed || !runJson) {
     throw new HumanishError(
@@ -68,7 +71,7 @@ export async function loadVerifiedChain(runDir: string, trust: TrustSet): Promis
     try {
       earlier = await loadVerifiedRun(join(dirname(runDir), c.runId), trust);
     } catch (e) {
-      if (e instanceof HumanishError && e.message.includes("does not exist")) throw broken(`run ${c.runId} is not in .humanish/runs`);
+      if (e instanceof HumanishError && e.code === "HUMANISH_RUN_NOT_FOUND") throw broken(`run ${c.runId} is not in .humanish/runs`);
       throw e;
     }
     if (earlier.runJsonSha256 !== c.runJsonSha256) throw broken(`its run.json is not the one that run continued (SHA-256 changed)`);

@@ -8,7 +8,7 @@
  * also fails the continued run's own link check).
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runTerminalStudy } from "../../src/routes/terminal/index.ts";
 import { containersOfRun, labFromText, removeContainers, studyContext, testRunId, tmpProject } from "../routes/terminal/support.ts";
@@ -140,6 +140,27 @@ describe("lab run --rerun-failed-from", () => {
     expect(d.code).toBe(0);
     await refused(["--rerun-failed-from", dry], "HUMANISH_RERUN_DRY_RUN");
     await refused(["--rerun-failed-from", first, "--dry-run"], "HUMANISH_LAB_OPTION_CONFLICT");
+
+    // The continued run copied alone: its link's shape verifies, and a warning says the digest was not checked.
+    const alone = tmpProject();
+    try {
+      cpSync(join(project.dir, ".humanish", "runs", second), join(alone.dir, ".humanish", "runs", second), { recursive: true });
+      const v = await cli(["verify", "--run", second, "--cwd", alone.dir, "--json"]);
+      const out = v.json<{ ok: boolean; warnings: string[]; checks: { name: string; message: string }[] }>();
+      expect(out.ok).toBe(true);
+      expect(out.checks.find((x) => x.name === "continued run")?.message).toBe(
+        `continues ${first} (harness: p2); that run is not here, so only the link's shape was checked`,
+      );
+      expect(out.warnings).toContain(`this run continues ${first}, which is not beside it: the link's digest was not checked (verify the two side by side)`);
+      // Continuing it needs the chain: the run it continues is not there.
+      const broken = await cli(["lab", "run", labPath, "--cwd", alone.dir, "--json", "--rerun-failed-from", second]);
+      expect(broken.json<Failure>().error).toMatchObject({
+        code: "HUMANISH_CONTINUES_BROKEN",
+        message: expect.stringContaining(`run ${first} is not in .humanish/runs`),
+      });
+    } finally {
+      alone.cleanup();
+    }
 
     // Tamper with the first run: it no longer verifies, and the second run's link no longer holds.
     const path = join(project.dir, ".humanish", "runs", first, "run.json");
