@@ -19,6 +19,8 @@
  */
 
 export * from "./analysis-records.ts";
+export { loadVerifiedChain, loadVerifiedRun, MAX_CHAIN_RUNS, type VerifiedRun } from "./chain.ts";
+export { attemptCategory, type CombinedResult, type CombinedSeat, combineChain, combinedView, type SeatAttempt } from "./combined.ts";
 export {
   buildNoSpendProof,
   buildTerminalCostLedger,
@@ -105,7 +107,17 @@ export {
 } from "./signing/manifest.ts";
 export { sealRunDir, writeSignedAppendix } from "./signing/seal.ts";
 export { RUN_JSON_MISSING } from "./verify/checks-bundle.ts";
-export { type BundleFile, CHECKS, DEADLINE_GRACE_MS, VERIFY_LIMITS, type VerifyFilesInput, type VerifyRunOptions, verifyFiles, verifyRun } from "./verify.ts";
+export {
+  type BundleFile,
+  CHECKS,
+  DEADLINE_GRACE_MS,
+  VERIFY_LIMITS,
+  type VerifyFilesInput,
+  type VerifyRunOptions,
+  verifyFiles,
+  verifyRun,
+  verifyRunBytes,
+} from "./verify.ts";
 export {
   createRunWriter,
   labRefFor,

@@ -10,7 +10,9 @@
 import type { Stats } from "node:fs";
 import { lstat, readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
+import { sha256Hex } from "../bytes/sha256.ts";
 import { HumanishError } from "../errors.ts";
+import { combineChain } from "./combined.ts";
 import { summarizeBundle } from "./derive.ts";
 import { contradictedClaims } from "./goal.ts";
 import { artifactRootFor, isSafeRunSegment, ORPHAN_RELEASE_FILE, RUN_FILE, runsDir } from "./paths.ts";
@@ -21,6 +23,7 @@ import {
   type Mode,
   OrphanReleaseSchema,
   type Route,
+  type RunBundle,
   RunBundleSchema,
   type RunStatus,
   RunStatusSchema,
@@ -71,6 +74,14 @@ export interface RunSummary {
    */
   failure: string | null;
   durationMs: number | null;
+  /** The run this one continues (`lab run --rerun-failed-from`), or null. */
+  continues: string | null;
+  /**
+   * A continued run's combined result (each seat once, its last attempt), read from the chain of
+   * runs in this directory whose recorded digests match (a listing: not verified; `runs compare`
+   * and the report verify it); null when the run continues nothing or a link cannot be followed.
+   */
+  combined: { line: string; total: number; reachedGoal: number; harnessFailed: number; runIds: string[] } | null;
   /** ISO start time (bundle createdAt, else status startedAt, else directory mtime). */
   startedAt: string;
   /** Current phase while running (from status.json). */
@@ -124,6 +135,33 @@ function costLabel(usd: number | null): string {
   return usd === null ? "unmeasured" : `$${usd.toFixed(usd < 0.01 && usd > 0 ? 6 : 4)}`;
 }
 
+/** The bundle of run `runId` in the runs directory when its run.json bytes have SHA-256 `sha256`, else null. */
+function bundleWithDigest(cwd: string, runId: string, sha256: string): RunBundle | null {
+  if (!isSafeRunSegment(runId)) return null;
+  const r = safeReadFile(join(runsDir(cwd), runId, RUN_FILE), MAX_RUN_JSON_BYTES);
+  if (!r.ok || sha256Hex(r.bytes) !== sha256) return null;
+  try {
+    const b = RunBundleSchema.safeParse(JSON.parse(new TextDecoder().decode(r.bytes)));
+    return b.success && b.data.runId === runId ? b.data : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The combined result of a continued run for the listing (see {@link RunSummary.combined}). */
+function combinedOfListing(cwd: string, bundle: RunBundle): RunSummary["combined"] {
+  if (!bundle.continues) return null;
+  const chain = [bundle];
+  for (let at = bundle; at.continues; ) {
+    const earlier = chain.length < 32 ? bundleWithDigest(cwd, at.continues.runId, at.continues.runJsonSha256) : null;
+    if (!earlier || chain.some((b) => b.runId === earlier.runId)) return null;
+    chain.unshift(earlier);
+    at = earlier;
+  }
+  const c = combineChain(chain);
+  return { line: c.line, total: c.total, reachedGoal: c.reachedGoal, harnessFailed: c.harnessFailed, runIds: c.runIds };
+}
+
 /** Summarise one run directory (never throws for bad content; bad content = less known). */
 export async function summarizeRunDir(cwd: string, runId: string): Promise<RunSummary | null> {
   const dir = join(runsDir(cwd), runId);
@@ -166,6 +204,8 @@ export async function summarizeRunDir(cwd: string, runId: string): Promise<RunSu
       contradictedClaims: contradictedClaims(bundle.participants).map((p) => p.id),
       failure: bundle.outcome.state === "failed" ? (bundle.outcome.error?.code ?? "HUMANISH_UNKNOWN") : null,
       durationMs: f.durationMs,
+      continues: bundle.continues?.runId ?? null,
+      combined: combinedOfListing(cwd, bundle),
       startedAt: bundle.createdAt,
     };
   }
@@ -190,6 +230,8 @@ export async function summarizeRunDir(cwd: string, runId: string): Promise<RunSu
       contradictedClaims: null,
       failure: status.outcome?.state === "failed" ? "HUMANISH_RUN_FAILED" : null,
       durationMs: status.outcome?.durationMs ?? Math.max(0, Date.parse(end) - Date.parse(status.startedAt)),
+      continues: null,
+      combined: null,
       startedAt: status.startedAt,
     };
   }
@@ -210,6 +252,8 @@ export async function summarizeRunDir(cwd: string, runId: string): Promise<RunSu
     contradictedClaims: null,
     failure: null,
     durationMs: null,
+    continues: null,
+    combined: null,
     startedAt: mtime,
   };
 }

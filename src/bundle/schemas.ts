@@ -534,6 +534,20 @@ export type Study = z.infer<typeof StudySchema>;
 /** A warning carried into the bundle. */
 export const WarningSchema = z.strictObject({ code: z.string().min(1), message: z.string(), path: z.string().optional() });
 
+/**
+ * What a continued run (`lab run --rerun-failed-from RUN`) continues: the earlier run's id, the
+ * SHA-256 of its `run.json` bytes as they verified when this run started, which seats were
+ * chosen to run again and by which rule (`harness`: seats that failed as a harness;
+ * `not-reached`: every seat that did not reach the goal). Absent on a run that continues nothing.
+ */
+export const ContinuesSchema = z.strictObject({
+  runId: RunIdSchema,
+  runJsonSha256: Sha256Hex,
+  which: z.enum(["harness", "not-reached"]),
+  seats: z.array(z.string().min(1)).min(1),
+});
+export type Continues = z.infer<typeof ContinuesSchema>;
+
 /** `run.json` — `humanish.run-bundle.v1`, the evidence of record. */
 export const RunBundleSchema = z.strictObject({
   schema: z.literal("humanish.run-bundle.v1"),
@@ -583,6 +597,8 @@ export const RunBundleSchema = z.strictObject({
   feedbackCandidates: z.array(RunFeedbackCandidateSchema).optional(),
   /** The files the scorer's `deriveArtifacts` added under `adapter/`. */
   adapterArtifacts: z.array(RunAdapterArtifactSchema).optional(),
+  /** The earlier run this one continues (absent in a run that continues nothing, and in older bundles). */
+  continues: ContinuesSchema.optional(),
 });
 export type RunBundle = z.infer<typeof RunBundleSchema>;
 
@@ -617,6 +633,7 @@ export const RunBundleInputSchema = z.strictObject({
   adapterScore: RunAdapterScoreSchema.optional(),
   feedbackCandidates: z.array(RunFeedbackCandidateSchema).optional(),
   adapterArtifacts: z.array(RunAdapterArtifactSchema).optional(),
+  continues: ContinuesSchema.optional(),
 });
 export type RunBundleInput = z.input<typeof RunBundleInputSchema>;
 

@@ -519,6 +519,7 @@ function makeWriter(st: WriterState): RunWriter {
       artifacts,
       ...(inp.study ? { study: inp.study } : {}),
       ...adapterBlocks(inp),
+      ...(inp.continues ? { continues: inp.continues } : {}),
     };
     // Everything the route supplied is redacted; the manifest (our own checked paths, sizes
     // and digests) is attached afterwards so a short secret value can never rewrite a digest.
@@ -841,6 +842,7 @@ export async function reopenRunWriter(opts: {
     redactionNotes: parsed.redaction.notes,
     ...(parsed.study ? { study: parsed.study } : {}),
     ...adapterBlocks(parsed),
+    ...(parsed.continues ? { continues: parsed.continues } : {}),
   };
   return makeWriter({
     cwd: opts.cwd,

@@ -79,6 +79,16 @@ export const COMMANDS: CommandSpec[] = [
       live: { type: "boolean", help: "run for real (a lab with scenario.mode: live runs live without it)" },
       "run-id": { type: "string", value: "ID", help: "run id to use (refused when it exists)" },
       count: { type: "string", value: "N", help: "run N seats (1–16) instead of the lab's actors[0].count" },
+      "rerun-failed-from": {
+        type: "string",
+        value: "RUN",
+        help: "continue a study: run only the seats of RUN (an id or latest) that failed as a harness, as a new run linked to it",
+      },
+      "rerun-which": {
+        type: "string",
+        value: "harness|not-reached",
+        help: "with --rerun-failed-from: harness (default) or not-reached (every seat that did not reach the goal)",
+      },
       scorer: {
         type: "string",
         value: "PATH",
@@ -104,6 +114,9 @@ export const COMMANDS: CommandSpec[] = [
       "no hook runs), in a sandbox container of its own (no network, no home, a copy of its folder only);",
       "with no usable Docker engine it is refused unless HUMANISH_ALLOW_UNCONFINED_SCORER=1 (then it runs",
       "as your user and can read your files and keys; the bundle records that).",
+      "continue: --rerun-failed-from RUN runs again only RUN's seats that failed as a harness (with",
+      "--rerun-which not-reached: every seat that did not reach the goal); RUN must verify and be a live",
+      "run of this lab with the same lab text; run.json records continues {runId, runJsonSha256}.",
     ],
     schema: "humanish.lab-run-result.v1",
     sweep: true,

@@ -5,10 +5,13 @@
  * labs (unless the caller allows it).
  */
 import { basename } from "node:path";
+import { loadVerifiedChain } from "../bundle/chain.ts";
+import { combineChain, combinedView } from "../bundle/combined.ts";
 import { listRuns, resolveRunDir } from "../bundle/runs.ts";
+import type { RunBundle } from "../bundle/schemas.ts";
 import type { TrustSet } from "../bundle/signing/keys.ts";
 import { HumanishError } from "../errors.ts";
-import { labRunArg, loadVerifiedBundle } from "../export/verified.ts";
+import { labRunArg } from "../export/verified.ts";
 import { type Comparison, compareRuns } from "./core.ts";
 
 /**
@@ -51,8 +54,10 @@ export async function compareRunDirs(dirA: string, dirB: string, opts: CompareOp
       next: "name two different runs, e.g. humanish runs compare latest~1 latest",
     });
   }
-  const a = await loadVerifiedBundle(dirA, opts.trust);
-  const b = await loadVerifiedBundle(dirB, opts.trust);
+  const ca = await loadVerifiedChain(dirA, opts.trust);
+  const cb = await loadVerifiedChain(dirB, opts.trust);
+  const a = sideOf(ca.chain);
+  const b = sideOf(cb.chain);
   for (const [label, x] of [
     ["A", a],
     ["B", b],
@@ -72,5 +77,28 @@ export async function compareRunDirs(dirA: string, dirB: string, opts: CompareOp
       },
     );
   }
-  return compareRuns(a, b);
+  const comparison = compareRuns(a, b);
+  comparison.notes.unshift(...chainNotes("A", ca.chain), ...chainNotes("B", cb.chain));
+  if (cb.chain.some((x) => x.runId === a.runId) || ca.chain.some((x) => x.runId === b.runId))
+    comparison.notes.unshift("one run is part of the other's combined result: the two sides share attempts");
+  return comparison;
+}
+
+/** A run as the comparison reads it: itself, or (a continued run) the combined result of its chain. */
+function sideOf(chain: readonly RunBundle[]): RunBundle {
+  return chain.length > 1 ? combinedView(chain) : chain[0]!;
+}
+
+/** What a reader must know of a side that is a combined result. */
+function chainNotes(label: "A" | "B", chain: readonly RunBundle[]): string[] {
+  if (chain.length < 2) return [];
+  const c = combineChain(chain);
+  const notes = [
+    `run ${label} is the combined result of runs ${c.runIds.join(" → ")}: each seat counted once, its last attempt (cost and wall time are of every run)`,
+  ];
+  if (c.links.some((l) => l.which === "not-reached"))
+    notes.push(
+      `run ${label} reran seats that did not reach the goal: those seats had a second chance and the others none, so its goal rate reads higher than one attempt each`,
+    );
+  return notes;
 }

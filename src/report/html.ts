@@ -9,9 +9,11 @@
  *   {@link escapeHtml}; control characters are made visible rather than passed through. Bars
  *   use `<progress>` elements, so no inline `style` attributes are needed.
  */
+
 import { createHash } from "node:crypto";
 import type { RunSummary } from "../bundle/index.ts";
 import { outputSegments } from "../bundle/output-codec.ts";
+import { renderCombined } from "./combined.ts";
 import { renderFindings, renderFindingsSummary } from "./findings.ts";
 import { INLINE_BUDGET_BYTES } from "./inline.ts";
 import type { ReportCostLine, ReportModel, ReportParticipant, ReportScreenshot, ReportTimelineEntry } from "./model.ts";
@@ -399,6 +401,7 @@ export function renderReportHtml(model: ReportModel): string {
     m.findings ? renderFindingsSummary(m.findings, escapeHtml) : "",
     gaps,
     `</section>`,
+    ...(m.combined ? [section("Combined result", renderCombined(m.combined, e), "combined")] : []),
     section(`Seats (${m.reached}/${m.total} reached the goal${harnessNote(m)})`, renderParticipants(m), "participants"),
     section("Task funnel", renderFunnel(m), "funnel"),
     ...(m.findings ? [section("Findings", renderFindings(m.findings, m, m.transcriptPath ?? null, escapeHtml), "findings")] : []),

@@ -17,6 +17,7 @@ import {
   type VerifyResult,
 } from "../bundle/index.ts";
 import { HumanishError } from "../errors.ts";
+import { loadCombined } from "./combined.ts";
 import { readContainedFile, readContainedOrThrow } from "./files.ts";
 import { loadFindings } from "./findings.ts";
 import { chooseInlined, INLINE_BUDGET_BYTES } from "./inline.ts";
@@ -337,6 +338,7 @@ export async function loadReportModel(runDir: string, opts: LoadReportOptions): 
   if (b.outcome.interrupted) warnings.unshift({ code: "INTERRUPTED", message: `The run was interrupted by ${b.outcome.interrupted}.` });
 
   const v = opts.verify;
+  const combined = await loadCombined(runDir, b);
   return {
     runId: b.runId,
     labId: b.lab.id,
@@ -381,5 +383,6 @@ export async function loadReportModel(runDir: string, opts: LoadReportOptions): 
     generatedAt: (opts.now ?? (() => new Date()))().toISOString(),
     findings: loadFindings(runDir, b),
     transcriptPath: transcriptEntry?.path ?? null,
+    ...(combined ? { combined } : {}),
   };
 }

@@ -7,6 +7,7 @@
  * "exists but unmeasured" and is shown as the word `unmeasured`, never as 0.
  */
 
+import type { ReportCombined } from "./combined.ts";
 import type { ReportFindings } from "./findings.ts";
 
 /** One participant row: who took part and how their session ended. */
@@ -218,6 +219,8 @@ export interface ReportModel {
   generatedAt: string;
   /** The latest `humanish analyze` attempt, when the bundle lists one (./findings.ts). */
   findings?: ReportFindings | null;
+  /** A continued run's combined result over the runs it continues (./combined.ts). */
+  combined?: ReportCombined;
   /** Bundle path of the transcript the report shows (`#transcript`), when it shows one. */
   transcriptPath?: string | null;
 }

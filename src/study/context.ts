@@ -6,7 +6,7 @@
  * routes, so the runner never imports a route.
  */
 import type { LoadedScorer } from "../adapters/load.ts";
-import type { VerifyResult } from "../bundle/index.ts";
+import type { Continues, VerifyResult } from "../bundle/index.ts";
 import type { PostAnalysisOutcome } from "./post-analysis.ts";
 
 /** One progress update for the live stderr display (human mode only). */
@@ -57,6 +57,13 @@ export interface StudyContext<LabConfig = unknown> {
   scorer?: LoadedScorer;
   /** Deadline of each scorer hook, ms (default: the seam's 30 s). */
   scorerDeadlineMs?: number;
+  /**
+   * A continued run (`lab run --rerun-failed-from`): only these seats of the lab run, in lab
+   * order, keeping their ids (src/study/rerun.ts `pickSeats`). Absent: every seat.
+   */
+  seatIds?: readonly string[];
+  /** The run this one continues, recorded in run.json as `continues`. */
+  continues?: Continues;
 }
 
 /** A task's outcome in the funnel. */

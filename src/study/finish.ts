@@ -109,6 +109,7 @@ export async function finishStudy(f: FinishInput): Promise<StudyResult> {
     warnings,
     redactionNotes: f.redactionNotes,
     study: a.study,
+    ...(ctx.continues ? { continues: ctx.continues } : {}),
   };
   // The scorer seam: after every seat's hidden checks and evidence, before the seal.
   const scored = ctx.scorer

@@ -78,6 +78,7 @@ describe("verifyRun: good bundles", () => {
       "terminal-product evidence",
       "browser evidence",
       "study seats",
+      "continued run",
       "cleanup proven",
       "caps respected",
       "cost labeling",

@@ -48,6 +48,8 @@ export interface VerifyContext {
   /** Problems the disk walk found (links, special files, bounds). */
   readonly containment: readonly string[];
   readonly trust: TrustSet;
+  /** The continued run's `run.json` bytes as found beside this one (see `VerifyFilesInput.continued`). */
+  readonly continued: { runId: string; bytes: Uint8Array | null } | undefined;
 
   rawBundle: unknown;
   bundle: RunBundle | null;

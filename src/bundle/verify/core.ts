@@ -14,6 +14,7 @@ import type { TrustSet } from "../signing/trust.ts";
 import { adapterOutput } from "./checks-adapter.ts";
 import { analysisRecords } from "./checks-analysis.ts";
 import { runBundleShape, runJsonExists, runSchema } from "./checks-bundle.ts";
+import { continuedRun } from "./checks-continues.ts";
 import { artifactSchemas, browserEvidence, screenshotsAdmitted, terminalEvidence } from "./checks-evidence.ts";
 import { artifactsIntact, bundleSignature, noUnlistedFiles, publicSafetyScan, redactionPassed, storageContainment } from "./checks-files.ts";
 import { headlineFromChecks } from "./checks-headline.ts";
@@ -47,6 +48,11 @@ export interface VerifyFilesInput {
   containment?: readonly string[];
   /** Public keys whose signature makes a bundle shareable. */
   trust: TrustSet;
+  /**
+   * The `run.json` bytes of the run this bundle continues, as found beside it (null: not there or
+   * unreadable); absent when the caller did not look (the bundle then verifies alone).
+   */
+  continued?: { runId: string; bytes: Uint8Array | null };
 }
 
 /** The checks, in report order. Later checks read what earlier ones put in the context. */
@@ -65,6 +71,7 @@ export const CHECKS: readonly (readonly [name: string, check: Check])[] = [
   ["terminal-product evidence", terminalEvidence],
   ["browser evidence", browserEvidence],
   ["study seats", studySeats],
+  ["continued run", continuedRun],
   ["cleanup proven", cleanupProven],
   ["caps respected", capsRespected],
   ["cost labeling", costLabeling],
@@ -131,6 +138,7 @@ export async function verifyFiles(input: VerifyFilesInput): Promise<VerifyResult
     unread: input.unread ?? [],
     containment: input.containment ?? [],
     trust: input.trust,
+    continued: input.continued,
     rawBundle: undefined,
     bundle: null,
     signer: null,

@@ -2,13 +2,35 @@
 import { relative } from "node:path";
 import { UNCONFINED_POWERS } from "../../adapters/confine.ts";
 import { checkScorerRef, loadScorer } from "../../adapters/load.ts";
-import { assertRunId, CONTRADICTION_FINDING, loadSigningKey, newRunId, runDirFor } from "../../bundle/index.ts";
+import {
+  assertRunId,
+  CONTRADICTION_FINDING,
+  combineChain,
+  defaultTrust,
+  loadSigningKey,
+  loadVerifiedChain,
+  newRunId,
+  resolveRunDir,
+  runDirFor,
+} from "../../bundle/index.ts";
 import { HumanishError } from "../../errors.ts";
-import { type LabConfig, type LabOrigin, type LoadedLab, listLabs, loadLab, MAX_SEATS, parseLab, resolveLabMode, selectLabBackend } from "../../lab/index.ts";
+import {
+  type LabConfig,
+  type LabOrigin,
+  type LoadedLab,
+  labSeats,
+  listLabs,
+  loadLab,
+  MAX_SEATS,
+  parseLab,
+  resolveLabMode,
+  selectLabBackend,
+} from "../../lab/index.ts";
 import type { Observer } from "../../observer/index.ts";
 import { runStudy, type StudyContext, type StudyResult } from "../../routes/index.ts";
 import { decideQuickStartMode } from "../../runtime/quick-start.ts";
 import { secretIn } from "../../secrets/index.ts";
+import { parseRerunWhich, planRerun, type RerunPlan } from "../../study/rerun.ts";
 import { SIGNAL_EXIT_CODE, trapInterrupts } from "../interrupt.ts";
 import { type CommandOutcome, failure, inertText } from "../output.ts";
 import { createProgressDisplay } from "../progress.ts";
@@ -67,7 +89,10 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
   if (ctx.flags["dry-run"] && ctx.flags.live) {
     throw new HumanishError("HUMANISH_LAB_OPTION_CONFLICT", "--dry-run and --live cannot be combined", { next: "pass one of --dry-run or --live" });
   }
-  const loaded = withSeatCount(await loadLab(ctx.args.lab!, ctx.cwd), strFlag(ctx, "count"));
+  let loaded = withSeatCount(await loadLab(ctx.args.lab!, ctx.cwd), strFlag(ctx, "count"));
+  // A continued run is planned from the verified earlier run before anything else is loaded.
+  const rerun = await continueFrom(ctx, loaded, strFlag(ctx, "rerun-failed-from"), strFlag(ctx, "rerun-which"));
+  if (rerun) loaded = withRerunSeats(loaded, rerun);
   const route = selectLabBackend(loaded.config);
   // Every bundle is signed when sealed: a key that would be refused then (an insecure config
   // directory, a malformed HUMANISH_SIGNING_KEY) is refused now, before a sandbox or a cent.
@@ -84,8 +109,13 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
   if (scorer?.confinement.mode === "unconfined") {
     ctx.io.stderr(`humanish: warning: the scorer ${scorer.provenance.ref} runs UNCONFINED (${scorer.confinement.reason}); ${UNCONFINED_POWERS}\n`);
   }
-  const quickStart = isQuickStartLab(ctx.args.lab!, loaded.origin) && !ctx.flags.live && !ctx.flags["dry-run"];
+  const quickStart = isQuickStartLab(ctx.args.lab!, loaded.origin) && !ctx.flags.live && !ctx.flags["dry-run"] && !rerun;
   let { mode, modeReason } = flagOrLabMode(ctx, loaded.config);
+  if (rerun && mode === "dry-run") {
+    throw new HumanishError("HUMANISH_LAB_OPTION_CONFLICT", `a continued run runs live, but this one would be a dry run (${modeReason.message})`, {
+      next: `add --live: humanish lab run ${ctx.args.lab} --rerun-failed-from ${rerun.continues.runId} --live`,
+    });
+  }
   const requested = strFlag(ctx, "run-id");
   if (requested !== undefined) assertRunId(requested);
   const runId = requested ?? newRunId(loaded.config.id);
@@ -157,7 +187,11 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
         }
       : toDisplay,
     ...(scorer ? { scorer } : {}),
+    ...(rerun ? { seatIds: rerun.seats, continues: rerun.continues } : {}),
   };
+  if (rerun && !ctx.json) {
+    ctx.io.stderr(`humanish: continuing run ${rerun.continues.runId} (${rerun.before.line}): rerunning ${rerun.seats.join(", ")} (${rerun.continues.which})\n`);
+  }
   let result: StudyResult;
   try {
     result = await runStudy(study);
@@ -191,6 +225,7 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
     modeReason,
     ...(observer ? { watchUrl: observer.url } : {}),
     ...(why ? { interrupted: why } : {}),
+    ...(rerun ? { continues: rerun.continues, combined: await combinedAfter(ctx, result) } : {}),
   };
   if (why && !envelope.error) {
     envelope.error = {
@@ -200,6 +235,75 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
     };
   }
   return { result: envelope, human: renderStudy(envelope), exitCode: why ? SIGNAL_EXIT_CODE[why] : envelope.ok ? 0 : 2 };
+}
+
+/**
+ * `--rerun-failed-from RUN [--rerun-which harness|not-reached]`: the seats to run again, planned
+ * from the verified chain of runs ending at RUN (src/study/rerun.ts). Undefined without the flag.
+ * @throws HumanishError HUMANISH_LAB_OPTION_CONFLICT (with --count, or --rerun-which alone),
+ *   HUMANISH_RUN_NOT_FOUND, HUMANISH_RERUN_UNVERIFIED (RUN or a run it continues does not
+ *   verify), HUMANISH_CONTINUES_BROKEN, and the planner's HUMANISH_RERUN_* refusals
+ */
+async function continueFrom(ctx: CommandContext, loaded: LoadedLab, from: string | undefined, which: string | undefined): Promise<RerunPlan | undefined> {
+  if (from === undefined) {
+    if (which === undefined) return undefined;
+    throw new HumanishError("HUMANISH_LAB_OPTION_CONFLICT", "--rerun-which needs --rerun-failed-from RUN", {
+      next: `humanish lab run ${ctx.args.lab} --rerun-failed-from <run> --rerun-which ${which}`,
+    });
+  }
+  if (strFlag(ctx, "count") !== undefined) {
+    throw new HumanishError(
+      "HUMANISH_LAB_OPTION_CONFLICT",
+      "--count and --rerun-failed-from cannot be combined: a continued run reruns seats of the earlier run",
+      {
+        next: "remove --count",
+      },
+    );
+  }
+  const rerunWhich = parseRerunWhich(which);
+  const dir = await resolveRunDir(ctx.cwd, from);
+  let verified: Awaited<ReturnType<typeof loadVerifiedChain>>;
+  try {
+    verified = await loadVerifiedChain(dir, defaultTrust(ctx.env));
+  } catch (e) {
+    if (!(e instanceof HumanishError) || e.code !== "HUMANISH_INVALID_RUN_BUNDLE") throw e;
+    throw new HumanishError("HUMANISH_RERUN_UNVERIFIED", `cannot continue ${from}: ${e.message}; only a verified run is continued`, {
+      next: e.next ?? `humanish verify --run ${from}`,
+      cause: e,
+    });
+  }
+  return planRerun({
+    chain: verified.chain,
+    runJsonSha256: verified.last.runJsonSha256,
+    lab: { id: loaded.config.id, sha256: loaded.sha256 },
+    which: rerunWhich,
+  });
+}
+
+/**
+ * The lab with every seat the rerun names. A lab that counts its seats (`count`) and was run with
+ * `--count N` has seats p1…pN the lab text alone does not declare: it is re-validated with the
+ * earlier run's seat count.
+ * @throws HumanishError HUMANISH_RERUN_SEATS_UNKNOWN when the lab declares no such seat
+ */
+function withRerunSeats(loaded: LoadedLab, rerun: RerunPlan): LoadedLab {
+  const missing = (l: LoadedLab) => {
+    const ids = new Set(labSeats(l.config).map((s) => s.id));
+    return rerun.seats.filter((id) => !ids.has(id));
+  };
+  if (missing(loaded).length === 0) return loaded;
+  const actor = loaded.config.actors[0];
+  const counted = !("lanes" in actor && actor.lanes) && !("roster" in actor && actor.roster);
+  const widened = counted ? withSeatCount(loaded, String(rerun.before.total)) : loaded;
+  const still = missing(widened);
+  if (still.length === 0) return widened;
+  throw new HumanishError(
+    "HUMANISH_RERUN_SEATS_UNKNOWN",
+    `the lab ${loaded.config.id} declares no seat ${still.join(", ")} that run ${rerun.continues.runId} reruns`,
+    {
+      next: "run the lab as a new study",
+    },
+  );
 }
 
 /** How long a finished study keeps its Observer up for the pages still open on it, ms. */
@@ -302,10 +406,28 @@ async function quickStartMode(ctx: CommandContext, route: string, signal: AbortS
   return decided;
 }
 
+/**
+ * The combined result of a continued run, read back from the verified chain it now ends (null
+ * when the new bundle does not verify or a link cannot be followed: the run's own result stands).
+ */
+async function combinedAfter(
+  ctx: CommandContext,
+  result: StudyResult,
+): Promise<{ line: string; total: number; reachedGoal: number; harnessFailed: number; runIds: string[] } | null> {
+  if (!result.verify.ok) return null;
+  try {
+    const c = combineChain((await loadVerifiedChain(result.runDir, defaultTrust(ctx.env))).chain);
+    return { line: c.line, total: c.total, reachedGoal: c.reachedGoal, harnessFailed: c.harnessFailed, runIds: c.runIds };
+  } catch {
+    return null;
+  }
+}
+
 /** Human summary; `r.runDir` is already project-relative. */
-function renderStudy(r: StudyResult & { lab: string; modeReason?: ModeReason }): string {
+function renderStudy(r: StudyResult & { lab: string; modeReason?: ModeReason; combined?: { line: string } | null }): string {
   const dir = r.runDir;
   const lines = [`${r.lab} · ${r.route} · ${r.mode}`, r.verdict];
+  if (r.combined) lines.push(`combined: ${r.combined.line}`);
   for (const p of r.participants)
     lines.push(
       `participant ${p.id}: ${p.status} (${p.completionReason})${p.claimed && p.claimed !== "none" ? `; claimed ${p.claimed}` : ""}${p.contradicted ? ` — finding: ${CONTRADICTION_FINDING}` : ""}`,

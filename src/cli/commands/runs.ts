@@ -7,6 +7,8 @@ import { type CommandContext, intFlag, strFlag } from "./context.ts";
 
 /** `k/N` (reached the goal / participants) of a run, `—` when not recorded yet. */
 export function reachedOfRun(r: RunSummary): string {
+  // A continued run's denominator is its study's: each seat once, its last attempt.
+  if (r.combined) return `${r.combined.reachedGoal}/${r.combined.total}`;
   return r.participants ? `${r.participants.reachedGoal}/${r.participants.total}` : "—";
 }
 
@@ -16,6 +18,8 @@ function lineOfRun(r: RunSummary): string {
     const tasks = r.tasks.length ? `; tasks: ${r.tasks.map((t) => t.id).join(" · ")}` : "";
     return `dry run (contract only): 0/${r.participants.total} participants ran${tasks}`;
   }
+  if (r.combined) return `${r.combined.line}; this run (continues ${r.continues}): ${r.line ?? r.verdict ?? ""}`;
+  if (r.continues) return `${r.line ?? r.verdict ?? ""} (continues ${r.continues}, which is not here with the SHA-256 it recorded: no combined result)`;
   return r.line ?? r.verdict ?? "";
 }
 

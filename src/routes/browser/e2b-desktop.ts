@@ -16,7 +16,6 @@ import type { LifecycleEvent } from "../../bundle/index.ts";
 import { createRunWriter } from "../../bundle/index.ts";
 import { isHumanishError } from "../../errors.ts";
 import { embeddedRootName } from "../../lab/embedded-apps.ts";
-import { labDevices } from "../../lab/routing.ts";
 import type { BrowserLabConfig, ComputerUseActor } from "../../lab/schema.ts";
 import { contractLane } from "../../lanes/contract/index.ts";
 import {
@@ -33,7 +32,7 @@ import { finishStudy } from "../../study/finish.ts";
 import { planConcurrency, runSeats, type SeatsRun } from "../../study/index.ts";
 import type { StudyContext, StudyResult } from "../types.ts";
 import { loadEmbeddedApp } from "./embedded-app.ts";
-import { capsOf, refuse, sessionMsOf, studyFailure, studyLog, writeDesktopLedger } from "./study-parts.ts";
+import { capsOf, refuse, sessionMsOf, studyDevices, studyFailure, studyLog, writeDesktopLedger } from "./study-parts.ts";
 
 /** The env variable holding the E2B key (read by name; its value never leaves this process). */
 export const E2B_KEY_NAME = "E2B_API_KEY";
@@ -170,8 +169,8 @@ export async function runE2BDesktopStudy(ctx: StudyContext<BrowserLabConfig>, de
   return ctx.mode === "dry-run" ? runDryRun(ctx) : runLive(ctx, deps);
 }
 
-function shapeOf(lab: BrowserLabConfig) {
-  const devices = labDevices(lab);
+function shapeOf(lab: BrowserLabConfig, seatIds: readonly string[] | undefined) {
+  const devices = studyDevices(lab, seatIds);
   const actor = lab.actors[0];
   const deviceOf = new Map(devices.map((d) => [d.seat.id, d.name]));
   return {
@@ -188,7 +187,7 @@ async function runDryRun(ctx: StudyContext<BrowserLabConfig>): Promise<StudyResu
   const createdAt = new Date().toISOString();
   const lifecycle: LifecycleEvent[] = [];
   const add = (event: string, message: string) => lifecycle.push({ at: new Date().toISOString(), event, message: writer.redactor.text(message) });
-  const { devices, deviceOf, shape } = shapeOf(lab);
+  const { devices, deviceOf, shape } = shapeOf(lab, ctx.seatIds);
   const serve = lab.subject.serve?.static;
   add(
     "browser-lab.run.created",
@@ -236,7 +235,7 @@ async function runDryRun(ctx: StudyContext<BrowserLabConfig>): Promise<StudyResu
 async function runLive(ctx: StudyContext<BrowserLabConfig>, deps: E2BDesktopStudyDeps): Promise<StudyResult> {
   const lab = ctx.lab;
   const pre = e2bDesktopPreflight(lab, ctx.env);
-  const { devices, shape } = shapeOf(lab);
+  const { devices, shape } = shapeOf(lab, ctx.seatIds);
   const seats = devices.map((d) => d.seat);
   const concurrency = e2bDesktopConcurrency(seats.length, lab.execution.concurrency, ctx.env);
   const served = pre.app.kind === "served" ? await servedAppFiles(ctx.cwd, pre.app.root) : undefined;

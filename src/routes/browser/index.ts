@@ -21,7 +21,6 @@ import type { CostLine, LifecycleEvent } from "../../bundle/index.ts";
 import { createRunWriter, type RunWriter } from "../../bundle/index.ts";
 import { type DockerClient, dockerClientFor } from "../../docker/index.ts";
 import { embeddedRootName } from "../../lab/embedded-apps.ts";
-import { labDevices } from "../../lab/routing.ts";
 import type { BrowserActor, BrowserLabConfig, LabConfig } from "../../lab/schema.ts";
 import { contractLane } from "../../lanes/contract/index.ts";
 import { type GuestSeatFacts, localGuestLane } from "../../lanes/local-guest/index.ts";
@@ -34,7 +33,7 @@ import { planStudyConcurrency, runSeats, type SeatsRun } from "../../study/index
 import type { StudyContext, StudyResult } from "../types.ts";
 import { type E2BDesktopStudyDeps, runE2BDesktopStudy } from "./e2b-desktop.ts";
 import { type AppServer, startApp } from "./serve.ts";
-import { capsOf, refuse, sessionMsOf, studyFailure, studyLog, writeDesktopLedger } from "./study-parts.ts";
+import { capsOf, refuse, sessionMsOf, studyDevices, studyFailure, studyLog, writeDesktopLedger } from "./study-parts.ts";
 
 /** Default wall-clock budget of one participant session when the lab sets none, ms. */
 export { DEFAULT_SESSION_MS } from "./study-parts.ts";
@@ -104,7 +103,7 @@ async function runDryRun(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<t
   const { lab, actor } = plan;
   const writer = createRunWriter({ cwd: ctx.cwd, runId: ctx.runId, secrets: studySecrets(ctx), route: "browser", mode: "dry-run", lab: lab.id });
   const createdAt = new Date().toISOString();
-  const devices = labDevices(lab);
+  const devices = studyDevices(lab, ctx.seatIds);
   const lifecycle: LifecycleEvent[] = [];
   const add = (event: string, message: string) => lifecycle.push({ at: new Date().toISOString(), event, message: writer.redactor.text(message) });
   add("browser-lab.run.created", `dry run ${ctx.runId}: lab ${lab.id}, actor ${actor.type}, target local; nothing is started, served or spent`);
@@ -277,7 +276,7 @@ function browserCostLines(today: string, actorType: string): CostLine[] {
 async function runLive(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typeof planBrowserStudy>, deps: BrowserStudyDeps): Promise<StudyResult> {
   const { lab, actor, appUrl } = plan;
   const docker = deps.docker ?? dockerClientFor(ctx.env);
-  const seatDevices = labDevices(lab);
+  const seatDevices = studyDevices(lab, ctx.seatIds);
   const seats = seatDevices.map((d) => d.seat);
   const concurrency = planStudyConcurrency({
     seats: seats.length,

@@ -5,14 +5,28 @@
  */
 import type { CleanupProof, LifecycleEvent, RunWriter } from "../../bundle/index.ts";
 import { HumanishError, isHumanishError } from "../../errors.ts";
+import { labDevices } from "../../lab/routing.ts";
 import type { BrowserLabConfig } from "../../lab/schema.ts";
 import type { BrowserSeatFacts } from "../../study/browser-seat.ts";
 import type { SeatEvidence, StudyError } from "../../study/evidence.ts";
-import type { SeatsRun } from "../../study/index.ts";
+import { pickSeats, type SeatsRun } from "../../study/index.ts";
 import type { ProgressEvent, StudyContext } from "../types.ts";
 
 /** Session budget of a browser seat when neither `execution.timeoutMs` nor `scenario.caps.maxMinutes` sets one, ms. */
 export const DEFAULT_SESSION_MS = 10 * 60_000;
+
+/**
+ * The seats of a browser study with their devices: every seat of the lab, or (a continued run)
+ * only `seatIds`, each keeping the device it had in the full lab.
+ */
+export function studyDevices(lab: BrowserLabConfig, seatIds: readonly string[] | undefined): ReturnType<typeof labDevices> {
+  return pickSeats(
+    labDevices(lab),
+    seatIds,
+    (d) => d.seat,
+    (d, seat) => ({ ...d, seat }),
+  );
+}
 
 /** @throws HumanishError `code` with `message` and the `next` step. */
 export function refuse(code: string, message: string, next: string): never {

@@ -14,6 +14,7 @@ import { contractLane } from "../../lanes/contract/index.ts";
 import { studySecrets } from "../../secrets/index.ts";
 import { assembleStudy } from "../../study/evidence.ts";
 import { finishStudy } from "../../study/finish.ts";
+import { pickSeatSpecs } from "../../study/rerun.ts";
 import { runSeats } from "../../study/runner.ts";
 import { briefDigest, composeBrief, newNonce } from "../../terminal/brief.ts";
 import type { TerminalPlan } from "../../terminal/plan.ts";
@@ -58,7 +59,7 @@ export async function runTerminalDryRun(ctx: StudyContext<TerminalLabConfig>, pl
   }
   add("terminal-lab.contract.ready", `${(lab.actors[0].tasks ?? []).length} task(s) with hidden checks; a live run needs --live (or scenario.mode: live)`);
 
-  const seats = labSeats(lab);
+  const seats = pickSeatSpecs(labSeats(lab), ctx.seatIds);
   const run = await runSeats({
     seats,
     lane: contractLane({ actorType: descriptor.type, tasks: lab.actors[0].tasks ?? [] }),

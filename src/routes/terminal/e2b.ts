@@ -12,7 +12,7 @@ import type { TerminalLabConfig } from "../../lab/schema.ts";
 import { E2B_FIRST_OUTPUT_MS, e2bTerminalLane, laneEgress, resolveE2BAccess } from "../../lanes/e2b-terminal/index.ts";
 import { createE2BSandboxProvider, DEFAULT_E2B_TEMPLATE, type E2BSandboxProvider } from "../../sandbox/e2b.ts";
 import { studySecrets } from "../../secrets/index.ts";
-import { planConcurrency } from "../../study/index.ts";
+import { pickSeatSpecs, planConcurrency } from "../../study/index.ts";
 import { loadSandboxCa } from "../../terminal/ca.ts";
 import type { TerminalPlan } from "../../terminal/plan.ts";
 import type { StudyContext, StudyResult } from "../types.ts";
@@ -40,7 +40,7 @@ export async function runE2BTerminalStudy(ctx: StudyContext<TerminalLabConfig>, 
   // Refuses a conflicting egress rule, or a bad CA bundle, before anything is created.
   laneEgress(lab, plan);
   const ca = loadSandboxCa(ctx.env);
-  const seats = labSeats(lab);
+  const seats = pickSeatSpecs(labSeats(lab), ctx.seatIds);
   const concurrency = planConcurrency({
     seats: seats.length,
     ...(lab.execution.concurrency !== undefined ? { requested: lab.execution.concurrency } : {}),

@@ -27,7 +27,7 @@ import { createDockerSandboxProvider, DEFAULT_DISK_BYTES, DEFAULT_MEMORY_BYTES }
 import type { SandboxProvider } from "../../sandbox/types.ts";
 import { studySecrets } from "../../secrets/index.ts";
 import type { SeatEvidence } from "../../study/evidence.ts";
-import { planStudyConcurrency, type SeatsRun } from "../../study/index.ts";
+import { pickSeatSpecs, planStudyConcurrency, type SeatsRun } from "../../study/index.ts";
 import { loadSandboxCa, type SandboxCa } from "../../terminal/ca.ts";
 import { planTerminalStudy, type TerminalPlan } from "../../terminal/plan.ts";
 import type { StudyContext, StudyResult } from "../types.ts";
@@ -121,7 +121,7 @@ async function runLive(
   ca: SandboxCa | undefined,
 ): Promise<StudyResult> {
   const lab = ctx.lab;
-  const seats = labSeats(lab);
+  const seats = pickSeatSpecs(labSeats(lab), ctx.seatIds);
   // Each seat's sandbox is created with this memory limit: the honest bound of what it may take.
   const concurrency = planStudyConcurrency({
     seats: seats.length,
