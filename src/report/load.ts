@@ -5,6 +5,7 @@
  * no-follow reader (files.ts), only when `run.json` lists it.
  */
 
+import { createHash } from "node:crypto";
 import { contradictionLine, GOAL_RULE } from "../bundle/goal.ts";
 import {
   type ActorTrace,
@@ -158,6 +159,27 @@ export interface LoadReportOptions {
 }
 
 /**
+ * The pixel size of a screenshot about to be inlined; only an admitted PNG is inlined. When the
+ * bundle verified just now (`verifiedSha256` is the listed digest) and these bytes still have that
+ * digest, they are the bytes verify admitted, so the IHDR is read instead of decoding again — a
+ * decode is ~4 MB of pixels per frame the report never shows. Otherwise the PNG is admitted here.
+ * @throws HumanishError HUMANISH_INVALID_RUN_BUNDLE when the PNG is not admitted
+ */
+async function inlinableSize(png: Uint8Array, path: string, verifiedSha256: string | undefined): Promise<{ width: number; height: number }> {
+  if (verifiedSha256 !== undefined && png.byteLength >= 24 && createHash("sha256").update(png).digest("hex") === verifiedSha256) {
+    const ihdr = new DataView(png.buffer, png.byteOffset + 16, 8);
+    return { width: ihdr.getUint32(0), height: ihdr.getUint32(4) };
+  }
+  const admitted = await admitPngBytes(png);
+  if (!admitted.ok) {
+    throw new HumanishError("HUMANISH_INVALID_RUN_BUNDLE", `Screenshot ${path} is not an admitted PNG (${admitted.code}: ${admitted.detail}).`, {
+      next: "Run `humanish verify --run <id>`; verify re-admits every screenshot.",
+    });
+  }
+  return { width: admitted.width, height: admitted.height };
+}
+
+/**
  * Reads the run directory `runDir` (absolute) into a report model.
  *
  * @throws HumanishError `HUMANISH_RUN_NOT_FOUND` when run.json is missing,
@@ -296,21 +318,8 @@ export async function loadReportModel(runDir: string, opts: LoadReportOptions): 
       continue;
     }
     const png = readContainedOrThrow(runDir, s.path, MAX_SCREENSHOT_BYTES);
-    // Only an admitted PNG is inlined (the same admission rules verify applies).
-    const admitted = await admitPngBytes(png);
-    if (!admitted.ok) {
-      throw new HumanishError("HUMANISH_INVALID_RUN_BUNDLE", `Screenshot ${s.path} is not an admitted PNG (${admitted.code}: ${admitted.detail}).`, {
-        next: "Run `humanish verify --run <id>`; verify re-admits every screenshot.",
-      });
-    }
-    screenshots.push({
-      path: s.path,
-      caption: s.caption,
-      png,
-      width: admitted.width,
-      height: admitted.height,
-      ...(s.participantId ? { participantId: s.participantId } : {}),
-    });
+    const size = await inlinableSize(png, s.path, opts.verify?.ok === true ? listed.get(s.path)?.sha256 : undefined);
+    screenshots.push({ path: s.path, caption: s.caption, png, ...size, ...(s.participantId ? { participantId: s.participantId } : {}) });
   }
 
   // Cost.
