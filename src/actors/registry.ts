@@ -10,6 +10,10 @@ import type { ActorDescriptor, ActorLane } from "./types.ts";
 const DESCRIPTORS: readonly ActorDescriptor[] = [
   {
     type: "scripted-terminal",
+    targets: ["docker", "e2b-terminal"],
+    modelParticipant: false,
+    pricing: "none",
+    capUnits: [],
     provider: "humanish",
     protocol: "scripted-steps",
     summary: "Runs the lab's steps[] one at a time in the sandbox as the participant; no model.",
@@ -28,6 +32,10 @@ const DESCRIPTORS: readonly ActorDescriptor[] = [
   },
   {
     type: "codex-exec",
+    targets: ["docker", "e2b-terminal"],
+    modelParticipant: true,
+    pricing: "rate-table",
+    capUnits: ["usd"],
     provider: "codex",
     protocol: "terminal-exec",
     summary: "The OpenAI Codex CLI (`codex exec --json`) installed at an exact version inside the sandbox.",
@@ -46,6 +54,10 @@ const DESCRIPTORS: readonly ActorDescriptor[] = [
   },
   {
     type: "scripted-browser",
+    targets: ["local"],
+    modelParticipant: false,
+    pricing: "none",
+    capUnits: [],
     provider: "humanish",
     protocol: "scripted-steps",
     summary: "Replays a scenario's browser steps against the app origin; no model.",
@@ -64,6 +76,10 @@ const DESCRIPTORS: readonly ActorDescriptor[] = [
   },
   {
     type: "openai-computer-use",
+    targets: ["local", "e2b-desktop"],
+    modelParticipant: true,
+    pricing: "rate-table",
+    capUnits: ["usd"],
     provider: "openai",
     protocol: "cua-loop",
     summary:
@@ -83,6 +99,10 @@ const DESCRIPTORS: readonly ActorDescriptor[] = [
   },
   {
     type: "local-agent",
+    targets: ["local"],
+    modelParticipant: true,
+    pricing: "account-unknown",
+    capUnits: [],
     provider: "codex",
     protocol: "cua-loop",
     summary:
