@@ -52,6 +52,8 @@ export interface ActorDescriptor {
    */
   modelParticipant: boolean;
   pricing: ActorPricing;
+  /** True when its lab may set `stopWhen` (a page rule that stops the seat and can be its goal check). */
+  stopWhen: boolean;
   /** The `scenario.caps` units it enforces (empty: it spends nothing a cap could bound, or cannot be bounded). */
   capUnits: readonly ActorCapUnit[];
   /** Trace `provider` (e.g. `codex`, `humanish`). */
