@@ -126,6 +126,30 @@ const DESCRIPTORS: readonly ActorDescriptor[] = [
       keyPlacement: "external",
     },
   },
+  {
+    type: "vision-agent",
+    targets: ["local", "e2b-desktop"],
+    modelParticipant: true,
+    pricing: "rate-table",
+    capUnits: ["usd", "tokens"],
+    stopWhen: true,
+    provider: "openai-compatible",
+    protocol: "cua-loop",
+    summary:
+      "Any vision model on a Responses-compatible endpoint (OPENAI_BASE_URL) driving the browser desktop through function calls of the humanish_ui tool, a screenshot each turn; the loop runs in the host process, so its key never enters the desktop.",
+    runtimeKeyNames: ["OPENAI_API_KEY"],
+    capabilities: {
+      headless: true,
+      structuredTrace: true,
+      lanes: ["computer-use"],
+      producesScreenshots: true,
+      byoModel: true,
+      preGrantableApprovals: false,
+      inProcessTools: false,
+      license: "open",
+      keyPlacement: "external",
+    },
+  },
 ];
 
 /** Every registered actor descriptor, in a stable order. */

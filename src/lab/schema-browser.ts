@@ -344,8 +344,31 @@ export const LocalAgentActorSchema = strictObject(
   },
 );
 
+/**
+ * `vision-agent`: any vision model on a Responses-compatible endpoint (`OPENAI_BASE_URL`) driving
+ * the desktop through function calls of the `humanish_ui` tool, a screenshot each turn. The
+ * computer-use keys, with `model` required (there is no default vision model).
+ */
+const { acknowledgeSafetyChecks: _noSafetyChecks, ...visionFields } = ComputerUseActorSchema.shape;
+export const VisionAgentActorSchema = strictObject(
+  {
+    ...visionFields,
+    type: z.literal("vision-agent"),
+    model: nonBlank(),
+  },
+  {
+    steps: "only acts on a scripted-browser participant (a vision model decides its own actions)",
+    acknowledgeSafetyChecks: "only acts on an openai-computer-use participant (a function-calling model raises no safety checks)",
+  },
+);
+
 /** The browser actor union, keyed by `type`. */
-export const BrowserActorSchema = z.discriminatedUnion("type", [ScriptedBrowserActorSchema, ComputerUseActorSchema, LocalAgentActorSchema]);
+export const BrowserActorSchema = z.discriminatedUnion("type", [
+  ScriptedBrowserActorSchema,
+  ComputerUseActorSchema,
+  LocalAgentActorSchema,
+  VisionAgentActorSchema,
+]);
 
 /**
  * `subject.serve`: how the host serves the app at `appUrl` for a local browser study. Exactly
@@ -458,8 +481,10 @@ export type ScriptedBrowserActor = Omit<z.output<typeof ScriptedBrowserActorSche
 export type ComputerUseActor = z.output<typeof ComputerUseActorSchema>;
 /** The `local-agent` actor (`localAgent: codex`). */
 export type LocalAgentActor = z.output<typeof LocalAgentActorSchema>;
+/** The `vision-agent` actor. */
+export type VisionAgentActor = z.output<typeof VisionAgentActorSchema>;
 /** Any browser actor. */
-export type BrowserActor = ScriptedBrowserActor | ComputerUseActor | LocalAgentActor;
+export type BrowserActor = ScriptedBrowserActor | ComputerUseActor | LocalAgentActor | VisionAgentActor;
 /** `execution` of a browser lab after defaults. */
 export type BrowserExecution = z.output<typeof BrowserExecutionSchema>;
 /** `subject.serve`. */

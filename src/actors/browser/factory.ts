@@ -8,6 +8,7 @@ import type { BrowserActor } from "../../lab/schema.ts";
 import { localAgentParticipant } from "../codex-account/browser-participant.ts";
 import { computerUseParticipant } from "../computer-use/participant.ts";
 import { scriptedBrowserParticipant } from "../scripted-browser/participant.ts";
+import { visionAgentParticipant } from "../vision-agent/index.ts";
 import type { BrowserCaps, BrowserParticipant } from "./participant.ts";
 
 type Factory<T extends BrowserActor["type"]> = (actor: Extract<BrowserActor, { type: T }>, caps: BrowserCaps) => BrowserParticipant;
@@ -17,6 +18,7 @@ export const BROWSER_PARTICIPANTS: { readonly [T in BrowserActor["type"]]: Facto
   "scripted-browser": (actor) => scriptedBrowserParticipant(actor),
   "openai-computer-use": computerUseParticipant,
   "local-agent": localAgentParticipant,
+  "vision-agent": visionAgentParticipant,
 };
 
 /** The participant of a browser lab's actor under the lab's `scenario.caps`. */
