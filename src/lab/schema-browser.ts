@@ -1,6 +1,6 @@
 /**
  * The browser route's lab schema: `subject.source: app-url` (a loopback URL; a public https URL on e2b-desktop), actors
- * `scripted-browser` | `openai-computer-use` | `local-agent`, `execution.target: local` (default) |
+ * `scripted-browser` | `openai-computer-use` | `local-agent` | `vision-agent`, `execution.target: local` (default) |
  * `e2b-desktop`.
  */
 import { z } from "zod";
@@ -436,7 +436,7 @@ export const BrowserSubjectSchema = strictObject(
 /**
  * `execution` on the browser route.
  * - `target`: `local` (default; a Docker guest desktop on this machine) or `e2b-desktop`
- *   (computer-use only: each seat gets an E2B desktop; the app is a public https URL or
+ *   (the actors whose registry entry lists it: each seat gets an E2B desktop; the app is a public https URL or
  *   `subject.serve.static`, which the lab serves inside the desktop).
  * - `template`: the E2B desktop template (default `desktop`); only acts on `e2b-desktop`.
  * - `timeoutMs`: wall-clock budget of each participant session, in ms (absent →

@@ -1,12 +1,12 @@
 /**
  * The browser route (ARCHITECTURE.md "Data flow"): `subject.source: app-url` (loopback only),
- * `execution.target: local`, actor `scripted-browser`, `openai-computer-use` or `local-agent`. The route is thin: lab → plan → the
+ * `execution.target: local`, any browser actor (chosen once by `actors/browser`'s factory). The route is thin: lab → plan → the
  * study runner with the `local` guest lane (src/lanes/local-guest), then the shared tail.
  *
  * Live: serve the app on loopback → ensure the guest image → plan the seats (lanes' devices, or
  * `count`: 2 without lanes = desktop + mobile, every other seat desktop) and the concurrency
  * (the ledger's slots, each guest's memory limit) → the runner gives each seat its own guest
- * desktop (id recorded before provisioning), scripted participant, hidden checks and release by
+ * desktop (id recorded before provisioning), the participant, hidden checks and release by
  * exact id → write the bundle (each seat's admitted screenshots and `ui_action` trace, desktop
  * geometry, cleanup proofs, the study section) → verify. Dry run: the same seats through the
  * contract lane, with no engine, browser or network.
