@@ -30,10 +30,32 @@ export interface ActorCapabilities {
   keyPlacement: KeyPlacement;
 }
 
+/**
+ * How an actor's model spend is known: `none` (no model), `rate-table` (its requests are priced
+ * from humanish's rate table; an unpriced model has an unknown cost), `account-unknown` (billed
+ * to an account whose spend is not visible per request).
+ */
+export type ActorPricing = "none" | "rate-table" | "account-unknown";
+
+/** A `scenario.caps` unit an actor enforces before each model request leaves. */
+export type ActorCapUnit = "usd" | "tokens";
+
 /** One registry entry: what an actor type is and what it can do. Pure data. */
 export interface ActorDescriptor {
   /** The `actors[0].type` value that selects it. */
   type: string;
+  /** The `execution.target` values it runs on (the first is the route's default). */
+  targets: readonly string[];
+  /**
+   * True for a model-driven participant: its own verdict is a claim, so its lab needs a hidden
+   * check, and it may spend.
+   */
+  modelParticipant: boolean;
+  pricing: ActorPricing;
+  /** True when its lab may set `stopWhen` (a page rule that stops the seat and can be its goal check). */
+  stopWhen: boolean;
+  /** The `scenario.caps` units it enforces (empty: it spends nothing a cap could bound, or cannot be bounded). */
+  capUnits: readonly ActorCapUnit[];
   /** Trace `provider` (e.g. `codex`, `humanish`). */
   provider: string;
   protocol: ActorProtocol;

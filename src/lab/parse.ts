@@ -9,6 +9,7 @@
  * wins (unknown keys before the "required" problems they cause).
  */
 import type { z } from "zod";
+import { findActor } from "../actors/registry.ts";
 import { nearest } from "../text/nearest.ts";
 import { parseBrowserSteps } from "./browser-steps.ts";
 import { formatPath, type Problem, problemFromZod, renderFirstProblem } from "./issues.ts";
@@ -330,12 +331,6 @@ function parseBrowser(root: Record<string, unknown>, yaml: StrictYaml, fail: Fai
   let config: BrowserLabConfig;
   if (raw.type === "scripted-browser") {
     const steps = parseBrowserSteps(raw.steps, yaml, problems);
-    if (lab.execution.target !== "local") {
-      problems.push({
-        path: ["execution", "target"],
-        message: "must be local for a scripted-browser participant (the scripted participant runs on this machine's guest desktop)",
-      });
-    }
     // Coordinates must fall inside every device frame the same steps run on.
     for (const [i, step] of steps.entries()) {
       if (step.kind !== "click" && step.kind !== "scroll") continue;
@@ -359,9 +354,9 @@ function parseBrowser(root: Record<string, unknown>, yaml: StrictYaml, fail: Fai
       const unchecked = goalCheckProblem(raw);
       if (unchecked) problems.push(unchecked);
     }
-    if (raw.type === "local-agent") localAgentProblems(lab, problems);
     config = { ...lab, actors: [raw] };
   }
+  catalogProblems(lab, problems);
   if (lab.execution.target === "local") {
     if (/^https:/i.test(lab.subject.appUrl))
       problems.push({
@@ -391,21 +386,46 @@ function parseBrowser(root: Record<string, unknown>, yaml: StrictYaml, fail: Fai
   return { ok: true, config, warnings };
 }
 
+/** Why an actor runs only on some targets, by where its participant lives. */
+const TARGET_REASON: Readonly<Record<string, string>> = {
+  local: "it runs on this machine's guest desktop",
+};
+
 /**
- * A `local-agent` seat runs on this machine's guest and is billed to a ChatGPT account whose
- * spend humanish cannot see (`account-unknown`): a USD cap could never be enforced, so it is
- * refused rather than silently ignored.
+ * What the actor registry says a browser actor supports: the targets it runs on, and the caps it
+ * can enforce. A USD cap an actor cannot price (`account-unknown`) is refused rather than
+ * silently ignored, and so is a token cap an actor does not count.
  */
-function localAgentProblems(lab: z.output<typeof BrowserLabSchema>, problems: Problem[]): void {
-  if (lab.execution.target !== "local")
-    problems.push({ path: ["execution", "target"], message: "must be local for a local-agent participant (the signed-in Codex CLI runs on this machine)" });
+function catalogProblems(lab: z.output<typeof BrowserLabSchema>, problems: Problem[]): void {
+  const d = findActor(lab.actors[0]!.type);
+  if (!d) return;
+  if (!d.targets.includes(lab.execution.target)) {
+    const only = d.targets.length === 1 ? TARGET_REASON[d.targets[0]!] : undefined;
+    problems.push({
+      path: ["execution", "target"],
+      message: `must be ${d.targets.join(" or ")} for a ${d.type} participant${only ? ` (${only})` : ""}`,
+    });
+  }
+  const caps = lab.scenario.caps;
   for (const cap of ["maxUsd", "maxTotalUsd"] as const) {
-    if (lab.scenario.caps?.[cap] !== undefined)
+    if (caps?.[cap] !== undefined && d.pricing === "account-unknown")
       problems.push({
         path: ["scenario", "caps", cap],
-        message: `is refused with a local-agent participant: its billing is account-unknown (a ChatGPT account), so a USD cap cannot be enforced; remove it (maxMinutes bounds each seat's time)`,
+        message: `is refused with a ${d.type} participant: its billing is account-unknown, so a USD cap cannot be enforced; remove it (maxMinutes bounds each seat's time)`,
       });
   }
+  for (const cap of ["maxTokens", "maxTotalTokens"] as const) {
+    if (caps?.[cap] !== undefined && !d.capUnits.includes("tokens"))
+      problems.push({
+        path: ["scenario", "caps", cap],
+        message: `only acts on a participant that counts its model's tokens (${tokenCountingActors()}); a ${d.type} participant does not; remove it`,
+      });
+  }
+}
+
+/** The browser actor types that enforce a token cap, for messages. */
+function tokenCountingActors(): string {
+  return ROUTE_ACTOR_TYPES.browser.filter((t) => findActor(t)?.capUnits.includes("tokens")).join(", ") || "none";
 }
 
 /**
@@ -415,7 +435,7 @@ function localAgentProblems(lab: z.output<typeof BrowserLabSchema>, problems: Pr
  */
 function e2bDesktopSubjectProblems(lab: z.output<typeof BrowserLabSchema>, problems: Problem[]): void {
   // Another participant type is refused on this target by its own rule; its placement is moot.
-  if (lab.actors[0]?.type !== "openai-computer-use") return;
+  if (!findActor(lab.actors[0]?.type ?? "")?.targets.includes("e2b-desktop")) return;
   const serve = lab.subject.serve;
   const https = /^https:/i.test(lab.subject.appUrl);
   if (serve?.command !== undefined)
@@ -449,20 +469,20 @@ function e2bDesktopSubjectProblems(lab: z.output<typeof BrowserLabSchema>, probl
  */
 function goalCheckProblem(actor: { type: string; tasks?: readonly unknown[]; stopWhen?: unknown }): Problem | undefined {
   if (actor.tasks?.length) return undefined;
-  if (actor.type === "openai-computer-use") {
+  const d = findActor(actor.type);
+  if (!d?.modelParticipant) return undefined;
+  // An actor that stops on a page rule may use it as the check instead.
+  if (d.stopWhen) {
     if (actor.stopWhen !== undefined) return undefined;
     return {
       path: ["actors", 0],
-      message:
-        "has no hidden check: add actors[0].tasks (each a goal with a hidden check) or actors[0].stopWhen (a rule observed on the page); a computer-use model's own word is a claim, never success",
+      message: `has no hidden check: add actors[0].tasks (each a goal with a hidden check) or actors[0].stopWhen (a rule observed on the page); a ${actor.type} model's own word is a claim, never success`,
     };
   }
-  if (actor.type === "codex-exec" || actor.type === "local-agent")
-    return {
-      path: ["actors", 0],
-      message: `has no hidden check: add actors[0].tasks (each a goal with a hidden check); a ${actor.type} participant's own verdict is a claim, never success`,
-    };
-  return undefined;
+  return {
+    path: ["actors", 0],
+    message: `has no hidden check: add actors[0].tasks (each a goal with a hidden check); a ${actor.type} participant's own verdict is a claim, never success`,
+  };
 }
 
 /** The actor mapping as written (before defaults), which says whether `count` was given at all. */

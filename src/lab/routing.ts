@@ -43,7 +43,7 @@ export function routesToTerminalProduct(config: Routable): boolean {
 
 /**
  * True when the lab is an app-url (loopback web app) study run by a browser actor
- * (`scripted-browser`, `openai-computer-use` or `local-agent`).
+ * (any type the registry puts on the scripted-browser or computer-use lane).
  */
 export function routesToBrowserApp(config: Routable): boolean {
   const type = config.actors[0]?.type;
@@ -55,7 +55,7 @@ export function routesToScriptedBrowser(config: Routable): boolean {
   return routesToBrowserApp(config) && actorServesLane(config.actors[0]!.type, "scripted-browser");
 }
 
-/** True for a browser lab driven by a model on the computer-use lane (an OpenAI computer-use model or a local agent). */
+/** True for a browser lab driven by a model on the computer-use lane (a computer-use or vision model, a local agent). */
 export function routesToComputerUse(config: Routable): boolean {
   return routesToBrowserApp(config) && actorServesLane(config.actors[0]!.type, "computer-use");
 }

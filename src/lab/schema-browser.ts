@@ -1,6 +1,6 @@
 /**
  * The browser route's lab schema: `subject.source: app-url` (a loopback URL; a public https URL on e2b-desktop), actors
- * `scripted-browser` | `openai-computer-use` | `local-agent`, `execution.target: local` (default) |
+ * `scripted-browser` | `openai-computer-use` | `local-agent` | `vision-agent`, `execution.target: local` (default) |
  * `e2b-desktop`.
  */
 import { z } from "zod";
@@ -344,8 +344,31 @@ export const LocalAgentActorSchema = strictObject(
   },
 );
 
+/**
+ * `vision-agent`: any vision model on a Responses-compatible endpoint (`OPENAI_BASE_URL`) driving
+ * the desktop through function calls of the `humanish_ui` tool, a screenshot each turn. The
+ * computer-use keys, with `model` required (there is no default vision model).
+ */
+const { acknowledgeSafetyChecks: _noSafetyChecks, ...visionFields } = ComputerUseActorSchema.shape;
+export const VisionAgentActorSchema = strictObject(
+  {
+    ...visionFields,
+    type: z.literal("vision-agent"),
+    model: nonBlank(),
+  },
+  {
+    steps: "only acts on a scripted-browser participant (a vision model decides its own actions)",
+    acknowledgeSafetyChecks: "only acts on an openai-computer-use participant (a function-calling model raises no safety checks)",
+  },
+);
+
 /** The browser actor union, keyed by `type`. */
-export const BrowserActorSchema = z.discriminatedUnion("type", [ScriptedBrowserActorSchema, ComputerUseActorSchema, LocalAgentActorSchema]);
+export const BrowserActorSchema = z.discriminatedUnion("type", [
+  ScriptedBrowserActorSchema,
+  ComputerUseActorSchema,
+  LocalAgentActorSchema,
+  VisionAgentActorSchema,
+]);
 
 /**
  * `subject.serve`: how the host serves the app at `appUrl` for a local browser study. Exactly
@@ -413,7 +436,7 @@ export const BrowserSubjectSchema = strictObject(
 /**
  * `execution` on the browser route.
  * - `target`: `local` (default; a Docker guest desktop on this machine) or `e2b-desktop`
- *   (computer-use only: each seat gets an E2B desktop; the app is a public https URL or
+ *   (the actors whose registry entry lists it: each seat gets an E2B desktop; the app is a public https URL or
  *   `subject.serve.static`, which the lab serves inside the desktop).
  * - `template`: the E2B desktop template (default `desktop`); only acts on `e2b-desktop`.
  * - `timeoutMs`: wall-clock budget of each participant session, in ms (absent →
@@ -458,8 +481,10 @@ export type ScriptedBrowserActor = Omit<z.output<typeof ScriptedBrowserActorSche
 export type ComputerUseActor = z.output<typeof ComputerUseActorSchema>;
 /** The `local-agent` actor (`localAgent: codex`). */
 export type LocalAgentActor = z.output<typeof LocalAgentActorSchema>;
+/** The `vision-agent` actor. */
+export type VisionAgentActor = z.output<typeof VisionAgentActorSchema>;
 /** Any browser actor. */
-export type BrowserActor = ScriptedBrowserActor | ComputerUseActor | LocalAgentActor;
+export type BrowserActor = ScriptedBrowserActor | ComputerUseActor | LocalAgentActor | VisionAgentActor;
 /** `execution` of a browser lab after defaults. */
 export type BrowserExecution = z.output<typeof BrowserExecutionSchema>;
 /** `subject.serve`. */

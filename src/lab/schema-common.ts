@@ -45,6 +45,10 @@ export const CapsSchema = strictObject(
     maxMinutes: nonNegNumber.optional(),
     /** Spend cap of the whole study in USD, summed over every seat; a seat not started because it is spent ends `budget_reached`. */
     maxTotalUsd: nonNegNumber.optional(),
+    /** Token cap of one seat (input + output tokens of its model requests, admitted before each request leaves); 0 = no request. */
+    maxTokens: z.number().int().nonnegative().optional(),
+    /** Token cap of the whole study, summed over every seat. */
+    maxTotalTokens: z.number().int().nonnegative().optional(),
   },
   {},
 );

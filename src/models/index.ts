@@ -6,6 +6,16 @@
 export { type AdmissionEstimate, admissionEstimate, MAX_IMAGE_TOKENS, MIN_OUTPUT_GRANT_TOKENS, outputGrant } from "./admission.ts";
 export { createModelClient, DEFAULT_MODEL_TIMEOUT_MS } from "./client.ts";
 export { DEFAULT_BASE_URL, MODEL_KEY_NAMES, type ModelEndpoint, type ModelKey, resolveEndpoint, resolveModelKey } from "./endpoint.ts";
+export {
+  checkFunctionPairs,
+  type FunctionCall,
+  FunctionConversation,
+  type FunctionResponse,
+  type FunctionSettings,
+  type FunctionTool,
+  parseFunctionResponse,
+  pngDataUrl,
+} from "./function-calls.ts";
 export { admitAll, grantableUsd, type RefusalReason, SpendBudget } from "./gateway/budget.ts";
 export { SANDBOX_FORWARDER_SOURCE } from "./gateway/sandbox-forwarder.ts";
 export { GATEWAY_SOCKET_NAME, type Gateway, type GatewayLedgerLine, type GatewayOptions, pendingLedgerLine, startGateway } from "./gateway/server.ts";

@@ -2,42 +2,29 @@
  * The evidence of one browser seat, the same whichever desktop it ran on (a local Docker guest
  * or an E2B desktop): its bundle paths, the hidden task checks, the participant's status folded
  * with those checks, its desktop geometry, which failure the seat reports, and the writes of its
- * screenshots, trace and computer-use request ledger. Both browser lanes build their seat
+ * screenshots, trace and request ledger, and the participant's run on the seat's desktop. Both browser lanes build their seat
  * evidence from these pieces so that report and verify treat the two lanes alike. The decisions
  * are pure; the writes go only through the run's writer.
  */
 import {
-  briefDigest,
-  type ComputerUseOutcome,
-  type ComputerUseReadiness,
+  type BrowserParticipant,
+  type BrowserRun,
+  type BrowserRunContext,
   claimOf,
-  computerUseLedger,
-  computerUseTrace,
   type DeclaredOutcome,
-  runComputerUseSeat,
+  evaluateCheck,
+  type KeptScreenshot,
+  type ObservationRecord,
   type StopWhen,
   stopWhenObservation,
-} from "../actors/computer-use/index.ts";
-import { evaluateCheck, type KeptScreenshot, type ObservationRecord } from "../actors/scripted-browser/index.ts";
+} from "../actors/browser/index.ts";
 import { type GoalVerdict, goalCheckOf, seatGoalVerdict } from "../bundle/goal.ts";
-import type { ActorTrace, CleanupProof, DesktopGeometry, LifecycleEvent, TaskResult } from "../bundle/schemas.ts";
+import type { ActorTrace, CleanupProof, CostLine, DesktopGeometry, LifecycleEvent, TaskResult } from "../bundle/schemas.ts";
 import type { RunWriter, WriteArtifactOptions } from "../bundle/writer.ts";
-import type { ComputerUseActor, DeviceName, DevicePreset } from "../lab/schema.ts";
-import { SpendBudget } from "../models/index.ts";
+import type { DeviceName, DevicePreset } from "../lab/schema.ts";
 import { guestScreen } from "../runtime/presets.ts";
 import { type StudyError, seatFolder } from "./evidence.ts";
 import type { SeatHooks, SeatSpec } from "./types.ts";
-
-/** `scenario.caps` a computer-use seat enforces before every request (USD; null = unset). */
-export interface SpendCaps {
-  maxUsd: number | null;
-  maxTotalUsd: number | null;
-}
-
-/** One study's budget, shared by every computer-use seat of it (each request is admitted against it). */
-export function studySpendBudget(caps: SpendCaps | undefined): SpendBudget | undefined {
-  return caps?.maxTotalUsd != null ? new SpendBudget("scenario.caps.maxTotalUsd", caps.maxTotalUsd) : undefined;
-}
 
 /** What every browser seat starts with: its redaction, lifecycle log, device, screen and bundle paths. */
 export interface BrowserSeatBasics {
@@ -70,37 +57,41 @@ export function browserSeatBasics(
 }
 
 /**
- * The computer-use loop on one seat's desktop within the session budget (`sessionMs`), under the
- * seat's own cap and the study's shared budget; its progress goes to the seat's hooks. Never
- * throws for model, budget or desktop failures (see `runComputerUseSeat`).
+ * Runs the participant on one seat's desktop (the executor the lane handed over) within the
+ * session budget, its progress on the seat's hooks and its own releases recorded in `cleanup`.
+ * Logs how it ended. Never throws for participant outcomes.
  */
-export function runBrowserComputerUse(o: {
-  executor: Parameters<typeof runComputerUseSeat>[0]["executor"];
-  actor: ComputerUseActor;
-  seat: SeatSpec;
-  readiness: ComputerUseReadiness;
-  origin: string;
-  sessionMs: number;
-  caps: SpendCaps | undefined;
-  studyBudget: SpendBudget | undefined;
-  redact: (s: string) => string;
-  hooks: SeatHooks;
-}): Promise<{ outcome: ComputerUseOutcome; brief: string }> {
-  const seatBudget = o.caps?.maxUsd != null ? new SpendBudget("scenario.caps.maxUsd", o.caps.maxUsd) : undefined;
-  const { seat, studyBudget, hooks } = o;
-  return runComputerUseSeat({
+export async function runSeatParticipant(
+  participant: BrowserParticipant,
+  o: {
+    seat: SeatSpec;
+    executor: BrowserRunContext["executor"];
+    origin: string;
+    screen: { width: number; height: number };
+    sessionMs: number;
+    hooks: SeatHooks;
+    basics: Pick<BrowserSeatBasics, "redact" | "log">;
+    cleanup: CleanupProof[];
+    onScreenshot?: (shot: KeptScreenshot) => void;
+  },
+): Promise<BrowserRun> {
+  const { seat, hooks, basics } = o;
+  const run = await participant.run({
+    seat: { id: seat.id, persona: seat.persona, instruction: seat.instruction },
     executor: o.executor,
-    actor: o.actor,
-    seat: { ...(seat.persona ? { persona: seat.persona } : {}), ...(seat.instruction ? { instruction: seat.instruction } : {}) },
-    readiness: o.readiness,
     origin: o.origin,
-    sessionMs: o.sessionMs,
-    ...(seatBudget ? { seatBudget } : {}),
-    ...(studyBudget ? { studyBudget } : {}),
-    scrubText: o.redact,
+    screen: { width: o.screen.width, height: o.screen.height },
     signal: hooks.signal,
-    onTurn: (turn, note) => hooks.progress("participate", `turn ${turn}: ${note}`),
+    sessionMs: o.sessionMs,
+    redact: basics.redact,
+    progress: (detail) => hooks.progress("participate", detail),
+    log: basics.log,
+    recordCleanup: (proof) => o.cleanup.push(proof),
+    ...(o.onScreenshot ? { onScreenshot: o.onScreenshot } : {}),
   });
+  const out = run.outcome;
+  basics.log("browser-lab.participant.ended", `${seat.id}: ${out.status}/${out.completionReason}: ${out.reason}`);
+  return run;
 }
 
 /** A browser lane's own facts of one seat (for the study's desktop ledger): device, screen px, desktop start ms. */
@@ -186,9 +177,9 @@ export type ClaimingOutcome = Pick<BrowserSeatOutcome, "status" | "completionRea
   answer?: { outcome: DeclaredOutcome };
 };
 
-/** A lab's `stopWhen` and the app origin it is evaluated on, when the participant has one (computer-use). */
-export function browserStopWhen(actor: { type: string; stopWhen?: StopWhen }, origin: string): { rules: StopWhen; origin: string } | undefined {
-  return actor.type === "openai-computer-use" && actor.stopWhen ? { rules: actor.stopWhen, origin } : undefined;
+/** The participant's `stopWhen` and the app origin it is evaluated on, when it has one. */
+export function browserStopWhen(participant: Pick<BrowserParticipant, "stopWhen">, origin: string): { rules: StopWhen; origin: string } | undefined {
+  return participant.stopWhen ? { rules: participant.stopWhen, origin } : undefined;
 }
 
 /**
@@ -349,53 +340,29 @@ export function liveSeatShots(writer: RunWriter, shot: (name: string) => string)
 }
 
 /**
- * A computer-use seat's request ledger (written at `paths.ledger`) and its cost lines.
- * `caps` are `scenario.caps` (USD; null = unset).
+ * Writes what a participant's run left for the bundle: its screenshots (the frames written live
+ * are listed, not written again), its trace with the seat's verdict, and its request ledger when
+ * it metered requests. Its trace path (null when it could not be written), cost lines and known
+ * spend (USD); a failed write is added to `writeErrors`.
  */
-export async function writeComputerUseLedger(
+export async function writeParticipantEvidence(
   writer: RunWriter,
-  out: ComputerUseOutcome,
-  o: { pid: string; endpointHost: string; caps: { maxUsd: number | null; maxTotalUsd: number | null }; path: string },
-  writeErrors: string[],
-) {
-  const m = computerUseLedger(out, { participantId: o.pid, endpointHost: o.endpointHost, caps: o.caps, today: new Date().toISOString().slice(0, 10) });
-  await writeSeatJson(writer, o.path, m.ledger, "model-ledger", writeErrors);
-  return m;
-}
-
-/**
- * A computer-use seat's screenshots and trace; the trace carries the seat's verdict (the hidden
- * checks folded in, exactly as the participant record does). Its path, or null when it could not
- * be written.
- */
-export async function writeComputerUseSeatTrace(
-  writer: RunWriter,
-  out: ComputerUseOutcome,
+  run: BrowserRun,
   o: {
     pid: string;
-    model: string;
-    personaId: string;
-    brief: string | undefined;
     sessionId: string;
     verdict: Pick<SeatVerdict, "status" | "completionReason">;
-    paths: Pick<BrowserSeatPaths, "trace" | "shot">;
+    paths: BrowserSeatPaths;
     redact: (s: string) => string;
+    live?: { settle: () => Promise<void>; written: ReadonlyMap<string, Uint8Array> };
   },
   writeErrors: string[],
-): Promise<string | null> {
-  const shotPaths = await writeSeatShots(writer, out.screenshots, o.paths.shot, writeErrors);
-  const trace: ActorTrace = {
-    ...computerUseTrace(out, {
-      participantId: o.pid,
-      model: o.model,
-      personaId: o.personaId,
-      promptDigest: briefDigest(o.brief ?? ""),
-      sessionId: o.sessionId,
-      shotPaths,
-      redact: o.redact,
-    }),
-    status: o.verdict.status,
-    completionReason: o.verdict.completionReason,
-  };
-  return writeSeatJson(writer, o.paths.trace, trace, "actor-trace", writeErrors);
+): Promise<{ tracePath: string | null; costLines: CostLine[]; usd: number }> {
+  await o.live?.settle();
+  const shotPaths = await writeSeatShots(writer, run.outcome.screenshots, o.paths.shot, writeErrors, o.live?.written);
+  const trace = run.trace({ participantId: o.pid, sessionId: o.sessionId, shotPaths, verdict: o.verdict, redact: o.redact });
+  const tracePath = await writeSeatJson(writer, o.paths.trace, trace, "actor-trace", writeErrors);
+  const ev = run.evidence({ participantId: o.pid, today: new Date().toISOString().slice(0, 10) });
+  if (ev.ledger) await writeSeatJson(writer, o.paths.ledger, ev.ledger, "model-ledger", writeErrors);
+  return { tracePath, costLines: ev.costLines, usd: ev.usd };
 }

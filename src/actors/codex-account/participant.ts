@@ -18,7 +18,7 @@ import type { LocalAgentActor } from "../../lab/schema.ts";
 import type { Frame } from "../computer-use/actions.ts";
 import { type BackstopState, DEFAULT_IDLE_STEPS, DEFAULT_NO_PROGRESS_STEPS, foldTurn, progressKey, startBackstop } from "../computer-use/backstop.ts";
 import type { LoopTask, TaskFunnel } from "../computer-use/outcome.ts";
-import { harnessStop as harness, type SeatOutcomeCore, SeatRecord, type SeatStop as Stop } from "../computer-use/seat-record.ts";
+import { harnessStop as harness, type SeatOutcomeCore, SeatRecord, type SeatRecordOptions, type SeatStop as Stop } from "../computer-use/seat-record.ts";
 import { defaultBounds } from "./bounds.ts";
 import {
   type AckStatus,
@@ -338,9 +338,22 @@ function refuseCall(s: Seat, reason: string, last: { url: string; frame: Frame }
   );
 }
 
-/** Dispatches a judged batch in order; stops at the first rejection or desktop failure. */
-async function runBatch(
-  s: Seat,
+/** What {@link runBatch} needs of a seat: its record and counters, its executor, its stop signal and its own stop. */
+export interface BatchSeat extends SeatRecord {
+  actions: number;
+  readonly signal: AbortSignal;
+  readonly o: SeatRecordOptions & { executor: BrowserControlExecutor };
+  /** Ends the seat with `stop` (the first decided stop wins). */
+  end(stop: Stop): void;
+}
+
+/**
+ * Dispatches a judged `humanish_ui` batch in order (any seat that judges calls with
+ * `judgeUiCall`); stops at the first rejection or desktop failure. One acknowledgement per action,
+ * the dispatched actions, and the hint for the model.
+ */
+export async function runBatch(
+  s: BatchSeat,
   actions: readonly JudgedAction[],
 ): Promise<{ acks: { index: number; status: AckStatus }[]; dispatched: CuaAction[]; hint?: string }> {
   const acks: { index: number; status: AckStatus }[] = [];

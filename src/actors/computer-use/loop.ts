@@ -34,7 +34,7 @@ import {
   type StopWhen,
   type TaskFunnel,
 } from "./outcome.ts";
-import { sendRequest } from "./provider.ts";
+import { type RequestResult, sendRequest } from "./provider.ts";
 import { harnessStop as harness, type SeatOutcomeCore, SeatRecord, type SeatStop as Stop } from "./seat-record.ts";
 import { type ComputerCall, Conversation, type ParsedResponse, type SafetyCheck } from "./wire.ts";
 
@@ -222,43 +222,19 @@ class Seat extends SeatRecord {
       signal: this.signal,
     });
     this.requests.push(res.line);
-    if (res.kind === "refused") {
-      if (res.reason === "spend_unknown") return harness("HUMANISH_CUA_USAGE_UNREPORTED", `no request sent: ${res.message}`, "usage_unreported");
-      if (res.reason === "unpriced") return harness("HUMANISH_CUA_MODEL_UNPRICED", `no request sent: ${res.message}`);
-      const study = res.budget === this.o.studyBudget?.label && this.o.studyBudget !== this.o.seatBudget;
-      return {
-        status: "incomplete",
-        completionReason: "budget_reached",
-        stopCause: study ? "study_spend_limit" : "spend_limit",
-        reason: `no request sent: ${res.message}`,
-      };
-    }
-    if (res.kind === "error") {
-      const stopped = this.outsideStop("while waiting for the model");
-      if (stopped) return stopped;
-      return harness(res.code, res.message, "provider_error");
-    }
+    const stop = requestStop(res, {
+      studyBudget: this.o.studyBudget,
+      seatBudget: this.o.seatBudget,
+      outside: () => this.outsideStop("while waiting for the model"),
+    });
+    if (stop) return stop;
+    if (res.kind !== "response") return harness("HUMANISH_CUA_LOOP_FAILED", "the request ended without a response");
     return res.parsed;
   }
 
   /** Whether the response may be acted on; a stop when not. */
   admissible(p: ParsedResponse): Stop | undefined {
-    if (p.problems.length) return harness("HUMANISH_CUA_RESPONSE_MALFORMED", `the model's response could not be read: ${p.problems.join("; ")}`);
-    if (p.status === "completed") return undefined;
-    if (p.status === "incomplete" && p.incompleteReason === "max_output_tokens")
-      return {
-        status: "incomplete",
-        completionReason: "budget_reached",
-        stopCause: "provider_output_limit",
-        reason: "the response stopped at its output ceiling (max_output_tokens); its actions were not run",
-      };
-    if (p.status === "incomplete")
-      return harness(
-        "HUMANISH_CUA_PROVIDER_INCOMPLETE",
-        `the response is incomplete (${p.incompleteReason ?? "no reason given"}); its actions were not run`,
-        "provider_incomplete",
-      );
-    return harness("HUMANISH_CUA_PROVIDER_STATUS", `the response status is ${p.status}, not completed; its actions were not run`, "provider_status");
+    return responseStop(p);
   }
 
   /** Acknowledged checks per call, or a stop for the first check the lab did not opt in to. */
@@ -346,6 +322,55 @@ class Seat extends SeatRecord {
     }
     return { dispatched };
   }
+}
+
+/**
+ * The stop a settled request means, if any: a refusal by a budget (a cap reached ends the seat
+ * `budget_reached`; an unknown earlier spend or an unpriced model is a harness condition), or a
+ * provider error (the caller's stop or clock first, via `outside`). Undefined: a response to read.
+ * Shared by every participant that sends its requests through {@link sendRequest}.
+ */
+export function requestStop(
+  res: RequestResult,
+  o: { studyBudget?: SpendBudget | undefined; seatBudget?: SpendBudget | undefined; outside: () => Stop | undefined },
+): Stop | undefined {
+  if (res.kind === "refused") {
+    if (res.reason === "spend_unknown") return harness("HUMANISH_CUA_USAGE_UNREPORTED", `no request sent: ${res.message}`, "usage_unreported");
+    if (res.reason === "unpriced") return harness("HUMANISH_CUA_MODEL_UNPRICED", `no request sent: ${res.message}`);
+    const study = res.budget === o.studyBudget?.label && o.studyBudget !== o.seatBudget;
+    const tokens = /tokens/i.test(res.budget);
+    return {
+      status: "incomplete",
+      completionReason: "budget_reached",
+      stopCause: tokens ? (/total/i.test(res.budget) ? "study_token_limit" : "token_limit") : study ? "study_spend_limit" : "spend_limit",
+      reason: `no request sent: ${res.message}`,
+    };
+  }
+  if (res.kind === "error") return o.outside() ?? harness(res.code, res.message, "provider_error");
+  return undefined;
+}
+
+/**
+ * Whether a response may be acted on (it was read without problems and is `completed`); the
+ * stop when not. A response cut at its output ceiling ends the seat `budget_reached`.
+ */
+export function responseStop(p: { problems: readonly string[]; status: string; incompleteReason: string | null }): Stop | undefined {
+  if (p.problems.length) return harness("HUMANISH_CUA_RESPONSE_MALFORMED", `the model's response could not be read: ${p.problems.join("; ")}`);
+  if (p.status === "completed") return undefined;
+  if (p.status === "incomplete" && p.incompleteReason === "max_output_tokens")
+    return {
+      status: "incomplete",
+      completionReason: "budget_reached",
+      stopCause: "provider_output_limit",
+      reason: "the response stopped at its output ceiling (max_output_tokens); its actions were not run",
+    };
+  if (p.status === "incomplete")
+    return harness(
+      "HUMANISH_CUA_PROVIDER_INCOMPLETE",
+      `the response is incomplete (${p.incompleteReason ?? "no reason given"}); its actions were not run`,
+      "provider_incomplete",
+    );
+  return harness("HUMANISH_CUA_PROVIDER_STATUS", `the response status is ${p.status}, not completed; its actions were not run`, "provider_status");
 }
 
 /**

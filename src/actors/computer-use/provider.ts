@@ -29,7 +29,7 @@ type Json = Record<string, unknown>;
 
 /** How a request ended. */
 export type RequestResult =
-  | { kind: "response"; parsed: ParsedResponse; usd: number | null; line: GatewayLedgerLine }
+  | { kind: "response"; parsed: ParsedResponse; raw: unknown; usd: number | null; line: GatewayLedgerLine }
   | { kind: "refused"; reason: RefusalReason; budget: string; message: string; line: GatewayLedgerLine }
   | { kind: "error"; code: string; message: string; line: GatewayLedgerLine };
 
@@ -39,6 +39,12 @@ export interface SendOptions {
   body: Json;
   /** Seat budget first, then the study's (either may be absent). */
   budgets: readonly SpendBudget[];
+  /**
+   * Token budgets (`scenario.caps.maxTokens`, `maxTotalTokens`: a {@link SpendBudget} counting
+   * tokens), admitted with the request's worst-case input + output tokens and settled with the
+   * tokens the response reports (unreported: unknown, nothing more is admitted).
+   */
+  tokenBudgets?: readonly SpendBudget[];
   ordinal: number;
   /** Per-request deadline, ms. */
   timeoutMs: number;
@@ -63,16 +69,17 @@ function shownCode(c: unknown): string {
   return typeof c === "string" && SHOWN_CODES.has(c) ? ` (${c})` : "";
 }
 
-function refusalText(reason: RefusalReason, budget: string, model: string | null, known: number, est: number | null, cap: number): string {
+function refusalText(reason: RefusalReason, budget: string, model: string | null, known: number, est: number | null, cap: number, unit = "USD"): string {
+  const what = unit === "USD" ? "spend" : "token use";
   switch (reason) {
     case "cap_zero":
-      return `${budget} is 0 USD, so no model request may leave`;
+      return `${budget} is 0 ${unit}, so no model request may leave`;
     case "spend_unknown":
-      return `an earlier request's cost is unknown, so ${budget} (${cap} USD) cannot be guaranteed`;
+      return `an earlier request's ${unit === "USD" ? "cost" : "token use"} is unknown, so ${budget} (${cap} ${unit}) cannot be guaranteed`;
     case "unpriced":
-      return `model ${model ?? "(none)"} has no price in the rate table, so ${budget} (${cap} USD) cannot be enforced`;
+      return `model ${model ?? "(none)"} has no price in the rate table, so ${budget} (${cap} ${unit}) cannot be enforced`;
     default:
-      return `known spend ${known} USD plus this request's worst case ${est} USD would pass ${budget} (${cap} USD)`;
+      return `known ${what} ${known} ${unit} plus this request's worst case ${est} ${unit} would pass ${budget} (${cap} ${unit})`;
   }
 }
 
@@ -123,14 +130,27 @@ export async function sendRequest(o: SendOptions): Promise<RequestResult> {
   const est = admissionEstimate(o.body, rates);
   const line = pendingLedgerLine(o.ordinal, "/v1/responses", est.model, "humanish computer-use loop: the request never left");
   Object.assign(line, { estimateUsd: est.usd, estimateInputTokens: est.inputTokens + est.imageTokens });
+  const tokenBudgets = o.tokenBudgets ?? [];
+  const worstTokens = est.inputTokens + est.imageTokens + est.outputTokens;
+  // Checked before either kind reserves, so a refusal of one leaves the other untouched.
+  for (const b of tokenBudgets) {
+    const c = b.check(worstTokens);
+    if (!c.ok && "reason" in c) {
+      const message = refusalText(c.reason, c.budget, est.model, c.knownUsd, c.estimateUsd, c.capUsd, "tokens");
+      Object.assign(line, { outcome: "refused_cap", detail: `${c.reason}: ${message}` });
+      return { kind: "refused", reason: c.reason, budget: c.budget, message, line };
+    }
+  }
   const admitted = admitAll(o.budgets, est.usd);
   if (!admitted.ok) {
     const message = refusalText(admitted.reason, admitted.budget, est.model, admitted.knownUsd, admitted.estimateUsd, admitted.capUsd);
     Object.assign(line, { outcome: "refused_cap", detail: `${admitted.reason}: ${message}` });
     return { kind: "refused", reason: admitted.reason, budget: admitted.budget, message, line };
   }
-  const settle = (usd: number | null) => {
+  const tokenTickets = tokenBudgets.map((b) => b.reserve(worstTokens));
+  const settle = (usd: number | null, tokens: number | null = usd === 0 ? 0 : null) => {
     for (const [i, b] of o.budgets.entries()) b.settle(admitted.tickets[i] as number, usd);
+    for (const [i, b] of tokenBudgets.entries()) b.settle(tokenTickets[i] as number, tokens);
   };
   const started = performance.now();
   const ms = () => Math.round(performance.now() - started);
@@ -157,7 +177,7 @@ export async function sendRequest(o: SendOptions): Promise<RequestResult> {
   // Priced only from the model the response names: the requested model is what we asked for,
   // not what was served (and billed), so a response that names none has an unknown cost.
   const cost = costOf(parsed.model, parsed.usage, rates);
-  settle(cost.usd);
+  settle(cost.usd, parsed.usage ? parsed.usage.input + parsed.usage.output : null);
   Object.assign(line, {
     status: 200,
     model: parsed.model,
@@ -170,7 +190,7 @@ export async function sendRequest(o: SendOptions): Promise<RequestResult> {
     detail: parsed.status === "incomplete" ? `incomplete: ${parsed.incompleteReason ?? "no reason given"}` : null,
     ms: ms(),
   });
-  return { kind: "response", parsed, usd: cost.usd, line };
+  return { kind: "response", parsed, raw: resp, usd: cost.usd, line };
 }
 
 /**

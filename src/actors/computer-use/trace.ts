@@ -36,6 +36,8 @@ export function computerUseTrace(out: ComputerUseOutcome, m: TraceMeta): ActorTr
       ? { estimatedCostUsd: null, reason: out.requests.find((r) => r.usd === null)?.costReason ?? "no_token_usage", ratesAsOf: null, source: null }
       : (() => {
           const c = costOf(observed, { input: 0, cached: 0, cacheWrite: 0, output: 0, reasoning: 0 });
+          // A model without a rate has no estimate, even when no request of it left.
+          if (c.ratesAsOf === null) return { estimatedCostUsd: null, reason: "no_rate_for_model", ratesAsOf: null, source: null };
           return { estimatedCostUsd: out.usd, reason: null, ratesAsOf: c.ratesAsOf, source: c.source ?? "humanish computer-use loop" };
         })();
   return {

@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { checkCodexAccountLauncher } from "../../actors/codex-account/readiness.ts";
 import { codexModel } from "../../actors/codex-exec/index.ts";
+import { findActor, listActors } from "../../actors/registry.ts";
 import { checkScorerRef } from "../../adapters/load.ts";
 import { configDir } from "../../bundle/index.ts";
 import { dockerClientFor } from "../../docker/index.ts";
@@ -205,10 +206,13 @@ export async function doctorCommand(ctx: CommandContext): Promise<CommandOutcome
   add(
     "key CODEX_API_KEY|OPENAI_API_KEY",
     codexKey,
-    actorType === "codex-exec" || actorType === "openai-computer-use",
+    actorType !== undefined && (findActor(actorType)?.runtimeKeyNames.length ?? 0) > 0,
     codexKey
       ? `set (${has("CODEX_API_KEY") ? "CODEX_API_KEY" : "OPENAI_API_KEY"})`
-      : "not set (needed by codex-exec and computer-use participants in live mode)",
+      : `not set (needed in live mode by ${listActors()
+          .filter((a) => a.runtimeKeyNames.length > 0)
+          .map((a) => a.type)
+          .join(", ")} participants)`,
   );
   add(
     "key E2B_API_KEY",

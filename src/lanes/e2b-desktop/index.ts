@@ -1,12 +1,13 @@
 /**
- * The `e2b-desktop` lane: each `openai-computer-use` seat gets its own E2B desktop (Xvfb + XFCE
- * from the template, real Chromium with its sandbox at the app) and the computer-use loop on it;
- * the model key stays in this host process, which makes every model request.
+ * The `e2b-desktop` lane: each seat gets its own E2B desktop (Xvfb + XFCE from the template, real
+ * Chromium with its sandbox at the app) and the study's browser participant on it (any
+ * {@link BrowserParticipant} the actor registry lets run here; a model participant's key stays in
+ * this host process, which makes every model request).
  *
  *   prepare      create the desktop (the exact sandbox id is appended, fsync, to
  *                sandbox-receipts.ndjson before the SDK starts anything in it), provision Chromium
  *   openSession  the participant gets the desktop's browser-control executor
- *   participate  the computer-use loop within the session budget
+ *   participate  the participant on the desktop's executor, within the session budget
  *   check        hidden task checks on the participant's observations
  *   finalize     release by exact id (kill + getInfo proof, or `retained` under the debug flag),
  *                then the seat's screenshots, trace and request ledger
@@ -15,11 +16,10 @@
  * report and verify treat both lanes alike. Study-level pieces (the app's files, the key) are the
  * route's.
  */
-import { type ComputerUseOutcome, type ComputerUseReadiness, DEFAULT_COMPUTER_USE_PERSONA } from "../../actors/computer-use/index.ts";
+import type { BrowserParticipant, BrowserRun } from "../../actors/browser/index.ts";
 import type { CleanupProof, RunParticipant, TaskResult } from "../../bundle/schemas.ts";
 import type { RunWriter } from "../../bundle/writer.ts";
-import type { ComputerUseActor, DeviceName, DevicePreset } from "../../lab/schema.ts";
-import type { SpendBudget } from "../../models/index.ts";
+import type { DeviceName, DevicePreset } from "../../lab/schema.ts";
 import {
   type BrowserSeatFacts,
   browserSeatBasics,
@@ -28,11 +28,9 @@ import {
   browserSeatVerdict,
   browserStopWhen,
   checkBrowserTasks,
-  runBrowserComputerUse,
-  studySpendBudget,
+  runSeatParticipant,
   uncheckedTasks,
-  writeComputerUseLedger,
-  writeComputerUseSeatTrace,
+  writeParticipantEvidence,
 } from "../../study/browser-seat.ts";
 import { evidenceSummary, type SeatEvidence, type StudyError } from "../../study/evidence.ts";
 import type { Lane, SeatHooks, SeatRelease, SeatSpec } from "../../study/types.ts";
@@ -61,10 +59,8 @@ export interface E2BDesktopLaneOptions {
   writer: RunWriter;
   runId: string;
   labId: string;
-  actor: ComputerUseActor;
-  computerUse: ComputerUseReadiness;
-  /** `scenario.caps` the loop enforces before every request (USD; null = unset). */
-  caps: { maxUsd: number | null; maxTotalUsd: number | null };
+  /** The study's participant, its live preflight done (it enforces the lab's caps itself). */
+  participant: BrowserParticipant;
   conn: E2BConnection;
   template: string;
   app: AppPlacement;
@@ -81,26 +77,26 @@ export interface E2BDesktopLaneOptions {
 
 /** The E2B desktop lane of one study. */
 export function e2bDesktopLane(o: E2BDesktopLaneOptions): Lane<SeatEvidence<E2BSeatFacts>> {
-  const studyBudget = studySpendBudget(o.caps);
   return {
     name: "e2b-desktop",
     spentUsd: (facts) => facts.usd,
     jobs: () => 0,
     summary: evidenceSummary,
-    session: (seat, hooks) => e2bSeat(o, seat, hooks, studyBudget),
+    session: (seat, hooks) => e2bSeat(o, seat, hooks),
   };
 }
 
-function e2bSeat(o: E2BDesktopLaneOptions, seat: SeatSpec, hooks: SeatHooks, studyBudget: SpendBudget | undefined) {
+function e2bSeat(o: E2BDesktopLaneOptions, seat: SeatSpec, hooks: SeatHooks) {
   const writer = o.writer;
-  const { pid, redact, lifecycle, log, device, screen, paths } = browserSeatBasics(writer, seat, o.devices, o.seatCount);
+  const basics = browserSeatBasics(writer, seat, o.devices, o.seatCount);
+  const { pid, redact, lifecycle, log, device, screen, paths } = basics;
+  const participant = o.participant;
   const origin = o.app.url.origin;
   let sandboxId: string | undefined;
   let acquiredAt: number | undefined;
   let releasedAt: number | undefined;
   let desktop: E2BDesktop | undefined;
-  let outcome: ComputerUseOutcome | undefined;
-  let brief: string | undefined;
+  let run: BrowserRun | undefined;
   let tasks: TaskResult[] = [];
   let failedWith: StudyError | undefined;
   let interrupted = false;
@@ -141,31 +137,17 @@ function e2bSeat(o: E2BDesktopLaneOptions, seat: SeatSpec, hooks: SeatHooks, stu
       );
     },
     async openSession() {
-      hooks.progress("participate", `computer-use model ${o.computerUse.model}`);
+      hooks.progress("participate", participant.describeProgress());
     },
     async participate() {
       if (!desktop) return;
-      const ran = await runBrowserComputerUse({
-        executor: desktop.executor,
-        actor: o.actor,
-        seat,
-        readiness: o.computerUse,
-        origin,
-        sessionMs: o.sessionMs,
-        caps: o.caps,
-        studyBudget,
-        redact,
-        hooks,
-      });
-      outcome = ran.outcome;
-      brief = ran.brief;
-      log("browser-lab.participant.ended", `${pid}: ${outcome.status}/${outcome.completionReason}: ${outcome.reason}`);
+      run = await runSeatParticipant(participant, { seat, executor: desktop.executor, origin, screen, sessionMs: o.sessionMs, hooks, basics, cleanup });
     },
     async check() {
-      const declared = o.actor.tasks ?? [];
+      const declared = participant.tasks;
       if (!declared.length) return;
       hooks.progress("check", `${declared.length} hidden check(s)`);
-      tasks = checkBrowserTasks(declared, pid, outcome, origin);
+      tasks = checkBrowserTasks(declared, pid, run?.outcome, origin);
     },
     async finalize(end: { error?: StudyError; interrupted: boolean }): Promise<SeatRelease> {
       failedWith = end.error;
@@ -212,44 +194,26 @@ function e2bSeat(o: E2BDesktopLaneOptions, seat: SeatSpec, hooks: SeatHooks, stu
   async function writeEvidence(): Promise<SeatEvidence<E2BSeatFacts>> {
     const writeErrors: string[] = [];
     const end = { interrupted, failedWith };
-    if (!tasks.length) tasks = uncheckedTasks(o.actor.tasks ?? [], pid, end);
-    const out = outcome;
-    const verdict = browserSeatVerdict(out, tasks, end, "the participant finished but a hidden check failed", browserStopWhen(o.actor, origin));
-    const tracePath = out
-      ? await writeComputerUseSeatTrace(
-          writer,
-          out,
-          {
-            pid,
-            model: o.computerUse.model,
-            personaId: seat.persona ?? o.actor.persona ?? DEFAULT_COMPUTER_USE_PERSONA,
-            brief,
-            sessionId: sandboxId ?? "none",
-            verdict,
-            paths,
-            redact,
-          },
-          writeErrors,
-        )
-      : null;
-    const participant: RunParticipant = {
+    if (!tasks.length) tasks = uncheckedTasks(participant.tasks, pid, end);
+    const out = run?.outcome;
+    const verdict = browserSeatVerdict(out, tasks, end, "the participant finished but a hidden check failed", browserStopWhen(participant, origin));
+    const written = run ? await writeParticipantEvidence(writer, run, { pid, sessionId: sandboxId ?? "none", verdict, paths, redact }, writeErrors) : undefined;
+    const actorType = participant.descriptor.type;
+    const record: RunParticipant = {
       id: pid,
-      actorType: o.actor.type,
-      label: `${o.actor.type} (${device.name})`,
+      actorType,
+      label: `${actorType} (${device.name})`,
       status: verdict.status,
       completionReason: verdict.completionReason,
       reason: redact(verdict.reason),
       claimed: verdict.claimed,
       goalCheck: { ...verdict.goalCheck, detail: redact(verdict.goalCheck.detail) },
-      trace: tracePath,
+      trace: written?.tracePath ?? null,
       ...(out ? { startedAt: out.startedAt, completedAt: out.completedAt, durationMs: out.durationMs } : {}),
       desktopGeometry: browserSeatGeometry(device, screen, desktop !== undefined, "e2b-xvfb+admitted-frame"),
       ...(seat.persona ? { persona: seat.persona } : {}),
       device: device.name,
     };
-    const model = out
-      ? await writeComputerUseLedger(writer, out, { pid, endpointHost: o.computerUse.endpoint.host, caps: o.caps, path: paths.ledger }, writeErrors)
-      : undefined;
     // A retained desktop is a recorded choice, not an unproven release: only `unconfirmed` fails the seat.
     const failure = browserSeatFailure({
       unproven: cleanup.filter((c) => c.outcome === "unconfirmed"),
@@ -263,11 +227,11 @@ function e2bSeat(o: E2BDesktopLaneOptions, seat: SeatSpec, hooks: SeatHooks, stu
       redact,
     });
     return {
-      participant,
+      participant: record,
       tasks,
       cleanup,
       costLines: [
-        ...(model?.costLines ?? []),
+        ...(written?.costLines ?? []),
         desktopTimeLine({
           participantId: pid,
           acquiredAt,
@@ -278,8 +242,8 @@ function e2bSeat(o: E2BDesktopLaneOptions, seat: SeatSpec, hooks: SeatHooks, stu
       ],
       lifecycle,
       ...(failure ? { failure } : {}),
-      folder: participant.trace !== null ? paths.folder : null,
-      usd: model?.ledger.usd ?? 0,
+      folder: record.trace !== null ? paths.folder : null,
+      usd: written?.usd ?? 0,
       jobs: 0,
       lane: { device: device.name, width: screen.width, height: screen.height, startMs: desktop?.startMs ?? null },
     };

@@ -1,6 +1,7 @@
 /**
- * The browser route on `execution.target: e2b-desktop`: each `openai-computer-use` seat runs on
- * its own E2B desktop (src/lanes/e2b-desktop), the model key staying in this host process.
+ * The browser route on `execution.target: e2b-desktop`: each seat runs the study's browser
+ * participant (any the actor registry lets run on this target) on its own E2B desktop
+ * (src/lanes/e2b-desktop), a model key staying in this host process.
  *
  * Live: preflight before any run directory exists (the actor, `E2B_DEBUG` unset, the E2B key by
  * name, the model key, the app's placement — a public https URL, or `serve.static` whose files are
@@ -11,12 +12,13 @@
  */
 import { lstat, readdir, readFile } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
-import { computerUseModel, computerUsePreflight } from "../../actors/computer-use/index.ts";
+import { type BrowserParticipant, browserParticipant } from "../../actors/browser/index.ts";
+import { findActor, listActors } from "../../actors/registry.ts";
 import type { LifecycleEvent } from "../../bundle/index.ts";
 import { createRunWriter } from "../../bundle/index.ts";
 import { isHumanishError } from "../../errors.ts";
 import { embeddedRootName } from "../../lab/embedded-apps.ts";
-import type { BrowserLabConfig, ComputerUseActor } from "../../lab/schema.ts";
+import type { BrowserLabConfig } from "../../lab/schema.ts";
 import { contractLane } from "../../lanes/contract/index.ts";
 import {
   type AppPlacement,
@@ -32,7 +34,7 @@ import { finishStudy } from "../../study/finish.ts";
 import { planConcurrency, runSeats, type SeatsRun } from "../../study/index.ts";
 import type { StudyContext, StudyResult } from "../types.ts";
 import { loadEmbeddedApp } from "./embedded-app.ts";
-import { capsOf, refuse, sessionMsOf, studyDevices, studyFailure, studyLog, writeDesktopLedger } from "./study-parts.ts";
+import { capsOf, participantCaps, refuse, sessionMsOf, studyDevices, studyFailure, studyLog, writeDesktopLedger } from "./study-parts.ts";
 
 /** The env variable holding the E2B key (read by name; its value never leaves this process). */
 export const E2B_KEY_NAME = "E2B_API_KEY";
@@ -72,16 +74,16 @@ export function e2bDesktopConcurrency(seats: number, requested: number | undefin
  * Preflight of a live E2B desktop study: nothing exists yet when it throws.
  * @throws HumanishError `HUMANISH_BROWSER_ACTOR_UNSUPPORTED`, `HUMANISH_E2B_DEBUG_REFUSED`,
  *   `HUMANISH_E2B_DESKTOP_RETAIN_INVALID`,
- *   `HUMANISH_E2B_KEY_MISSING`, `HUMANISH_E2B_DESKTOP_APP_UNREACHABLE`, and the computer-use
- *   preflight's `HUMANISH_CUA_*` codes.
+ *   `HUMANISH_E2B_KEY_MISSING`, `HUMANISH_E2B_DESKTOP_APP_UNREACHABLE`, and the participant's
+ *   own preflight codes (e.g. `HUMANISH_CUA_*`).
  */
-export function e2bDesktopPreflight(lab: BrowserLabConfig, env: Record<string, string | undefined>) {
+export async function e2bDesktopPreflight(lab: BrowserLabConfig, env: Record<string, string | undefined>, signal: AbortSignal = new AbortController().signal) {
   const actor = lab.actors[0];
-  if (actor.type !== "openai-computer-use")
+  if (!findActor(actor.type)?.targets.includes("e2b-desktop"))
     refuse(
       "HUMANISH_BROWSER_ACTOR_UNSUPPORTED",
       `actor ${actor.type} cannot run on execution.target e2b-desktop`,
-      "use an openai-computer-use participant, or execution.target: local",
+      `use a participant that runs there (${e2bDesktopActors().join(", ")}), or execution.target: local`,
     );
   if (env.E2B_DEBUG !== undefined && env.E2B_DEBUG !== "" && env.E2B_DEBUG !== "false")
     refuse(
@@ -104,15 +106,22 @@ export function e2bDesktopPreflight(lab: BrowserLabConfig, env: Record<string, s
       `export ${E2B_KEY_NAME}=e2b_… (it stays in the humanish process), or run without --live for a dry run`,
     );
   const app = placeApp(lab.subject.appUrl, lab.subject.serve);
-  const caps = { maxUsd: lab.scenario.caps?.maxUsd ?? null, maxTotalUsd: lab.scenario.caps?.maxTotalUsd ?? null };
-  const computerUse = computerUsePreflight(actor, caps, env);
+  const participant: BrowserParticipant = browserParticipant(actor, participantCaps(lab));
+  await participant.preflight({ env, signal });
   const conn = {
     apiKey,
     ...(env.E2B_API_URL ? { apiUrl: env.E2B_API_URL } : {}),
     ...(env.E2B_SANDBOX_URL ? { sandboxUrl: env.E2B_SANDBOX_URL } : {}),
     ...(env.E2B_DOMAIN ? { domain: env.E2B_DOMAIN } : {}),
   };
-  return { actor, app, caps, computerUse, conn, template: lab.execution.template ?? DEFAULT_E2B_DESKTOP_TEMPLATE, retainForDebug: retain === "debug" };
+  return { participant, app, conn, template: lab.execution.template ?? DEFAULT_E2B_DESKTOP_TEMPLATE, retainForDebug: retain === "debug" };
+}
+
+/** Every actor type the registry lets run on an E2B desktop. */
+function e2bDesktopActors(): string[] {
+  return listActors()
+    .filter((a) => a.targets.includes("e2b-desktop"))
+    .map((a) => a.type);
 }
 
 /**
@@ -182,7 +191,7 @@ function shapeOf(lab: BrowserLabConfig, seatIds: readonly string[] | undefined) 
 
 async function runDryRun(ctx: StudyContext<BrowserLabConfig>): Promise<StudyResult> {
   const lab = ctx.lab;
-  const actor = lab.actors[0] as ComputerUseActor;
+  const actor = lab.actors[0];
   const writer = createRunWriter({ cwd: ctx.cwd, runId: ctx.runId, secrets: studySecrets(ctx), route: "browser", mode: "dry-run", lab: lab.id });
   const createdAt = new Date().toISOString();
   const lifecycle: LifecycleEvent[] = [];
@@ -202,7 +211,7 @@ async function runDryRun(ctx: StudyContext<BrowserLabConfig>): Promise<StudyResu
   add("browser-lab.devices.declared", devices.map((d) => `${d.name} ${d.preset.width}x${d.preset.height}`).join(", "));
   add(
     "browser-lab.contract.ready",
-    `computer-use model ${computerUseModel(actor)} (the key stays in the humanish host process; ${E2B_KEY_NAME} is needed live), ${(actor.tasks ?? []).length} task(s) with hidden checks; a live run needs --live (or scenario.mode: live)`,
+    `${browserParticipant(actor, participantCaps(lab)).describeDryRun()} (${E2B_KEY_NAME} is needed live), ${(actor.tasks ?? []).length} task(s) with hidden checks; a live run needs --live (or scenario.mode: live)`,
   );
   const seats = devices.map((d) => d.seat);
   const concurrency = Math.min(seats.length, lab.execution.concurrency ?? seats.length, E2B_DESKTOP_MAX_CONCURRENCY);
@@ -234,7 +243,7 @@ async function runDryRun(ctx: StudyContext<BrowserLabConfig>): Promise<StudyResu
 
 async function runLive(ctx: StudyContext<BrowserLabConfig>, deps: E2BDesktopStudyDeps): Promise<StudyResult> {
   const lab = ctx.lab;
-  const pre = e2bDesktopPreflight(lab, ctx.env);
+  const pre = await e2bDesktopPreflight(lab, ctx.env, ctx.signal);
   const { devices, shape } = shapeOf(lab, ctx.seatIds);
   const seats = devices.map((d) => d.seat);
   const concurrency = e2bDesktopConcurrency(seats.length, lab.execution.concurrency, ctx.env);
@@ -247,7 +256,7 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, deps: E2BDesktopStud
   const sessionMs = sessionMsOf(lab, caps);
   log(
     "browser-lab.run.created",
-    `run ${ctx.runId}: lab ${lab.id}, actor ${pre.actor.type}, target e2b-desktop (template ${pre.template}), ${seats.length} seat(s), concurrency ${concurrency.concurrency}`,
+    `run ${ctx.runId}: lab ${lab.id}, actor ${pre.participant.descriptor.type}, target e2b-desktop (template ${pre.template}), ${seats.length} seat(s), concurrency ${concurrency.concurrency}`,
   );
   log("browser-lab.subject.placed", placementNote(pre.app, served?.note));
   for (const w of concurrency.warnings) log("browser-lab.study.waves", w.message);
@@ -258,9 +267,7 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, deps: E2BDesktopStud
       writer,
       runId: ctx.runId,
       labId: lab.id,
-      actor: pre.actor,
-      computerUse: pre.computerUse,
-      caps: pre.caps,
+      participant: pre.participant,
       conn: pre.conn,
       template: pre.template,
       app: pre.app,

@@ -1,21 +1,19 @@
 /**
  * The browser route (ARCHITECTURE.md "Data flow"): `subject.source: app-url` (loopback only),
- * `execution.target: local`, actor `scripted-browser`, `openai-computer-use` or `local-agent`. The route is thin: lab → plan → the
+ * `execution.target: local`, any browser actor (chosen once by `actors/browser`'s factory). The route is thin: lab → plan → the
  * study runner with the `local` guest lane (src/lanes/local-guest), then the shared tail.
  *
  * Live: serve the app on loopback → ensure the guest image → plan the seats (lanes' devices, or
  * `count`: 2 without lanes = desktop + mobile, every other seat desktop) and the concurrency
  * (the ledger's slots, each guest's memory limit) → the runner gives each seat its own guest
- * desktop (id recorded before provisioning), scripted participant, hidden checks and release by
+ * desktop (id recorded before provisioning), the participant, hidden checks and release by
  * exact id → write the bundle (each seat's admitted screenshots and `ui_action` trace, desktop
  * geometry, cleanup proofs, the study section) → verify. Dry run: the same seats through the
  * contract lane, with no engine, browser or network.
  */
 
 import os from "node:os";
-import { type CodexAccountSession, startCodexAccountSession } from "../../actors/codex-account/index.ts";
-import { refuseNumericCaps } from "../../actors/codex-account/profile.ts";
-import { computerUseModel, computerUsePreflight } from "../../actors/computer-use/index.ts";
+import { type BrowserParticipant, browserParticipant } from "../../actors/browser/index.ts";
 import { POLICY_BOUNDS } from "../../broker/index.ts";
 import type { CostLine, LifecycleEvent } from "../../bundle/index.ts";
 import { createRunWriter, type RunWriter } from "../../bundle/index.ts";
@@ -33,7 +31,7 @@ import { planStudyConcurrency, runSeats, type SeatsRun } from "../../study/index
 import type { StudyContext, StudyResult } from "../types.ts";
 import { type E2BDesktopStudyDeps, runE2BDesktopStudy } from "./e2b-desktop.ts";
 import { type AppServer, startApp } from "./serve.ts";
-import { capsOf, refuse, sessionMsOf, studyDevices, studyFailure, studyLog, writeDesktopLedger } from "./study-parts.ts";
+import { capsOf, participantCaps, refuse, sessionMsOf, studyDevices, studyFailure, studyLog, writeDesktopLedger } from "./study-parts.ts";
 
 /** Default wall-clock budget of one participant session when the lab sets none, ms. */
 export { DEFAULT_SESSION_MS } from "./study-parts.ts";
@@ -114,7 +112,7 @@ async function runDryRun(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<t
   add("browser-lab.devices.declared", devices.map((d) => `${d.name} ${d.preset.width}x${d.preset.height}`).join(", "));
   add(
     "browser-lab.contract.ready",
-    `${contractNote(actor)}, ${(actor.tasks ?? []).length} task(s) with hidden checks; a live run needs --live (or scenario.mode: live)`,
+    `${browserParticipant(actor, participantCaps(lab)).describeDryRun()}, ${(actor.tasks ?? []).length} task(s) with hidden checks; a live run needs --live (or scenario.mode: live)`,
   );
   const seats = devices.map((d) => d.seat);
   const deviceOf = new Map(devices.map((d) => [d.seat.id, d.name]));
@@ -147,42 +145,6 @@ async function runDryRun(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<t
     warnings: [],
     redactionNotes: "dry run: no participant output exists",
   });
-}
-
-/** What the dry run says the participant would be (no model text, no secret). */
-function contractNote(actor: BrowserActor): string {
-  if (actor.type === "scripted-browser") return `${actor.steps.length} step(s)`;
-  if (actor.type === "local-agent")
-    return "local agent codex: the operator's signed-in Codex CLI in a restricted app-server session on this host (billing account-unknown; the login never enters the guest)";
-  return `computer-use model ${computerUseModel(actor)} (the key stays in the humanish host process), ${actor.stopWhen ? `${actor.stopWhen.any.length} stopWhen rule(s)` : "no stopWhen"}`;
-}
-
-/**
- * A local-agent study's preflight, before any run directory exists: an account seat's spend is
- * invisible (`account-unknown`), so a USD cap could never hold and is refused; then one
- * restricted session is started and closed without a model turn, so an unqualified CLI, login
- * or configuration is refused here, once, with the launcher's reason. Each seat later starts
- * its own session.
- * @throws HumanishError `HUMANISH_CODEX_CAP_UNENFORCEABLE` naming the cap, the launcher's
- *   `HUMANISH_CODEX_*` refusals, `HUMANISH_CODEX_CLEANUP_FAILED` when the probe's closure was
- *   not confirmed.
- */
-async function localAgentPreflight(
-  lab: BrowserLabConfig,
-  env: Record<string, string | undefined>,
-  signal: AbortSignal,
-): Promise<{ startSession: (signal: AbortSignal) => Promise<CodexAccountSession> }> {
-  refuseNumericCaps({ maxUsd: lab.scenario.caps?.maxUsd, maxTotalUsd: lab.scenario.caps?.maxTotalUsd }, "scenario.caps");
-  const start = (s: AbortSignal) => startCodexAccountSession({ purpose: "participant", signal: s, env });
-  const probe = await start(signal);
-  const rel = await probe.close();
-  if (rel.outcome !== "released" || rel.warning)
-    refuse(
-      "HUMANISH_CODEX_CLEANUP_FAILED",
-      `the readiness check's Codex app-server was not given back cleanly: ${rel.reason}${rel.keptDir ? ` (private directory kept: ${rel.keptDir})` : ""}`,
-      "see the recovery marker under $XDG_CACHE_HOME/humanish/codex-analysis-recovery/, then rerun",
-    );
-  return { startSession: start };
 }
 
 /**
@@ -246,8 +208,8 @@ async function serveAndEnsureImage(
   }
 }
 
-/** The run's cost lines: a local guest is not metered; the scripted participant calls no model. */
-function browserCostLines(today: string, actorType: string): CostLine[] {
+/** The run's cost lines: a local guest is not metered; a participant without a model calls none. */
+function browserCostLines(today: string, modelParticipant: boolean): CostLine[] {
   const desktopLine: CostLine = {
     kind: "desktop-minutes",
     usd: 0,
@@ -257,8 +219,8 @@ function browserCostLines(today: string, actorType: string): CostLine[] {
     source: "humanish: a local Docker guest desktop has no metered provider",
     reason: null,
   };
-  // A computer-use seat's model lines come from its own request ledger (the seat's evidence).
-  if (actorType !== "scripted-browser") return [desktopLine];
+  // A model seat's lines come from its own evidence (its request ledger, an account's null line).
+  if (modelParticipant) return [desktopLine];
   return [
     {
       kind: "model-tokens",
@@ -285,13 +247,10 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typ
     seatMemoryBytes: GUEST_MEMORY_BYTES,
     availableMemoryBytes: deps.availableMemoryBytes ?? availableMemoryBytes(),
   });
-  // A computer-use seat needs its key and, under a positive cap, a priced model — refused here,
-  // before any run directory exists.
-  const computerUse =
-    actor.type === "openai-computer-use"
-      ? computerUsePreflight(actor, { maxUsd: lab.scenario.caps?.maxUsd ?? null, maxTotalUsd: lab.scenario.caps?.maxTotalUsd ?? null }, ctx.env)
-      : undefined;
-  const localAgent = actor.type === "local-agent" ? await localAgentPreflight(lab, ctx.env, ctx.signal) : undefined;
+  // The participant's own preflight (a key, a priced model under a USD cap, an account probe) —
+  // refused here, before any run directory exists.
+  const participant: BrowserParticipant = browserParticipant(actor, participantCaps(lab));
+  await participant.preflight({ env: ctx.env, signal: ctx.signal });
   const secrets = studySecrets(ctx);
   const writer: RunWriter = createRunWriter({ cwd: ctx.cwd, runId: ctx.runId, secrets, route: "browser", mode: "live", lab: lab.id });
   const { redact, lifecycle, log, progress } = studyLog(ctx, writer);
@@ -317,9 +276,7 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typ
       writer,
       runId: ctx.runId,
       cwd: ctx.cwd,
-      actor,
-      ...(computerUse ? { computerUse, caps: { maxUsd: lab.scenario.caps?.maxUsd ?? null, maxTotalUsd: lab.scenario.caps?.maxTotalUsd ?? null } } : {}),
-      ...(localAgent ? { localAgent } : {}),
+      participant,
       appUrl,
       devices: new Map(seatDevices.map((d) => [d.seat.id, { name: d.name, preset: d.preset }])),
       seatCount: seats.length,
@@ -370,7 +327,7 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typ
     caps,
     assembled,
     lifecycle,
-    costLines: browserCostLines(isoDate(), actor.type),
+    costLines: browserCostLines(isoDate(), participant.descriptor.modelParticipant),
     gaps: ["the app's own spend is unmeasured"],
     ...(failure ? { failure } : {}),
     warnings: concurrency.warnings,

@@ -3,6 +3,7 @@
  * desktop): refusals, the lab's caps and session budget, the live run's lifecycle log and
  * progress sink, the study-level failure of an unexpected error, and `desktop-ledgers.json`.
  */
+import type { BrowserCaps } from "../../actors/browser/index.ts";
 import type { CleanupProof, LifecycleEvent, RunWriter } from "../../bundle/index.ts";
 import { HumanishError, isHumanishError } from "../../errors.ts";
 import { labDevices } from "../../lab/routing.ts";
@@ -37,6 +38,12 @@ export function refuse(code: string, message: string, next: string): never {
 export function capsOf(lab: BrowserLabConfig) {
   const c = lab.scenario.caps;
   return { maxUsd: c?.maxUsd ?? null, maxJobs: c?.maxJobs ?? null, maxMinutes: c?.maxMinutes ?? null };
+}
+
+/** The lab's `scenario.caps` a browser participant enforces itself (USD and tokens; null = unset). */
+export function participantCaps(lab: BrowserLabConfig): BrowserCaps {
+  const c = lab.scenario.caps;
+  return { maxUsd: c?.maxUsd ?? null, maxTotalUsd: c?.maxTotalUsd ?? null, maxTokens: c?.maxTokens ?? null, maxTotalTokens: c?.maxTotalTokens ?? null };
 }
 
 /** Each seat's session budget, ms: `execution.timeoutMs`, else a positive `maxMinutes`, else {@link DEFAULT_SESSION_MS}. */
