@@ -91,8 +91,10 @@ describe("browser seats", () => {
       ...studyContext(config, `seatsint-${testRun}`, cwd),
       signal: ac.signal,
       env: { ...process.env, HUMANISH_MAX_CONCURRENCY: "2" },
-      progress: (e: { phase: string; detail?: string }) => {
-        if (e.phase === "participate" && e.detail?.startsWith("step 2/")) setTimeout(() => ac.abort("SIGINT"), 300);
+      // The signal waits for p1 itself to be in its long wait (not whichever seat gets there first),
+      // so p1's phase at the signal is known on any machine.
+      progress: (e: { participant: string; phase: string; detail?: string }) => {
+        if (e.participant === "p1" && e.phase === "participate" && e.detail?.startsWith("step 2/")) setTimeout(() => ac.abort("SIGINT"), 300);
       },
     };
     const res = await runBrowserStudy(ctx, { docker, labels: { [TEST_LABEL]: testRun }, onDesktopCreated: (_p, id) => created.push(id) });
