@@ -28,7 +28,7 @@ import { deriveReview } from "../bundle/derive.ts";
 import type { RunBundle, RunBundleInput } from "../bundle/schemas.ts";
 import type { RunWriter } from "../bundle/writer.ts";
 import { sha256Hex } from "../bytes/sha256.ts";
-import { isHumanishError } from "../errors.ts";
+import { errorMessage, isHumanishError } from "../errors.ts";
 import type { HookReply } from "./child.ts";
 import { UNCONFINED_OPT_IN_ENV, UNCONFINED_POWERS } from "./confine.ts";
 import { buildScoringContext } from "./context.ts";
@@ -139,7 +139,7 @@ export async function scoreStudy(o: ScoreStudyInput): Promise<ScoreOutcome> {
   };
   const replies = await runHooks(scorer, ctx, ms, fail, took).catch((e: unknown) => {
     // Spawning the scorer's process itself failed (e.g. out of memory): a harness failure, never a throw past the seal.
-    fail("HUMANISH_ADAPTER_HOOK_FAILED", `the scorer's process for ${ref} could not run: ${e instanceof Error ? e.message : String(e)}`, "retry the run");
+    fail("HUMANISH_ADAPTER_HOOK_FAILED", `the scorer's process for ${ref} could not run: ${errorMessage(e)}`, "retry the run");
     return new Map<HookName, HookReply>();
   });
   const value = (name: HookName): unknown => {
@@ -326,7 +326,7 @@ function guarded<T>(check: () => T | string): T | string {
   try {
     return check();
   } catch (e) {
-    return `it could not be checked (${e instanceof Error ? e.message : String(e)})`;
+    return `it could not be checked (${errorMessage(e)})`;
   }
 }
 

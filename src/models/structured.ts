@@ -13,6 +13,7 @@
  */
 import { zodTextFormat } from "openai/helpers/zod";
 import type { z } from "zod";
+import { errorMessage } from "../errors.ts";
 import { type BoundedFetchState, boundedFetch } from "./bounded-fetch.ts";
 import { createModelClient, OpenAI } from "./client.ts";
 import type { ModelEndpoint, ModelKey } from "./endpoint.ts";
@@ -117,7 +118,7 @@ function errorOutcome<T>(e: unknown): StructuredOutcome<T> {
     const code = typeof e.code === "string" && e.code ? e.code : typeof e.type === "string" && e.type ? e.type : `http_${e.status ?? "error"}`;
     return { kind: "http_error", status: typeof e.status === "number" ? e.status : null, code, message: e.message };
   }
-  return { kind: "http_error", status: null, code: "client_error", message: e instanceof Error ? e.message : String(e) };
+  return { kind: "http_error", status: null, code: "client_error", message: errorMessage(e) };
 }
 
 /**
@@ -156,7 +157,7 @@ export async function requestStructured<T>(endpoint: ModelEndpoint, key: ModelKe
     if (raw !== null) {
       try {
         const j = JSON.parse(raw) as Json;
-        const why = e instanceof SyntaxError ? `invalid JSON: ${e.message}` : `schema violation: ${e instanceof Error ? e.message : String(e)}`;
+        const why = e instanceof SyntaxError ? `invalid JSON: ${e.message}` : `schema violation: ${errorMessage(e)}`;
         return fromResponse<T>(j, null, why.slice(0, 4000));
       } catch {
         /* the body itself is not JSON: a client-side failure */

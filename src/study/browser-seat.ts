@@ -22,6 +22,7 @@ import { evaluateCheck, type KeptScreenshot, type ObservationRecord } from "../a
 import { type GoalVerdict, goalCheckOf, seatGoalVerdict } from "../bundle/goal.ts";
 import type { ActorTrace, CleanupProof, DesktopGeometry, LifecycleEvent, TaskResult } from "../bundle/schemas.ts";
 import type { RunWriter, WriteArtifactOptions } from "../bundle/writer.ts";
+import { errorMessage } from "../errors.ts";
 import type { ComputerUseActor, DeviceName, DevicePreset } from "../lab/schema.ts";
 import { SpendBudget } from "../models/index.ts";
 import { guestScreen } from "../runtime/presets.ts";
@@ -291,7 +292,7 @@ export async function writeSeatJson(
     await writer.writeJson(path, value, { kind });
     return path;
   } catch (e) {
-    writeErrors.push(`${path}: ${e instanceof Error ? e.message : String(e)}`);
+    writeErrors.push(`${path}: ${errorMessage(e)}`);
     return null;
   }
 }
@@ -319,7 +320,7 @@ export async function writeSeatShots(
       await writer.writeArtifact(path, s.png, { kind: "screenshot" });
       shotPaths.set(s.name, path);
     } catch (e) {
-      writeErrors.push(`${path}: ${e instanceof Error ? e.message : String(e)}`);
+      writeErrors.push(`${path}: ${errorMessage(e)}`);
     }
   }
   return shotPaths;

@@ -11,6 +11,7 @@ import type { TerminalParticipantOutcome } from "../actors/terminal/participant.
 import type { ActorDescriptor, ActorRuntime } from "../actors/types.ts";
 import type { CleanupProof, CostLine, RunParticipant, TaskResult } from "../bundle/schemas.ts";
 import type { RunWriter } from "../bundle/writer.ts";
+import { errorMessage } from "../errors.ts";
 import type { TerminalLabConfig } from "../lab/schema.ts";
 import type { StudyError } from "../study/evidence.ts";
 import type { SeatSpec } from "../study/types.ts";
@@ -91,7 +92,7 @@ export async function writeTerminalSeatFiles(
     try {
       await f();
     } catch (e) {
-      writeErrors.push(`${what}: ${e instanceof Error ? e.message : String(e)}`);
+      writeErrors.push(`${what}: ${errorMessage(e)}`);
     }
   };
   const tasks: TaskResult[] =

@@ -18,7 +18,7 @@
  * never retried.
  */
 import { type BrowserControlExecutor, type CuaAction, type CuaObservation, isCuaExecutorError } from "../../browser-control/index.ts";
-import { isHumanishError } from "../../errors.ts";
+import { errorMessage, isHumanishError } from "../../errors.ts";
 import type { OpenAI } from "../../models/client.ts";
 import type { GatewayLedgerLine, SpendBudget } from "../../models/index.ts";
 import { type Frame, mapBatch } from "./actions.ts";
@@ -210,7 +210,7 @@ class Seat extends SeatRecord {
     try {
       body = this.conv.body(extra);
     } catch (e) {
-      return harness(isHumanishError(e) ? e.code : "HUMANISH_CUA_LOOP_FAILED", e instanceof Error ? e.message : String(e));
+      return harness(isHumanishError(e) ? e.code : "HUMANISH_CUA_LOOP_FAILED", errorMessage(e));
     }
     const remaining = Math.max(1, this.deadline - Date.now());
     const res = await sendRequest({

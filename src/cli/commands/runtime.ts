@@ -11,7 +11,7 @@ import { codexModel } from "../../actors/codex-exec/index.ts";
 import { checkScorerRef } from "../../adapters/load.ts";
 import { configDir } from "../../bundle/index.ts";
 import { dockerClientFor } from "../../docker/index.ts";
-import { HumanishError, isHumanishError } from "../../errors.ts";
+import { errorMessage, HumanishError, isHumanishError } from "../../errors.ts";
 import { loadLab, selectLabBackend } from "../../lab/index.ts";
 import { checkE2BDesktopLab, DEFAULT_E2B_DESKTOP_TEMPLATE } from "../../lanes/e2b-desktop/doctor.ts";
 import { checkE2BTemplate } from "../../lanes/e2b-terminal/preflight.ts";
@@ -171,7 +171,7 @@ export async function doctorCommand(ctx: CommandContext): Promise<CommandOutcome
         add("codex account launcher", r.ok, true, r.ok ? r.message : `${r.message}${r.next ? ` — ${r.next}` : ""}`);
       }
     } catch (e) {
-      add("lab", false, true, e instanceof Error ? e.message : String(e));
+      add("lab", false, true, errorMessage(e));
     }
   }
   const localDocker = route === undefined || target === "docker" || target === "local";

@@ -4,7 +4,7 @@
  * progress sink, the study-level failure of an unexpected error, and `desktop-ledgers.json`.
  */
 import type { CleanupProof, LifecycleEvent, RunWriter } from "../../bundle/index.ts";
-import { HumanishError, isHumanishError } from "../../errors.ts";
+import { errorMessage, HumanishError, isHumanishError } from "../../errors.ts";
 import type { BrowserLabConfig } from "../../lab/schema.ts";
 import type { BrowserSeatFacts } from "../../study/browser-seat.ts";
 import type { SeatEvidence, StudyError } from "../../study/evidence.ts";
@@ -61,7 +61,7 @@ export function studyLog(ctx: StudyContext<BrowserLabConfig>, writer: RunWriter)
 export function studyFailure(e: unknown): StudyError {
   const h = isHumanishError(e)
     ? e
-    : new HumanishError("HUMANISH_BROWSER_LAB_FAILED", `browser study failed: ${e instanceof Error ? e.message : String(e)}`, {
+    : new HumanishError("HUMANISH_BROWSER_LAB_FAILED", `browser study failed: ${errorMessage(e)}`, {
         next: "read the bundle's lifecycle and rerun",
         cause: e,
       });
@@ -95,7 +95,7 @@ export async function writeDesktopLedger(
   } catch (e) {
     return {
       code: "HUMANISH_BUNDLE_WRITE_FAILED",
-      message: `desktop-ledgers.json: ${e instanceof Error ? e.message : String(e)}`,
+      message: `desktop-ledgers.json: ${errorMessage(e)}`,
       next: "check free disk space and permissions of .humanish/runs",
     };
   }
