@@ -22,6 +22,13 @@ import { parseUsage, type RequestUsage } from "./usage.ts";
 /** One input part of the user message. Images are PNG data URLs. */
 export type StructuredInputPart = { type: "input_text"; text: string } | { type: "input_image"; image_url: string; detail: "high" | "low" | "auto" };
 
+/** Text and PNG parts (base64) as Responses input parts; every image at `high` detail. */
+export function structuredInput(parts: readonly ({ type: "text"; text: string } | { type: "image"; pngBase64: string })[]): StructuredInputPart[] {
+  return parts.map((c) =>
+    c.type === "text" ? { type: "input_text", text: c.text } : { type: "input_image", image_url: `data:image/png;base64,${c.pngBase64}`, detail: "high" },
+  );
+}
+
 /** A structured request. Units: tokens, ms. */
 export interface StructuredRequest<T> {
   model: string;
