@@ -24,6 +24,7 @@ import { basename, dirname, isAbsolute, join, relative, sep } from "node:path";
 import type { z } from "zod";
 import { sha256Hex } from "../bytes/sha256.ts";
 import { HumanishError } from "../errors.ts";
+import { zodIssues } from "../text/zod-issues.ts";
 import { writeFileAtomicSync } from "./atomic.ts";
 import { deriveReview, summarizeCost } from "./derive.ts";
 import { artifactRootFor, assertRunId, DERIVED_FILES, ORPHAN_RELEASE_FILE, RUN_FILE, runDirFor, runsDir, safeRelPath } from "./paths.ts";
@@ -194,13 +195,6 @@ export const NDJSON_SCHEMAS: Partial<Record<ArtifactKind, z.ZodType>> = {
   "terminal-events": TerminalEventSchema,
   "sandbox-receipts": SandboxReceiptSchema,
 };
-
-function describeZod(err: z.ZodError): string {
-  return err.issues
-    .slice(0, 5)
-    .map((i) => `${i.path.length ? i.path.join(".") : "(root)"}: ${i.message}`)
-    .join("; ");
-}
 
 /** The scorer's blocks of a bundle input, copied only when present (older bundles carry none). */
 function adapterBlocks(
@@ -410,7 +404,7 @@ function makeWriter(st: WriterState): RunWriter {
       }
       const r = schema.safeParse(parsed);
       if (!r.success) {
-        throw new HumanishError("HUMANISH_INVALID_ARTIFACT", `${rel} (${kind}) does not match its schema: ${describeZod(r.error)}`, {
+        throw new HumanishError("HUMANISH_INVALID_ARTIFACT", `${rel} (${kind}) does not match its schema: ${zodIssues(r.error)}`, {
           next: "fix the named field (see src/bundle/schemas.ts)",
         });
       }
@@ -531,7 +525,7 @@ function makeWriter(st: WriterState): RunWriter {
     }
     const checked = RunBundleSchema.safeParse({ ...redactedContent, artifacts: manifest });
     if (!checked.success) {
-      throw new HumanishError("HUMANISH_INVALID_RUN_BUNDLE", `run.json for ${st.runId} does not match humanish.run-bundle.v1: ${describeZod(checked.error)}`, {
+      throw new HumanishError("HUMANISH_INVALID_RUN_BUNDLE", `run.json for ${st.runId} does not match humanish.run-bundle.v1: ${zodIssues(checked.error)}`, {
         next: "fix the named field of the finalize input",
       });
     }
@@ -573,7 +567,7 @@ function makeWriter(st: WriterState): RunWriter {
         if (schema) {
           const r = schema.safeParse(redacted);
           if (!r.success) {
-            throw new HumanishError("HUMANISH_INVALID_ARTIFACT", `${rel} (${kind}) record does not match its schema: ${describeZod(r.error)}`, {
+            throw new HumanishError("HUMANISH_INVALID_ARTIFACT", `${rel} (${kind}) record does not match its schema: ${zodIssues(r.error)}`, {
               next: "fix the named field (see src/bundle/schemas.ts)",
             });
           }
@@ -638,7 +632,7 @@ function makeWriter(st: WriterState): RunWriter {
         if (input !== undefined) {
           const r = RunBundleInputSchema.safeParse(input);
           if (!r.success) {
-            throw new HumanishError("HUMANISH_INVALID_RUN_BUNDLE", `run bundle input for ${st.runId} is invalid: ${describeZod(r.error)}`, {
+            throw new HumanishError("HUMANISH_INVALID_RUN_BUNDLE", `run bundle input for ${st.runId} is invalid: ${zodIssues(r.error)}`, {
               next: "fix the named field (see RunBundleInputSchema in src/bundle/schemas.ts)",
             });
           }
@@ -694,7 +688,7 @@ function makeWriter(st: WriterState): RunWriter {
       return serial(async () => {
         const r = RunBundleInputSchema.safeParse(input);
         if (!r.success) {
-          throw new HumanishError("HUMANISH_INVALID_RUN_BUNDLE", `run bundle input for ${st.runId} is invalid: ${describeZod(r.error)}`, {
+          throw new HumanishError("HUMANISH_INVALID_RUN_BUNDLE", `run bundle input for ${st.runId} is invalid: ${zodIssues(r.error)}`, {
             next: "fix the named field (see RunBundleInputSchema in src/bundle/schemas.ts)",
           });
         }
@@ -888,7 +882,7 @@ export function recordOrphanRelease(cwd: string, runId: string, proof: CleanupPr
   }
   const p = CleanupProofSchema.safeParse(redactor.value(proof));
   if (!p.success) {
-    throw new HumanishError("HUMANISH_INVALID_ARTIFACT", `orphan release proof for run ${runId} is invalid: ${describeZod(p.error)}`, {
+    throw new HumanishError("HUMANISH_INVALID_ARTIFACT", `orphan release proof for run ${runId} is invalid: ${zodIssues(p.error)}`, {
       next: "pass {id, provider, outcome, reason, at} (src/sandbox/types.ts ReleaseProof)",
     });
   }
