@@ -47,6 +47,7 @@ export {
   type StopWhenObservation,
   seatGoalVerdict,
 } from "./goal.ts";
+export { recordOrphanRelease } from "./orphan-record.ts";
 export {
   artifactRootFor,
   assertRunId,
@@ -77,6 +78,7 @@ export {
   TARGET_CWD,
   tail,
 } from "./redact.ts";
+export { reopenRunWriter } from "./reopen.ts";
 export { isPidAlive, listRuns, livenessOf, type RunLiveness, type RunSummary, resolveRunDir, summarizeRunDir } from "./runs.ts";
 export { describeSafeReadFailure, type SafeRead, type SafeReadFailure, safeReadFile, safeReadOrThrow } from "./safe-read.ts";
 export * from "./schemas.ts";
@@ -111,8 +113,6 @@ export {
   labRefFor,
   type RunWriter,
   type RunWriterOptions,
-  recordOrphanRelease,
-  reopenRunWriter,
   type StatusUpdate,
   type WriteArtifactOptions,
 } from "./writer.ts";
