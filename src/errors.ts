@@ -37,3 +37,8 @@ export class HumanishError extends Error {
 export function isHumanishError(e: unknown, code?: string): e is HumanishError {
   return e instanceof HumanishError && (code === undefined || e.code === code);
 }
+
+/** The message of a thrown value: an Error's `message`, anything else as `String(e)`. */
+export function errorMessage(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

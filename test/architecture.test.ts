@@ -5,20 +5,27 @@
  *
  * - no import cycle between files (type-only imports included: a cycle of types is still two
  *   modules that cannot be understood apart);
- * - no cycle between folders of different concepts (a folder may lean on its own subfolders and
- *   they on it, e.g. `routes/` and `routes/terminal/`, but `lab/` ↔ `actors/` is a cycle);
+ * - no cycle between concepts (a concept is the first folder under `src/`, or a top-level
+ *   file: a folder may lean on its own subfolders and they on it, e.g. `routes/` and
+ *   `routes/terminal/`, but `lab/` → `actors/registry.ts` with `actors/x/` → `lab/` is a cycle);
+ * - every import between concepts points down the rank order declared once, in the code block
+ *   of the Layers section of docs/ARCHITECTURE.md (one rank a line, top first);
+ * - `cli/` imports only the concepts in {@link CLI_MAY_IMPORT}: it parses and prints, and the
+ *   work it calls lives below it;
+ * - Responses request bodies are built only in `models/` (an object literal with a Responses
+ *   request field such as `max_output_tokens`, or a `type` of a Responses input part);
  * - the pure cores (`browser-control/`, `png/`, `broker/`, the verify core) reach, through
  *   their runtime imports, no file-system, network or process module and no Bun or `fetch` I/O;
  * - only `docker/` talks to the Docker socket; only `sandbox/e2b` and the E2B lanes import the
  *   E2B SDKs; only `models/` imports `openai`; lanes never import each other; actors never
  *   import lanes;
- * - the actor registry is pure data below `lab/` and `bundle/`: it imports nothing but its own
- *   types and the error class;
+ * - the actor registry (`actor-registry/`) is pure data below `lab/` and `bundle/`: it imports
+ *   nothing but its own types and the error class;
  * - host code shares only the contract module with the guest (the CLI may load the guest's
  *   entry point for `humanish guest serve`), and the guest imports no host runtime code.
  *
  * Each violation names the offending chain of files, e.g.
- * `cycle: lab/routing.ts → actors/registry.ts → lab/schema.ts → lab/routing.ts`.
+ * `cycle: lab/routing.ts → actor-registry/registry.ts → lab/schema.ts → lab/routing.ts`.
  * The analysis functions are exercised on small synthetic graphs first, so a rule that could
  * never fire is caught too.
  */
@@ -29,6 +36,43 @@ import { Glob } from "bun";
 import ts from "typescript";
 
 const SRC = resolve(import.meta.dir, "../src");
+const ARCHITECTURE_MD = resolve(import.meta.dir, "../docs/ARCHITECTURE.md");
+
+/**
+ * The concepts `cli/` may import. It turns argv into a command and a result into output; the
+ * checks, studies and servers it starts live in these. Participants (`actors/`), lanes,
+ * sandboxes and the terminal seat are reached only through them.
+ */
+const CLI_MAY_IMPORT: readonly string[] = [
+  "observer",
+  "init",
+  "doctor",
+  "routes",
+  "study",
+  "analysis",
+  "adapters",
+  "report",
+  "compare",
+  "export",
+  "env",
+  "models",
+  "runtime",
+  "bundle",
+  "lab",
+  "actor-registry",
+  "guest",
+  "docker",
+  "secrets",
+  "text",
+  "bytes",
+  "errors",
+  "version",
+];
+
+/** Top-level fields of a Responses request body: only `models/` writes them. */
+const RESPONSES_REQUEST_FIELDS = new Set(["max_output_tokens", "previous_response_id", "tool_choice", "parallel_tool_calls"]);
+/** `type` values of Responses input parts and formats: only `models/` builds them. */
+const RESPONSES_PART_TYPES = new Set(["input_text", "input_image", "computer_call_output", "function_call_output", "json_schema"]);
 
 /**
  * Files that hold the pure verify core. Any file matching `bundle/verify*​/core*.ts` counts too;
@@ -75,6 +119,8 @@ interface FileFacts {
   ioUses: string[];
   /** Signs of a client of a Unix-socket HTTP endpoint: `docker.sock` literals, `fetch({unix})`, `request({socketPath})`. */
   socketUses: string[];
+  /** Pieces of a Responses request body built here: `max_output_tokens: …`, `type: "input_image"`. */
+  wireUses: string[];
 }
 
 function resolveSpec(from: string, spec: string): string {
@@ -95,6 +141,7 @@ export function factsOf(path: string, text: string): FileFacts {
   const imports: Import[] = [];
   const ioUses: string[] = [];
   const socketUses: string[] = [];
+  const wireUses: string[] = [];
   const add = (spec: string, typeOnly: boolean) => imports.push({ spec, target: resolveSpec(path, spec), typeOnly });
   const visit = (node: ts.Node): void => {
     if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
@@ -138,13 +185,19 @@ export function factsOf(path: string, text: string): FileFacts {
       if (obj === "process" && (member === "env" || member === "stdout" || member === "stderr" || member === "stdin")) {
         ioUses.push(`process.${member} at line ${line(sf, node)}`);
       }
+    } else if (ts.isPropertyAssignment(node) && (ts.isIdentifier(node.name) || ts.isStringLiteral(node.name))) {
+      const key = node.name.text;
+      if (RESPONSES_REQUEST_FIELDS.has(key)) wireUses.push(`${key}: at line ${line(sf, node)}`);
+      if (key === "type" && ts.isStringLiteralLike(node.initializer) && RESPONSES_PART_TYPES.has(node.initializer.text)) {
+        wireUses.push(`type: "${node.initializer.text}" at line ${line(sf, node)}`);
+      }
     } else if (ts.isStringLiteralLike(node) && node.text.includes("docker.sock")) {
       socketUses.push(`"docker.sock" at line ${line(sf, node)}`);
     }
     ts.forEachChild(node, visit);
   };
   visit(sf);
-  return { imports, ioUses, socketUses };
+  return { imports, ioUses, socketUses, wireUses };
 }
 
 function line(sf: ts.SourceFile, node: ts.Node): number {
@@ -257,40 +310,79 @@ export function chainTo(graph: Graph, from: string, bad: (node: string) => boole
   return undefined;
 }
 
-/** The folder of a `src/`-relative file (`.` for the top level). */
-function folderOf(file: string): string {
-  const i = file.lastIndexOf("/");
-  return i < 0 ? "." : file.slice(0, i);
+/** The concept of a `src/`-relative file: its first folder, or the file's own name without `.ts` at the top level. */
+export function conceptOf(file: string): string {
+  const i = file.indexOf("/");
+  return i < 0 ? file.replace(/\.ts$/, "") : file.slice(0, i);
 }
 
-/** The concept a folder belongs to: its first path segment. */
-function conceptOf(folder: string): string {
-  return folder.split("/")[0]!;
-}
-
-/** Folder-level cycles that span more than one concept, each as a path with one import witnessing every step. */
-export function crossConceptCycles(files: ReadonlyMap<string, readonly string[]>): string[] {
-  const folders = new Map<string, string[]>();
+/** The concept graph of a file graph (edges between files outside it dropped) and one file import witnessing each edge. */
+function conceptGraph(files: ReadonlyMap<string, readonly string[]>): { graph: Map<string, string[]>; witness: Map<string, string> } {
+  const graph = new Map<string, string[]>();
   const witness = new Map<string, string>();
   for (const [file, targets] of files) {
-    const a = folderOf(file);
-    if (!folders.has(a)) folders.set(a, []);
+    if (file.startsWith("module:") || file.startsWith("asset:")) continue;
+    const a = conceptOf(file);
+    if (!graph.has(a)) graph.set(a, []);
     for (const t of targets) {
-      if (!files.has(t)) continue;
-      const b = folderOf(t);
+      if (!files.has(t) || t.startsWith("module:") || t.startsWith("asset:")) continue;
+      const b = conceptOf(t);
       if (a === b) continue;
-      if (!folders.get(a)!.includes(b)) folders.get(a)!.push(b);
+      if (!graph.get(a)!.includes(b)) graph.get(a)!.push(b);
       if (!witness.has(`${a}\u0000${b}`)) witness.set(`${a}\u0000${b}`, `${file} → ${t}`);
     }
   }
+  return { graph, witness };
+}
+
+/** Cycles between concepts, each as a path with one import witnessing every step. */
+export function conceptCycles(files: ReadonlyMap<string, readonly string[]>): string[] {
+  const { graph, witness } = conceptGraph(files);
   const out: string[] = [];
-  for (const comp of cycles(folders)) {
-    if (new Set(comp.map(conceptOf)).size < 2) continue;
-    const path = cyclePath(folders, comp);
+  for (const comp of cycles(graph)) {
+    const path = cyclePath(graph, comp);
     const steps = path.slice(1).map((b, i) => witness.get(`${path[i]}\u0000${b}`)!);
-    out.push(`folder cycle ${path.map((f) => `${f}/`).join(" → ")} (${steps.join("; ")})`);
+    out.push(`concept cycle ${path.map((f) => `${f}/`).join(" → ")} (${steps.join("; ")})`);
   }
   return out;
+}
+
+/**
+ * The rank order declared in the Layers code block of ARCHITECTURE.md: each line that starts
+ * at column 0 with `name/` or `name.ts` (several comma-separated on one line share a rank)
+ * gives its concepts the next rank, top first. Returns concept → rank (0 is the top).
+ */
+export function declaredRanks(markdown: string): Map<string, number> {
+  const section = markdown.slice(markdown.indexOf("\n## Layers"));
+  const block = /```\n([\s\S]*?)```/.exec(section)?.[1] ?? "";
+  const ranks = new Map<string, number>();
+  let rank = 0;
+  for (const l of block.split("\n")) {
+    const head = /^((?:[a-z][a-z0-9-]*(?:\/|\.ts)(?:, )?)+)/.exec(l)?.[1];
+    if (!head) continue;
+    for (const name of head
+      .split(",")
+      .map((n) => n.trim())
+      .filter(Boolean))
+      ranks.set(name.replace(/\/$|\.ts$/, ""), rank);
+    rank++;
+  }
+  return ranks;
+}
+
+/** Concept imports that do not point strictly down `ranks`, and concepts the order does not declare. */
+export function rankViolations(files: ReadonlyMap<string, readonly string[]>, ranks: ReadonlyMap<string, number>): string[] {
+  const { graph, witness } = conceptGraph(files);
+  const out: string[] = [];
+  for (const c of [...graph.keys()].sort()) if (!ranks.has(c)) out.push(`${c}/ has no rank in the Layers order of docs/ARCHITECTURE.md`);
+  for (const [a, targets] of graph) {
+    for (const b of targets) {
+      const ra = ranks.get(a);
+      const rb = ranks.get(b);
+      if (ra !== undefined && rb !== undefined && rb <= ra) out.push(`${a}/ → ${b}/ points up the Layers order (${witness.get(`${a}\u0000${b}`)})`);
+    }
+  }
+  return out.sort();
 }
 
 // -------------------------------------------------------------------------------------------
@@ -387,10 +479,10 @@ function importViolations(tree: Tree): string[] {
 /** The actor registry's whole import closure stays in `actors/*.ts` (not its subfolders) and `errors.ts`. */
 function registryViolations(tree: Tree): string[] {
   const out: string[] = [];
-  const allowed = (n: string) => n === "errors.ts" || /^actors\/[^/]+\.ts$/.test(n);
-  for (const root of ["actors/registry.ts", "actors/types.ts"]) {
+  const allowed = (n: string) => n === "errors.ts" || /^actor-registry\/[^/]+\.ts$/.test(n);
+  for (const root of ["actor-registry/registry.ts", "actor-registry/types.ts"]) {
     if (!tree.facts.has(root)) {
-      out.push(`${root} is missing: the actor registry is pure data in actors/registry.ts and actors/types.ts`);
+      out.push(`${root} is missing: the actor registry is pure data in actor-registry/registry.ts and actor-registry/types.ts`);
       continue;
     }
     const chain = chainTo(tree.all, root, (n) => !allowed(n));
@@ -411,12 +503,45 @@ describe("the analysis finds what it should (synthetic graphs)", () => {
     expect(cycles(g({ "a.ts": ["a.ts"] }))).toEqual([["a.ts"]]);
   });
 
-  test("a folder cycle across concepts is refused; parent ↔ subfolder of one concept is not", () => {
-    const crossing = crossConceptCycles(g({ "lab/routing.ts": ["actors/registry.ts"], "actors/registry.ts": ["lab/schema.ts"], "lab/schema.ts": [] }));
-    expect(crossing).toEqual(["folder cycle actors/ → lab/ → actors/ (actors/registry.ts → lab/schema.ts; lab/routing.ts → actors/registry.ts)"]);
-    expect(
-      crossConceptCycles(g({ "routes/index.ts": ["routes/terminal/run.ts"], "routes/terminal/run.ts": ["routes/types.ts"], "routes/types.ts": [] })),
-    ).toEqual([]);
+  test("a cycle between concepts is refused even through different folders; parent ↔ subfolder of one concept is not", () => {
+    // No folder cycle here (actors/ and actors/computer-use/ are two folders), but one of concepts.
+    const crossing = conceptCycles(
+      g({ "lab/routing.ts": ["actors/registry.ts"], "actors/registry.ts": [], "actors/computer-use/seat.ts": ["lab/schema.ts"], "lab/schema.ts": [] }),
+    );
+    expect(crossing).toEqual(["concept cycle actors/ → lab/ → actors/ (actors/computer-use/seat.ts → lab/schema.ts; lab/routing.ts → actors/registry.ts)"]);
+    expect(conceptCycles(g({ "routes/index.ts": ["routes/terminal/run.ts"], "routes/terminal/run.ts": ["routes/types.ts"], "routes/types.ts": [] }))).toEqual(
+      [],
+    );
+    expect(conceptOf("errors.ts")).toBe("errors");
+  });
+
+  test("the declared rank order is read from the Layers block and an upward import is named", () => {
+    const md = "# x\n\n## Layers\ntext\n\n```\ncli/   top\n       continued words/\nlab/   middle\nsecrets/, errors.ts — leaves\n```\n";
+    const ranks = declaredRanks(md);
+    expect([...ranks]).toEqual([
+      ["cli", 0],
+      ["lab", 1],
+      ["secrets", 2],
+      ["errors", 2],
+    ]);
+    const files = g({
+      "cli/a.ts": ["lab/b.ts"],
+      "lab/b.ts": ["errors.ts", "cli/c.ts"],
+      "errors.ts": [],
+      "cli/c.ts": [],
+      "secrets/d.ts": ["errors.ts"],
+      "new/e.ts": [],
+    });
+    expect(rankViolations(files, ranks)).toEqual([
+      "lab/ → cli/ points up the Layers order (lab/b.ts → cli/c.ts)",
+      "new/ has no rank in the Layers order of docs/ARCHITECTURE.md",
+      "secrets/ → errors/ points up the Layers order (secrets/d.ts → errors.ts)",
+    ]);
+  });
+
+  test("a Responses body built outside models/ is seen", () => {
+    const fx = factsOf("actors/x.ts", `const body = { max_output_tokens: 5, input: [{ type: "input_image", image_url: u }], note: "tool_choice" };\n`);
+    expect(fx.wireUses.map((u) => u.split(" at ")[0])).toEqual(["max_output_tokens:", 'type: "input_image"']);
   });
 
   test("a chain to I/O is found through intermediate files", () => {
@@ -464,8 +589,32 @@ describe("src/ keeps its layers (ARCHITECTURE.md)", () => {
     expect(found).toEqual([]);
   });
 
-  test("no import cycle between folders of different concepts", () => {
-    expect(crossConceptCycles(tree.all)).toEqual([]);
+  test("no import cycle between concepts", () => {
+    expect(conceptCycles(tree.all)).toEqual([]);
+  });
+
+  test("every import between concepts points down the Layers order of ARCHITECTURE.md", () => {
+    const ranks = declaredRanks(readFileSync(ARCHITECTURE_MD, "utf8"));
+    expect(ranks.size).toBeGreaterThan(20);
+    expect(rankViolations(tree.all, ranks)).toEqual([]);
+  });
+
+  test("cli/ imports only what it may: it parses, calls down and prints", () => {
+    const out: string[] = [];
+    for (const [file, targets] of tree.all) {
+      if (!file.startsWith("cli/")) continue;
+      for (const t of targets) {
+        if (t.startsWith("module:") || t.startsWith("asset:")) continue;
+        const c = conceptOf(t);
+        if (c !== "cli" && !CLI_MAY_IMPORT.includes(c)) out.push(`${file} → ${t}: cli/ may not import ${c}/`);
+      }
+    }
+    expect(out).toEqual([]);
+  });
+
+  test("Responses request bodies are built only in models/", () => {
+    const out = [...tree.facts].filter(([f, fx]) => !f.startsWith("models/") && fx.wireUses.length > 0).map(([f, fx]) => `${f}: ${fx.wireUses.join(", ")}`);
+    expect(out).toEqual([]);
   });
 
   test("pure cores (browser-control/, png/, broker/, the verify core) reach no I/O", () => {
@@ -477,7 +626,7 @@ describe("src/ keeps its layers (ARCHITECTURE.md)", () => {
     expect(importViolations(tree)).toEqual([]);
   });
 
-  test("the actor registry is pure data below lab/ and bundle/", () => {
+  test("the actor registry (actor-registry/) is pure data below lab/ and bundle/", () => {
     expect(registryViolations(tree)).toEqual([]);
   });
 });

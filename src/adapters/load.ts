@@ -27,7 +27,7 @@
  */
 import { lstat, readFile, realpath } from "node:fs/promises";
 import { dirname, extname, isAbsolute, relative, resolve, sep } from "node:path";
-import { findActor } from "../actors/registry.ts";
+import { findActor } from "../actor-registry/registry.ts";
 import type { ScorerConfinement, ScorerHook, ScorerProvenance } from "../bundle/schemas-adapter.ts";
 import { sha256Hex } from "../bytes/sha256.ts";
 import { HumanishError, isHumanishError } from "../errors.ts";

@@ -28,7 +28,8 @@ import { deriveReview } from "../bundle/derive.ts";
 import type { RunBundle, RunBundleInput } from "../bundle/schemas.ts";
 import type { RunWriter } from "../bundle/writer.ts";
 import { sha256Hex } from "../bytes/sha256.ts";
-import { isHumanishError } from "../errors.ts";
+import { errorMessage, isHumanishError } from "../errors.ts";
+import { zodIssues } from "../text/zod-issues.ts";
 import type { HookReply } from "./child.ts";
 import { UNCONFINED_OPT_IN_ENV, UNCONFINED_POWERS } from "./confine.ts";
 import { buildScoringContext } from "./context.ts";
@@ -85,14 +86,6 @@ export interface ScoreStudyInput {
   deadlineMs?: number;
 }
 
-/** The zod issues of a payload in one short line. */
-function issues(err: { issues: { path: PropertyKey[]; message: string }[] }): string {
-  return err.issues
-    .slice(0, 4)
-    .map((i) => `${i.path.length ? i.path.map(String).join(".") : "(root)"}: ${i.message}`)
-    .join("; ");
-}
-
 /**
  * Score the study: build the context, run the hooks, check and scrub their payloads, write the
  * adapter's files. Never throws for anything the scorer does; a write the bundle refuses is a
@@ -139,7 +132,7 @@ export async function scoreStudy(o: ScoreStudyInput): Promise<ScoreOutcome> {
   };
   const replies = await runHooks(scorer, ctx, ms, fail, took).catch((e: unknown) => {
     // Spawning the scorer's process itself failed (e.g. out of memory): a harness failure, never a throw past the seal.
-    fail("HUMANISH_ADAPTER_HOOK_FAILED", `the scorer's process for ${ref} could not run: ${e instanceof Error ? e.message : String(e)}`, "retry the run");
+    fail("HUMANISH_ADAPTER_HOOK_FAILED", `the scorer's process for ${ref} could not run: ${errorMessage(e)}`, "retry the run");
     return new Map<HookName, HookReply>();
   });
   const value = (name: HookName): unknown => {
@@ -326,7 +319,7 @@ function guarded<T>(check: () => T | string): T | string {
   try {
     return check();
   } catch (e) {
-    return `it could not be checked (${e instanceof Error ? e.message : String(e)})`;
+    return `it could not be checked (${errorMessage(e)})`;
   }
 }
 
@@ -337,11 +330,11 @@ function checkScore(raw: unknown, redactor: RunWriter["redactor"]): RunAdapterSc
 
 function checkScoreShape(raw: unknown, redactor: RunWriter["redactor"]): RunAdapterScore | string {
   const shaped = ScoreResultSchema.safeParse(raw);
-  if (!shaped.success) return issues(shaped.error);
+  if (!shaped.success) return zodIssues(shaped.error, 4);
   const scrubbed = redactor.value({ ...shaped.data, schema: "humanish.adapter-score.v1" as const });
   if (redactor.containsSecretIn(scrubbed)) return "a key of data carries a secret value";
   const r = RunAdapterScoreSchema.safeParse(scrubbed);
-  return r.success ? r.data : issues(r.error);
+  return r.success ? r.data : zodIssues(r.error, 4);
 }
 
 /** The well-formed, scrubbed candidates; each malformed one is dropped with a warning. */
@@ -378,7 +371,7 @@ interface FeedbackRules {
 /** One candidate completed, scrubbed and checked, or why it is dropped. */
 function candidateOf(item: unknown, o: FeedbackRules, ids: ReadonlySet<string>): RunFeedbackCandidate | string {
   const shaped = FeedbackResultSchema.safeParse(item);
-  if (!shaped.success) return issues(shaped.error);
+  if (!shaped.success) return zodIssues(shaped.error, 4);
   const adapterId = shaped.data.adapter_id ?? o.namespace;
   if (adapterId === undefined) return "no adapter_id and no score namespace to take it from";
   const who = shaped.data.participant_id;
@@ -398,7 +391,7 @@ function candidateOf(item: unknown, o: FeedbackRules, ids: ReadonlySet<string>):
   });
   if (o.redactor.containsSecretIn(scrubbed)) return "a key of adapter.data carries a secret value";
   const r = RunFeedbackCandidateSchema.safeParse(scrubbed);
-  return r.success ? r.data : `after scrubbing: ${issues(r.error)}`;
+  return r.success ? r.data : `after scrubbing: ${zodIssues(r.error, 4)}`;
 }
 
 /** Write each well-formed artifact under `adapter/<namespace>/` (redacted by the writer); drop the rest with a warning. */
@@ -417,7 +410,7 @@ async function writeArtifacts(raw: unknown, writer: RunWriter, warn: (m: string)
       unserializable(item) ??
       guarded(() => {
         const r = ArtifactResultSchema.safeParse(item);
-        return r.success ? r.data : issues(r.error);
+        return r.success ? r.data : zodIssues(r.error, 4);
       });
     if (typeof shaped === "string") {
       warn(`adapter artifact [${i}] dropped: ${shaped}`);

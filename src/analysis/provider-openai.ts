@@ -11,7 +11,7 @@ import { AnalysisOutputSchema } from "../bundle/index.ts";
 import { HumanishError } from "../errors.ts";
 import { MODEL_KEY_NAMES, resolveEndpoint, resolveModelKey } from "../models/endpoint.ts";
 import { rateFor } from "../models/rates.ts";
-import { requestStructured, type StructuredInputPart, type StructuredOutcome } from "../models/structured.ts";
+import { requestStructured, type StructuredInputPart, type StructuredOutcome, structuredInput } from "../models/structured.ts";
 import { costOf } from "../models/usage.ts";
 import type { AnalysisEstimate, AnalysisPrompt, AnalysisProvider, AnalysisProviderResult, AnalysisRunOptions } from "./provider.ts";
 
@@ -23,9 +23,7 @@ function modelOf(options: AnalysisRunOptions): string {
 }
 
 function inputOf(prompt: AnalysisPrompt): StructuredInputPart[] {
-  return prompt.content.map((c) =>
-    c.type === "text" ? { type: "input_text", text: c.text } : { type: "input_image", image_url: `data:image/png;base64,${c.pngBase64}`, detail: "high" },
-  );
+  return structuredInput(prompt.content);
 }
 
 /** The provider result of one structured outcome: the ledger facts and what the answer was. Units: ms. */

@@ -12,7 +12,6 @@
  * nothing in it can be acted on, so it is never `partial` and never a success; each finding
  * stays in diagnostics with its problems.
  */
-import type { z } from "zod";
 import {
   type AnalysisDiagnostics,
   type AnalysisOutput,
@@ -22,6 +21,7 @@ import {
   type Finding,
   FindingSchema,
 } from "../bundle/index.ts";
+import { zodIssues } from "../text/zod-issues.ts";
 import type { AnalysisProviderOutcome } from "./provider.ts";
 
 /** Most characters of a rejected output kept as diagnostics. */
@@ -41,13 +41,6 @@ export interface ValidatedOutput {
   rejectedFindings: AnalysisDiagnostics["rejectedFindings"];
   rejectedOutput: AnalysisDiagnostics["rejectedOutput"];
   error: { code: string; message: string } | null;
-}
-
-function issues(err: z.ZodError): string {
-  return err.issues
-    .slice(0, 8)
-    .map((i) => `${i.path.length ? i.path.join(".") : "(root)"}: ${i.message}`)
-    .join("; ");
 }
 
 function rejected(
@@ -109,7 +102,7 @@ export function validateOutput(outcome: AnalysisProviderOutcome, scope: Referenc
       .map((x) => `findings[${x.i}]`);
     return rejected(
       "schema_violation",
-      `the answer does not match the findings schema: ${issues(parsed.error)}${which.length ? ` (${which.join(", ")})` : ""}`,
+      `the answer does not match the findings schema: ${zodIssues(parsed.error, 8)}${which.length ? ` (${which.join(", ")})` : ""}`,
       outcome.outputText,
       "schema_violation",
     );

@@ -49,6 +49,7 @@ export {
   type StopWhenObservation,
   seatGoalVerdict,
 } from "./goal.ts";
+export { recordOrphanRelease } from "./orphan-record.ts";
 export {
   artifactRootFor,
   assertRunId,
@@ -79,6 +80,7 @@ export {
   TARGET_CWD,
   tail,
 } from "./redact.ts";
+export { reopenRunWriter } from "./reopen.ts";
 export { isPidAlive, listRuns, livenessOf, type RunLiveness, type RunSummary, resolveRunDir, summarizeRunDir } from "./runs.ts";
 export { describeSafeReadFailure, type SafeRead, type SafeReadFailure, safeReadFile, safeReadOrThrow } from "./safe-read.ts";
 export * from "./schemas.ts";
@@ -123,8 +125,6 @@ export {
   labRefFor,
   type RunWriter,
   type RunWriterOptions,
-  recordOrphanRelease,
-  reopenRunWriter,
   type StatusUpdate,
   type WriteArtifactOptions,
 } from "./writer.ts";

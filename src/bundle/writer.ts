@@ -14,7 +14,9 @@
  *   await w.finalize(input);                                              // run.json + status + latest.json
  *   await w.writeArtifact("report/index.html", html, {kind: "report"});   // after the fact…
  *   await w.finalize();                                                   // …re-finalize re-lists everything
- * `reopenRunWriter` opens a finalized run to add artifacts (e.g. `humanish report --run ID`).
+ * `reopenRunWriter` (./reopen.ts) opens a sealed run to add artifacts (e.g. `humanish report
+ * --run ID`) and re-seals it; `recordOrphanRelease` (./orphan-record.ts) adds a release proof
+ * to a run whose controller died.
  */
 
 import { randomBytes } from "node:crypto";
@@ -24,22 +26,20 @@ import { basename, dirname, isAbsolute, join, relative, sep } from "node:path";
 import type { z } from "zod";
 import { sha256Hex } from "../bytes/sha256.ts";
 import { HumanishError } from "../errors.ts";
+import { zodIssues } from "../text/zod-issues.ts";
 import { writeFileAtomicSync } from "./atomic.ts";
 import { deriveReview, summarizeCost } from "./derive.ts";
-import { artifactRootFor, assertRunId, DERIVED_FILES, ORPHAN_RELEASE_FILE, RUN_FILE, runDirFor, runsDir, safeRelPath } from "./paths.ts";
+import { artifactRootFor, assertRunId, DERIVED_FILES, RUN_FILE, runDirFor, runsDir, safeRelPath } from "./paths.ts";
 import { admitPngBytes } from "./png.ts";
 import { createRedactor, escapeDelInJson, MIN_SECRET_LENGTH, type Redactor } from "./redact.ts";
-import { safeReadFile } from "./safe-read.ts";
 import { schemaConstants } from "./schema-constants.ts";
 import {
   ActorTraceSchema,
   type ArtifactEntry,
   type ArtifactKind,
-  type CleanupProof,
   CleanupProofSchema,
   LatestRunSchema,
   type Mode,
-  type OrphanRelease,
   OrphanReleaseSchema,
   type Route,
   type RunBundle,
@@ -53,7 +53,7 @@ import {
   TerminalLedgersSchema,
 } from "./schemas.ts";
 import { SIGNATURE_FILE } from "./signing/manifest.ts";
-import { assertResealable, sealRunDir, writeSignedAppendix } from "./signing/seal.ts";
+import { sealRunDir } from "./signing/seal.ts";
 
 /** Options of {@link createRunWriter}. */
 export interface RunWriterOptions {
@@ -163,7 +163,7 @@ const STRUCTURE_WORDS: ReadonlySet<string> = schemaConstants(
  * values) are structure too, so a secret that happens to be `terminal` or `sandbox` cannot turn
  * `terminal-transcript.txt` in the listing into a path that does not exist.
  */
-function evidenceRedactor(secrets: readonly (string | undefined | null)[], cwd: string, tracked: ReadonlyMap<string, unknown> = new Map()): Redactor {
+export function evidenceRedactor(secrets: readonly (string | undefined | null)[], cwd: string, tracked: ReadonlyMap<string, unknown> = new Map()): Redactor {
   return createRedactor(secrets, { cwd, constants: { has: (v) => STRUCTURE_WORDS.has(v) || tracked.has(v) }, nameWords: NAME_WORDS });
 }
 
@@ -195,15 +195,8 @@ export const NDJSON_SCHEMAS: Partial<Record<ArtifactKind, z.ZodType>> = {
   "sandbox-receipts": SandboxReceiptSchema,
 };
 
-function describeZod(err: z.ZodError): string {
-  return err.issues
-    .slice(0, 5)
-    .map((i) => `${i.path.length ? i.path.join(".") : "(root)"}: ${i.message}`)
-    .join("; ");
-}
-
 /** The scorer's blocks of a bundle input, copied only when present (older bundles carry none). */
-function adapterBlocks(
+export function adapterBlocks(
   inp: Pick<RunBundle, "scorerProvenance" | "adapterScore" | "feedbackCandidates" | "adapterArtifacts">,
 ): Pick<RunBundle, "scorerProvenance" | "adapterScore" | "feedbackCandidates" | "adapterArtifacts"> {
   return {
@@ -280,7 +273,8 @@ function ensureRunsDir(cwd: string): string {
   return runsDir(cwd);
 }
 
-interface WriterState {
+/** What a writer starts from: a new run, or a reopened sealed one (./reopen.ts). */
+export interface WriterState {
   cwd: string;
   runId: string;
   runDir: string;
@@ -293,7 +287,7 @@ interface WriterState {
   now: () => Date;
 }
 
-function makeWriter(st: WriterState): RunWriter {
+export function makeWriter(st: WriterState): RunWriter {
   let chain: Promise<unknown> = Promise.resolve();
   let timer: ReturnType<typeof setInterval> | undefined;
   let closed = false;
@@ -410,7 +404,7 @@ function makeWriter(st: WriterState): RunWriter {
       }
       const r = schema.safeParse(parsed);
       if (!r.success) {
-        throw new HumanishError("HUMANISH_INVALID_ARTIFACT", `${rel} (${kind}) does not match its schema: ${describeZod(r.error)}`, {
+        throw new HumanishError("HUMANISH_INVALID_ARTIFACT", `${rel} (${kind}) does not match its schema: ${zodIssues(r.error)}`, {
           next: "fix the named field (see src/bundle/schemas.ts)",
         });
       }
@@ -532,7 +526,7 @@ function makeWriter(st: WriterState): RunWriter {
     }
     const checked = RunBundleSchema.safeParse({ ...redactedContent, artifacts: manifest });
     if (!checked.success) {
-      throw new HumanishError("HUMANISH_INVALID_RUN_BUNDLE", `run.json for ${st.runId} does not match humanish.run-bundle.v1: ${describeZod(checked.error)}`, {
+      throw new HumanishError("HUMANISH_INVALID_RUN_BUNDLE", `run.json for ${st.runId} does not match humanish.run-bundle.v1: ${zodIssues(checked.error)}`, {
         next: "fix the named field of the finalize input",
       });
     }
@@ -574,7 +568,7 @@ function makeWriter(st: WriterState): RunWriter {
         if (schema) {
           const r = schema.safeParse(redacted);
           if (!r.success) {
-            throw new HumanishError("HUMANISH_INVALID_ARTIFACT", `${rel} (${kind}) record does not match its schema: ${describeZod(r.error)}`, {
+            throw new HumanishError("HUMANISH_INVALID_ARTIFACT", `${rel} (${kind}) record does not match its schema: ${zodIssues(r.error)}`, {
               next: "fix the named field (see src/bundle/schemas.ts)",
             });
           }
@@ -639,7 +633,7 @@ function makeWriter(st: WriterState): RunWriter {
         if (input !== undefined) {
           const r = RunBundleInputSchema.safeParse(input);
           if (!r.success) {
-            throw new HumanishError("HUMANISH_INVALID_RUN_BUNDLE", `run bundle input for ${st.runId} is invalid: ${describeZod(r.error)}`, {
+            throw new HumanishError("HUMANISH_INVALID_RUN_BUNDLE", `run bundle input for ${st.runId} is invalid: ${zodIssues(r.error)}`, {
               next: "fix the named field (see RunBundleInputSchema in src/bundle/schemas.ts)",
             });
           }
@@ -695,7 +689,7 @@ function makeWriter(st: WriterState): RunWriter {
       return serial(async () => {
         const r = RunBundleInputSchema.safeParse(input);
         if (!r.success) {
-          throw new HumanishError("HUMANISH_INVALID_RUN_BUNDLE", `run bundle input for ${st.runId} is invalid: ${describeZod(r.error)}`, {
+          throw new HumanishError("HUMANISH_INVALID_RUN_BUNDLE", `run bundle input for ${st.runId} is invalid: ${zodIssues(r.error)}`, {
             next: "fix the named field (see RunBundleInputSchema in src/bundle/schemas.ts)",
           });
         }
@@ -782,135 +776,4 @@ export function createRunWriter(opts: RunWriterOptions): RunWriter {
     now,
   });
   return w;
-}
-
-/**
- * Open a finalized run to add artifacts after the fact (e.g. `report/index.html`), then
- * `finalize()` again. Keeps every listed artifact, re-hashes from disk; never moves latest.json
- * and never touches status.json.
- * @throws HUMANISH_RUN_NOT_FOUND when the run has no run.json; HUMANISH_INVALID_RUN_BUNDLE when it does not parse
- */
-export async function reopenRunWriter(opts: {
-  cwd: string;
-  runId: string;
-  secrets: readonly (string | undefined | null)[];
-  now?: () => Date;
-}): Promise<RunWriter> {
-  assertRunId(opts.runId);
-  const runDir = runDirFor(opts.cwd, opts.runId);
-  // Through the safe reader: a FIFO, device link or huge file in place of run.json is refused, never read.
-  const read = safeReadFile(join(runDir, RUN_FILE), 64 * 1024 * 1024);
-  if (!read.ok) {
-    throw new HumanishError(
-      read.reason === "not_found" ? "HUMANISH_RUN_NOT_FOUND" : "HUMANISH_UNSAFE_BUNDLE_FILE",
-      read.reason === "not_found"
-        ? `run ${opts.runId} has no run.json in .humanish/runs/`
-        : `${artifactRootFor(opts.runId)}/run.json is refused (${read.reason})`,
-      { next: read.reason === "not_found" ? "list runs with `humanish runs`" : `run \`humanish verify --run ${opts.runId}\` for details` },
-    );
-  }
-  const raw = new TextDecoder().decode(read.bytes);
-  let parsed: RunBundle;
-  try {
-    parsed = RunBundleSchema.parse(JSON.parse(raw));
-  } catch (e) {
-    throw new HumanishError("HUMANISH_INVALID_RUN_BUNDLE", `run.json of ${opts.runId} is not a valid humanish.run-bundle.v1`, {
-      next: `run \`humanish verify --run ${opts.runId}\` for details`,
-      cause: e,
-    });
-  }
-  // Reopening ends in a re-seal, which signs whatever is on disk: only an intact bundle this user sealed may be reopened.
-  assertResealable(runDir, opts.runId);
-  const tracked = new Map<string, ArtifactKind>(parsed.artifacts.map((a) => [a.path, a.kind]));
-  const input: z.output<typeof RunBundleInputSchema> = {
-    route: parsed.route,
-    mode: parsed.mode,
-    target: parsed.target,
-    createdAt: parsed.createdAt,
-    completedAt: parsed.completedAt,
-    lab: parsed.lab,
-    subject: parsed.subject,
-    outcome: parsed.outcome,
-    lifecycle: parsed.lifecycle,
-    participants: parsed.participants,
-    tasks: parsed.tasks,
-    review: parsed.review,
-    caps: parsed.caps,
-    cost: parsed.cost,
-    cleanup: parsed.cleanup,
-    warnings: parsed.warnings,
-    redactionNotes: parsed.redaction.notes,
-    ...(parsed.study ? { study: parsed.study } : {}),
-    ...adapterBlocks(parsed),
-    ...(parsed.continues ? { continues: parsed.continues } : {}),
-  };
-  return makeWriter({
-    cwd: opts.cwd,
-    runId: opts.runId,
-    runDir,
-    redactor: evidenceRedactor(opts.secrets, opts.cwd, tracked),
-    tracked,
-    input,
-    reopened: true,
-    status: undefined,
-    heartbeatMs: 0,
-    now: opts.now ?? (() => new Date()),
-  });
-}
-
-/**
- * Append one after-the-fact release proof to `.humanish/runs/<runId>/orphan-release.json`
- * (`humanish.orphan-release.v1`), the record orphan reconciliation keeps when it releases a
- * resource of a run whose controller died. Redacted (cwd → `[target-cwd]`, host paths and secret
- * shapes removed), schema-checked, written atomically. In a sealed run it is written as a signed
- * appendix (`orphan-release.json.sig.json` extends the run's signature), the only form
- * `verifyRun` accepts; it then counts its `released` proofs as cleanup of the same exact ids.
- * Returns the project-relative path written, or null when the run directory does not exist here.
- * An existing record that does not parse is replaced (it was never valid evidence).
- * @throws HUMANISH_INVALID_RUN_ID, HUMANISH_INVALID_ARTIFACT (proof shape), HUMANISH_BUNDLE_WRITE_FAILED
- */
-export function recordOrphanRelease(cwd: string, runId: string, proof: CleanupProof): string | null {
-  assertRunId(runId);
-  const dir = runDirFor(cwd, runId);
-  try {
-    const st = lstatSync(dir);
-    if (!st.isDirectory() || st.isSymbolicLink()) return null;
-  } catch {
-    return null;
-  }
-  const redactor = evidenceRedactor([], cwd);
-  const file = join(dir, ORPHAN_RELEASE_FILE);
-  let doc: OrphanRelease = { schema: "humanish.orphan-release.v1", runId, releases: [] };
-  try {
-    const read = safeReadFile(file, 4 * 1024 * 1024);
-    const prev = read.ok ? OrphanReleaseSchema.safeParse(JSON.parse(new TextDecoder().decode(read.bytes))) : { success: false as const };
-    if (prev.success && prev.data.runId === runId) doc = prev.data;
-  } catch {
-    /* first record */
-  }
-  const p = CleanupProofSchema.safeParse(redactor.value(proof));
-  if (!p.success) {
-    throw new HumanishError("HUMANISH_INVALID_ARTIFACT", `orphan release proof for run ${runId} is invalid: ${describeZod(p.error)}`, {
-      next: "pass {id, provider, outcome, reason, at} (src/sandbox/types.ts ReleaseProof)",
-    });
-  }
-  doc.releases.push(p.data);
-  try {
-    const bytes = new TextEncoder().encode(redactor.json(doc));
-    // A sealed run takes the record as a signed appendix (the only form verify accepts);
-    // a run that died before sealing keeps it as a plain record of what was released.
-    if (safeReadFile(join(dir, SIGNATURE_FILE), 64 * 1024).ok) writeSignedAppendix(dir, runId, ORPHAN_RELEASE_FILE, bytes);
-    else writeFileAtomicSync(file, bytes, `${artifactRootFor(runId)}/${ORPHAN_RELEASE_FILE}`);
-  } catch (e) {
-    if (e instanceof HumanishError) throw e;
-    throw new HumanishError(
-      "HUMANISH_BUNDLE_WRITE_FAILED",
-      `could not write ${artifactRootFor(runId)}/${ORPHAN_RELEASE_FILE}: ${(e as NodeJS.ErrnoException).code ?? "error"}`,
-      {
-        next: "check free disk space and permissions of the .humanish directory",
-        cause: e,
-      },
-    );
-  }
-  return `${artifactRootFor(runId)}/${ORPHAN_RELEASE_FILE}`;
 }

@@ -8,7 +8,7 @@
  * participant output can retitle, clear or recolour the terminal.
  */
 import { createRedactor, redact } from "../bundle/index.ts";
-import { HumanishError } from "../errors.ts";
+import { errorMessage, HumanishError } from "../errors.ts";
 
 /** A command's result: the envelope printed in `--json` mode (`schema`, `ok`, `error` on failure). */
 export interface CommandResult {
@@ -111,7 +111,7 @@ export function failure(schema: string, e: unknown, extra: Record<string, unknow
       ? e.toJSON()
       : {
           code: "HUMANISH_UNEXPECTED",
-          message: e instanceof Error ? e.message : String(e),
+          message: errorMessage(e),
           next: "re-run with the same arguments; if it repeats, report it with the run directory",
         };
   return { result: { schema, ok: false, ...extra, error: err } };

@@ -6,7 +6,7 @@
  * reached at all, `HUMANISH_DOCKER_TIMEOUT` when a request outlived its deadline, and
  * `HUMANISH_DOCKER_STREAM_INVALID` when a response body broke the Engine's framing rules.
  */
-import { HumanishError } from "../errors.ts";
+import { errorMessage, HumanishError } from "../errors.ts";
 
 /** Code of an error response from the engine (any non-2xx/304 status). */
 export const DOCKER_API_ERROR = "HUMANISH_DOCKER_API_ERROR";
@@ -57,7 +57,7 @@ export function isDockerApiError(e: unknown, status?: number): e is DockerApiErr
 
 /** The error thrown when the socket cannot be reached. */
 export function dockerUnavailable(socketPath: string, cause: unknown): HumanishError {
-  const why = cause instanceof Error ? cause.message : String(cause);
+  const why = errorMessage(cause);
   return new HumanishError(DOCKER_UNAVAILABLE, `The Docker engine is not reachable on unix socket ${socketPath}: ${why}`, {
     next: "start dockerd (e.g. `sudo systemctl start docker` or `sudo dockerd &`) / set DOCKER_HOST=unix:///path/to/docker.sock",
     details: { socketPath },

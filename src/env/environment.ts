@@ -22,6 +22,7 @@
 import { randomUUID } from "node:crypto";
 import { HumanishError, isHumanishError } from "../errors.ts";
 import type { ExecResult, ReleaseProof, Sandbox } from "../sandbox/types.ts";
+import { zodIssues } from "../text/zod-issues.ts";
 import type { SandboxLedger } from "./ledger.ts";
 import {
   computeReward,
@@ -34,7 +35,7 @@ import {
 } from "./reward.ts";
 import type { Slot } from "./slot.ts";
 import { commandOutputText, commandResultText, finalAnswerText, toolErrorText } from "./text.ts";
-import { describeZodError, type ResetRequest, TERMINAL_TOOL_NAME, type ToolErrorType, terminalArgsSchema, terminalToolOpenEnv } from "./wire.ts";
+import { type ResetRequest, TERMINAL_TOOL_NAME, type ToolErrorType, terminalArgsSchema, terminalToolOpenEnv } from "./wire.ts";
 
 /** The wire response of reset/step: `{observation, reward, done, metadata}`. */
 export interface EnvResponse {
@@ -378,7 +379,7 @@ export class TerminalEnvironment {
     };
     if (toolName !== TERMINAL_TOOL_NAME) return fail("tool_not_found", `unknown tool ${JSON.stringify(toolName)}; the only tool is "${TERMINAL_TOOL_NAME}"`);
     const parsed = terminalArgsSchema.safeParse(args);
-    if (!parsed.success) return fail("invalid_args", `terminal arguments: ${describeZodError(parsed.error)}`);
+    if (!parsed.success) return fail("invalid_args", `terminal arguments: ${zodIssues(parsed.error)}`);
     const { command, final_answer } = parsed.data;
     if ((command === "") === (final_answer === "")) {
       return fail("invalid_args", "terminal arguments: pass exactly one of `command` or `final_answer` (non-empty)");

@@ -6,9 +6,10 @@
  * `isError: true`; protocol problems are JSON-RPC errors.
  */
 import { isHumanishError } from "../errors.ts";
+import { zodIssues } from "../text/zod-issues.ts";
 import type { EnvResponse } from "./environment.ts";
 import { toolErrorText } from "./text.ts";
-import { describeZodError, type ResetRequest, resetRequestSchema, TERMINAL_TOOL_NAME, terminalToolMcp } from "./wire.ts";
+import { type ResetRequest, resetRequestSchema, TERMINAL_TOOL_NAME, terminalToolMcp } from "./wire.ts";
 
 /** MCP protocol revision we answer with when the client does not name one. */
 export const MCP_PROTOCOL_VERSION = "2025-06-18";
@@ -118,7 +119,7 @@ export async function handleMcpMessage(msg: unknown, target: McpTarget): Promise
     case "openenv/session/create": {
       // OpenEnv's client sends `{}`; reset fields (setup, verify, seed, episode_id) are this server's extension.
       const reset = resetRequestSchema.safeParse(params);
-      if (!reset.success) return rpcError(id, RPC.invalidParams, `invalid params: ${describeZodError(reset.error)}`);
+      if (!reset.success) return rpcError(id, RPC.invalidParams, `invalid params: ${zodIssues(reset.error)}`);
       try {
         return { jsonrpc: "2.0", id, result: { session_id: await target.createSession(reset.data) } };
       } catch (e) {

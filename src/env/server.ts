@@ -12,22 +12,14 @@ import type { Server, ServerWebSocket } from "bun";
 import { createRedactor } from "../bundle/index.ts";
 import { HumanishError, isHumanishError } from "../errors.ts";
 import type { ReleaseProof, SandboxProvider } from "../sandbox/types.ts";
+import { zodIssues } from "../text/zod-issues.ts";
 import type { EnvBackend, EnvLogEvent, EnvResponse } from "./environment.ts";
 import { type ReleaseSummary, SandboxLedger, summarize } from "./ledger.ts";
 import { handleMcpMessage, RPC } from "./mcp.ts";
 import { HTTP_NO_EPISODE_HINT, SessionRegistry } from "./registry.ts";
 import { type Session, SlotPool } from "./sessions.ts";
 import { WEB_PAGE_HTML } from "./web.ts";
-import {
-  type Action,
-  actionSchema,
-  describeZodError,
-  resetRequestSchema,
-  schemaDocument,
-  stepRequestSchema,
-  type WsErrorCode,
-  wsMessageSchema,
-} from "./wire.ts";
+import { type Action, actionSchema, resetRequestSchema, schemaDocument, stepRequestSchema, type WsErrorCode, wsMessageSchema } from "./wire.ts";
 
 /** Defaults (ms unless noted). */
 export const ENV_DEFAULTS = {
@@ -158,12 +150,12 @@ const wsError = (ws: ServerWebSocket<WsData>, code: WsErrorCode, message: string
 function wsStepAction(data: Record<string, unknown>): { ok: true; action: Action; timeoutMs?: number } | { ok: false; message: string } {
   if ("action" in data && !("type" in data)) {
     const req = stepRequestSchema.safeParse(data);
-    if (!req.success) return { ok: false, message: `step: ${describeZodError(req.error)}` };
+    if (!req.success) return { ok: false, message: `step: ${zodIssues(req.error)}` };
     const t = req.data.timeout_s;
     return { ok: true, action: req.data.action, ...(t == null ? {} : { timeoutMs: Math.round(t * 1000) }) };
   }
   const a = actionSchema.safeParse(data);
-  if (!a.success) return { ok: false, message: `step: ${describeZodError(a.error)}` };
+  if (!a.success) return { ok: false, message: `step: ${zodIssues(a.error)}` };
   return { ok: true, action: a.data };
 }
 
@@ -193,12 +185,12 @@ async function handleWsMessage(registry: SessionRegistry, ws: ServerWebSocket<Ws
     return wsError(ws, "UNKNOWN_TYPE", `unknown message type ${JSON.stringify(type)}; expected reset, step, state, close or mcp`);
   }
   const msg = wsMessageSchema.safeParse(parsed);
-  if (!msg.success) return wsError(ws, "VALIDATION_ERROR", describeZodError(msg.error));
+  if (!msg.success) return wsError(ws, "VALIDATION_ERROR", zodIssues(msg.error));
   const m = msg.data;
   try {
     if (m.type === "reset") {
       const req = resetRequestSchema.safeParse(m.data);
-      if (!req.success) return wsError(ws, "VALIDATION_ERROR", `reset: ${describeZodError(req.error)}`);
+      if (!req.success) return wsError(ws, "VALIDATION_ERROR", `reset: ${zodIssues(req.error)}`);
       return wsSend(ws, "observation", await session.run(() => session.env.reset(req.data)));
     }
     if (m.type === "step") {
@@ -224,7 +216,7 @@ async function handleStateless(registry: SessionRegistry, route: "reset" | "step
   if (!body.ok) return httpError(400, "INVALID_JSON", "the request body is not valid JSON");
   if (route === "reset") {
     const parsed = resetRequestSchema.safeParse(body.value);
-    if (!parsed.success) return httpError(422, "VALIDATION_ERROR", `reset: ${describeZodError(parsed.error)}`);
+    if (!parsed.success) return httpError(422, "VALIDATION_ERROR", `reset: ${zodIssues(parsed.error)}`);
     try {
       const { value, release } = await registry.withTemp(HTTP_NO_EPISODE_HINT, (s) => s.env.reset(parsed.data));
       if (release && value.metadata.sandbox_release === undefined) value.metadata.sandbox_release = release;
@@ -235,7 +227,7 @@ async function handleStateless(registry: SessionRegistry, route: "reset" | "step
     }
   }
   const parsed = stepRequestSchema.safeParse(body.value);
-  if (!parsed.success) return httpError(422, "VALIDATION_ERROR", `step: ${describeZodError(parsed.error)}`);
+  if (!parsed.success) return httpError(422, "VALIDATION_ERROR", `step: ${zodIssues(parsed.error)}`);
   const t = parsed.data.timeout_s;
   const action = parsed.data.action;
   const { value } = await registry.withTemp(HTTP_NO_EPISODE_HINT, async (s) =>

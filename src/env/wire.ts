@@ -229,11 +229,3 @@ export type WsMessage = z.infer<typeof wsMessageSchema>;
 
 /** WebSocket error codes, as OpenEnv names them. */
 export type WsErrorCode = "INVALID_JSON" | "UNKNOWN_TYPE" | "VALIDATION_ERROR" | "EXECUTION_ERROR" | "CAPACITY_REACHED" | "FACTORY_ERROR" | "SESSION_ERROR";
-
-/** One-line summary of a zod error: `path: message; …` (names the field). */
-export function describeZodError(err: z.ZodError): string {
-  return err.issues
-    .slice(0, 5)
-    .map((i) => `${i.path.length ? i.path.join(".") : "(root)"}: ${i.message}`)
-    .join("; ");
-}

@@ -8,7 +8,7 @@
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import type { Readable, Writable } from "node:stream";
-import { HumanishError } from "../errors.ts";
+import { errorMessage, HumanishError } from "../errors.ts";
 import { CdpPipe } from "./cdp.ts";
 import { CHROMIUM_BINARY } from "./desktop.ts";
 import { GuestPage } from "./page.ts";
@@ -53,7 +53,7 @@ export async function runGuestCaptureBench(args: string[]): Promise<number> {
     process.stdout.write(`${JSON.stringify({ schema: "humanish.capture-bench.v1", n: count, meanMs: mean, minMs: Math.min(...times), bytes })}\n`);
     return 0;
   } catch (e) {
-    const err = e instanceof HumanishError ? e : new HumanishError("HUMANISH_GUEST_BENCH_FAILED", e instanceof Error ? e.message : String(e));
+    const err = e instanceof HumanishError ? e : new HumanishError("HUMANISH_GUEST_BENCH_FAILED", errorMessage(e));
     process.stderr.write(`humanish guest bench-capture failed: ${err.message}\ncode: ${err.code}\n`);
     return 2;
   } finally {

@@ -7,7 +7,7 @@
  */
 import { z } from "zod";
 import { cuaError } from "../browser-control/errors.ts";
-import { identitySchema } from "../browser-control/index.ts";
+import { type CuaAction, identitySchema } from "../browser-control/index.ts";
 import { HumanishError } from "../errors.ts";
 
 /** Where the host's private io directory is mounted inside the guest. */
@@ -186,4 +186,95 @@ export function admitTypedText(text: string): void {
   const bytes = new TextEncoder().encode(text);
   if (bytes.length > MAX_TYPE_BYTES) throw cuaError("action_rejected", "not_dispatched", "type: text over 64 KiB");
   if (new TextDecoder().decode(bytes) !== text) throw cuaError("action_rejected", "not_dispatched", "type: text does not round-trip as UTF-8");
+}
+
+/** Max wheel steps (horizontal + vertical) one scroll may send. */
+export const MAX_WHEEL_STEPS = 100;
+/** Pixels of scroll delta per wheel step. */
+export const WHEEL_STEP_PX = 120;
+
+/** A screen point as xdotool's two integer arguments (px). */
+export type ScreenPoint = [string, string];
+/** xdotool's button numbers: 1 left, 2 middle, 3 right; wheel 4 up, 5 down, 6 left, 7 right. */
+export type PointerButton = "1" | "2" | "3";
+/** Wheel steps along one axis: how many, and the wheel button of their direction. */
+export interface WheelSteps {
+  steps: number;
+  button: "4" | "5" | "6" | "7";
+}
+
+/**
+ * What one browser action asks of a desktop's input, validated once for every desktop: points
+ * on the screen, wheel steps bounded, drag paths of two points or more, text admitted. A desktop
+ * turns it into its own native steps; keys are left to the desktop's closed key table.
+ */
+export type PlannedInput =
+  | { kind: "pointer"; at: ScreenPoint; click?: { button: PointerButton; double: boolean } }
+  | { kind: "keys"; keys: readonly string[] }
+  | { kind: "wheel"; at: ScreenPoint; horizontal: WheelSteps | null; vertical: WheelSteps | null }
+  | { kind: "drag"; path: ScreenPoint[] }
+  | { kind: "type"; text: string }
+  | { kind: "sleep"; ms: number }
+  | { kind: "none" };
+
+/**
+ * The one planner of the browser actions both desktops (the local guest and the E2B desktop)
+ * accept, on a `width`×`height` screen (px). Exhaustive over the action union: a new action kind
+ * is a compile error here until it is planned.
+ * @throws CuaExecutorError `action_rejected`/`not_dispatched` for any refusal (off-screen point,
+ *   inadmissible text, over 100 wheel steps, a drag of fewer than 2 points).
+ */
+export function planInput(action: CuaAction, geometry: { width: number; height: number }): PlannedInput {
+  const { width, height } = geometry;
+  switch (action.kind) {
+    case "move":
+      return { kind: "pointer", at: screenPoint(action.x, action.y, width, height) };
+    case "click":
+      return {
+        kind: "pointer",
+        at: screenPoint(action.x, action.y, width, height),
+        click: { button: action.button === "middle" ? "2" : action.button === "right" ? "3" : "1", double: false },
+      };
+    case "double_click":
+      return { kind: "pointer", at: screenPoint(action.x, action.y, width, height), click: { button: "1", double: true } };
+    case "keypress":
+      return { kind: "keys", keys: action.keys };
+    case "scroll":
+      return planScroll(action, width, height);
+    case "drag":
+      if (action.path.length < 2) throw cuaError("action_rejected", "not_dispatched", "drag: fewer than 2 points");
+      return { kind: "drag", path: action.path.map((p) => screenPoint(p.x, p.y, width, height)) };
+    case "type":
+      admitTypedText(action.text);
+      return { kind: "type", text: action.text };
+    case "wait":
+      return { kind: "sleep", ms: action.ms ?? 250 };
+    case "screenshot":
+      return { kind: "none" };
+    default:
+      return unplanned(action);
+  }
+}
+
+function planScroll(action: Extract<CuaAction, { kind: "scroll" }>, width: number, height: number): PlannedInput {
+  const at = screenPoint(action.x, action.y, width, height);
+  if (!Number.isFinite(action.dx) || !Number.isFinite(action.dy)) throw cuaError("action_rejected", "not_dispatched", "scroll: delta not finite");
+  const h = Math.ceil(Math.abs(action.dx) / WHEEL_STEP_PX);
+  const v = Math.ceil(Math.abs(action.dy) / WHEEL_STEP_PX);
+  if (h + v > MAX_WHEEL_STEPS) throw cuaError("action_rejected", "not_dispatched", "scroll: more than 100 wheel steps");
+  if (h + v === 0) return { kind: "none" };
+  return {
+    kind: "wheel",
+    at,
+    horizontal: h > 0 ? { steps: h, button: action.dx > 0 ? "7" : "6" } : null,
+    vertical: v > 0 ? { steps: v, button: action.dy > 0 ? "5" : "4" } : null,
+  };
+}
+
+/**
+ * The end of an exhaustive switch: `value` is `never` to the compiler, so a new kind is a type
+ * error at the switch; at run time (a value from outside the union) it is refused, never sent.
+ */
+export function unplanned(value: never): never {
+  throw cuaError("action_rejected", "not_dispatched", `unsupported action kind ${JSON.stringify((value as { kind?: unknown })?.kind ?? null)}`);
 }

@@ -33,17 +33,14 @@ import {
   isCuaExecutorError,
 } from "../browser-control/index.ts";
 import { admitPng } from "../png/index.ts";
-import { admitTypedText, screenPoint as point } from "./contract.ts";
+import { planInput, unplanned } from "./contract.ts";
 import { decodeXwd, encodePng, perceptualSignature } from "./frame.ts";
 import { MODIFIER_KEYSYMS } from "./keys.ts";
 import { captureXwd, type NativeEnv, xdotool } from "./native.ts";
 import type { GuestPage } from "./page.ts";
 import { xdotoolArgsForChord } from "./plan.ts";
 
-/** Max wheel steps (horizontal + vertical) one scroll may send. */
-export const MAX_WHEEL_STEPS = 100;
-/** Pixels of scroll delta per wheel step. */
-export const WHEEL_STEP_PX = 120;
+export { MAX_WHEEL_STEPS, WHEEL_STEP_PX } from "./contract.ts";
 
 /** How long the focus probe waits for the page to apply earlier native input (a click on a field), ms. */
 export const FOCUS_SETTLE_MS = 3_000;
@@ -87,66 +84,44 @@ export interface GuestExecutor extends BrowserExecutor {
  * @throws CuaExecutorError `action_rejected`/`not_dispatched` for any refusal.
  */
 export function planAction(action: CuaAction, geometry: { width: number; height: number }, armed: boolean): NativeStep[] {
-  const { width, height } = geometry;
-  switch (action.kind) {
-    case "move": {
-      const [x, y] = point(action.x, action.y, width, height);
-      return [{ kind: "xdotool", args: ["mousemove", x, y] }];
+  const input = planInput(action, geometry);
+  switch (input.kind) {
+    case "pointer": {
+      const move: NativeStep = { kind: "xdotool", args: ["mousemove", ...input.at] };
+      if (!input.click) return [move];
+      const click = input.click.double ? ["click", "--repeat", "2", "--delay", "100", input.click.button] : ["click", input.click.button];
+      return [move, { kind: "xdotool", args: click }];
     }
-    case "click": {
-      const [x, y] = point(action.x, action.y, width, height);
-      const button = action.button === "middle" ? "2" : action.button === "right" ? "3" : "1";
-      return [
-        { kind: "xdotool", args: ["mousemove", x, y] },
-        { kind: "xdotool", args: ["click", button] },
-      ];
-    }
-    case "double_click": {
-      const [x, y] = point(action.x, action.y, width, height);
-      return [
-        { kind: "xdotool", args: ["mousemove", x, y] },
-        { kind: "xdotool", args: ["click", "--repeat", "2", "--delay", "100", "1"] },
-      ];
-    }
-    case "keypress":
-      return [{ kind: "xdotool", args: xdotoolArgsForChord(action.keys) }];
-    case "scroll": {
-      const [x, y] = point(action.x, action.y, width, height);
-      if (!Number.isFinite(action.dx) || !Number.isFinite(action.dy)) throw cuaError("action_rejected", "not_dispatched", "scroll: delta not finite");
-      const h = Math.ceil(Math.abs(action.dx) / WHEEL_STEP_PX);
-      const v = Math.ceil(Math.abs(action.dy) / WHEEL_STEP_PX);
-      if (h + v > MAX_WHEEL_STEPS) throw cuaError("action_rejected", "not_dispatched", "scroll: more than 100 wheel steps");
-      if (h + v === 0) return [];
-      const steps: NativeStep[] = [{ kind: "xdotool", args: ["mousemove", x, y] }];
-      for (let i = 0; i < h; i++) steps.push({ kind: "xdotool", args: ["click", action.dx > 0 ? "7" : "6"] });
-      for (let i = 0; i < v; i++) steps.push({ kind: "xdotool", args: ["click", action.dy > 0 ? "5" : "4"] });
+    case "keys":
+      return [{ kind: "xdotool", args: xdotoolArgsForChord(input.keys) }];
+    case "wheel": {
+      const steps: NativeStep[] = [{ kind: "xdotool", args: ["mousemove", ...input.at] }];
+      for (const axis of [input.horizontal, input.vertical]) {
+        for (let i = 0; i < (axis?.steps ?? 0); i++) steps.push({ kind: "xdotool", args: ["click", axis!.button] });
+      }
       return steps;
     }
     case "drag": {
-      if (action.path.length < 2) throw cuaError("action_rejected", "not_dispatched", "drag: fewer than 2 points");
-      const pts = action.path.map((p) => point(p.x, p.y, width, height));
       const steps: NativeStep[] = [
-        { kind: "xdotool", args: ["mousemove", ...pts[0]!] },
+        { kind: "xdotool", args: ["mousemove", ...input.path[0]!] },
         { kind: "xdotool", args: ["mousedown", "1"], keydown: "mouse1" },
       ];
-      for (const p of pts.slice(1)) steps.push({ kind: "xdotool", args: ["mousemove", ...p] });
+      for (const p of input.path.slice(1)) steps.push({ kind: "xdotool", args: ["mousemove", ...p] });
       steps.push({ kind: "xdotool", args: ["mouseup", "1"] });
       return steps;
     }
-    case "type": {
-      admitTypedText(action.text);
+    case "type":
       if (armed) {
-        if (!/^[\x20-\x7e]+$/.test(action.text)) throw cuaError("action_rejected", "not_dispatched", "type: address-bar text must be printable ASCII");
-        return [{ kind: "chrome_text", text: action.text }];
+        if (!/^[\x20-\x7e]+$/.test(input.text)) throw cuaError("action_rejected", "not_dispatched", "type: address-bar text must be printable ASCII");
+        return [{ kind: "chrome_text", text: input.text }];
       }
-      return [{ kind: "content_text", text: action.text }];
-    }
-    case "wait":
-      return [{ kind: "sleep", ms: action.ms ?? 250 }];
-    case "screenshot":
+      return [{ kind: "content_text", text: input.text }];
+    case "sleep":
+      return [{ kind: "sleep", ms: input.ms }];
+    case "none":
       return [];
     default:
-      throw cuaError("action_rejected", "not_dispatched", "unsupported action kind");
+      return unplanned(input);
   }
 }
 

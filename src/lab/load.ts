@@ -15,7 +15,7 @@ import { createHash } from "node:crypto";
 import { constants, type Stats } from "node:fs";
 import { lstat, open, readdir, realpath, stat } from "node:fs/promises";
 import { basename, extname, isAbsolute, join, relative, resolve, sep } from "node:path";
-import { HumanishError } from "../errors.ts";
+import { errorMessage, HumanishError } from "../errors.ts";
 import { EMBEDDED_ALIASES, EMBEDDED_LABS, findEmbeddedLab } from "./embedded.ts";
 import { MAX_LAB_BYTES, parseLab } from "./parse.ts";
 import { type LabBackend, selectLabBackend } from "./routing.ts";
@@ -276,7 +276,7 @@ function isNotFound(e: unknown): boolean {
 }
 
 function errText(e: unknown): string {
-  return (e as { code?: string })?.code ?? (e instanceof Error ? e.message : String(e));
+  return (e as { code?: string })?.code ?? errorMessage(e);
 }
 
 /**

@@ -9,7 +9,8 @@
  * wins (unknown keys before the "required" problems they cause).
  */
 import type { z } from "zod";
-import { findActor } from "../actors/registry.ts";
+import { findActor } from "../actor-registry/registry.ts";
+import { errorMessage } from "../errors.ts";
 import { nearest } from "../text/nearest.ts";
 import { parseBrowserSteps } from "./browser-steps.ts";
 import { formatPath, type Problem, problemFromZod, renderFirstProblem } from "./issues.ts";
@@ -66,7 +67,7 @@ export function parseLab(yamlText: string, opts: ParseLabOptions = {}): ParseLab
     return parseInner(yamlText, source, opts.seatCount);
   } catch (e) {
     // A bug in a validator must not escape as a throw; it is still a refusal of this input.
-    return invalid(`${source}: the lab could not be validated (${e instanceof Error ? e.message : String(e)})`);
+    return invalid(`${source}: the lab could not be validated (${errorMessage(e)})`);
   }
 }
 

@@ -3,7 +3,7 @@
  * dispatch (`humanish lab run`) and by parse-time checks and warnings (ARCHITECTURE.md "Routes
  * and targets"). Actor lanes come from the actor registry.
  */
-import { actorServesLane, listActors } from "../actors/registry.ts";
+import { actorServesLane, listActors } from "../actor-registry/registry.ts";
 import type { BrowserLabConfig, DeviceName, DevicePreset, LabConfig, TerminalLabConfig } from "./schema.ts";
 import { browserSeatDevices, expandSeats, type SeatSpec } from "./seats.ts";
 

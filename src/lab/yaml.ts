@@ -12,6 +12,7 @@
  * The loaded document is kept so later validation errors can point at the line of a field.
  */
 import { Composer, isAlias, isMap, isScalar, isSeq, LineCounter, type Pair, parseDocument, type Node as YamlNode } from "yaml";
+import { errorMessage } from "../errors.ts";
 import { MAX_LAB_DEPTH, scanLabYaml } from "./yaml-scan.ts";
 import { MAX_ALIAS_EXPANSION, MAX_LAB_ALIASES, walkLabYaml } from "./yaml-walk.ts";
 
@@ -88,7 +89,7 @@ export function loadStrictYaml(text: string): { ok: true; yaml: StrictYaml } | {
   try {
     value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
   } catch (e) {
-    return fail({ line: 1, col: 1 }, `YAML could not be expanded: ${e instanceof Error ? e.message : String(e)}`);
+    return fail({ line: 1, col: 1 }, `YAML could not be expanded: ${errorMessage(e)}`);
   }
 
   return { ok: true, yaml: strictYamlOf(doc.contents, text, value, aliasTargets, at) };

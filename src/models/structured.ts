@@ -13,6 +13,7 @@
  */
 import { zodTextFormat } from "openai/helpers/zod";
 import type { z } from "zod";
+import { errorMessage } from "../errors.ts";
 import { type BoundedFetchState, boundedFetch } from "./bounded-fetch.ts";
 import { createModelClient, OpenAI } from "./client.ts";
 import type { ModelEndpoint, ModelKey } from "./endpoint.ts";
@@ -20,6 +21,13 @@ import { parseUsage, type RequestUsage } from "./usage.ts";
 
 /** One input part of the user message. Images are PNG data URLs. */
 export type StructuredInputPart = { type: "input_text"; text: string } | { type: "input_image"; image_url: string; detail: "high" | "low" | "auto" };
+
+/** Text and PNG parts (base64) as Responses input parts; every image at `high` detail. */
+export function structuredInput(parts: readonly ({ type: "text"; text: string } | { type: "image"; pngBase64: string })[]): StructuredInputPart[] {
+  return parts.map((c) =>
+    c.type === "text" ? { type: "input_text", text: c.text } : { type: "input_image", image_url: `data:image/png;base64,${c.pngBase64}`, detail: "high" },
+  );
+}
 
 /** A structured request. Units: tokens, ms. */
 export interface StructuredRequest<T> {
@@ -117,7 +125,7 @@ function errorOutcome<T>(e: unknown): StructuredOutcome<T> {
     const code = typeof e.code === "string" && e.code ? e.code : typeof e.type === "string" && e.type ? e.type : `http_${e.status ?? "error"}`;
     return { kind: "http_error", status: typeof e.status === "number" ? e.status : null, code, message: e.message };
   }
-  return { kind: "http_error", status: null, code: "client_error", message: e instanceof Error ? e.message : String(e) };
+  return { kind: "http_error", status: null, code: "client_error", message: errorMessage(e) };
 }
 
 /**
@@ -156,7 +164,7 @@ export async function requestStructured<T>(endpoint: ModelEndpoint, key: ModelKe
     if (raw !== null) {
       try {
         const j = JSON.parse(raw) as Json;
-        const why = e instanceof SyntaxError ? `invalid JSON: ${e.message}` : `schema violation: ${e instanceof Error ? e.message : String(e)}`;
+        const why = e instanceof SyntaxError ? `invalid JSON: ${e.message}` : `schema violation: ${errorMessage(e)}`;
         return fromResponse<T>(j, null, why.slice(0, 4000));
       } catch {
         /* the body itself is not JSON: a client-side failure */

@@ -3,7 +3,7 @@
  * the bundle.
  * `selectLabBackend` (src/lab) is the single source of routing truth.
  */
-import { HumanishError } from "../errors.ts";
+import { errorMessage, HumanishError } from "../errors.ts";
 import { type LabConfig, selectLabBackend } from "../lab/index.ts";
 import { studySecrets } from "../secrets/index.ts";
 import { runPostAnalysis } from "../study/post-analysis.ts";
@@ -53,7 +53,7 @@ export async function runStudy(ctx: StudyContext<LabConfig>): Promise<StudyResul
       };
     }
   } catch (e) {
-    const message = e instanceof HumanishError ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
+    const message = e instanceof HumanishError ? `${e.code}: ${e.message}` : errorMessage(e);
     result.warnings.push({ code: "HUMANISH_REPORT_FAILED", message: `the HTML report was not written: ${message}` });
   }
   return result;

@@ -13,7 +13,7 @@
 import { createHash } from "node:crypto";
 import { open, stat } from "node:fs/promises";
 import { type DockerClient, isDockerApiError, type JsonMessage, tarPack } from "../docker/index.ts";
-import { HumanishError } from "../errors.ts";
+import { errorMessage, HumanishError } from "../errors.ts";
 import { fetchArtifact, type RecipeArtifact, validateArtifact } from "./artifacts.ts";
 
 /** Label carrying the recipe revision on a built image. */
@@ -219,7 +219,7 @@ export async function ensureImage(docker: DockerClient, recipe: ImageRecipe, opt
     return { tag: status.tag, revision: status.revision, imageId: res.imageId, built: true };
   } catch (e) {
     if (e instanceof HumanishError && e.code === "HUMANISH_DOCKER_UNAVAILABLE") throw e;
-    const msg = e instanceof Error ? e.message : String(e);
+    const msg = errorMessage(e);
     throw new HumanishError("HUMANISH_IMAGE_BUILD_FAILED", `building image ${status.tag} from recipe ${recipe.name} failed: ${msg}`, {
       next: "read the build error above; check that the base image exists (`bash scripts/base-image.sh`) and that the build can reach deb.debian.org",
       cause: e,
@@ -318,7 +318,7 @@ export async function loadImageArchive(
     return { loaded: res.loaded, sha256: got.sha256, bytes: got.bytes };
   } catch (e) {
     if (e instanceof HumanishError && e.code === "HUMANISH_DOCKER_UNAVAILABLE") throw e;
-    throw new HumanishError("HUMANISH_IMAGE_LOAD_FAILED", `loading image archive ${file} failed: ${e instanceof Error ? e.message : String(e)}`, {
+    throw new HumanishError("HUMANISH_IMAGE_LOAD_FAILED", `loading image archive ${file} failed: ${errorMessage(e)}`, {
       next: "check the archive format (docker save) and the engine's free disk space",
       cause: e,
     });

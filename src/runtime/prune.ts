@@ -14,6 +14,7 @@
  * (`GET /system/df` `SharedSize`), so layers shared with a kept image are never counted.
  */
 import type { DockerClient, ImageSummary } from "../docker/index.ts";
+import { errorMessage } from "../errors.ts";
 import { GUEST_IMAGE_NAME, guestImageStatus } from "./guest-image.ts";
 import { imageStatus } from "./images.ts";
 import { SANDBOX_IMAGE_NAME, sandboxRecipe } from "./recipes.ts";
@@ -160,7 +161,7 @@ export async function pruneImages(
         await docker.imageRemove(img.id);
         removed.push({ id: img.id, tags: img.tags, bytes: img.bytes, outcome: "removed" });
       } catch (e) {
-        removed.push({ id: img.id, tags: img.tags, bytes: img.bytes, outcome: "kept", reason: e instanceof Error ? e.message : String(e) });
+        removed.push({ id: img.id, tags: img.tags, bytes: img.bytes, outcome: "kept", reason: errorMessage(e) });
       }
     }
   }

@@ -13,7 +13,7 @@
  */
 import { accessSync, constants, statSync } from "node:fs";
 import { type DockerClient, dockerClientFor, resolveDockerSocket } from "../docker/index.ts";
-import { HumanishError } from "../errors.ts";
+import { errorMessage } from "../errors.ts";
 import { runtimeSetup } from "./status.ts";
 
 /** Deadline of the engine probe (`GET /_ping`), in ms: a hung engine must not hold up a dry run. */
@@ -34,7 +34,7 @@ export async function probeEngine(env: Record<string, string | undefined>, opts:
   try {
     socket = resolveDockerSocket(env);
   } catch (e) {
-    return { ok: false, code: "engine-unsupported", socket: null, message: e instanceof Error ? e.message : String(e) };
+    return { ok: false, code: "engine-unsupported", socket: null, message: errorMessage(e) };
   }
   try {
     statSync(socket);
@@ -57,7 +57,7 @@ export async function probeEngine(env: Record<string, string | undefined>, opts:
   try {
     await docker.ping({ timeoutMs: opts.timeoutMs ?? ENGINE_PROBE_TIMEOUT_MS, ...(opts.signal ? { signal: opts.signal } : {}) });
   } catch (e) {
-    const why = e instanceof HumanishError ? e.message : e instanceof Error ? e.message : String(e);
+    const why = errorMessage(e);
     return { ok: false, code: "engine-not-answering", socket, message: `the Docker engine at ${socket} does not answer: ${why}` };
   }
   return { ok: true, socket, docker };

@@ -11,7 +11,7 @@
  * `HUMANISH_LOCAL_RUNTIME_IMAGE` names an already-built guest image; an invalid one fails.
  */
 import type { DockerClient } from "../docker/index.ts";
-import { HumanishError, isHumanishError } from "../errors.ts";
+import { errorMessage, HumanishError, isHumanishError } from "../errors.ts";
 import { ensureGuestImage, type GuestImageStatus, guestImageStatus } from "./guest-image.ts";
 import { ensureImage, imageStatus, loadImageArchive } from "./images.ts";
 import { planPrune } from "./prune.ts";
@@ -51,7 +51,7 @@ export interface RuntimeResult {
 function fail(e: unknown, partial: Partial<RuntimeResult> = {}): RuntimeResult {
   const err = isHumanishError(e)
     ? { code: e.code, message: e.message, ...(e.next ? { next: e.next } : {}) }
-    : { code: "HUMANISH_LOCAL_RUNTIME_FAILED", message: e instanceof Error ? e.message : String(e) };
+    : { code: "HUMANISH_LOCAL_RUNTIME_FAILED", message: errorMessage(e) };
   return {
     schema: RUNTIME_RESULT_SCHEMA,
     ok: false,

@@ -18,7 +18,7 @@ import { randomBytes } from "node:crypto";
 import { posix } from "node:path";
 import sandboxSeccomp from "../../runtime/seccomp/sandbox.json";
 import { type DockerClient, isDockerApiError, runExec, tarPack, tarUnpack } from "../docker/index.ts";
-import { HumanishError } from "../errors.ts";
+import { errorMessage, HumanishError } from "../errors.ts";
 import { CONTROLLER_LABEL, controllerIdentity } from "./controller.ts";
 import { DEFAULT_DISK_BYTES, type DiskLimitBreach, type DiskWatch, watchDisk } from "./disk-watch.ts";
 import { type ReleaseDeadlines, releaseContainer } from "./release.ts";
@@ -116,7 +116,7 @@ function envList(env: Record<string, string> | undefined, where: string): string
 
 function dockerCause(e: unknown): string {
   if (isDockerApiError(e)) return `HTTP ${e.status}: ${e.engineMessage}`;
-  return e instanceof Error ? e.message : String(e);
+  return errorMessage(e);
 }
 
 /** Rethrows engine-unreachable errors as they are; wraps the rest under `code`. */

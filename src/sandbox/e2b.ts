@@ -23,7 +23,7 @@
  */
 import { CommandExitError, type CommandHandle, Sandbox as E2BSandbox, NotFoundError, Template } from "e2b";
 import { concatBytes } from "../bytes/concat.ts";
-import { HumanishError } from "../errors.ts";
+import { errorMessage, HumanishError } from "../errors.ts";
 import { type E2BAlive, e2bReleaseStep, e2bReleaseVerdict } from "./e2b-release.ts";
 import type { ExecOptions, ExecResult, ReleaseProof, Sandbox, SandboxCreateOptions, SandboxProvider } from "./types.ts";
 
@@ -122,10 +122,6 @@ async function withDeadline<T>(p: Promise<T>, ms: number): Promise<Settled<T>> {
   }
 }
 
-function message(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
-
 class E2BSandboxHandle implements E2BSandboxHandleApi {
   readonly provider = "e2b" as const;
   readonly id: string;
@@ -176,7 +172,7 @@ class E2BSandboxHandle implements E2BSandboxHandleApi {
         },
       });
     } catch (e) {
-      throw new HumanishError("HUMANISH_SANDBOX_EXEC_FAILED", `exec in E2B sandbox ${this.id} could not start: ${message(e)}`, {
+      throw new HumanishError("HUMANISH_SANDBOX_EXEC_FAILED", `exec in E2B sandbox ${this.id} could not start: ${errorMessage(e)}`, {
         next: "check that the sandbox is still running (it may have reached its timeout); reset for a new one",
         cause: e,
       });
@@ -219,7 +215,7 @@ class E2BSandboxHandle implements E2BSandboxHandleApi {
       if (first.e instanceof CommandExitError) {
         return { exitCode: first.e.exitCode, stdout: concatBytes(out), stderr: concatBytes(err), timedOut: false, durationMs };
       }
-      throw new HumanishError("HUMANISH_SANDBOX_EXEC_FAILED", `exec in E2B sandbox ${this.id} failed: ${message(first.e)}`, {
+      throw new HumanishError("HUMANISH_SANDBOX_EXEC_FAILED", `exec in E2B sandbox ${this.id} failed: ${errorMessage(first.e)}`, {
         next: "check that the sandbox is still running (it may have reached its timeout); reset for a new one",
         cause: first.e,
       });
@@ -238,7 +234,7 @@ class E2BSandboxHandle implements E2BSandboxHandleApi {
       const body = typeof data === "string" ? data : (data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength) as ArrayBuffer);
       await this.sbx.files.write(path, body);
     } catch (e) {
-      throw new HumanishError("HUMANISH_SANDBOX_WRITE_FAILED", `writeFile ${path} in E2B sandbox ${this.id} failed: ${message(e)}`, {
+      throw new HumanishError("HUMANISH_SANDBOX_WRITE_FAILED", `writeFile ${path} in E2B sandbox ${this.id} failed: ${errorMessage(e)}`, {
         next: "write under /home/user; check the sandbox is running",
         cause: e,
       });
@@ -281,7 +277,7 @@ class E2BSandboxHandle implements E2BSandboxHandleApi {
       return bytes;
     } catch (e) {
       if (e instanceof HumanishError) throw e;
-      throw new HumanishError("HUMANISH_SANDBOX_READ_FAILED", `readFile ${path} in E2B sandbox ${this.id} failed: ${message(e)}`, {
+      throw new HumanishError("HUMANISH_SANDBOX_READ_FAILED", `readFile ${path} in E2B sandbox ${this.id} failed: ${errorMessage(e)}`, {
         next: "check the path and that the sandbox is running",
         cause: e,
       });
@@ -304,7 +300,7 @@ class E2BSandboxHandle implements E2BSandboxHandleApi {
       this.killDeadlineMs,
     );
     if (updated.kind === "deadline") throw fail(`the update did not settle within ${this.killDeadlineMs} ms`);
-    if (updated.kind === "error") throw fail(`the update failed: ${message(updated.error)}`, updated.error);
+    if (updated.kind === "error") throw fail(`the update failed: ${errorMessage(updated.error)}`, updated.error);
     const info = await withDeadline(E2BSandbox.getInfo(this.id, this.connectionOpts), this.killDeadlineMs);
     if (info.kind !== "value") throw fail("its info could not be read back");
     const denied = info.value.network?.denyOut ?? [];
@@ -416,7 +412,7 @@ export function createE2BSandboxProvider(opts: E2BSandboxProviderOptions): E2BSa
       } catch (e) {
         throw new HumanishError(
           "HUMANISH_SANDBOX_CREATE_FAILED",
-          `create: E2B sandbox from template ${o.image || DEFAULT_E2B_TEMPLATE} for run ${o.runId} could not be created: ${message(e)}`,
+          `create: E2B sandbox from template ${o.image || DEFAULT_E2B_TEMPLATE} for run ${o.runId} could not be created: ${errorMessage(e)}`,
           {
             next: "check E2B_API_KEY, the template id and your E2B quota; retry",
             cause: e,
@@ -464,7 +460,7 @@ export async function e2bTemplateExists(
   if (r.kind === "value") return r.value;
   throw new HumanishError(
     "HUMANISH_E2B_UNREACHABLE",
-    `the E2B API did not confirm template ${template}: ${r.kind === "deadline" ? `no answer within ${ms} ms` : message(r.error)}`,
+    `the E2B API did not confirm template ${template}: ${r.kind === "deadline" ? `no answer within ${ms} ms` : errorMessage(r.error)}`,
     { next: "check E2B_API_KEY and that this machine reaches the E2B API (E2B_API_URL when set), then run doctor again" },
   );
 }

@@ -12,7 +12,7 @@
  * so an orphan left by a killed humanish is found and released by the next command.
  */
 import { type DockerClient, isDockerApiError } from "../docker/index.ts";
-import { HumanishError } from "../errors.ts";
+import { errorMessage, HumanishError } from "../errors.ts";
 import { CONTROLLER_LABEL, controllerIdentity } from "./controller.ts";
 import { SANDBOX_SECCOMP_PROFILE } from "./docker.ts";
 import { releaseContainer } from "./release.ts";
@@ -124,5 +124,5 @@ export async function startOneShot(docker: DockerClient, o: OneShotOptions): Pro
 
 function describe(e: unknown): string {
   if (isDockerApiError(e)) return `HTTP ${e.status}: ${e.engineMessage}`;
-  return e instanceof Error ? e.message : String(e);
+  return errorMessage(e);
 }

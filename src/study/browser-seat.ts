@@ -21,6 +21,7 @@ import {
 import { type GoalVerdict, goalCheckOf, seatGoalVerdict } from "../bundle/goal.ts";
 import type { ActorTrace, CleanupProof, CostLine, DesktopGeometry, LifecycleEvent, TaskResult } from "../bundle/schemas.ts";
 import type { RunWriter, WriteArtifactOptions } from "../bundle/writer.ts";
+import { errorMessage } from "../errors.ts";
 import type { DeviceName, DevicePreset } from "../lab/schema.ts";
 import { guestScreen } from "../runtime/presets.ts";
 import { type StudyError, seatFolder } from "./evidence.ts";
@@ -282,7 +283,7 @@ export async function writeSeatJson(
     await writer.writeJson(path, value, { kind });
     return path;
   } catch (e) {
-    writeErrors.push(`${path}: ${e instanceof Error ? e.message : String(e)}`);
+    writeErrors.push(`${path}: ${errorMessage(e)}`);
     return null;
   }
 }
@@ -310,7 +311,7 @@ export async function writeSeatShots(
       await writer.writeArtifact(path, s.png, { kind: "screenshot" });
       shotPaths.set(s.name, path);
     } catch (e) {
-      writeErrors.push(`${path}: ${e instanceof Error ? e.message : String(e)}`);
+      writeErrors.push(`${path}: ${errorMessage(e)}`);
     }
   }
   return shotPaths;

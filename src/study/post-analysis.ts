@@ -8,6 +8,8 @@
  * study ran live, `OPENAI_API_KEY` is set and a cap is derivable (`scenario.caps.maxTotalUsd`):
  * a dry run spends nothing and no analyst ever runs without a USD cap it was told.
  */
+
+import { errorMessage } from "../errors.ts";
 import type { AnalysisConfig } from "../lab/index.ts";
 
 /** What the post-run analyst did; `id` is the attempt (`0001`), `skipped` the reason it did not run. */
@@ -98,6 +100,6 @@ export async function runPostAnalysis(i: PostAnalysisInput): Promise<PostAnalysi
     // Every refusal before sending (no login, over the cap, a sensitive shape) throws: nothing
     // was sent, so the study's result stands and the reason is the outcome.
     const code = typeof (e as { code?: unknown }).code === "string" ? `${(e as { code: string }).code}: ` : "";
-    return { outcome: "skipped", provider: plan.provider, skipped: `${code}${e instanceof Error ? e.message : String(e)}` };
+    return { outcome: "skipped", provider: plan.provider, skipped: `${code}${errorMessage(e)}` };
   }
 }

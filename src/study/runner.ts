@@ -12,7 +12,7 @@
  * discontinuity such as a sleep) stops every running seat.
  */
 import { createCapacityLedger } from "../broker/index.ts";
-import { HumanishError, isHumanishError } from "../errors.ts";
+import { errorMessage, HumanishError, isHumanishError } from "../errors.ts";
 import { type HostClock, openHostClock } from "./clock.ts";
 import { remoteSlots, type SeatSlots } from "./remote-slots.ts";
 import type { Lane, SeatHooks, SeatRelease, SeatResult, SeatSpec, SeatSummary } from "./types.ts";
@@ -74,7 +74,7 @@ export async function runSeats<F>(o: RunSeatsOptions<F>): Promise<SeatsRun<F>> {
       if (lost.length > 0 || ledger.mode === "reconciliation") throw new Error(`the capacity lease ended (${ledger.mode})`);
       ledger.renew();
     } catch (e) {
-      leaseLost ??= e instanceof Error ? e.message : String(e);
+      leaseLost ??= errorMessage(e);
       stop.abort("lease");
     }
   }, RENEW_EVERY_MS);
@@ -204,7 +204,7 @@ export async function runSeats<F>(o: RunSeatsOptions<F>): Promise<SeatsRun<F>> {
       try {
         release = await session.finalize({ ...(error ? { error } : {}), interrupted: signal.aborted });
       } catch (e) {
-        release = { outcome: "unconfirmed", reason: `finalize threw: ${e instanceof Error ? e.message : String(e)}` };
+        release = { outcome: "unconfirmed", reason: `finalize threw: ${errorMessage(e)}` };
       }
       if (creating && !created) ledger.recordOutcome(seat.id, release.outcome === "none" ? "unknown" : "present");
     }
@@ -255,7 +255,7 @@ export async function runSeats<F>(o: RunSeatsOptions<F>): Promise<SeatsRun<F>> {
 
 function harnessError(e: unknown, phase: string): NonNullable<SeatResult<unknown>["error"]> {
   if (isHumanishError(e)) return { code: e.code, message: e.message, ...(e.next ? { next: e.next } : {}) };
-  const h = new HumanishError("HUMANISH_SEAT_FAILED", `the seat failed in ${phase}: ${e instanceof Error ? e.message : String(e)}`, {
+  const h = new HumanishError("HUMANISH_SEAT_FAILED", `the seat failed in ${phase}: ${errorMessage(e)}`, {
     next: "Read the seat's lifecycle in the bundle and rerun; report a bug if it repeats.",
   });
   return { code: h.code, message: h.message, ...(h.next ? { next: h.next } : {}) };

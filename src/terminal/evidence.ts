@@ -3,8 +3,9 @@
  * actor trace, the run's participant record, cost lines, the terminal ledgers. Pure: the route
  * hands the results to the run writer, which redacts and schema-checks every byte.
  */
+
+import type { ActorDescriptor, ActorRuntime, DeadlineKind } from "../actor-registry/types.ts";
 import type { TerminalParticipantOutcome } from "../actors/terminal/participant.ts";
-import type { ActorDescriptor, ActorRuntime, DeadlineKind } from "../actors/types.ts";
 import { buildNoSpendProof, buildTerminalCostLedger, unmeasuredLine } from "../bundle/derive.ts";
 import { type GoalVerdict, goalCheckOf, seatGoalVerdict } from "../bundle/goal.ts";
 import type {

@@ -12,13 +12,13 @@
  * `maxUsd`.
  */
 
+import { resolveActor } from "../actor-registry/registry.ts";
+import type { ActorDescriptor } from "../actor-registry/types.ts";
 import { RUNTIME_KEY_NAMES, resolveRuntimeKey } from "../actors/codex-exec/command.ts";
 import { codexModel, createCodexExec, type LatestVersion } from "../actors/codex-exec/index.ts";
 import { isModelPriced } from "../actors/codex-exec/pricing.ts";
-import { resolveActor } from "../actors/registry.ts";
 import { createScriptedTerminal } from "../actors/scripted-terminal/index.ts";
 import type { RuntimeKey, TerminalParticipant } from "../actors/terminal/participant.ts";
-import type { ActorDescriptor } from "../actors/types.ts";
 import { HumanishError } from "../errors.ts";
 import type { TerminalLabConfig } from "../lab/schema.ts";
 import { type ModelEndpoint, resolveEndpoint } from "../models/endpoint.ts";

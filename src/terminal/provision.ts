@@ -3,7 +3,7 @@
  * the unkeyed `product.install` commands (run as root, stdin closed, output kept for provision.log).
  */
 import { decodeText, tailText } from "../actors/terminal/exec.ts";
-import { HumanishError } from "../errors.ts";
+import { errorMessage, HumanishError } from "../errors.ts";
 import { TERMINAL_STUDY_DIR } from "../lab/schema.ts";
 import { untrustedCertNext } from "../sandbox/tls-trust.ts";
 import type { Sandbox } from "../sandbox/types.ts";
@@ -36,7 +36,7 @@ export async function readyProbe(sandbox: Sandbox, signal: AbortSignal): Promise
     code = r.exitCode;
   } catch (e) {
     if (signal.aborted) throw new Interrupted();
-    throw new HumanishError("HUMANISH_TERMINAL_LAB_SANDBOX_NOT_READY", `the sandbox did not become ready: ${e instanceof Error ? e.message : String(e)}`, {
+    throw new HumanishError("HUMANISH_TERMINAL_LAB_SANDBOX_NOT_READY", `the sandbox did not become ready: ${errorMessage(e)}`, {
       next,
     });
   }

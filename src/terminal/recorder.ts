@@ -20,6 +20,7 @@ import { createOutputEncoder } from "../bundle/output-codec.ts";
 import { digestText } from "../bundle/redact.ts";
 import type { CommandLogEntry, LifecycleEvent } from "../bundle/schemas.ts";
 import type { RunWriter } from "../bundle/writer.ts";
+import { errorMessage } from "../errors.ts";
 
 /** Raw participant output kept for the transcript and the events stream (bytes). */
 export const TRANSCRIPT_MAX_BYTES = 512 * 1024;
@@ -85,7 +86,7 @@ export function createTerminalRecording(opts: TerminalRecordingOptions): Termina
     const record = { at: new Date().toISOString(), stream, source, chunk };
     chain = chain.then(() =>
       opts.writer.appendNdjson(opts.eventsPath ?? TERMINAL_EVENTS_FILE, record, { kind: "terminal-events" }).catch((e: unknown) => {
-        errors.push(e instanceof Error ? e.message : String(e));
+        errors.push(errorMessage(e));
       }),
     );
   };

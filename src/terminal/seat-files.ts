@@ -7,10 +7,11 @@
  * The lanes keep their own cost lines and spend cap.
  */
 
+import type { ActorDescriptor, ActorRuntime } from "../actor-registry/types.ts";
 import type { TerminalParticipantOutcome } from "../actors/terminal/participant.ts";
-import type { ActorDescriptor, ActorRuntime } from "../actors/types.ts";
 import type { CleanupProof, CostLine, RunParticipant, TaskResult } from "../bundle/schemas.ts";
 import type { RunWriter } from "../bundle/writer.ts";
+import { errorMessage } from "../errors.ts";
 import type { TerminalLabConfig } from "../lab/schema.ts";
 import type { StudyError } from "../study/evidence.ts";
 import type { SeatSpec } from "../study/types.ts";
@@ -91,7 +92,7 @@ export async function writeTerminalSeatFiles(
     try {
       await f();
     } catch (e) {
-      writeErrors.push(`${what}: ${e instanceof Error ? e.message : String(e)}`);
+      writeErrors.push(`${what}: ${errorMessage(e)}`);
     }
   };
   const tasks: TaskResult[] =

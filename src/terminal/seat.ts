@@ -7,7 +7,7 @@
 import type { TerminalParticipantOutcome } from "../actors/terminal/participant.ts";
 import type { CleanupProof, TaskResult } from "../bundle/schemas.ts";
 import type { RunWriter } from "../bundle/writer.ts";
-import { HumanishError, isHumanishError } from "../errors.ts";
+import { errorMessage, HumanishError, isHumanishError } from "../errors.ts";
 import { TERMINAL_STUDY_DIR, type TerminalLabConfig } from "../lab/schema.ts";
 import type { ReleaseProof, Sandbox } from "../sandbox/types.ts";
 import { type StudyError, seatFolder } from "../study/evidence.ts";
@@ -189,7 +189,7 @@ export function participantResultError(
 export function terminalSeatFailure(e: unknown, phase: string, study: string): StudyError {
   const h = isHumanishError(e)
     ? e
-    : new HumanishError("HUMANISH_TERMINAL_LAB_FAILED", `${study} failed in ${phase}: ${e instanceof Error ? e.message : String(e)}`, {
+    : new HumanishError("HUMANISH_TERMINAL_LAB_FAILED", `${study} failed in ${phase}: ${errorMessage(e)}`, {
         next: "Read the bundle's lifecycle (terminal-ledgers.json) and rerun; report a bug if it repeats.",
       });
   return { code: h.code, message: h.message, ...(h.next ? { next: h.next } : {}) };

@@ -8,6 +8,7 @@
 import { decodeText, tailText } from "../actors/terminal/exec.ts";
 import type { TerminalRecorder } from "../actors/terminal/participant.ts";
 import type { TaskResult } from "../bundle/schemas.ts";
+import { errorMessage } from "../errors.ts";
 import type { TerminalTask } from "../lab/schema.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 
@@ -62,7 +63,7 @@ export async function runTaskChecks(tasks: readonly TerminalTask[], o: TaskCheck
       out.push({ ...base, status: passed ? "passed" : "failed", passed, detail: output ? `${why}; output: ${tailText(output, 300)}` : why });
       o.recorder.lifecycle("terminal-lab.task.checked", `${task.id}: ${passed ? "passed" : "failed"} (${why})`);
     } catch (e) {
-      const msg = o.redact(e instanceof Error ? e.message : String(e));
+      const msg = o.redact(errorMessage(e));
       out.push({ ...base, status: "not_run", passed: false, detail: `check could not run: ${msg}` });
       o.recorder.lifecycle("terminal-lab.task.error", `${task.id}: check could not run: ${msg}`);
     }

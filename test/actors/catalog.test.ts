@@ -6,8 +6,8 @@
  * old bundles.
  */
 import { describe, expect, test } from "bun:test";
+import { listActors } from "../../src/actor-registry/registry.ts";
 import { BROWSER_PARTICIPANTS } from "../../src/actors/browser/index.ts";
-import { listActors } from "../../src/actors/registry.ts";
 import { ActorTraceSchema } from "../../src/bundle/schemas.ts";
 import { ROUTE_ACTOR_TYPES } from "../../src/lab/routing.ts";
 import { BrowserActorSchema } from "../../src/lab/schema-browser.ts";

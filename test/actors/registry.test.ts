@@ -1,6 +1,6 @@
 /** The actor registry: declared capabilities and lane resolution. */
 import { describe, expect, test } from "bun:test";
-import { actorServesLane, findActor, listActors, resolveActor } from "../../src/actors/registry.ts";
+import { actorServesLane, findActor, listActors, resolveActor } from "../../src/actor-registry/registry.ts";
 import { isHumanishError } from "../../src/errors.ts";
 
 describe("actor registry", () => {

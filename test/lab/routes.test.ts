@@ -4,7 +4,7 @@
  * normalisation, warnings for accepted-but-unconsumed fields, and the routing predicates.
  */
 import { describe, expect, test } from "bun:test";
-import { listActors } from "../../src/actors/registry.ts";
+import { listActors } from "../../src/actor-registry/registry.ts";
 import {
   DEVICE_PRESETS,
   isBrowserLab,

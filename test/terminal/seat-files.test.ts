@@ -6,8 +6,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { findActor } from "../../src/actors/registry.ts";
-import type { ActorDescriptor } from "../../src/actors/types.ts";
+import { findActor } from "../../src/actor-registry/registry.ts";
+import type { ActorDescriptor } from "../../src/actor-registry/types.ts";
 import type { CleanupProof, CostLine } from "../../src/bundle/schemas.ts";
 import { createRunWriter } from "../../src/bundle/writer.ts";
 import type { TerminalLabConfig } from "../../src/lab/schema.ts";

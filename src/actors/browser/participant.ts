@@ -13,12 +13,13 @@
  * One participant object is bound to one lab for one study; `run` is called once per seat and may
  * run concurrently for several seats (a study-wide budget is shared by them).
  */
+
+import type { ActorDescriptor } from "../../actor-registry/types.ts";
 import type { BrowserControlExecutor } from "../../browser-control/index.ts";
 import type { ActorTrace, CleanupProof, CostLine } from "../../bundle/schemas.ts";
 import type { ModelLedger } from "../../models/index.ts";
 import type { DeclaredOutcome, StopWhen } from "../computer-use/outcome.ts";
 import type { BrowserCheck, KeptScreenshot, ObservationRecord } from "../scripted-browser/index.ts";
-import type { ActorDescriptor } from "../types.ts";
 
 /** A hidden task the lane checks over the participant's observations (never shown to it). */
 export interface BrowserParticipantTask {

@@ -6,12 +6,13 @@
  * then starts its own session, closed whatever happened, its release recorded as the seat's
  * cleanup beside the desktop's.
  */
+
+import { findActor } from "../../actor-registry/registry.ts";
+import type { ActorDescriptor } from "../../actor-registry/types.ts";
 import { HumanishError } from "../../errors.ts";
 import type { LocalAgentActor } from "../../lab/schema.ts";
 import type { BrowserCaps, BrowserParticipant, BrowserRun, BrowserRunContext } from "../browser/participant.ts";
 import { briefDigest } from "../computer-use/seat.ts";
-import { findActor } from "../registry.ts";
-import type { ActorDescriptor } from "../types.ts";
 import { DEFAULT_LOCAL_AGENT_PERSONA, localAgentBrief, runLocalAgentSeat } from "./participant.ts";
 import { localAgentCostLine, localAgentTrace } from "./participant-trace.ts";
 import { refuseNumericCaps } from "./profile.ts";

@@ -11,8 +11,9 @@
  * every model request of the turn; `codex exec` exits 1 on `turn.failed`; an `error` event is
  * not by itself final. Unknown event or item types become `notice` items — never a crash.
  */
+
+import type { ActorItem, TokenUsage, TurnUsage } from "../../actor-registry/types.ts";
 import { tail } from "../../text/tail.ts";
-import type { ActorItem, TokenUsage, TurnUsage } from "../types.ts";
 
 /** Longest stdout line we buffer while waiting for its newline (bytes); longer lines are dropped as a notice. */
 export const MAX_EVENT_LINE_BYTES = 4 * 1024 * 1024;

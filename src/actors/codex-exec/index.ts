@@ -22,13 +22,14 @@
  * (`openai-env`), or a placeholder plus the system CA bundle while the real key lives in the
  * sandbox's egress rule (`openai-egress`).
  */
+
+import { findActor } from "../../actor-registry/registry.ts";
+import type { ActorDescriptor, ActorItem, ActorRuntime } from "../../actor-registry/types.ts";
 import { HumanishError } from "../../errors.ts";
 import { untrustedCertNext } from "../../sandbox/tls-trust.ts";
 import type { Sandbox } from "../../sandbox/types.ts";
-import { findActor } from "../registry.ts";
 import { decodeText, runRecordedParticipantCommand, tailText } from "../terminal/exec.ts";
 import type { PrepareContext, RunContext, TerminalParticipant, TerminalParticipantOutcome } from "../terminal/participant.ts";
-import type { ActorDescriptor, ActorItem, ActorRuntime } from "../types.ts";
 import {
   buildCodexExecCommand,
   CODEX_PACKAGE,

@@ -9,8 +9,9 @@
  * Basis `aggregated_turns_base_rate`: a Codex turn aggregates every model request it made, so
  * the estimate uses base (non-long-context, non-batch) rates on the turn sums.
  */
+
+import type { EstimatedCost, TokenUsage } from "../../actor-registry/types.ts";
 import { isPriced, RATE_TABLE, type RateTable, rateFor } from "../../models/rates.ts";
-import type { EstimatedCost, TokenUsage } from "../types.ts";
 
 export type { ModelRate, RateTable } from "../../models/rates.ts";
 

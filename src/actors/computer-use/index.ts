@@ -3,7 +3,8 @@
  * screenshots and input actions, in the host process (the key never enters the guest).
  *
  *   actions.ts   model actions → the browser-control action union (pure)
- *   wire.ts      request bodies, the replayed conversation, response parsing (pure)
+ *   (the Responses wire — request bodies, the replayed conversation, response parsing — is
+ *   models/computer-use.ts: only models/ speaks Responses)
  *   backstop.ts  the idle / no-progress fold (pure)
  *   outcome.ts   declared outcome, stopWhen, task funnel, closing report (pure)
  *   provider.ts  one admitted, metered SDK request
@@ -13,6 +14,8 @@
  *   seat.ts      brief, preflight (key, priced model) and one seat run
  *   evidence.ts  the request ledger and its cost lines
  */
+
+export { Conversation, checkCallPairs, type ParsedResponse, parseResponse, toolFor } from "../../models/computer-use.ts";
 export { describeAction, guestKeyName, MAX_BATCH_ACTIONS, type MappedAction, mapAction, mapBatch } from "./actions.ts";
 export { DEFAULT_IDLE_STEPS, DEFAULT_NO_PROGRESS_STEPS, fingerprint, foldTurn, progressKey, startBackstop } from "./backstop.ts";
 export { computerUseLedger } from "./evidence.ts";
@@ -51,4 +54,3 @@ export {
   runComputerUseSeat,
 } from "./seat.ts";
 export { computerUseTrace, type TraceMeta } from "./trace.ts";
-export { Conversation, checkCallPairs, type ParsedResponse, parseResponse, toolFor } from "./wire.ts";

@@ -18,8 +18,9 @@
  * never retried.
  */
 import { type BrowserControlExecutor, type CuaAction, type CuaObservation, isCuaExecutorError } from "../../browser-control/index.ts";
-import { isHumanishError } from "../../errors.ts";
+import { errorMessage, isHumanishError } from "../../errors.ts";
 import type { OpenAI } from "../../models/client.ts";
+import { type ComputerCall, Conversation, type ParsedResponse, type SafetyCheck, textOnlyRequest } from "../../models/computer-use.ts";
 import type { GatewayLedgerLine, SpendBudget } from "../../models/index.ts";
 import { type Frame, mapBatch } from "./actions.ts";
 import { type BackstopState, DEFAULT_IDLE_STEPS, DEFAULT_NO_PROGRESS_STEPS, foldTurn, progressKey, startBackstop } from "./backstop.ts";
@@ -36,7 +37,6 @@ import {
 } from "./outcome.ts";
 import { type RequestResult, sendRequest } from "./provider.ts";
 import { harnessStop as harness, type SeatOutcomeCore, SeatRecord, type SeatStop as Stop } from "./seat-record.ts";
-import { type ComputerCall, Conversation, type ParsedResponse, type SafetyCheck } from "./wire.ts";
 
 /** Default per-request deadline, ms. */
 export const DEFAULT_TURN_TIMEOUT_MS = 180_000;
@@ -210,7 +210,7 @@ class Seat extends SeatRecord {
     try {
       body = this.conv.body(extra);
     } catch (e) {
-      return harness(isHumanishError(e) ? e.code : "HUMANISH_CUA_LOOP_FAILED", e instanceof Error ? e.message : String(e));
+      return harness(isHumanishError(e) ? e.code : "HUMANISH_CUA_LOOP_FAILED", errorMessage(e));
     }
     const remaining = Math.max(1, this.deadline - Date.now());
     const res = await sendRequest({
@@ -465,11 +465,7 @@ async function closingAccount(s: Seat): Promise<void> {
   }
   s.conv.addHint(DEBRIEF_HINT);
   const res = await s.request(
-    {
-      tool_choice: "none",
-      max_output_tokens: Math.min(DEBRIEF_MAX_OUTPUT_TOKENS, s.o.maxOutputTokens ?? DEBRIEF_MAX_OUTPUT_TOKENS),
-      text: { format: CLOSING_REPORT_FORMAT },
-    },
+    textOnlyRequest({ maxOutputTokens: Math.min(DEBRIEF_MAX_OUTPUT_TOKENS, s.o.maxOutputTokens ?? DEBRIEF_MAX_OUTPUT_TOKENS), format: CLOSING_REPORT_FORMAT }),
     Math.min(DEBRIEF_TIMEOUT_MS, s.o.turnTimeoutMs ?? DEFAULT_TURN_TIMEOUT_MS),
   );
   if (!("calls" in res)) {

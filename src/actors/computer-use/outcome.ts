@@ -111,11 +111,9 @@ export interface ClosingReport {
   frictionReports: string[];
 }
 
-/** The JSON schema the closing-account request asks for. */
+/** The name and JSON schema of the answer the closing-account request asks for (held strictly). */
 export const CLOSING_REPORT_FORMAT = {
-  type: "json_schema",
   name: "participant_closing_report",
-  strict: true,
   schema: {
     type: "object",
     additionalProperties: false,

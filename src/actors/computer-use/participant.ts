@@ -3,12 +3,13 @@
  * name, a priced model under a positive USD cap), the loop on the seat's desktop under the seat's
  * `maxUsd` and the study's shared `maxTotalUsd`, the `cua-loop` trace and the request ledger.
  */
+
+import { findActor } from "../../actor-registry/registry.ts";
+import type { ActorDescriptor } from "../../actor-registry/types.ts";
 import type { ActorTrace } from "../../bundle/schemas.ts";
 import type { ComputerUseActor } from "../../lab/schema.ts";
 import { SpendBudget } from "../../models/index.ts";
 import type { BrowserCaps, BrowserParticipant, BrowserRun } from "../browser/participant.ts";
-import { findActor } from "../registry.ts";
-import type { ActorDescriptor } from "../types.ts";
 import { computerUseLedger } from "./evidence.ts";
 import type { ComputerUseOutcome } from "./loop.ts";
 import { briefDigest, type ComputerUseReadiness, computerUseModel, computerUsePreflight, DEFAULT_COMPUTER_USE_PERSONA, runComputerUseSeat } from "./seat.ts";

@@ -11,6 +11,7 @@
  */
 import { HumanishError } from "../../errors.ts";
 import { OpenAI } from "../../models/client.ts";
+import { type ParsedResponse, parseResponse } from "../../models/computer-use.ts";
 import {
   admissionEstimate,
   admitAll,
@@ -23,7 +24,6 @@ import {
   type RequestUsage,
   type SpendBudget,
 } from "../../models/index.ts";
-import { type ParsedResponse, parseResponse } from "./wire.ts";
 
 type Json = Record<string, unknown>;
 

@@ -3,11 +3,12 @@
  * desktop within the session budget, each kept frame handed to the lane at once, and the
  * `scripted-steps` trace. No model, no key, no spend.
  */
+
+import { findActor } from "../../actor-registry/registry.ts";
+import type { ActorDescriptor } from "../../actor-registry/types.ts";
 import type { ActorTrace, CostLine, TraceItem } from "../../bundle/schemas.ts";
 import type { ScriptedBrowserActor } from "../../lab/schema.ts";
 import type { BrowserParticipant, BrowserRun, BrowserRunContext, BrowserTraceMeta } from "../browser/participant.ts";
-import { findActor } from "../registry.ts";
-import type { ActorDescriptor } from "../types.ts";
 import { runScriptedBrowser, type ScriptedBrowserOutcome } from "./index.ts";
 
 /** The persona id a scripted seat records when the lab names none. */

@@ -5,10 +5,10 @@
  * deadlines (see ../terminal/exec.ts). The first step whose exit code differs from `expectExit`
  * (default 0) ends the participant with `failed / step_failed`; later steps do not run.
  */
-import { findActor } from "../registry.ts";
+import { findActor } from "../../actor-registry/registry.ts";
+import type { ActorDescriptor, ActorItem } from "../../actor-registry/types.ts";
 import { decodeText, runRecordedParticipantCommand, tailText } from "../terminal/exec.ts";
 import type { RunContext, TerminalParticipant, TerminalParticipantOutcome } from "../terminal/participant.ts";
-import type { ActorDescriptor, ActorItem } from "../types.ts";
 
 /** One scripted step. */
 export interface ScriptedTerminalStep {

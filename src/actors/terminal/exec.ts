@@ -10,10 +10,10 @@
  * The result says which deadline fired.
  */
 
+import type { DeadlineKind } from "../../actor-registry/types.ts";
 import { DEFAULT_STREAM_TAIL_BYTES, TailBuffer } from "../../bytes/tail-buffer.ts";
 import type { Sandbox } from "../../sandbox/types.ts";
 import { tail } from "../../text/tail.ts";
-import type { DeadlineKind } from "../types.ts";
 import type { RunContext } from "./participant.ts";
 
 /** Options of {@link runParticipantCommand}. Units: ms. */

@@ -6,8 +6,18 @@
  * and lifecycle step through a {@link TerminalRecorder}. A participant never writes files on the
  * host and never prints: the recorder redacts and persists.
  */
+
+import type {
+  ActorDescriptor,
+  ActorItem,
+  ActorRuntime,
+  ActorStatus,
+  CompletionReason,
+  DeadlineKind,
+  EstimatedCost,
+  TokenUsage,
+} from "../../actor-registry/types.ts";
 import type { Sandbox } from "../../sandbox/types.ts";
-import type { ActorDescriptor, ActorItem, ActorRuntime, ActorStatus, CompletionReason, DeadlineKind, EstimatedCost, TokenUsage } from "../types.ts";
 
 /** One command the harness ran in the sandbox (for the command log: digests and NAMES only). */
 export interface RecordedCommand {

@@ -11,14 +11,15 @@
  * all, never under a positive USD cap it cannot price: that is refused at preflight. Its
  * declared outcome is recorded as a claim; only the hidden checks count.
  */
+
+import { findActor } from "../../actor-registry/registry.ts";
+import type { ActorDescriptor } from "../../actor-registry/types.ts";
 import { HumanishError } from "../../errors.ts";
 import type { VisionAgentActor } from "../../lab/schema.ts";
 import { createModelClient, isPriced, type ModelEndpoint, type ModelKey, resolveEndpoint, resolveModelKey, SpendBudget } from "../../models/index.ts";
 import type { BrowserCaps, BrowserParticipant, BrowserRun } from "../browser/participant.ts";
 import { UI_TOOL_NAME } from "../codex-account/participant-tool.ts";
 import { meteredRun } from "../computer-use/participant.ts";
-import { findActor } from "../registry.ts";
-import type { ActorDescriptor } from "../types.ts";
 import { runVisionAgent } from "./loop.ts";
 
 /** Env names the key may come from (the registry's `runtimeKeyNames`). */

@@ -11,6 +11,7 @@
  * An unconfined scorer without the opt-in is a problem.
  */
 import type { z } from "zod";
+import { zodIssues } from "../../text/zod-issues.ts";
 import {
   RunAdapterArtifactSchema,
   RunAdapterScoreSchema,
@@ -20,11 +21,6 @@ import {
 } from "../schemas-adapter.ts";
 import type { CheckOutcome, VerifyContext } from "./context.ts";
 
-function firstIssue(err: z.ZodError): string {
-  const i = err.issues[0];
-  return i ? `${i.path.length ? i.path.map(String).join(".") : "(root)"}: ${i.message}` : "malformed";
-}
-
 /** Shape problems of the four blocks as written in `run.json`. */
 function shapeProblems(raw: unknown): string[] {
   if (raw === null || typeof raw !== "object") return [];
@@ -33,7 +29,7 @@ function shapeProblems(raw: unknown): string[] {
   const one = (key: string, schema: z.ZodType) => {
     if (b[key] === undefined) return;
     const r = schema.safeParse(b[key]);
-    if (!r.success) problems.push(`${key} ${firstIssue(r.error)}`);
+    if (!r.success) problems.push(`${key} ${zodIssues(r.error, 1)}`);
   };
   const list = (key: string, schema: z.ZodType) => {
     const v = b[key];
@@ -41,7 +37,7 @@ function shapeProblems(raw: unknown): string[] {
     if (!Array.isArray(v)) return problems.push(`${key} is not a list`);
     v.forEach((item, i) => {
       const r = schema.safeParse(item);
-      if (!r.success) problems.push(`${key}[${i}] ${firstIssue(r.error)}`);
+      if (!r.success) problems.push(`${key}[${i}] ${zodIssues(r.error, 1)}`);
     });
   };
   one("scorerProvenance", ScorerProvenanceSchema);

@@ -6,6 +6,8 @@
  * labels its cost (a number is dated and sourced, a null carries a reason) and any overspend of
  * its `--max-cost` (`capExceeded`, named on the check's line). Pure.
  */
+
+import { zodIssues } from "../../text/zod-issues.ts";
 import {
   type AnalysisDiagnostics,
   AnalysisDiagnosticsSchema,
@@ -18,7 +20,7 @@ import {
 import { round6 } from "../derive.ts";
 import type { RunBundle } from "../schemas.ts";
 import type { CheckOutcome, VerifyContext } from "./context.ts";
-import { decodeText, zodMsg } from "./scan.ts";
+import { decodeText } from "./scan.ts";
 
 interface Attempt {
   record?: AnalysisRecord;
@@ -131,7 +133,7 @@ function checkAttempt(ctx: VerifyContext, b: RunBundle, attempt: string, a: Atte
     const raw = parseFile(ctx, `${dir}${file}`, problems);
     if (raw === undefined) return undefined;
     const r = schema.safeParse(raw);
-    if (!r.success) return void problems.push(`${dir}${file}: ${zodMsg(r.error)}`);
+    if (!r.success) return void problems.push(`${dir}${file}: ${zodIssues(r.error)}`);
     if (r.data.runId !== ctx.run) problems.push(`${dir}${file} names run ${r.data.runId}`);
     if (r.data.attempt !== attempt) problems.push(`${dir}${file} names attempt ${r.data.attempt}`);
     return r.data;

@@ -1,10 +1,11 @@
 /** Checks of `run.json` itself: it exists and parses, its schema id, its shape and internal consistency. */
+
+import { zodIssues } from "../../text/zod-issues.ts";
 import { tallyParticipants, taskFunnel } from "../derive.ts";
 import { artifactRootFor, DERIVED_FILES, RUN_FILE, safeRelPath } from "../paths.ts";
 import { type RunBundle, RunBundleSchema } from "../schemas.ts";
 import { SIGNATURE_FILE } from "../signing/manifest.ts";
 import type { CheckOutcome, VerifyContext } from "./context.ts";
-import { zodMsg } from "./scan.ts";
 
 /** The `run.json exists` problem of a run directory with no run.json at all (still running, or never sealed). */
 export const RUN_JSON_MISSING = "run.json is missing";
@@ -88,7 +89,7 @@ export function runBundleShape(ctx: VerifyContext): CheckOutcome {
   const ok = "run.json matches humanish.run-bundle.v1 and is internally consistent";
   if (ctx.rawBundle === undefined) return { problems: ["no bundle to check"], ok };
   const r = RunBundleSchema.safeParse(ctx.rawBundle);
-  if (!r.success) return { problems: [zodMsg(r.error)], ok };
+  if (!r.success) return { problems: [zodIssues(r.error)], ok };
   ctx.bundle = r.data;
   return { problems: consistency(r.data, ctx.run), ok };
 }

@@ -3,6 +3,7 @@
  * orphan-release appendix), screenshot admission, and the per-route evidence a live run owes.
  */
 import { sha256Hex } from "../../bytes/sha256.ts";
+import { zodIssues } from "../../text/zod-issues.ts";
 import { buildNoSpendProof, round6 } from "../derive.ts";
 import { ORPHAN_RELEASE_FILE } from "../paths.ts";
 import { admitPngBytes, type PngAdmission } from "../png.ts";
@@ -21,7 +22,7 @@ import {
 import type { CheckOutcome, VerifyContext } from "./context.ts";
 import { declaredChannelCheck } from "./declared.ts";
 import { readPaths } from "./digest.ts";
-import { decodeText, digestOf, parseNdjson, zodMsg } from "./scan.ts";
+import { decodeText, digestOf, parseNdjson } from "./scan.ts";
 
 function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
   try {
@@ -38,7 +39,7 @@ function statusAndOrphans(ctx: VerifyContext, problems: string[]): void {
     if (!j.ok) problems.push("status.json is not JSON");
     else {
       const s = RunStatusSchema.safeParse(j.value);
-      if (!s.success) problems.push(`status.json: ${zodMsg(s.error)}`);
+      if (!s.success) problems.push(`status.json: ${zodIssues(s.error)}`);
       else if (s.data.runId !== ctx.run) problems.push(`status.json names run ${s.data.runId}`);
       else if (s.data.state === "running") ctx.warnings.push("status.json says the run is still running (or its process died before finishing)");
     }
@@ -49,7 +50,7 @@ function statusAndOrphans(ctx: VerifyContext, problems: string[]): void {
     if (!j.ok) problems.push(`${ORPHAN_RELEASE_FILE} is not JSON`);
     else {
       const o = OrphanReleaseSchema.safeParse(j.value);
-      if (!o.success) problems.push(`${ORPHAN_RELEASE_FILE}: ${zodMsg(o.error)}`);
+      if (!o.success) problems.push(`${ORPHAN_RELEASE_FILE}: ${zodIssues(o.error)}`);
       else if (o.data.runId !== ctx.run) problems.push(`${ORPHAN_RELEASE_FILE} names run ${o.data.runId}`);
       // Only a signed appendix is evidence; an unsigned one is refused by `no unlisted files`.
       else if (ctx.appendices.has(ORPHAN_RELEASE_FILE)) ctx.orphanReleases.push(...o.data.releases);
@@ -78,7 +79,7 @@ function listedArtifact(ctx: VerifyContext, b: RunBundle, a: RunBundle["artifact
     const j = json();
     if (!j.ok) return;
     const r = ActorTraceSchema.safeParse(j.value);
-    if (!r.success) return void problems.push(`${a.path}: ${zodMsg(r.error)}`);
+    if (!r.success) return void problems.push(`${a.path}: ${zodIssues(r.error)}`);
     ctx.traces.set(a.path, r.data);
     const owner = b.participants.find((p) => p.trace === a.path);
     if (!owner) problems.push(`${a.path}: no participant references this trace`);
@@ -89,7 +90,7 @@ function listedArtifact(ctx: VerifyContext, b: RunBundle, a: RunBundle["artifact
     if (!j.ok) return;
     const r = TerminalLedgersSchema.safeParse(j.value);
     const seat = /^seats\/([^/]+)\/terminal-ledgers\.json$/.exec(a.path)?.[1];
-    if (!r.success) problems.push(`${a.path}: ${zodMsg(r.error)}`);
+    if (!r.success) problems.push(`${a.path}: ${zodIssues(r.error)}`);
     else if (seat !== undefined) ctx.seatLedgers.set(seat, r.data);
     else if (ctx.ledgers) problems.push(`${a.path}: a second terminal-ledgers artifact`);
     else ctx.ledgers = r.data;

@@ -1,5 +1,5 @@
 /** Checks of what the bundle claims: cleanup proven, caps respected, cost labels, engagement, verdict. */
-import { findActor } from "../../actors/registry.ts";
+import { findActor } from "../../actor-registry/registry.ts";
 import { deriveVerdict, round6 } from "../derive.ts";
 import { type CostLine, TERMINAL_COST_CATEGORIES } from "../schemas.ts";
 import type { CheckOutcome, VerifyContext } from "./context.ts";

@@ -9,6 +9,7 @@
  */
 import type { z } from "zod";
 import { sha256Hex } from "../../bytes/sha256.ts";
+import { zodIssues } from "../../text/zod-issues.ts";
 import { decodeBase64Payload, findSensitive, percentDecodeRuns, pngNonImageChunks, splitPngDataUris } from "../redact.ts";
 
 const digests = new WeakMap<Uint8Array, string>();
@@ -39,14 +40,6 @@ export function decodeText(bytes: Uint8Array): string | null {
   }
   texts.set(bytes, t);
   return t;
-}
-
-/** First few zod issues as `path: message; …`. */
-export function zodMsg(err: z.ZodError): string {
-  return err.issues
-    .slice(0, 5)
-    .map((i) => `${i.path.length ? i.path.join(".") : "(root)"}: ${i.message}`)
-    .join("; ");
 }
 
 /**
@@ -216,7 +209,7 @@ export function parseNdjson<T>(text: string, schema: z.ZodType<T>): { records: T
       return { records, error: `line ${i + 1} is not JSON` };
     }
     const r = schema.safeParse(v);
-    if (!r.success) return { records, error: `line ${i + 1}: ${zodMsg(r.error)}` };
+    if (!r.success) return { records, error: `line ${i + 1}: ${zodIssues(r.error)}` };
     records.push(r.data);
   }
   return { records, error: null };

@@ -6,6 +6,7 @@
  * path), or `init`. Off a terminal the CLI prints help instead and never gets here.
  */
 import * as p from "@clack/prompts";
+import { errorMessage } from "../../errors.ts";
 import { listLabs } from "../../lab/index.ts";
 import type { CliIO } from "../output.ts";
 import { COMMANDS } from "../spec.ts";
@@ -25,7 +26,7 @@ async function readiness(id: string, cwd: string, io: CliIO): Promise<string> {
     const missing = checks.filter((c) => c.required && !c.ok).map((c) => c.name);
     return missing.length ? `missing: ${missing.join(", ")}` : "ready";
   } catch (e) {
-    return `not checked: ${e instanceof Error ? e.message : String(e)}`;
+    return `not checked: ${errorMessage(e)}`;
   }
 }
 

@@ -4,23 +4,11 @@
  * recipes through the Engine API, or loads a verified archive; prune removes stale humanish
  * images by exact id (src/runtime/prune.ts).
  */
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { checkCodexAccountLauncher } from "../../actors/codex-account/readiness.ts";
-import { codexModel } from "../../actors/codex-exec/index.ts";
-import { findActor, listActors } from "../../actors/registry.ts";
-import { checkScorerRef } from "../../adapters/load.ts";
-import { configDir } from "../../bundle/index.ts";
 import { dockerClientFor } from "../../docker/index.ts";
-import { HumanishError, isHumanishError } from "../../errors.ts";
-import { loadLab, selectLabBackend } from "../../lab/index.ts";
-import { checkE2BDesktopLab, DEFAULT_E2B_DESKTOP_TEMPLATE } from "../../lanes/e2b-desktop/doctor.ts";
-import { checkE2BTemplate } from "../../lanes/e2b-terminal/preflight.ts";
-import { ratesReport } from "../../models/rate-file.ts";
-import { modelReadiness } from "../../models/readiness.ts";
+import { runDoctor } from "../../doctor/index.ts";
+import { HumanishError } from "../../errors.ts";
 import { type PruneResult, pruneImages } from "../../runtime/prune.ts";
 import { type RuntimeResult, runtimeStatus as readRuntimeStatus, type SetupOnly, runtimeSetup as setupRuntime } from "../../runtime/status.ts";
-import { DEFAULT_E2B_TEMPLATE } from "../../sandbox/e2b.ts";
 import { type CommandOutcome, inertText } from "../output.ts";
 import { type CommandContext, intFlag, strFlag } from "./context.ts";
 
@@ -106,128 +94,10 @@ export async function runtimePrune(ctx: CommandContext): Promise<CommandOutcome>
   return { result: { ...r, schema: ctx.spec.schema }, human: renderPrune(r) };
 }
 
-interface DoctorCheck {
-  name: string;
-  ok: boolean;
-  /** A required check failing makes the doctor result `ok: false`. */
-  required: boolean;
-  message: string;
-  checked: boolean;
-}
-
-/** `doctor [--lab L]`: machine and project checks; keys are reported by NAME only. */
+/** `doctor [--lab L]`: machine and project checks (src/doctor/); keys are reported by NAME only. */
 export async function doctorCommand(ctx: CommandContext): Promise<CommandOutcome> {
-  const checks: DoctorCheck[] = [];
-  const add = (name: string, ok: boolean, required: boolean, message: string, checked = true) => checks.push({ name, ok, required, message, checked });
-  add("target cwd", true, true, ctx.cwd);
-  add("bun runtime", true, true, `bun ${Bun.version}`);
-  // The rates every USD cap and cost is computed with: their date, and the user's file if any.
-  for (const r of ratesReport(ctx.env, configDir(ctx.env), new Date().toISOString().slice(0, 10))) add(r.name, r.ok, r.required, r.message);
-  const gi = join(ctx.cwd, ".gitignore");
-  const ignored =
-    existsSync(gi) &&
-    readFileSync(gi, "utf8")
-      .split(/\r?\n/)
-      .some((l) => /^\/?\.humanish\/?$/.test(l.trim()));
-  add(
-    "runtime ignore",
-    ignored,
-    false,
-    ignored ? ".gitignore has .humanish/" : ".humanish/ is not in .gitignore (run bundles would be committable): humanish init adds it",
-  );
-
-  let route: string | undefined;
-  let actorType: string | undefined;
-  let target: string | undefined;
-  let e2bTemplate: string | undefined;
   const labRef = strFlag(ctx, "lab");
-  if (labRef !== undefined) {
-    try {
-      const loaded = await loadLab(labRef, ctx.cwd);
-      route = selectLabBackend(loaded.config);
-      actorType = loaded.config.actors[0]?.type;
-      target = loaded.config.execution?.target;
-      e2bTemplate = (loaded.config.execution as { template?: string }).template;
-      add("lab", true, true, `${loaded.config.id}: ${route} route, actor ${actorType}, target ${target} (${loaded.warnings.length} warning(s))`);
-      const actor = loaded.config.actors[0];
-      if (actor?.type === "codex-exec") {
-        const ex = loaded.config.execution as { runtimeAuth?: string };
-        const maxUsd = loaded.config.scenario?.caps?.maxUsd ?? null;
-        for (const row of modelReadiness({ model: codexModel(actor), maxUsd, runtimeAuth: ex.runtimeAuth ?? "openai-env", env: ctx.env })) {
-          add(row.name, row.ok, row.required, row.message);
-        }
-      }
-      // A declared scorer: the same path rules lab run applies (the module is not imported here).
-      if (loaded.config.review?.scorer?.ref !== undefined) {
-        try {
-          await checkScorerRef({ config: loaded.config, ...(loaded.path ? { labPath: loaded.path } : {}), cwd: ctx.cwd });
-          add("lab scorer", true, true, `review.scorer.ref ${loaded.config.review.scorer.ref} is a module file in the lab's folder`);
-        } catch (e) {
-          add("lab scorer", false, true, isHumanishError(e) ? `${e.code}: ${e.message}${e.next ? ` — ${e.next}` : ""}` : String(e));
-        }
-      }
-      // Codex account seats: launch and close the restricted app-server, no model call.
-      if (loaded.config.actors.some((a) => (a as { localAgent?: string }).localAgent === "codex")) {
-        const r = await checkCodexAccountLauncher(ctx.env);
-        add("codex account launcher", r.ok, true, r.ok ? r.message : `${r.message}${r.next ? ` — ${r.next}` : ""}`);
-      }
-    } catch (e) {
-      add("lab", false, true, e instanceof Error ? e.message : String(e));
-    }
-  }
-  const localDocker = route === undefined || target === "docker" || target === "local";
-  const rt = await readRuntimeStatus(dockerFor(ctx), ctx.env);
-  add(
-    "docker engine",
-    rt.engine.reachable,
-    route !== undefined && localDocker,
-    rt.engine.reachable
-      ? `Docker ${rt.engine.version} (API ${rt.engine.apiVersion})`
-      : `${rt.error?.message ?? "unreachable"} — start dockerd or set DOCKER_HOST`,
-  );
-  for (const name of ["sandbox", "guest"] as const) {
-    const img = rt.images[name];
-    const needed = route !== undefined && localDocker && ((name === "sandbox" && route === "terminal") || (name === "guest" && route === "browser"));
-    if (!rt.engine.reachable || !img)
-      add(
-        `${name} image`,
-        false,
-        needed,
-        rt.engine.reachable ? `not checked: ${rt.error?.message ?? "status failed"}` : "not checked: engine unreachable",
-        false,
-      );
-    else {
-      const node = img.node ? `; node ${img.node.version}, tarball sha256 ${img.node.sha256}` : "";
-      add(`${name} image`, img.present, needed, img.present ? `${img.ref}${node}` : `${img.ref} missing — humanish runtime setup`);
-    }
-  }
-  const has = (n: string) => typeof ctx.env[n] === "string" && ctx.env[n] !== "";
-  const codexKey = has("CODEX_API_KEY") || has("OPENAI_API_KEY");
-  add(
-    "key CODEX_API_KEY|OPENAI_API_KEY",
-    codexKey,
-    actorType !== undefined && (findActor(actorType)?.runtimeKeyNames.length ?? 0) > 0,
-    codexKey
-      ? `set (${has("CODEX_API_KEY") ? "CODEX_API_KEY" : "OPENAI_API_KEY"})`
-      : `not set (needed in live mode by ${listActors()
-          .filter((a) => a.runtimeKeyNames.length > 0)
-          .map((a) => a.type)
-          .join(", ")} participants)`,
-  );
-  add(
-    "key E2B_API_KEY",
-    has("E2B_API_KEY"),
-    target === "e2b-terminal" || target === "e2b-desktop",
-    has("E2B_API_KEY") ? "set" : "not set (needed for e2b targets)",
-  );
-  if (target === "e2b-terminal") {
-    // The template is looked up by name; nothing is created.
-    for (const c of await checkE2BTemplate(ctx.env, e2bTemplate ?? DEFAULT_E2B_TEMPLATE))
-      add(c.name, c.ok, true, c.ok ? c.detail : `${c.detail}${c.next ? ` — ${c.next}` : ""}`);
-  } else if (target === "e2b-desktop") {
-    for (const c of await checkE2BDesktopLab(ctx.env, e2bTemplate ?? DEFAULT_E2B_DESKTOP_TEMPLATE))
-      add(c.name, c.ok, true, c.ok ? c.detail : `${c.detail}${c.next ? ` — ${c.next}` : ""}`);
-  }
+  const checks = await runDoctor({ cwd: ctx.cwd, env: ctx.env, docker: dockerFor(ctx), ...(labRef !== undefined ? { labRef } : {}) });
   const ok = checks.every((c) => c.ok || !c.required);
   const human = checks.map((c) => `${c.ok ? "✓" : c.required ? "✗" : "·"} ${c.name.padEnd(34)} ${c.message}`).join("\n");
   const failed = checks.filter((c) => !c.ok && c.required);

@@ -3,7 +3,7 @@
  * the cross-check against Codex's own per-turn token sums. Pure.
  */
 
-import type { TokenUsage } from "../../actors/types.ts";
+import type { TokenUsage } from "../../actor-registry/types.ts";
 import type { CostLine } from "../../bundle/schemas.ts";
 import type { ModelCostLine, ModelLedger } from "../../models/ledger.ts";
 

@@ -15,13 +15,10 @@
 
 import { cuaError } from "../../browser-control/errors.ts";
 import type { CuaAction } from "../../browser-control/index.ts";
-import { admitTypedText, screenPoint as point } from "../../guest/contract.ts";
+import { planInput, unplanned } from "../../guest/contract.ts";
 import { e2bChord } from "./keys.ts";
 
-/** Max wheel steps (horizontal + vertical) one scroll may send. */
-export const MAX_WHEEL_STEPS = 100;
-/** Pixels of scroll delta per wheel step. */
-export const WHEEL_STEP_PX = 120;
+export { MAX_WHEEL_STEPS, WHEEL_STEP_PX } from "../../guest/contract.ts";
 /** Delay between typed characters, ms (xdotool's own default of 12 ms). */
 export const TYPE_DELAY_MS = 12;
 
@@ -29,55 +26,41 @@ export const TYPE_DELAY_MS = 12;
 export type DesktopStep = { kind: "run"; argv: string[]; holdsMouse?: boolean } | { kind: "sleep"; ms: number };
 
 /**
- * Plan every native step of `action` on a `width`×`height` screen (px) before any is sent.
- * Pointer actions are one xdotool chain each, always starting with `mousemove --sync X Y`.
+ * Plan every native step of `action` on a `width`×`height` screen (px) before any is sent: the
+ * shared planner of guest/contract.ts validates it, this turns it into E2B's argv. Pointer
+ * actions are one xdotool chain each, always starting with `mousemove --sync X Y`.
  * @throws CuaExecutorError `action_rejected`/`not_dispatched` for any refusal (off-screen point,
  *   unknown or repeated key, inadmissible text, over 100 wheel steps, a drag of fewer than 2 points).
  */
 export function planDesktopAction(action: CuaAction, geometry: { width: number; height: number }): DesktopStep[] {
-  const { width, height } = geometry;
-  switch (action.kind) {
-    case "move":
-      return [{ kind: "run", argv: ["xdotool", "mousemove", "--sync", ...point(action.x, action.y, width, height)] }];
-    case "click": {
-      const button = action.button === "middle" ? "2" : action.button === "right" ? "3" : "1";
-      return [{ kind: "run", argv: ["xdotool", "mousemove", "--sync", ...point(action.x, action.y, width, height), "click", button] }];
+  const input = planInput(action, geometry);
+  switch (input.kind) {
+    case "pointer": {
+      const argv = ["xdotool", "mousemove", "--sync", ...input.at];
+      if (input.click) argv.push(...(input.click.double ? ["click", "--repeat", "2", "--delay", "100", input.click.button] : ["click", input.click.button]));
+      return [{ kind: "run", argv }];
     }
-    case "double_click":
-      return [
-        { kind: "run", argv: ["xdotool", "mousemove", "--sync", ...point(action.x, action.y, width, height), "click", "--repeat", "2", "--delay", "100", "1"] },
-      ];
-    case "keypress":
-      return [{ kind: "run", argv: ["xdotool", "key", "--clearmodifiers", e2bChord(action.keys)] }];
-    case "scroll": {
-      const at = point(action.x, action.y, width, height);
-      if (!Number.isFinite(action.dx) || !Number.isFinite(action.dy)) throw cuaError("action_rejected", "not_dispatched", "scroll: delta not finite");
-      const h = Math.ceil(Math.abs(action.dx) / WHEEL_STEP_PX);
-      const v = Math.ceil(Math.abs(action.dy) / WHEEL_STEP_PX);
-      if (h + v > MAX_WHEEL_STEPS) throw cuaError("action_rejected", "not_dispatched", "scroll: more than 100 wheel steps");
-      if (h + v === 0) return [];
-      const argv = ["xdotool", "mousemove", "--sync", ...at];
-      if (h > 0) argv.push("click", "--repeat", String(h), action.dx > 0 ? "7" : "6");
-      if (v > 0) argv.push("click", "--repeat", String(v), action.dy > 0 ? "5" : "4");
+    case "keys":
+      return [{ kind: "run", argv: ["xdotool", "key", "--clearmodifiers", e2bChord(input.keys)] }];
+    case "wheel": {
+      const argv = ["xdotool", "mousemove", "--sync", ...input.at];
+      for (const axis of [input.horizontal, input.vertical]) if (axis) argv.push("click", "--repeat", String(axis.steps), axis.button);
       return [{ kind: "run", argv }];
     }
     case "drag": {
-      if (action.path.length < 2) throw cuaError("action_rejected", "not_dispatched", "drag: fewer than 2 points");
-      const pts = action.path.map((p) => point(p.x, p.y, width, height));
-      const argv = ["xdotool", "mousemove", "--sync", ...pts[0]!, "mousedown", "1"];
-      for (const p of pts.slice(1)) argv.push("mousemove", "--sync", ...p);
+      const argv = ["xdotool", "mousemove", "--sync", ...input.path[0]!, "mousedown", "1"];
+      for (const p of input.path.slice(1)) argv.push("mousemove", "--sync", ...p);
       argv.push("mouseup", "1");
       return [{ kind: "run", argv, holdsMouse: true }];
     }
     case "type":
-      admitTypedText(action.text);
-      return [{ kind: "run", argv: ["xdotool", "type", "--clearmodifiers", "--delay", String(TYPE_DELAY_MS), "--", action.text] }];
-    case "wait":
-      return [{ kind: "sleep", ms: action.ms ?? 250 }];
-    case "screenshot":
+      return [{ kind: "run", argv: ["xdotool", "type", "--clearmodifiers", "--delay", String(TYPE_DELAY_MS), "--", input.text] }];
+    case "sleep":
+      return [{ kind: "sleep", ms: input.ms }];
+    case "none":
       return [];
     default:
-      throw cuaError("action_rejected", "not_dispatched", "unsupported action kind");
+      return unplanned(input);
   }
 }
 

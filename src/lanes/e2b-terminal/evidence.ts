@@ -5,8 +5,9 @@
  * model directly, so no gateway sees which model answered), the cap is after-the-fact, and the
  * sandbox line is an estimate of E2B compute over create → confirmed release.
  */
+
+import type { ActorDescriptor } from "../../actor-registry/types.ts";
 import type { TerminalParticipant, TerminalParticipantOutcome } from "../../actors/terminal/participant.ts";
-import type { ActorDescriptor } from "../../actors/types.ts";
 import type { CleanupProof, CostLine, TaskResult } from "../../bundle/schemas.ts";
 import type { RunWriter } from "../../bundle/writer.ts";
 import type { TerminalLabConfig } from "../../lab/schema.ts";

@@ -8,7 +8,7 @@
  */
 import { decodeText, tailText } from "../../actors/terminal/exec.ts";
 import type { TerminalRecorder } from "../../actors/terminal/participant.ts";
-import { HumanishError } from "../../errors.ts";
+import { errorMessage, HumanishError } from "../../errors.ts";
 import { fetchArtifact, type RecipeArtifact } from "../../runtime/artifacts.ts";
 import { NODE_ARTIFACT, NPM_ARTIFACT } from "../../runtime/recipes.ts";
 import type { Sandbox } from "../../sandbox/types.ts";
@@ -98,7 +98,7 @@ export async function ensureNode(
     nodeBytes = fetchArtifact(NODE_ARTIFACT, o.env);
     npmBytes = fetchArtifact(NPM_ARTIFACT, o.env);
   } catch (e) {
-    throw failed(`the pinned archives could not be fetched on the host (${e instanceof Error ? e.message : String(e)})`);
+    throw failed(`the pinned archives could not be fetched on the host (${errorMessage(e)})`);
   }
   const mk = await sandbox.exec({ cmd: ["mkdir", "-p", STAGING_DIR], user: "root", cwd: "/", timeoutMs: Math.min(30_000, left()), signal: o.signal });
   if (mk.exitCode !== 0) throw failed(`mkdir ${STAGING_DIR} exited ${mk.exitCode}`);

@@ -5,7 +5,7 @@
  * participant user, `timeout` and a writable study directory exist.
  */
 import { decodeText, tailText } from "../../actors/terminal/exec.ts";
-import { HumanishError } from "../../errors.ts";
+import { errorMessage, HumanishError } from "../../errors.ts";
 import { TERMINAL_STUDY_DIR } from "../../lab/schema.ts";
 import type { Sandbox } from "../../sandbox/types.ts";
 import { Interrupted, PARTICIPANT_USER } from "../../terminal/provision.ts";
@@ -32,13 +32,9 @@ export async function e2bReadyProbe(sandbox: Sandbox, signal: AbortSignal): Prom
       code = r.exitCode;
     } catch (e) {
       if (signal.aborted) throw new Interrupted();
-      throw new HumanishError(
-        "HUMANISH_TERMINAL_LAB_SANDBOX_NOT_READY",
-        `the E2B sandbox did not become ready: ${e instanceof Error ? e.message : String(e)}`,
-        {
-          next,
-        },
-      );
+      throw new HumanishError("HUMANISH_TERMINAL_LAB_SANDBOX_NOT_READY", `the E2B sandbox did not become ready: ${errorMessage(e)}`, {
+        next,
+      });
     }
     if (signal.aborted) throw new Interrupted();
     if (code !== 0 || (step.user === "root" && !out.includes("HUMANISH_SHELL_READY"))) {

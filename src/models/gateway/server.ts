@@ -22,7 +22,7 @@ import { randomBytes, timingSafeEqual } from "node:crypto";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { HumanishError } from "../../errors.ts";
+import { errorMessage, HumanishError } from "../../errors.ts";
 import { type AdmissionEstimate, admissionEstimate, outputGrant, withOutputTokens } from "../admission.ts";
 import type { ModelEndpoint, ModelKey } from "../endpoint.ts";
 import { RATE_TABLE, type RateTable } from "../rates.ts";
@@ -343,7 +343,7 @@ async function sendUpstream(
     return await st.doFetch(st.upstreamUrl, { method: "POST", headers, body: raw, signal: ctl.signal, decompress: false } as RequestInit);
   } catch (e) {
     const reason = ctl.signal.aborted ? String((ctl.signal.reason as Error)?.message) : null;
-    const msg = e instanceof Error ? e.message : String(e);
+    const msg = errorMessage(e);
     if (reason === null && failedBeforeAnyByte(e)) {
       release(0);
       m.done(502, "upstream_unreachable", `${host}: ${msg}`, { costSource: "humanish gateway: the connection failed before any request byte was sent" });
@@ -441,7 +441,7 @@ function passThrough(st: GatewayState, req: Request, m: Meter, upstream: Respons
         try {
           r = await upstreamReader.read();
         } catch (e) {
-          finish(req.signal.aborted ? "the sandbox closed the stream early" : `the upstream stream broke: ${e instanceof Error ? e.message : String(e)}`);
+          finish(req.signal.aborted ? "the sandbox closed the stream early" : `the upstream stream broke: ${errorMessage(e)}`);
           c.error(e);
           return;
         }
@@ -519,13 +519,9 @@ export function startGateway(opts: GatewayOptions): Gateway {
   } catch (e) {
     for (const d of detach) d();
     if (ownDir) rmSync(socketDir, { recursive: true, force: true });
-    throw new HumanishError(
-      "HUMANISH_MODEL_GATEWAY_LISTEN_FAILED",
-      `the model gateway cannot listen on ${socketPath} (${e instanceof Error ? e.message : String(e)})`,
-      {
-        next: "Remove the stale socket file or choose another socket directory.",
-      },
-    );
+    throw new HumanishError("HUMANISH_MODEL_GATEWAY_LISTEN_FAILED", `the model gateway cannot listen on ${socketPath} (${errorMessage(e)})`, {
+      next: "Remove the stale socket file or choose another socket directory.",
+    });
   }
   chmodSync(socketPath, 0o666);
   return {

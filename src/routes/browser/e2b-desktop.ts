@@ -12,8 +12,8 @@
  */
 import { lstat, readdir, readFile } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
+import { findActor, listActors } from "../../actor-registry/registry.ts";
 import { type BrowserParticipant, browserParticipant } from "../../actors/browser/index.ts";
-import { findActor, listActors } from "../../actors/registry.ts";
 import type { LifecycleEvent } from "../../bundle/index.ts";
 import { createRunWriter } from "../../bundle/index.ts";
 import { isHumanishError } from "../../errors.ts";

@@ -5,7 +5,7 @@
  */
 import type { BrowserCaps } from "../../actors/browser/index.ts";
 import type { CleanupProof, LifecycleEvent, RunWriter } from "../../bundle/index.ts";
-import { HumanishError, isHumanishError } from "../../errors.ts";
+import { errorMessage, HumanishError, isHumanishError } from "../../errors.ts";
 import { labDevices } from "../../lab/routing.ts";
 import type { BrowserLabConfig } from "../../lab/schema.ts";
 import type { BrowserSeatFacts } from "../../study/browser-seat.ts";
@@ -82,7 +82,7 @@ export function studyLog(ctx: StudyContext<BrowserLabConfig>, writer: RunWriter)
 export function studyFailure(e: unknown): StudyError {
   const h = isHumanishError(e)
     ? e
-    : new HumanishError("HUMANISH_BROWSER_LAB_FAILED", `browser study failed: ${e instanceof Error ? e.message : String(e)}`, {
+    : new HumanishError("HUMANISH_BROWSER_LAB_FAILED", `browser study failed: ${errorMessage(e)}`, {
         next: "read the bundle's lifecycle and rerun",
         cause: e,
       });
@@ -116,7 +116,7 @@ export async function writeDesktopLedger(
   } catch (e) {
     return {
       code: "HUMANISH_BUNDLE_WRITE_FAILED",
-      message: `desktop-ledgers.json: ${e instanceof Error ? e.message : String(e)}`,
+      message: `desktop-ledgers.json: ${errorMessage(e)}`,
       next: "check free disk space and permissions of .humanish/runs",
     };
   }

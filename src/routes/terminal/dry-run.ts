@@ -4,7 +4,7 @@
  * The bundle records what a live run would do (subject, credentials channel by NAME, caps, the
  * declared runtime) and verifies.
  */
-import type { ActorDescriptor } from "../../actors/types.ts";
+import type { ActorDescriptor } from "../../actor-registry/types.ts";
 import { POLICY_BOUNDS } from "../../broker/index.ts";
 import type { LifecycleEvent } from "../../bundle/schemas.ts";
 import { createRunWriter } from "../../bundle/writer.ts";

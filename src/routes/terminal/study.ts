@@ -5,7 +5,7 @@
  * from the seats to `run.json` (assembly, the evidence gaps, `finishStudy`).
  */
 import type { RunWriter } from "../../bundle/writer.ts";
-import { HumanishError, isHumanishError } from "../../errors.ts";
+import { errorMessage, HumanishError, isHumanishError } from "../../errors.ts";
 import type { TerminalLabConfig } from "../../lab/schema.ts";
 import { assembleStudy, notStartedRun, type SeatEvidence } from "../../study/evidence.ts";
 import { finishStudy } from "../../study/finish.ts";
@@ -69,7 +69,7 @@ export async function runTerminalSeats<L>(
   } catch (e) {
     const h = isHumanishError(e)
       ? e
-      : new HumanishError("HUMANISH_TERMINAL_LAB_FAILED", `the study runner failed: ${e instanceof Error ? e.message : String(e)}`, {
+      : new HumanishError("HUMANISH_TERMINAL_LAB_FAILED", `the study runner failed: ${errorMessage(e)}`, {
           next: "Rerun; report a bug if it repeats.",
         });
     return notStartedRun<L>(o.seats, { code: h.code, message: h.message, ...(h.next ? { next: h.next } : {}) }, ctx.signal.aborted);

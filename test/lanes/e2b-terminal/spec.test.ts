@@ -4,10 +4,10 @@
  * Node probe and install script, and the env preflight (E2B_DEBUG refused, key by name).
  */
 import { describe, expect, test } from "bun:test";
+import { findActor } from "../../../src/actor-registry/registry.ts";
+import type { ActorDescriptor } from "../../../src/actor-registry/types.ts";
 import { buildCodexExecCommand, npxLauncher } from "../../../src/actors/codex-exec/command.ts";
 import { latestOnce } from "../../../src/actors/codex-exec/index.ts";
-import { findActor } from "../../../src/actors/registry.ts";
-import type { ActorDescriptor } from "../../../src/actors/types.ts";
 import type { TerminalLabConfig } from "../../../src/lab/schema.ts";
 import { e2bModelLine } from "../../../src/lanes/e2b-terminal/evidence.ts";
 import { installScript, parseNodeProbe } from "../../../src/lanes/e2b-terminal/node.ts";

@@ -1,6 +1,7 @@
 /**
  * The Responses computer-use wire: request bodies, the replayed conversation, and reading a
- * response. Pure (no I/O).
+ * response. Pure (no I/O). It lives in models/, the one place that speaks Responses; the
+ * computer-use actor drives it.
  *
  * - Tool by model: `computer-use-preview` (and its dated snapshots) gets the preview tool
  *   `computer_use_preview` with its display size and `truncation: "auto"`; every other model the
@@ -15,8 +16,8 @@
  *   ({@link checkCallPairs}); the service answers 400 otherwise, so a mismatch is our bug and is
  *   never sent.
  */
-import { HumanishError } from "../../errors.ts";
-import { parseUsage, type RequestUsage } from "../../models/index.ts";
+import { HumanishError } from "../errors.ts";
+import { parseUsage, type RequestUsage } from "./usage.ts";
 
 type Json = Record<string, unknown>;
 
@@ -238,4 +239,16 @@ function mismatch(message: string): HumanishError {
   return new HumanishError("HUMANISH_CUA_CALL_OUTPUT_MISMATCH", `${message}; the request was not sent.`, {
     next: "this is a humanish bug in the computer-use loop; report it with the run's actor trace",
   });
+}
+
+/**
+ * The extra fields of a request that must answer in text, no tool call: `tool_choice: "none"`,
+ * an output ceiling (tokens), and a strict JSON-schema format the answer is held to.
+ */
+export function textOnlyRequest(o: { maxOutputTokens: number; format: { name: string; schema: object } }): Json {
+  return {
+    tool_choice: "none",
+    max_output_tokens: o.maxOutputTokens,
+    text: { format: { type: "json_schema", name: o.format.name, strict: true, schema: o.format.schema } },
+  };
 }
