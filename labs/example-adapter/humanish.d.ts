@@ -467,6 +467,12 @@ export type RunBundle = {
   adapterScore?: RunAdapterScore;
   feedbackCandidates?: RunFeedbackCandidate[];
   adapterArtifacts?: RunAdapterArtifact[];
+  continues?: {
+    runId: string;
+    runJsonSha256: string;
+    which: "harness" | "not-reached";
+    seats: string[];
+  };
 };
 
 export type ScoringModelLedger = {
