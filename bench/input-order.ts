@@ -138,7 +138,8 @@ try {
     }
   }
 } finally {
-  for (const p of busy) p.kill("SIGKILL");
+  // TERM reaches `yes` through `timeout`; a KILL would end `timeout` alone and orphan the loop.
+  for (const p of busy) p.kill("SIGTERM");
 }
 console.log(`after: ${pressure()}; ${((performance.now() - started) / 60_000).toFixed(1)} min`);
 for (const [binary, t] of tallies) {

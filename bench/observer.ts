@@ -33,7 +33,7 @@ async function runOnce(watch: boolean): Promise<{ durationMs: number; latencies:
   try {
     const args = ["timeout", "900", BUN, MAIN, "lab", "run", "todomvc-first-run-seats", "--live", "--json", ...(watch ? ["--watch"] : [])];
     const p = Bun.spawn(args, { cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe", env: process.env });
-    cleanups.push(() => p.kill("SIGKILL"));
+    cleanups.push(() => p.kill("SIGTERM")); // through `timeout`, which a KILL would end alone
     let latencies: number[] = [];
     let page: Awaited<ReturnType<typeof openCdpPage>> | undefined;
     if (watch) {

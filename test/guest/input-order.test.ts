@@ -40,13 +40,22 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(async () => {
-  for (const p of busy) p.kill("SIGKILL");
+  stopBusyLoops(busy);
   for (const d of desktops) expect((await d.release()).outcome).toBe("released");
   await app?.close();
   if (docker) expect(await containersOfTestRun(docker, testRun)).toEqual([]);
 }, 120_000);
 
-/** Four busy loops per core, each bounded by `timeout` and killed by pid at the end. */
+/**
+ * Ends the busy loops. SIGTERM, not SIGKILL: `timeout` passes a TERM on to its `yes` and exits,
+ * while a KILL would end `timeout` alone and leave the loop running for good, orphaned, starving
+ * every test after this one.
+ */
+function stopBusyLoops(loops: ReturnType<typeof Bun.spawn>[]): void {
+  for (const p of loops) p.kill("SIGTERM");
+}
+
+/** Four busy loops per core, each bounded by `timeout` and ended by {@link stopBusyLoops}. */
 function startBusyLoops(): ReturnType<typeof Bun.spawn>[] {
   const n = 4 * Math.max(1, availableParallelism());
   return Array.from({ length: n }, () => Bun.spawn(["timeout", String(BUSY_BOUND_S), "yes"], { stdout: "ignore", stderr: "ignore", stdin: "ignore" }));
@@ -106,7 +115,7 @@ test(`${SEATS} guests × ${ITEMS} × (type a todo, press Enter) back to back on 
     const results = await Promise.all(desktops.map(typeTodos));
     for (const r of results) expect(r.titles).toEqual(r.typed);
   } finally {
-    for (const p of busy) p.kill("SIGKILL");
+    stopBusyLoops(busy);
     await Promise.all(busy.map((p) => p.exited));
     busy = [];
   }

@@ -38,7 +38,7 @@ describe("observer in Chromium", () => {
       stderr: "pipe",
       env: process.env,
     });
-    cleanups.push(() => study.kill("SIGKILL"));
+    cleanups.push(() => study.kill("SIGTERM")); // TERM reaches the study through `timeout`; a KILL would orphan it
     const stderr = study.stderr.getReader();
     let err = "";
     let url: string | undefined;
@@ -83,7 +83,7 @@ describe("observer in Chromium", () => {
       stderr: "pipe",
       env: process.env,
     });
-    cleanups.push(() => watch.kill("SIGKILL"));
+    cleanups.push(() => watch.kill("SIGTERM"));
     const first = await watch.stdout.getReader().read();
     const watchUrl = (JSON.parse(new TextDecoder().decode(first.value)) as { watchUrl: string }).watchUrl;
     await page.navigate(watchUrl);

@@ -15,6 +15,7 @@ import { createDockerSandboxProvider } from "../../../src/sandbox/index.ts";
 import type { Sandbox, SandboxProvider } from "../../../src/sandbox/types.ts";
 import { codexJqSession, KEY_HUNT_COMMANDS, toolOutputs } from "../../support/fake-openai/scenarios.ts";
 import { type FakeScenario, fakeInputTokens, startFakeOpenAI } from "../../support/fake-openai/server.ts";
+import { npmCacheProvider } from "../../support/npm-cache.ts";
 import { dockerSocketPath, requireDocker } from "../../support/prereq.ts";
 import { committedLab, containersOfRun, labFromText, listFiles, removeContainers, studyContext, testRunId, tmpProject } from "./support.ts";
 
@@ -42,7 +43,7 @@ function jqLab(runtimeAuth: "openai-egress" | "openai-env", maxUsd: number, mode
 
 /**
  * Runs the jq lab live as a new run (`prefix`-…) against the model server at `baseURL`, with
- * `keyEnv` holding the key's variable (absent: no key), through `sandboxProvider` when given.
+ * `keyEnv` holding the key's variable (absent: no key), through `sandboxProvider` (default: a Docker provider sharing the run's npm cache).
  */
 async function runJqStudy(o: {
   auth: "openai-egress" | "openai-env";
@@ -65,13 +66,13 @@ async function runJqStudy(o: {
     mode: "live",
     env: { ...o.keyEnv, OPENAI_BASE_URL: o.baseURL, PATH: "/usr/bin:/bin", ...CA_KNOB },
   });
-  return runTerminalStudy(ctx, o.sandboxProvider ? { sandboxProvider: o.sandboxProvider } : {});
+  return runTerminalStudy(ctx, { sandboxProvider: o.sandboxProvider ?? npmCacheProvider() });
 }
 
 /** A Docker provider that, while the Codex command runs, greps the container for the raw key. */
 function huntingProvider(found: string[], hunted: { done: boolean }): SandboxProvider {
   const docker = createDockerClient({ socketPath: dockerSocketPath() });
-  const inner = createDockerSandboxProvider({ docker });
+  const inner = npmCacheProvider(createDockerSandboxProvider({ docker }));
   return {
     provider: "docker",
     async create(opts) {

@@ -13,6 +13,7 @@ import { createDockerClient } from "../../../src/docker/index.ts";
 import { runTerminalStudy } from "../../../src/routes/terminal/index.ts";
 import { createDockerSandboxProvider } from "../../../src/sandbox/index.ts";
 import type { ExecOptions, ExecResult, Sandbox, SandboxProvider } from "../../../src/sandbox/types.ts";
+import { npmCacheProvider } from "../../support/npm-cache.ts";
 import { dockerSocketPath, requireDocker } from "../../support/prereq.ts";
 import { committedLab, containersOfRun, labFromText, listFiles, removeContainers, studyContext, testRunId, tmpProject } from "./support.ts";
 
@@ -49,7 +50,7 @@ interface SeenExec {
  */
 function recordingProvider(intercept: (o: ExecOptions, real: Sandbox) => Promise<ExecResult | undefined>): SandboxProvider & { seen: SeenExec[] } {
   const docker = createDockerClient({ socketPath: dockerSocketPath() });
-  const inner = createDockerSandboxProvider({ docker });
+  const inner = npmCacheProvider(createDockerSandboxProvider({ docker }));
   const seen: SeenExec[] = [];
   return {
     provider: "docker",
