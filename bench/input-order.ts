@@ -3,7 +3,7 @@
  * busy loops hold every core, and what became of each seat.
  *
  *   ./node_modules/.bin/bun bench/input-order.ts [--runs 20] [--binary dist/humanish]
- *       [--baseline /path/to/older/humanish] [--loops 2]
+ *       [--baseline /path/to/older/humanish] [--loops 2] [--keep-failed DIR]
  *
  * Each run is `humanish lab run todomvc-first-run-seats --json` in a fresh directory; with
  * `--baseline`, runs alternate between the two binaries so both see the same machine. `--loops`
@@ -15,22 +15,31 @@
  *   whether the seat was labelled a finding or `host_starved`);
  * - host_starved: seats labelled a harness condition because the host was starved;
  * - other harness failures (a guest that did not boot, …) and product findings (step_failed).
+ * `--keep-failed DIR` moves the directory of every run with a seat that did not reach the goal
+ * into DIR (its bundle, final frames and traces) instead of deleting it.
  * Ratios are candidate / baseline over the same runs. Needs a Docker engine and both binaries'
  * guest images (`humanish runtime setup` with each binary).
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
-  options: { runs: { type: "string" }, binary: { type: "string" }, baseline: { type: "string" }, loops: { type: "string" } },
+  options: {
+    runs: { type: "string" },
+    binary: { type: "string" },
+    baseline: { type: "string" },
+    loops: { type: "string" },
+    "keep-failed": { type: "string" },
+  },
 });
 const runs = Number(values.runs ?? 20);
 const loops = Number(values.loops ?? 2);
 const candidate = resolve(values.binary ?? "dist/humanish");
 const baseline = values.baseline ? resolve(values.baseline) : undefined;
+const keepFailed = values["keep-failed"] ? resolve(values["keep-failed"]) : undefined;
 /** Hard bound on each busy loop, s. */
 const BUSY_BOUND_S = 4 * 3600;
 /** Deadline of one study run, ms. */
@@ -88,6 +97,7 @@ function classify(t: SeatTally, p: Participant): void {
 
 async function runStudy(binary: string, t: SeatTally): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "humanish-input-order-"));
+  let keep = false;
   try {
     const proc = Bun.spawn([binary, "lab", "run", "todomvc-first-run-seats", "--json"], { cwd: dir, stdout: "pipe", stderr: "ignore", stdin: "ignore" });
     const timer = setTimeout(() => proc.kill("SIGINT"), RUN_TIMEOUT_MS);
@@ -108,8 +118,14 @@ async function runStudy(binary: string, t: SeatTally): Promise<void> {
     }
     const run = JSON.parse(readFileSync(resolve(dir, runDir, "run.json"), "utf8")) as { participants?: Participant[] };
     for (const p of run.participants ?? []) classify(t, p);
+    keep = keepFailed !== undefined && (run.participants ?? []).some((p) => p.status !== "passed");
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    if (keep && keepFailed) {
+      mkdirSync(keepFailed, { recursive: true });
+      renameSync(dir, join(keepFailed, basename(dir)));
+    } else {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }
 }
 

@@ -16,6 +16,11 @@
  *   renderer's main thread committed it (`Input.insertText` answers from the commit's callback,
  *   queued on that same input channel behind the fenced events). So an Enter pressed after typed
  *   text lands after that text and before any text typed after it, however starved the host is.
+ *   Address-bar text is typed only once Ctrl+L has moved the keyboard focus out of the page
+ *   (Chromium offers the chord to the page first), else it is refused after the Ctrl+L.
+ *   An Enter right after address-bar text is acknowledged only once the navigation it started
+ *   committed, loaded and gave the page the keyboard focus (at most {@link NAVIGATION_SETTLE_MS}),
+ *   so the next input reaches the new page, not the replaced one or the address bar.
  *   The focus probe before content text reads the page over a different channel (DevTools), so
  *   after native input it re-reads a not-yet-editable focus for up to {@link FOCUS_SETTLE_MS}
  *   while the renderer catches up with a click; a refusal is still `not_dispatched`.
@@ -46,6 +51,13 @@ export { MAX_WHEEL_STEPS, WHEEL_STEP_PX } from "./contract.ts";
 export const FOCUS_SETTLE_MS = 3_000;
 /** Pause between two focus probes while it settles, ms. */
 const FOCUS_SETTLE_POLL_MS = 50;
+/**
+ * How long an Enter after address-bar text waits for the navigation it starts to commit, load
+ * and hand the keyboard focus to the page before it is acknowledged, ms.
+ */
+export const NAVIGATION_SETTLE_MS = 10_000;
+/** How long address-bar text waits for Ctrl+L to move the keyboard focus out of the page, ms. */
+export const ADDRESS_BAR_FOCUS_MS = 5_000;
 
 /** One native step of a plan. */
 export type NativeStep =
@@ -131,6 +143,8 @@ export function createGuestExecutor(opts: GuestExecutorOptions): GuestExecutor {
   let busy = false;
   let terminal = false;
   let armed = false;
+  // The last action typed into the address bar: an Enter now starts a navigation.
+  let addressBarTyped = false;
   let dispatchedCount = 0;
   // Native input was sent since the page last confirmed it had caught up (see focusAfterInput).
   let nativeSinceCheck = false;
@@ -203,6 +217,9 @@ export function createGuestExecutor(opts: GuestExecutorOptions): GuestExecutor {
         await Bun.sleep(FOCUS_SETTLE_POLL_MS);
       }
     };
+    const submitsAddress = addressBarTyped && action.kind === "keypress" && action.keys.length === 1 && /^(enter|return)$/i.test(action.keys[0]!);
+    addressBarTyped = false;
+    const commitsBefore = page.topCommits;
     try {
       const steps = planAction(action, { width, height }, armed);
       const isCtrlL =
@@ -235,6 +252,14 @@ export function createGuestExecutor(opts: GuestExecutorOptions): GuestExecutor {
           armed = false;
           await send(["key", "--clearmodifiers", "ctrl+l"]);
           if (!page.sole || page.dialogSeen) throw cuaError("action_rejected", "outcome_uncertain", "type: the page changed after Ctrl+L");
+          // Typed before the address bar holds the focus, the URL would land in the page.
+          await opts.fence();
+          if (!(await page.waitForAddressBarFocus(ADDRESS_BAR_FOCUS_MS)))
+            throw cuaError(
+              "action_rejected",
+              "outcome_uncertain",
+              `type: the address bar did not take the keyboard focus within ${ADDRESS_BAR_FOCUS_MS} ms of Ctrl+L`,
+            );
           await send(["type", "--clearmodifiers", "--delay", "0", "--file", "-"], new TextEncoder().encode(step.text));
         } else if (step.kind === "xdotool") {
           await send(step.args);
@@ -247,6 +272,11 @@ export function createGuestExecutor(opts: GuestExecutorOptions): GuestExecutor {
         // above all) can never overtake this one.
         await opts.fence();
       }
+      // An Enter that submits the address bar is applied once the new page is there: before
+      // that, text would land in the document being replaced and keys in the address bar. A
+      // navigation that never settles is left to the participant's own check of the page.
+      if (submitsAddress && dispatched) await page.settleNavigation(commitsBefore, NAVIGATION_SETTLE_MS);
+      if (steps.some((s) => s.kind === "chrome_text")) addressBarTyped = true;
       if (steps.some((s) => s.kind === "xdotool")) armed = isCtrlL;
       if (signal.aborted && dispatched) throw cuaError("session_revoked", "outcome_uncertain", "authority withdrawn during the action");
     } catch (e) {

@@ -70,6 +70,8 @@ export class GuestPage {
   dialogSeen = false;
   /** Open page targets by id. */
   readonly pages = new Set<string>();
+  /** Navigations the top-level frame committed so far (a new document or a same-document one). */
+  topCommits = 0;
   private topFrameId: string | undefined;
 
   private constructor(
@@ -130,7 +132,12 @@ export class GuestPage {
       ) {
         this.generation++;
         const frame = e.params.frame as { id: string; parentId?: string } | undefined;
-        if (e.method === "Page.frameNavigated" && frame && !frame.parentId) this.topFrameId = frame.id;
+        if (e.method === "Page.frameNavigated" && frame && !frame.parentId) {
+          this.topFrameId = frame.id;
+          this.topCommits++;
+        } else if (e.method === "Page.navigatedWithinDocument" && e.params.frameId === this.topFrameId) {
+          this.topCommits++;
+        }
       }
     } else if (e.method === "humanish.pipeClosed") {
       this.generation++;
@@ -164,6 +171,53 @@ export class GuestPage {
         });
       }
       await Bun.sleep(100);
+    }
+  }
+
+  /**
+   * After input that may start a top-level navigation (Enter after address-bar text): wait until
+   * the top frame committed a navigation after `since` ({@link topCommits} read before the
+   * input), its document finished loading and holds the keyboard focus — polling every 50 ms for
+   * at most `timeoutMs`. Until then the address bar may keep the focus (an Enter goes to it) and
+   * text may land in the document being replaced. Never throws.
+   * @returns `settled`, or what was still missing when `timeoutMs` passed.
+   */
+  async settleNavigation(since: number, timeoutMs: number): Promise<"settled" | "no_commit" | "loading" | "unfocused"> {
+    const deadline = Date.now() + timeoutMs;
+    let missing: "no_commit" | "loading" | "unfocused" = "no_commit";
+    for (;;) {
+      if (this.topCommits > since) {
+        try {
+          const v = await this.isolatedEval(`JSON.stringify([document.readyState, document.hasFocus()])`, Math.max(1, deadline - Date.now()));
+          const [state, focused] = JSON.parse(String(v)) as [string, boolean];
+          missing = state !== "complete" ? "loading" : focused ? missing : "unfocused";
+          if (state === "complete" && focused) return "settled";
+        } catch {
+          missing = "loading"; // the committed frame is still being replaced
+        }
+      }
+      if (Date.now() >= deadline) return missing;
+      await Bun.sleep(50);
+    }
+  }
+
+  /**
+   * After Ctrl+L: wait until the address bar holds the keyboard focus, i.e. the page's document
+   * no longer has it (`document.hasFocus()` false), polling every 20 ms for at most `timeoutMs`.
+   * Chromium offers Ctrl+L to the page first and moves the focus only once the renderer answers
+   * that it did not handle it, so keys sent before then still reach the page. Never throws.
+   * @returns whether the address bar took the focus in time.
+   */
+  async waitForAddressBarFocus(timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      try {
+        if ((await this.isolatedEval("document.hasFocus()", Math.max(1, deadline - Date.now()))) === false) return true;
+      } catch {
+        /* no document to ask right now (mid-navigation): ask again */
+      }
+      if (Date.now() >= deadline) return false;
+      await Bun.sleep(20);
     }
   }
 
