@@ -8,7 +8,9 @@
  *   DevTools protocol on a pipe (`--remote-debugging-pipe`: no TCP port exists for anything in or
  *   outside the sandbox to reach), and answers page-fact requests on a Unix socket in that
  *   private directory.
- * - `facts.py` asks the launcher once and prints one JSON line.
+ * - `facts.py` asks the launcher once and prints one JSON line: the page facts, or with `probe`
+ *   the page's document identity (`performance.timeOrigin`, new for every document), load state
+ *   and whether it holds the keyboard focus — what input after the address bar waits on.
  * Facts are read in an isolated world (the page's own scripts cannot change what the check sees)
  * with a fixed expression: the top page's URL, title, `innerText` (≤ 64 KiB) and scroll offset.
  * With more than one page open, only `{"pages": n}` comes back (the frame alone is the
@@ -91,7 +93,10 @@ EXPR = ("JSON.stringify({url: String(location.href), title: String(document.titl
         "text: document.body ? String(document.body.innerText).slice(0, 65536) : '', "
         "scrollY: Math.round(window.scrollY)})")
 
-def facts():
+PROBE = ("JSON.stringify({timeOrigin: performance.timeOrigin, readyState: String(document.readyState), "
+         "focused: document.hasFocus()})")
+
+def facts(expr=EXPR):
     pages = [t for t in call("Target.getTargets")["targetInfos"] if t.get("type") == "page"]
     if len(pages) != 1:
         return {"pages": len(pages)}
@@ -99,7 +104,7 @@ def facts():
     try:
         frame = call("Page.getFrameTree", session=session)["frameTree"]["frame"]["id"]
         world = call("Page.createIsolatedWorld", {"frameId": frame, "worldName": "humanish-facts-" + uuid.uuid4().hex}, session=session)
-        res = call("Runtime.evaluate", {"expression": EXPR, "contextId": world["executionContextId"], "returnByValue": True,
+        res = call("Runtime.evaluate", {"expression": expr, "contextId": world["executionContextId"], "returnByValue": True,
                                          "awaitPromise": False, "userGesture": False, "includeCommandLineAPI": False,
                                          "silent": True}, session=session)
         value = res.get("result", {}).get("value")
@@ -124,18 +129,30 @@ while proc.poll() is None:
         continue
     with conn:
         try:
-            reply = {"ok": True, "facts": facts()}
+            conn.settimeout(5.0)
+            request = b""
+            while not request.endswith(b"\n") and len(request) < 64:
+                chunk = conn.recv(64)
+                if not chunk:
+                    break
+                request += chunk
+            reply = {"ok": True, "facts": facts(PROBE if request.strip() == b"probe" else EXPR)}
         except Exception:
             reply = {"ok": False}
         conn.sendall(json.dumps(reply).encode() + b"\n")
 sys.exit(4)
 `;
 
-/** The facts client: `python3 -I facts.py <socket>`; prints the launcher's one JSON line. */
+/**
+ * The facts client: `python3 -I facts.py <socket> [probe]`; asks for the page facts (or, with
+ * `probe`, the page's document identity, load state and focus) and prints the launcher's one
+ * JSON line.
+ */
 export const FACTS_PY = String.raw`import socket, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 s.settimeout(10.0)
 s.connect(sys.argv[1])
+s.sendall((sys.argv[2] if len(sys.argv) > 2 else "facts").encode() + b"\n")
 data = b""
 while not data.endswith(b"\n"):
     chunk = s.recv(65536)
@@ -179,4 +196,33 @@ export function parseFacts(stdout: string): PageFacts | "other-tabs" | undefined
   if (f.pages !== 1) return "other-tabs";
   if (f.url === undefined || f.title === undefined || f.text === undefined) return undefined;
   return { url: f.url, title: f.title, text: f.text, scrollY: Math.max(0, Math.round(f.scrollY ?? 0)) };
+}
+
+const probeSchema = z.object({
+  pages: z.literal(1),
+  timeOrigin: z.number().finite(),
+  readyState: z.string().max(32),
+  focused: z.boolean(),
+});
+
+/** The sole page's document identity, load state and keyboard focus. */
+export interface PageProbe {
+  /** `performance.timeOrigin` of the document, ms since the epoch: a new document has a new one. */
+  timeOrigin: number;
+  readyState: string;
+  focused: boolean;
+}
+
+/** Parse `facts.py … probe` output; `undefined` when the read failed or another tab is open. */
+export function parseProbe(stdout: string): PageProbe | undefined {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(stdout.trim());
+  } catch {
+    return undefined;
+  }
+  const r = replySchema.extend({ facts: probeSchema.optional() }).safeParse(raw);
+  if (!r.success || !r.data.ok || !r.data.facts) return undefined;
+  const { timeOrigin, readyState, focused } = r.data.facts;
+  return { timeOrigin, readyState, focused };
 }

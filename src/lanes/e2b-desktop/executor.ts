@@ -17,12 +17,22 @@
  *   round trip, so the server has queued every event on Chromium's connection — before the next
  *   is started, and Chromium reads that connection in order. No input here travels over CDP, so
  *   nothing can overtake it.
+ * - the address bar: Chromium offers Ctrl+L to the page first and moves the focus only once the
+ *   renderer answers, so Ctrl+L is acknowledged once the page no longer holds the keyboard focus
+ *   (the launcher's probe; else the session ends as outcome-uncertain); and an Enter after text
+ *   typed there is acknowledged once a new document (a new `performance.timeOrigin`) has loaded
+ *   and holds the focus, or {@link NAVIGATION_SETTLE_MS} passed — before that, keys would reach
+ *   the address bar and text the page being replaced.
  */
 import type { BrowserControlExecutor, CuaAction, CuaExecutorErrorCode, CuaObservation } from "../../browser-control/index.ts";
 import { abortableSleep, cuaError, isCuaExecutorError } from "../../browser-control/index.ts";
 import { admitPng, perceptualSignature } from "../../png/index.ts";
-import { parseFacts } from "./chromium.ts";
+import { type PageProbe, parseFacts, parseProbe } from "./chromium.ts";
+import { e2bChord } from "./keys.ts";
 import { planDesktopAction, shellCommand, TYPE_DELAY_MS } from "./plan.ts";
+
+/** The chord that hands the keyboard to the address bar. */
+const CTRL_L = e2bChord(["ctrl", "l"]);
 
 /** What the executor needs of the sandbox: one shell command, one file read. */
 export interface DesktopShell {
@@ -49,6 +59,14 @@ export interface DesktopPaths {
 const CAPTURE_TIMEOUT_MS = 20_000;
 /** Deadline of one input command, ms (typed text adds its own typing time). */
 const INPUT_TIMEOUT_MS = 15_000;
+/** How long Ctrl+L may take to move the keyboard focus out of the page, ms. */
+export const ADDRESS_BAR_FOCUS_MS = 5_000;
+/** How long an Enter after address-bar text waits for the new page to load and take the focus, ms. */
+export const NAVIGATION_SETTLE_MS = 10_000;
+/** Pause between two probes of the page, ms. */
+const PROBE_POLL_MS = 50;
+/** Deadline of one probe, ms. */
+const PROBE_TIMEOUT_MS = 10_000;
 /** Largest frame read back, bytes (the PNG gate's own ceiling). */
 const MAX_FRAME_BYTES = 8 * 1024 * 1024;
 
@@ -95,12 +113,41 @@ export function createE2BDesktopExecutor(o: { shell: DesktopShell; paths: Deskto
     }
   }
 
+  // The probe never throws: a page it cannot read (mid-navigation, a dialog) is `undefined`.
+  const probeCmd = `${shellCommand(["python3", "-I", paths.factsPy, paths.socket, "probe"])} || true`;
+  const probe = async (): Promise<PageProbe | undefined> => {
+    try {
+      return parseProbe((await shell.run(probeCmd, PROBE_TIMEOUT_MS)).stdout);
+    } catch {
+      return undefined;
+    }
+  };
+  /** Probe until `done` holds or `ms` pass; whether it held. */
+  const probeUntil = async (done: (p: PageProbe) => boolean, ms: number, signal: AbortSignal): Promise<boolean> => {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const p = await probe();
+      if (p && done(p)) return true;
+      if (Date.now() >= deadline || signal.aborted) return false;
+      await Bun.sleep(PROBE_POLL_MS);
+    }
+  };
+  // Where the last actions left the keyboard: after Ctrl+L, text goes to the address bar; after
+  // that text, an Enter starts a navigation.
+  let address: "none" | "focused" | "typed" = "none";
+
   async function execute(action: CuaAction, signal: AbortSignal = new AbortController().signal): Promise<void> {
     enter();
     let dispatched = false;
     let heldMouse = false;
+    const was = address;
+    address = "none";
     try {
       const steps = planDesktopAction(action, { width, height });
+      const chord = action.kind === "keypress" && steps.length === 1 && steps[0]!.kind === "run" ? steps[0]!.argv.at(-1) : undefined;
+      const ctrlL = chord === CTRL_L;
+      const submits = was === "typed" && chord === "Return";
+      const before = submits ? (await probe())?.timeOrigin : undefined;
       for (const step of steps) {
         if (step.kind === "sleep") {
           await abortableSleep(step.ms, signal);
@@ -115,6 +162,16 @@ export function createE2BDesktopExecutor(o: { shell: DesktopShell; paths: Deskto
         heldMouse = false;
       }
       if (signal.aborted && dispatched) throw cuaError("session_revoked", "outcome_uncertain", "authority withdrawn during the action");
+      if (ctrlL) {
+        if (!(await probeUntil((p) => !p.focused, ADDRESS_BAR_FOCUS_MS, signal)))
+          throw cuaError("action_rejected", "outcome_uncertain", `the address bar did not take the keyboard focus within ${ADDRESS_BAR_FOCUS_MS} ms of Ctrl+L`);
+        address = "focused";
+      } else if (was === "focused" && action.kind === "type") {
+        address = "typed";
+      } else if (submits) {
+        // A navigation that never settles is left to the participant's own check of the page.
+        await probeUntil((p) => p.timeOrigin !== before && p.readyState === "complete" && p.focused, NAVIGATION_SETTLE_MS, signal);
+      }
     } catch (e) {
       if (heldMouse && !signal.aborted) {
         try {

@@ -110,6 +110,59 @@ describe("E2B desktop executor", () => {
   });
 });
 
+/** A shell whose page probe answers from `probes` in turn (the last one repeats). */
+function probingShell(probes: { timeOrigin: number; readyState?: string; focused: boolean }[]): DesktopShell & { cmds: string[] } {
+  const cmds: string[] = [];
+  let i = 0;
+  return {
+    cmds,
+    async run(cmd) {
+      cmds.push(cmd);
+      if (!cmd.includes(" probe")) return { stdout: "" };
+      const p = probes[Math.min(i++, probes.length - 1)]!;
+      return { stdout: `${JSON.stringify({ ok: true, facts: { pages: 1, readyState: "complete", ...p } })}\n` };
+    },
+    async read() {
+      return png(64, 48);
+    },
+  };
+}
+
+const PROBE = "python3 -I /tmp/humanish-x/facts.py /tmp/humanish-x/facts.sock probe || true";
+
+describe("E2B desktop executor and the address bar", () => {
+  test("Ctrl+L is acknowledged once the page gave up the keyboard; the Enter after the URL once the new page loaded and holds it", async () => {
+    const sh = probingShell([
+      { timeOrigin: 1, focused: true }, // Ctrl+L not yet handled: the page still has the keyboard
+      { timeOrigin: 1, focused: false }, // the address bar has it
+      { timeOrigin: 1, focused: false }, // before the Enter: the document it replaces
+      { timeOrigin: 1, focused: false }, // the navigation is in flight
+      { timeOrigin: 2, readyState: "loading", focused: false },
+      { timeOrigin: 2, focused: true },
+    ]);
+    const ex = createE2BDesktopExecutor({ shell: sh, paths: PATHS, width: 64, height: 48 });
+    await ex.execute({ kind: "keypress", keys: ["ctrl", "l"] });
+    expect(sh.cmds).toEqual(["xdotool key --clearmodifiers Control_L+l", PROBE, PROBE]);
+    await ex.execute({ kind: "type", text: "http://127.0.0.1:4173/b" });
+    expect(sh.cmds).toHaveLength(4);
+    await ex.execute({ kind: "keypress", keys: ["Enter"] });
+    expect(sh.cmds.slice(4)).toEqual([PROBE, "xdotool key --clearmodifiers Return", PROBE, PROBE, PROBE]);
+    // An Enter that submits nothing typed in the address bar is not waited on.
+    await ex.execute({ kind: "keypress", keys: ["Enter"] });
+    expect(sh.cmds.slice(9)).toEqual(["xdotool key --clearmodifiers Return"]);
+    expect(ex.terminal).toBe(false);
+  });
+
+  test("a Ctrl+L the page never gives the keyboard up for ends the session as outcome-uncertain: the URL is never typed into the page", async () => {
+    const sh = probingShell([{ timeOrigin: 1, focused: true }]);
+    const ex = createE2BDesktopExecutor({ shell: sh, paths: PATHS, width: 64, height: 48 });
+    expect(await codeOf(ex.execute({ kind: "keypress", keys: ["ctrl", "l"] }))).toBe("action_rejected/outcome_uncertain");
+    expect(ex.terminal).toBe(true);
+    expect(sh.cmds.filter((c) => c.startsWith("xdotool"))).toEqual(["xdotool key --clearmodifiers Control_L+l"]);
+    expect(await codeOf(ex.execute({ kind: "type", text: "http://127.0.0.1:4173/b" }))).toBe("executor_closed/not_dispatched");
+  }, 30_000);
+});
+
 describe("E2B desktop concurrency", () => {
   test("up to 16 seats at once; the lab and HUMANISH_MAX_CONCURRENCY can only lower it", () => {
     expect(e2bDesktopConcurrency(16, undefined, {}).concurrency).toBe(16);
