@@ -4,9 +4,11 @@
  *
  *   ./node_modules/.bin/bun bench/observer.ts [PAIRS]     (default 2 pairs)
  *
- * Alternates runs without a watcher (the baseline, `lab run --live`) and with one
- * (`lab run --live --watch` plus a headless Chromium page on the Observer over CDP, sandbox
- * kept), so both see the same machine. Wall time is the study's own `durationMs` from its
+ * Runs in turn, so all see the same machine: without a watcher (the baseline, `lab run --live`);
+ * with one (`lab run --live --watch` plus a headless Chromium page on the Observer over CDP,
+ * sandbox kept); and the floor — the same headless Chromium open on a static page beside a study
+ * without `--watch`, which is what any watching browser costs on these cores before the Observer
+ * does anything (so watcher / floor is the Observer's own share). Wall time is the study's own `durationMs` from its
  * `status.json` (the Observer's linger for open pages after the seal is not the study's time).
  * Latency: for every frame the page shows, the time from the frame file appearing in the run
  * directory (its mtime: written, admitted and renamed into place by the run writer) to the
@@ -27,7 +29,15 @@ const RECORD_JS = `(() => { if (!document.getElementById("seats")) return false;
   const t = e.target; if (t && t.tagName === "IMG" && t.dataset.frameAt) window.__lat.push({ frame: t.dataset.frame, at: Number(t.dataset.frameAt), shown: Date.now() });
 }, true); return true; })()`;
 
-async function runOnce(watch: boolean): Promise<{ durationMs: number; latencies: number[] }> {
+/** A static page for the floor arm: a browser with nothing live to show. */
+const STATIC_PAGE = Bun.serve({
+  hostname: "127.0.0.1",
+  port: 0,
+  fetch: () => new Response("<!doctype html><title>idle</title><p>idle", { headers: { "content-type": "text/html" } }),
+});
+
+async function runOnce(arm: "none" | "watch" | "floor"): Promise<{ durationMs: number; latencies: number[] }> {
+  const watch = arm === "watch";
   const cwd = mkdtempSync(join(tmpdir(), "humanish-bench-observer-"));
   const cleanups: (() => void)[] = [];
   try {
@@ -48,6 +58,8 @@ async function runOnce(watch: boolean): Promise<{ durationMs: number; latencies:
       }
       page = await openCdpPage(url, cleanups);
       while ((await page.evaluate<boolean | undefined>(RECORD_JS)) !== true) await Bun.sleep(50);
+    } else if (arm === "floor") {
+      await openCdpPage(`http://127.0.0.1:${STATIC_PAGE.port}/`, cleanups);
     }
     const out = await new Response(p.stdout).text();
     if (page) {
@@ -68,20 +80,29 @@ async function runOnce(watch: boolean): Promise<{ durationMs: number; latencies:
 
 const base: number[] = [];
 const watched: number[] = [];
+const floor: number[] = [];
 const lat: number[] = [];
 for (let i = 0; i < pairs; i++) {
-  const a = await runOnce(false);
-  const b = await runOnce(true);
+  const a = await runOnce("none");
+  const b = await runOnce("watch");
+  const c = await runOnce("floor");
   base.push(a.durationMs);
   watched.push(b.durationMs);
+  floor.push(c.durationMs);
   lat.push(...b.latencies);
-  console.log(`pair ${i + 1}: without ${a.durationMs} ms · with watcher ${b.durationMs} ms · ${b.latencies.length} frame(s) shown`);
+  console.log(
+    `round ${i + 1}: without ${a.durationMs} ms · with watcher ${b.durationMs} ms · idle browser beside it ${c.durationMs} ms · ${b.latencies.length} frame(s) shown`,
+  );
 }
+STATIC_PAGE.stop(true);
 const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor((xs.length - 1) / 2)]!;
 const sorted = [...lat].sort((x, y) => x - y);
 const p95 = sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.95) - 1)]! : Number.NaN;
 const ratio = median(watched) / median(base);
 console.log(`study wall time, median: without ${median(base)} ms, with watcher ${median(watched)} ms → ratio ${ratio.toFixed(3)}× (target ≤ 1.05×)`);
+console.log(
+  `floor: an idle headless browser beside the study ${median(floor)} ms → ${(median(floor) / median(base)).toFixed(3)}× the baseline; the Observer over that floor ${(median(watched) / median(floor)).toFixed(3)}×`,
+);
 console.log(
   `observer latency frame admitted → shown: p50 ${sorted.length ? median(sorted) : "n/a"} ms, p95 ${p95} ms over ${sorted.length} frame(s) (target ≤ 500 ms)`,
 );
