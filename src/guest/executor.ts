@@ -217,13 +217,14 @@ export function createGuestExecutor(opts: GuestExecutorOptions): GuestExecutor {
         await Bun.sleep(FOCUS_SETTLE_POLL_MS);
       }
     };
-    const submitsAddress = addressBarTyped && action.kind === "keypress" && action.keys.length === 1 && /^(enter|return)$/i.test(action.keys[0]!);
+    const afterAddressText = addressBarTyped;
     addressBarTyped = false;
     const commitsBefore = page.topCommits;
     try {
       const steps = planAction(action, { width, height }, armed);
-      const isCtrlL =
-        action.kind === "keypress" && steps.length === 1 && steps[0]!.kind === "xdotool" && steps[0]!.args.join(" ") === "key --clearmodifiers ctrl+l";
+      const chord = action.kind === "keypress" && steps.length === 1 && steps[0]!.kind === "xdotool" ? steps[0]!.args.join(" ") : undefined;
+      const isCtrlL = chord === "key --clearmodifiers ctrl+l";
+      const submitsAddress = afterAddressText && chord === "key --clearmodifiers Return";
       if (action.kind === "type" && steps[0]?.kind === "content_text") {
         // Content text: refuse before any input unless the top-level document's focused element is editable.
         if (!page.sole) throw cuaError("action_rejected", "not_dispatched", "type: another tab is open");

@@ -180,23 +180,21 @@ export class GuestPage {
    * input), its document finished loading and holds the keyboard focus — polling every 50 ms for
    * at most `timeoutMs`. Until then the address bar may keep the focus (an Enter goes to it) and
    * text may land in the document being replaced. Never throws.
-   * @returns `settled`, or what was still missing when `timeoutMs` passed.
+   * @returns whether the new page settled in time.
    */
-  async settleNavigation(since: number, timeoutMs: number): Promise<"settled" | "no_commit" | "loading" | "unfocused"> {
+  async settleNavigation(since: number, timeoutMs: number): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
-    let missing: "no_commit" | "loading" | "unfocused" = "no_commit";
     for (;;) {
       if (this.topCommits > since) {
         try {
           const v = await this.isolatedEval(`JSON.stringify([document.readyState, document.hasFocus()])`, Math.max(1, deadline - Date.now()));
           const [state, focused] = JSON.parse(String(v)) as [string, boolean];
-          missing = state !== "complete" ? "loading" : focused ? missing : "unfocused";
-          if (state === "complete" && focused) return "settled";
+          if (state === "complete" && focused) return true;
         } catch {
-          missing = "loading"; // the committed frame is still being replaced
+          /* the committed frame is still being replaced: ask again */
         }
       }
-      if (Date.now() >= deadline) return missing;
+      if (Date.now() >= deadline) return false;
       await Bun.sleep(50);
     }
   }
