@@ -17,7 +17,7 @@
 import { encodeOutputBytes } from "../src/bundle/output-codec.ts";
 import { createRedactor, type Redactor } from "../src/bundle/redact.ts";
 import type { RunWriter } from "../src/bundle/writer.ts";
-import { createTerminalRecording } from "../src/terminal/recorder.ts";
+import { createTerminalRecording } from "../src/terminal-seat/recorder.ts";
 import { emitFigures, type Figure, figure } from "./lib/figures.ts";
 
 const SECRETS = ["zq9-canary-7731-secret", `sk-proj-${"Ab3".repeat(16)}`, "open sesame 4471 vault"];

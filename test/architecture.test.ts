@@ -21,7 +21,7 @@
  *   import lanes;
  * - the actor registry (`actor-registry/`) is pure data below `lab/` and `bundle/`: it imports
  *   nothing but its own types and the error class;
- * - host code shares only the contract module with the guest (the CLI may load the guest's
+ * - host code shares only guest/host-guest.ts with the guest (the CLI may load the guest's
  *   entry point for `humanish guest serve`), and the guest imports no host runtime code.
  *
  * Each violation names the offending chain of files, e.g.
@@ -464,8 +464,8 @@ function importViolations(tree: Tree): string[] {
       const toLane = lane(t);
       if (fromLane !== undefined && toLane !== undefined && fromLane !== toLane) out.push(`${file} → ${t}: lanes never import each other`);
       if (file.startsWith("actors/") && t.startsWith("lanes/")) out.push(`${file} → ${t}: actors never import lanes (they are handed an executor or sandbox)`);
-      if (t.startsWith("guest/") && !file.startsWith("guest/") && t !== "guest/contract.ts" && !(file.startsWith("cli/") && t === "guest/index.ts")) {
-        out.push(`${file} → ${t}: host code shares only guest/contract.ts with the guest`);
+      if (t.startsWith("guest/") && !file.startsWith("guest/") && t !== "guest/host-guest.ts" && !(file.startsWith("cli/") && t === "guest/index.ts")) {
+        out.push(`${file} → ${t}: host code shares only guest/host-guest.ts with the guest`);
       }
       if (file.startsWith("guest/") && t.startsWith("runtime/")) out.push(`${file} → ${t}: the guest imports no host runtime code`);
     }

@@ -5,7 +5,7 @@
  * implementations live in their own folders and are picked by the route that runs them.
  */
 import { HumanishError } from "../errors.ts";
-import type { ActorDescriptor, ActorLane } from "./types.ts";
+import type { ActorCapability, ActorDescriptor } from "./types.ts";
 
 const DESCRIPTORS: readonly ActorDescriptor[] = [
   {
@@ -163,7 +163,7 @@ export function findActor(type: string): ActorDescriptor | undefined {
 }
 
 /** True when `type` is registered and serves `lane` (the routing predicates use this). */
-export function actorServesLane(type: string, lane: ActorLane): boolean {
+export function actorServesLane(type: string, lane: ActorCapability): boolean {
   return findActor(type)?.capabilities.lanes.includes(lane) ?? false;
 }
 
@@ -173,7 +173,7 @@ export function actorServesLane(type: string, lane: ActorLane): boolean {
  *   `HUMANISH_ACTOR_UNSUPPORTED` when the type is unknown or serves another lane; the message
  *   lists the types that do serve the lane.
  */
-export function resolveActor(type: string, lane: ActorLane): ActorDescriptor {
+export function resolveActor(type: string, lane: ActorCapability): ActorDescriptor {
   const d = findActor(type);
   if (d?.capabilities.lanes.includes(lane)) return d;
   const fits = DESCRIPTORS.filter((x) => x.capabilities.lanes.includes(lane)).map((x) => x.type);

@@ -5,7 +5,7 @@
  */
 
 /** The capability lane an actor serves; routes pick actors by lane. */
-export type ActorLane = "terminal" | "scripted-browser" | "computer-use";
+export type ActorCapability = "terminal" | "scripted-browser" | "computer-use";
 
 /** How an actor talks to its runtime, as recorded in the trace `protocol` field. */
 export type ActorProtocol = "scripted-steps" | "terminal-exec" | "json-stream" | "cua-loop";
@@ -20,7 +20,7 @@ export type KeyPlacement = "none" | "external" | "in-sandbox-command-scoped";
 export interface ActorCapabilities {
   headless: boolean;
   structuredTrace: boolean;
-  lanes: ActorLane[];
+  lanes: ActorCapability[];
   producesScreenshots: boolean;
   /** True when the lab may choose the model (`actors[0].model`). */
   byoModel: boolean;

@@ -1,16 +1,16 @@
 /**
  * Host side of browser control.
  */
-import { type CuaExecutorError, type CuaExecutorErrorCode, cuaError, isCuaExecutorError } from "./errors.ts";
+import { type BrowserControlError, type BrowserControlErrorCode, browserControlError, isCuaExecutorError } from "./errors.ts";
 import type { BrowserControlExecutor } from "./executor.ts";
 import { decodeObservation } from "./observation.ts";
 import {
+  type BrowserAction,
   type BrowserControlIdentity,
   type BrowserControlOperation,
   type BrowserControlReply,
-  type CuaAction,
-  type CuaObservation,
-  cuaActionSchema,
+  type BrowserObservation,
+  browserActionSchema,
   identitySchema,
   replySchema,
   sameIdentity,
@@ -51,13 +51,13 @@ interface Pending {
   writeDone: boolean;
   reply: BrowserControlReply | undefined;
   resolve(reply: BrowserControlReply): void;
-  reject(err: CuaExecutorError): void;
+  reject(err: BrowserControlError): void;
 }
 
 /**
  * Create the host-side client on `transport`.
  *
- * Throws `CuaExecutorError("invalid_request", "not_dispatched")` synchronously for an invalid
+ * Throws `BrowserControlError("invalid_request", "not_dispatched")` synchronously for an invalid
  * identity or `requestTimeoutMs`. HELLO is sent lazily by `ready()` or the first
  * `observe`/`execute`. One call at a time: a concurrent call is refused `executor_busy`/
  * `not_dispatched` and never queued. Errors:
@@ -73,11 +73,15 @@ interface Pending {
 export function createBrowserControlClient(opts: BrowserControlClientOptions): BrowserControlClient {
   const idParse = identitySchema.safeParse(opts.identity);
   if (!idParse.success)
-    throw cuaError("invalid_request", "not_dispatched", "createBrowserControlClient: identity must be {generation, challenge, runtimeRevision} tokens");
+    throw browserControlError(
+      "invalid_request",
+      "not_dispatched",
+      "createBrowserControlClient: identity must be {generation, challenge, runtimeRevision} tokens",
+    );
   const identity = idParse.data;
   const timeoutMs = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   if (!Number.isInteger(timeoutMs) || timeoutMs < MIN_REQUEST_TIMEOUT_MS || timeoutMs > MAX_REQUEST_TIMEOUT_MS)
-    throw cuaError(
+    throw browserControlError(
       "invalid_request",
       "not_dispatched",
       `createBrowserControlClient: requestTimeoutMs must be an integer in ${MIN_REQUEST_TIMEOUT_MS}…${MAX_REQUEST_TIMEOUT_MS}`,
@@ -85,20 +89,24 @@ export function createBrowserControlClient(opts: BrowserControlClientOptions): B
   const transport = opts.transport;
 
   let seq = 0;
-  let closedCode: CuaExecutorErrorCode | null = null;
+  let closedCode: BrowserControlErrorCode | null = null;
   let pending: Pending | null = null;
   let busy = false;
   let helloDone = false;
   let helloPromise: Promise<void> | null = null;
 
-  const shutdown = (code: CuaExecutorErrorCode, failure?: CuaExecutorError) => {
+  const shutdown = (code: BrowserControlErrorCode, failure?: BrowserControlError) => {
     if (closedCode === null) closedCode = code;
     const p = pending;
     pending = null;
     if (p)
       p.reject(
         failure ??
-          cuaError(code, p.possiblyWritten ? "outcome_uncertain" : "not_dispatched", `browser control closed (${code}) during ${p.operation} request-${p.seq}`),
+          browserControlError(
+            code,
+            p.possiblyWritten ? "outcome_uncertain" : "not_dispatched",
+            `browser control closed (${code}) during ${p.operation} request-${p.seq}`,
+          ),
       );
     transport.close(code);
   };
@@ -131,12 +139,12 @@ export function createBrowserControlClient(opts: BrowserControlClientOptions): B
   transport.start({ onMessage, onClose: (code) => shutdown(code) });
 
   /** Send one request and wait for both its write callback and its matching reply. */
-  const exchange = (operation: BrowserControlOperation, action: CuaAction | undefined, signal: AbortSignal | undefined): Promise<BrowserControlReply> => {
-    if (closedCode !== null) return Promise.reject(cuaError("executor_closed", "not_dispatched", "browser control is closed"));
-    if (signal?.aborted) return Promise.reject(cuaError("cancelled", "not_dispatched", `${operation} cancelled before it was sent`));
+  const exchange = (operation: BrowserControlOperation, action: BrowserAction | undefined, signal: AbortSignal | undefined): Promise<BrowserControlReply> => {
+    if (closedCode !== null) return Promise.reject(browserControlError("executor_closed", "not_dispatched", "browser control is closed"));
+    if (signal?.aborted) return Promise.reject(browserControlError("cancelled", "not_dispatched", `${operation} cancelled before it was sent`));
     if (seq >= Number.MAX_SAFE_INTEGER) {
       shutdown("protocol_mismatch");
-      return Promise.reject(cuaError("protocol_mismatch", "not_dispatched", "browser control sequence numbers are exhausted"));
+      return Promise.reject(browserControlError("protocol_mismatch", "not_dispatched", "browser control sequence numbers are exhausted"));
     }
     const mySeq = seq + 1;
     const actionId = operation === "EXECUTE" ? `action-${mySeq}` : undefined;
@@ -182,7 +190,7 @@ export function createBrowserControlClient(opts: BrowserControlClientOptions): B
         // Nothing was written: the sequence number is not consumed.
         if (pending === p) pending = null;
         if (seq === mySeq) seq = mySeq - 1;
-        reject(isCuaExecutorError(e) ? e : cuaError("invalid_request", "not_dispatched", `${operation} could not be encoded`, e));
+        reject(isCuaExecutorError(e) ? e : browserControlError("invalid_request", "not_dispatched", `${operation} could not be encoded`, e));
         return;
       }
       if (pending !== p) return; // settled synchronously (closed during the write)
@@ -203,9 +211,9 @@ export function createBrowserControlClient(opts: BrowserControlClientOptions): B
   };
 
   /** Turn an error reply into the caller's failure; closes unless EXECUTE action_rejected/ND. */
-  const failFromReply = (r: BrowserControlReply & { ok: false }): CuaExecutorError => {
+  const failFromReply = (r: BrowserControlReply & { ok: false }): BrowserControlError => {
     const { code, disposition } = r.error;
-    const err = cuaError(code, disposition, `guest refused ${r.operation} request-${r.seq}: ${code} (${disposition})`);
+    const err = browserControlError(code, disposition, `guest refused ${r.operation} request-${r.seq}: ${code} (${disposition})`);
     if (!(r.operation === "EXECUTE" && code === "action_rejected" && disposition === "not_dispatched")) shutdown(code);
     return err;
   };
@@ -226,8 +234,8 @@ export function createBrowserControlClient(opts: BrowserControlClientOptions): B
   };
 
   const guard = async <T>(run: () => Promise<T>): Promise<T> => {
-    if (closedCode !== null) throw cuaError("executor_closed", "not_dispatched", "browser control is closed");
-    if (busy) throw cuaError("executor_busy", "not_dispatched", "another browser-control request is in flight; requests are never queued");
+    if (closedCode !== null) throw browserControlError("executor_closed", "not_dispatched", "browser control is closed");
+    if (busy) throw browserControlError("executor_busy", "not_dispatched", "another browser-control request is in flight; requests are never queued");
     busy = true;
     try {
       return await run();
@@ -238,14 +246,14 @@ export function createBrowserControlClient(opts: BrowserControlClientOptions): B
 
   const executor: BrowserControlExecutor = {
     stallRecovery: "fail_closed",
-    observe(signal?: AbortSignal): Promise<CuaObservation> {
+    observe(signal?: AbortSignal): Promise<BrowserObservation> {
       return guard(async () => {
-        if (signal?.aborted) throw cuaError("cancelled", "not_dispatched", "observe cancelled before it was sent");
+        if (signal?.aborted) throw browserControlError("cancelled", "not_dispatched", "observe cancelled before it was sent");
         await hello();
         const r = await exchange("OBSERVE", undefined, signal);
         if (!r.ok) {
           shutdown("invalid_response");
-          throw cuaError("invalid_response", "outcome_uncertain", `guest failed OBSERVE request-${r.seq}: ${r.error.code}`);
+          throw browserControlError("invalid_response", "outcome_uncertain", `guest failed OBSERVE request-${r.seq}: ${r.error.code}`);
         }
         try {
           return decodeObservation(r.observation);
@@ -255,16 +263,17 @@ export function createBrowserControlClient(opts: BrowserControlClientOptions): B
         }
       });
     },
-    execute(action: CuaAction, signal?: AbortSignal): Promise<void> {
+    execute(action: BrowserAction, signal?: AbortSignal): Promise<void> {
       return guard(async () => {
-        const parsed = cuaActionSchema.safeParse(action);
-        if (!parsed.success) throw cuaError("invalid_request", "not_dispatched", `action field ${parsed.error.issues[0]?.path.join(".") || "kind"} is invalid`);
-        if (signal?.aborted) throw cuaError("cancelled", "not_dispatched", "execute cancelled before it was sent");
+        const parsed = browserActionSchema.safeParse(action);
+        if (!parsed.success)
+          throw browserControlError("invalid_request", "not_dispatched", `action field ${parsed.error.issues[0]?.path.join(".") || "kind"} is invalid`);
+        if (signal?.aborted) throw browserControlError("cancelled", "not_dispatched", "execute cancelled before it was sent");
         try {
           await hello();
         } catch (e) {
           const code = isCuaExecutorError(e) ? e.errorCode : "transport_failed";
-          throw cuaError(code, "not_dispatched", "the lazy HELLO before EXECUTE failed; the action was not sent", e);
+          throw browserControlError(code, "not_dispatched", "the lazy HELLO before EXECUTE failed; the action was not sent", e);
         }
         const r = await exchange("EXECUTE", parsed.data, signal);
         if (!r.ok) throw failFromReply(r);

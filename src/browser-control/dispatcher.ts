@@ -1,7 +1,7 @@
 /**
  * Guest side of browser control.
  */
-import { type CuaDisposition, type CuaExecutorErrorCode, cuaError, isCuaExecutorError } from "./errors.ts";
+import { type ActionDisposition, type BrowserControlErrorCode, browserControlError, isCuaExecutorError } from "./errors.ts";
 import type { BrowserExecutor } from "./executor.ts";
 import { encodeObservation } from "./observation.ts";
 import { type BrowserControlIdentity, type BrowserControlOperation, identitySchema, OPERATIONS, requestSchema, sameIdentity } from "./schemas.ts";
@@ -35,7 +35,7 @@ export interface BrowserControlDispatcher {
 /**
  * Serve browser-control requests from `transport` with `executor` (guest side).
  *
- * Throws `CuaExecutorError("invalid_request", "not_dispatched")` synchronously for an invalid
+ * Throws `BrowserControlError("invalid_request", "not_dispatched")` synchronously for an invalid
  * identity, executor, `isAuthorized`, `authoritySignal` or deadline. Closes the channel at once
  * with `session_revoked` when the authority signal is already aborted or `isAuthorized()` is false.
  *
@@ -51,18 +51,26 @@ export interface BrowserControlDispatcher {
 export function attachBrowserControlDispatcher(opts: BrowserControlDispatcherOptions): BrowserControlDispatcher {
   const idParse = identitySchema.safeParse(opts.identity);
   if (!idParse.success)
-    throw cuaError("invalid_request", "not_dispatched", "attachBrowserControlDispatcher: identity must be {generation, challenge, runtimeRevision} tokens");
+    throw browserControlError(
+      "invalid_request",
+      "not_dispatched",
+      "attachBrowserControlDispatcher: identity must be {generation, challenge, runtimeRevision} tokens",
+    );
   const identity = idParse.data;
   const { transport, executor, isAuthorized, authoritySignal } = opts;
   if (typeof executor?.observe !== "function" || typeof executor?.execute !== "function")
-    throw cuaError("invalid_request", "not_dispatched", "attachBrowserControlDispatcher: executor must have observe() and execute()");
+    throw browserControlError("invalid_request", "not_dispatched", "attachBrowserControlDispatcher: executor must have observe() and execute()");
   if (typeof isAuthorized !== "function")
-    throw cuaError("invalid_request", "not_dispatched", "attachBrowserControlDispatcher: isAuthorized must be a function");
+    throw browserControlError("invalid_request", "not_dispatched", "attachBrowserControlDispatcher: isAuthorized must be a function");
   if (!(authoritySignal instanceof AbortSignal))
-    throw cuaError("invalid_request", "not_dispatched", "attachBrowserControlDispatcher: authoritySignal (an AbortSignal) is mandatory");
+    throw browserControlError("invalid_request", "not_dispatched", "attachBrowserControlDispatcher: authoritySignal (an AbortSignal) is mandatory");
   const deadlineMs = opts.requestDeadlineMs ?? DISPATCHER_DEADLINE_MS;
   if (!Number.isInteger(deadlineMs) || deadlineMs < 1 || deadlineMs > DISPATCHER_DEADLINE_MS)
-    throw cuaError("invalid_request", "not_dispatched", `attachBrowserControlDispatcher: requestDeadlineMs must be an integer in 1…${DISPATCHER_DEADLINE_MS}`);
+    throw browserControlError(
+      "invalid_request",
+      "not_dispatched",
+      `attachBrowserControlDispatcher: requestDeadlineMs must be an integer in 1…${DISPATCHER_DEADLINE_MS}`,
+    );
 
   let ready = false;
   let lastSeq = 0;
@@ -83,12 +91,12 @@ export function attachBrowserControlDispatcher(opts: BrowserControlDispatcherOpt
     }
   };
 
-  const shutdown = (code: CuaExecutorErrorCode) => {
+  const shutdown = (code: BrowserControlErrorCode) => {
     if (!closed) {
       closed = true;
       authoritySignal.removeEventListener("abort", onRevoked);
     }
-    current?.abort(cuaError(code, "not_dispatched", `browser-control channel closed (${code})`));
+    current?.abort(browserControlError(code, "not_dispatched", `browser-control channel closed (${code})`));
     transport.close(code);
   };
   const onRevoked = () => shutdown("session_revoked");
@@ -118,7 +126,7 @@ export function attachBrowserControlDispatcher(opts: BrowserControlDispatcherOpt
   };
 
   /** Reply with an error, then close unless it is EXECUTE action_rejected/ND. */
-  const fail = async (seq: number, operation: BrowserControlOperation, code: CuaExecutorErrorCode, disposition: CuaDisposition) => {
+  const fail = async (seq: number, operation: BrowserControlOperation, code: BrowserControlErrorCode, disposition: ActionDisposition) => {
     const keepOpen = operation === "EXECUTE" && code === "action_rejected" && disposition === "not_dispatched";
     if (!keepOpen) transport.closing(code);
     const sent = await send({ ...envelope(seq, operation), ok: false, error: { code, disposition } }, keepOpen);
@@ -126,7 +134,7 @@ export function attachBrowserControlDispatcher(opts: BrowserControlDispatcherOpt
   };
 
   /** Fail a request that did not parse, replying only when it can be correlated. */
-  const refuseUnparsed = (raw: unknown, code: CuaExecutorErrorCode) => {
+  const refuseUnparsed = (raw: unknown, code: BrowserControlErrorCode) => {
     const r = raw as { seq?: unknown; operation?: unknown; identity?: unknown } | null;
     const id = identitySchema.safeParse(r?.identity);
     if (
@@ -151,7 +159,7 @@ export function attachBrowserControlDispatcher(opts: BrowserControlDispatcherOpt
     let writingReply = false;
     const timer = setTimeout(() => {
       timedOut = true;
-      controller.abort(cuaError("deadline_exceeded", "outcome_uncertain", `request-${seq} exceeded ${deadlineMs} ms`));
+      controller.abort(browserControlError("deadline_exceeded", "outcome_uncertain", `request-${seq} exceeded ${deadlineMs} ms`));
       // The deadline covers writing the reply: a write still pending now ends the channel.
       if (writingReply) shutdown("deadline_exceeded");
     }, deadlineMs);
@@ -159,7 +167,7 @@ export function attachBrowserControlDispatcher(opts: BrowserControlDispatcherOpt
     try {
       if (!authorized()) return await fail(seq, operation, "session_revoked", "not_dispatched");
       let result: unknown;
-      let failure: { code: CuaExecutorErrorCode; disposition: CuaDisposition } | null = null;
+      let failure: { code: BrowserControlErrorCode; disposition: ActionDisposition } | null = null;
       try {
         let promise: Promise<unknown>;
         try {

@@ -2,8 +2,8 @@
  * The closed executor error vocabulary of browser control.
  *
  * Every failure of an executor — host client, guest dispatcher or the guest desktop driver —
- * is a {@link CuaExecutorError} carrying one of twelve {@link CuaExecutorErrorCode}s and one of
- * two {@link CuaDisposition}s. Only these two strings ever cross the wire; messages stay local
+ * is a {@link BrowserControlError} carrying one of twelve {@link BrowserControlErrorCode}s and one of
+ * two {@link ActionDisposition}s. Only these two strings ever cross the wire; messages stay local
  * and never contain participant text, URLs or browser error strings.
  */
 import { HumanishError } from "../errors.ts";
@@ -25,7 +25,7 @@ export const CUA_EXECUTOR_ERROR_CODES = [
 ] as const;
 
 /** One executor error code. */
-export type CuaExecutorErrorCode = (typeof CUA_EXECUTOR_ERROR_CODES)[number];
+export type BrowserControlErrorCode = (typeof CUA_EXECUTOR_ERROR_CODES)[number];
 
 /**
  * The two dispositions.
@@ -37,28 +37,28 @@ export type CuaExecutorErrorCode = (typeof CUA_EXECUTOR_ERROR_CODES)[number];
 export const CUA_DISPOSITIONS = ["not_dispatched", "outcome_uncertain"] as const;
 
 /** One disposition. */
-export type CuaDisposition = (typeof CUA_DISPOSITIONS)[number];
+export type ActionDisposition = (typeof CUA_DISPOSITIONS)[number];
 
 const CODE_SET: ReadonlySet<string> = new Set(CUA_EXECUTOR_ERROR_CODES);
 const DISPOSITION_SET: ReadonlySet<string> = new Set(CUA_DISPOSITIONS);
 const genuine = new WeakSet<object>();
 
 /** True when `value` is one of the twelve executor error codes. */
-export function isCuaExecutorErrorCode(value: unknown): value is CuaExecutorErrorCode {
+export function isCuaExecutorErrorCode(value: unknown): value is BrowserControlErrorCode {
   return typeof value === "string" && CODE_SET.has(value);
 }
 
 /** True when `value` is one of the two dispositions. */
-export function isCuaDisposition(value: unknown): value is CuaDisposition {
+export function isCuaDisposition(value: unknown): value is ActionDisposition {
   return typeof value === "string" && DISPOSITION_SET.has(value);
 }
 
-/** The `HUMANISH_*` code a {@link CuaExecutorError} carries for a given executor code. */
-export function humanishCodeFor(code: CuaExecutorErrorCode): string {
+/** The `HUMANISH_*` code a {@link BrowserControlError} carries for a given executor code. */
+export function humanishCodeFor(code: BrowserControlErrorCode): string {
   return `HUMANISH_BROWSER_CONTROL_${code.toUpperCase()}`;
 }
 
-const NEXT: Record<CuaExecutorErrorCode, string> = {
+const NEXT: Record<BrowserControlErrorCode, string> = {
   executor_closed: "start a new desktop session; a closed browser-control channel never reopens",
   executor_not_ready: "wait for ready() before observing or executing",
   executor_busy: "await the request in flight before sending another; requests are never queued",
@@ -80,33 +80,33 @@ const NEXT: Record<CuaExecutorErrorCode, string> = {
  * Constructed instances are tracked in a WeakSet, so {@link isCuaExecutorError} does not accept
  * look-alike objects. Throws `TypeError` if `errorCode` or `disposition` is outside the closed lists.
  */
-export class CuaExecutorError extends HumanishError {
+export class BrowserControlError extends HumanishError {
   /** One of the twelve wire codes. */
-  readonly errorCode: CuaExecutorErrorCode;
+  readonly errorCode: BrowserControlErrorCode;
   /** `not_dispatched` or `outcome_uncertain`. */
-  readonly disposition: CuaDisposition;
+  readonly disposition: ActionDisposition;
 
-  constructor(errorCode: CuaExecutorErrorCode, disposition: CuaDisposition, message?: string, opts: { cause?: unknown } = {}) {
-    if (!isCuaExecutorErrorCode(errorCode)) throw new TypeError("CuaExecutorError: errorCode is not one of the twelve executor error codes");
-    if (!isCuaDisposition(disposition)) throw new TypeError("CuaExecutorError: disposition must be not_dispatched or outcome_uncertain");
+  constructor(errorCode: BrowserControlErrorCode, disposition: ActionDisposition, message?: string, opts: { cause?: unknown } = {}) {
+    if (!isCuaExecutorErrorCode(errorCode)) throw new TypeError("BrowserControlError: errorCode is not one of the twelve executor error codes");
+    if (!isCuaDisposition(disposition)) throw new TypeError("BrowserControlError: disposition must be not_dispatched or outcome_uncertain");
     super(humanishCodeFor(errorCode), message ?? `browser control: ${errorCode} (${disposition})`, {
       next: NEXT[errorCode],
       details: { errorCode, disposition },
       ...(opts.cause === undefined ? {} : { cause: opts.cause }),
     });
-    this.name = "CuaExecutorError";
+    this.name = "BrowserControlError";
     this.errorCode = errorCode;
     this.disposition = disposition;
     genuine.add(this);
   }
 }
 
-/** True only for instances created by the {@link CuaExecutorError} constructor (not look-alikes). */
-export function isCuaExecutorError(e: unknown): e is CuaExecutorError {
+/** True only for instances created by the {@link BrowserControlError} constructor (not look-alikes). */
+export function isCuaExecutorError(e: unknown): e is BrowserControlError {
   return typeof e === "object" && e !== null && genuine.has(e);
 }
 
-/** Shorthand constructor: `cuaError("executor_busy", "not_dispatched", "…")`. */
-export function cuaError(code: CuaExecutorErrorCode, disposition: CuaDisposition, message?: string, cause?: unknown): CuaExecutorError {
-  return new CuaExecutorError(code, disposition, message, cause === undefined ? {} : { cause });
+/** Shorthand constructor: `browserControlError("executor_busy", "not_dispatched", "…")`. */
+export function browserControlError(code: BrowserControlErrorCode, disposition: ActionDisposition, message?: string, cause?: unknown): BrowserControlError {
+  return new BrowserControlError(code, disposition, message, cause === undefined ? {} : { cause });
 }

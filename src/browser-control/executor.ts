@@ -1,8 +1,8 @@
 /**
  * The executor seam shared by both ends of browser control.
  */
-import { cuaError } from "./errors.ts";
-import type { CuaAction, CuaObservation } from "./schemas.ts";
+import { browserControlError } from "./errors.ts";
+import type { BrowserAction, BrowserObservation } from "./schemas.ts";
 
 /**
  * Something that can look at and act on one browser desktop.
@@ -13,7 +13,7 @@ import type { CuaAction, CuaObservation } from "./schemas.ts";
  *
  * Contract for implementers:
  * - Exactly one call at a time. The dispatcher never overlaps calls; an implementation may
- *   refuse an overlapping call with `CuaExecutorError("executor_busy", "not_dispatched")`.
+ *   refuse an overlapping call with `BrowserControlError("executor_busy", "not_dispatched")`.
  * - `observe(signal)`: capture the current frame. Resolve with PNG bytes (must pass `admitPng`
  *   from src/png: ≤ 8 MiB, 8-bit, non-interlaced, ≤ 4096 px a side), a `stateSignature`
  *   (≤ 64 KiB) and optional `url`/`title`/`text` (≤ 64 KiB each) and `scrollY`. Observing
@@ -22,7 +22,7 @@ import type { CuaAction, CuaObservation } from "./schemas.ts";
  *   Resolve (with nothing) only after the input was sent. Check `signal.aborted` synchronously
  *   immediately before every native input step; once it is aborted send nothing more.
  *   `signal` aborts on owner revocation, channel loss or the 35 s request deadline.
- * - Failures: throw `CuaExecutorError(code, disposition)` from ./errors.ts with a code from the
+ * - Failures: throw `BrowserControlError(code, disposition)` from ./errors.ts with a code from the
  *   closed list of twelve.
  *     · `not_dispatched` ONLY with positive evidence that no input reached the desktop, e.g.
  *       `action_rejected`/`not_dispatched` when the action was refused before the first input
@@ -30,7 +30,7 @@ import type { CuaAction, CuaObservation } from "./schemas.ts";
  *       `session_revoked`/`not_dispatched` when the signal aborted before any input.
  *     · `outcome_uncertain` after any input may have been sent (partial drag, text half typed,
  *       a helper that was killed): e.g. `execution_failed`/`outcome_uncertain`. Terminal.
- *   Any other thrown value (not created by the CuaExecutorError constructor) is treated as
+ *   Any other thrown value (not created by the BrowserControlError constructor) is treated as
  *   `action_rejected`/`outcome_uncertain` once the executor was invoked, and closes the channel.
  *   Error messages stay on the guest: only `{code, disposition}` crosses the wire.
  * - Nothing is retried or replayed by anyone; after an `outcome_uncertain` failure the desktop
@@ -38,9 +38,9 @@ import type { CuaAction, CuaObservation } from "./schemas.ts";
  */
 export interface BrowserExecutor {
   /** Capture one observation. No input is dispatched. */
-  observe(signal: AbortSignal): Promise<CuaObservation>;
+  observe(signal: AbortSignal): Promise<BrowserObservation>;
   /** Dispatch one action; resolves once the input was sent. */
-  execute(action: CuaAction, signal: AbortSignal): Promise<void>;
+  execute(action: BrowserAction, signal: AbortSignal): Promise<void>;
 }
 
 /**
@@ -50,25 +50,25 @@ export interface BrowserExecutor {
  */
 export interface BrowserControlExecutor {
   readonly stallRecovery: "fail_closed";
-  observe(signal?: AbortSignal): Promise<CuaObservation>;
-  execute(action: CuaAction, signal?: AbortSignal): Promise<void>;
+  observe(signal?: AbortSignal): Promise<BrowserObservation>;
+  execute(action: BrowserAction, signal?: AbortSignal): Promise<void>;
 }
 
 /**
  * An executor's `wait` step: resolves after `ms`, or rejects as soon as `signal` aborts, so a
  * revoked session never sits out a wait.
- * @throws CuaExecutorError `session_revoked`/`not_dispatched` when `signal` is (or becomes) aborted.
+ * @throws BrowserControlError `session_revoked`/`not_dispatched` when `signal` is (or becomes) aborted.
  */
 export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(cuaError("session_revoked", "not_dispatched", "aborted"));
+    if (signal.aborted) return reject(browserControlError("session_revoked", "not_dispatched", "aborted"));
     const t = setTimeout(() => {
       signal.removeEventListener("abort", onAbort);
       resolve();
     }, ms);
     const onAbort = () => {
       clearTimeout(t);
-      reject(cuaError("session_revoked", "not_dispatched", "aborted during wait"));
+      reject(browserControlError("session_revoked", "not_dispatched", "aborted during wait"));
     };
     signal.addEventListener("abort", onAbort, { once: true });
   });

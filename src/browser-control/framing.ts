@@ -14,7 +14,7 @@
  * {@link FrameDecoder.pushSpans} for how the frame boundaries are kept exact).
  */
 import { isAscii, isUtf8 } from "node:buffer";
-import { cuaError } from "./errors.ts";
+import { browserControlError } from "./errors.ts";
 import { MAX_FRAME_BYTES } from "./schemas.ts";
 
 /** Why a byte stream stopped being decodable. */
@@ -99,7 +99,7 @@ function mayBlank(chunk: Uint8Array): boolean {
 /**
  * Encode one message as a frame: 4-byte BE length + UTF-8 JSON.
  *
- * Throws `CuaExecutorError("invalid_request", "not_dispatched")` when the message cannot be
+ * Throws `BrowserControlError("invalid_request", "not_dispatched")` when the message cannot be
  * serialised (cycles, BigInt, `undefined` at top level) or the payload exceeds 12 MiB.
  */
 export function encodeFrame(message: unknown): Uint8Array {
@@ -107,15 +107,16 @@ export function encodeFrame(message: unknown): Uint8Array {
   try {
     json = JSON.stringify(message);
   } catch (e) {
-    throw cuaError("invalid_request", "not_dispatched", "browser-control frame: message is not serialisable as JSON", e);
+    throw browserControlError("invalid_request", "not_dispatched", "browser-control frame: message is not serialisable as JSON", e);
   }
-  if (json === undefined) throw cuaError("invalid_request", "not_dispatched", "browser-control frame: message serialises to nothing");
+  if (json === undefined) throw browserControlError("invalid_request", "not_dispatched", "browser-control frame: message serialises to nothing");
   // Worst case 3 bytes per UTF-16 unit; check the cheap bound before allocating.
-  if (json.length > MAX_FRAME_BYTES) throw cuaError("invalid_request", "not_dispatched", `browser-control frame: payload exceeds ${MAX_FRAME_BYTES} bytes`);
+  if (json.length > MAX_FRAME_BYTES)
+    throw browserControlError("invalid_request", "not_dispatched", `browser-control frame: payload exceeds ${MAX_FRAME_BYTES} bytes`);
   const out = new Uint8Array(4 + json.length * 3);
   const { written } = new TextEncoder().encodeInto(json, out.subarray(4));
   if (written === 0 || written > MAX_FRAME_BYTES)
-    throw cuaError("invalid_request", "not_dispatched", `browser-control frame: payload of ${written} bytes is outside 1…${MAX_FRAME_BYTES}`);
+    throw browserControlError("invalid_request", "not_dispatched", `browser-control frame: payload of ${written} bytes is outside 1…${MAX_FRAME_BYTES}`);
   new DataView(out.buffer).setUint32(0, written, false);
   return out.subarray(0, 4 + written);
 }
@@ -172,7 +173,7 @@ export class FrameDecoder {
   constructor(opts: FrameDecoderOptions = {}) {
     const max = opts.maxPayloadBytes ?? MAX_FRAME_BYTES;
     if (!Number.isInteger(max) || max < 1 || max > MAX_FRAME_BYTES)
-      throw cuaError("invalid_request", "not_dispatched", `FrameDecoder: maxPayloadBytes must be an integer in 1…${MAX_FRAME_BYTES}`);
+      throw browserControlError("invalid_request", "not_dispatched", `FrameDecoder: maxPayloadBytes must be an integer in 1…${MAX_FRAME_BYTES}`);
     this.max = max;
     this.raw = opts.raw === true;
   }

@@ -6,18 +6,18 @@
  * ## For the guest driver (src/guest/): implement `BrowserExecutor`
  *
  * ```ts
- * import { attachBrowserControlDispatcher, createSocketTransport, CuaExecutorError,
- *          type BrowserExecutor, type CuaAction, type CuaObservation } from "../browser-control/index.ts";
+ * import { attachBrowserControlDispatcher, createSocketTransport, BrowserControlError,
+ *          type BrowserExecutor, type BrowserAction, type BrowserObservation } from "../browser-control/index.ts";
  *
  * const executor: BrowserExecutor = {
- *   async observe(signal: AbortSignal): Promise<CuaObservation> {
+ *   async observe(signal: AbortSignal): Promise<BrowserObservation> {
  *     // capture → { png: Uint8Array (valid per admitPng), stateSignature, url?, title?, text?, scrollY? }
  *   },
- *   async execute(action: CuaAction, signal: AbortSignal): Promise<void> {
+ *   async execute(action: BrowserAction, signal: AbortSignal): Promise<void> {
  *     // validate the WHOLE action first; refuse with
- *     //   throw new CuaExecutorError("action_rejected", "not_dispatched")   // nothing was sent
+ *     //   throw new BrowserControlError("action_rejected", "not_dispatched")   // nothing was sent
  *     // then before EVERY native input step:  if (signal.aborted) throw … ("session_revoked", dispatched ? "outcome_uncertain" : "not_dispatched")
- *     // after a partial dispatch:             throw new CuaExecutorError("execution_failed", "outcome_uncertain")
+ *     // after a partial dispatch:             throw new BrowserControlError("execution_failed", "outcome_uncertain")
  *   },
  * };
  * const dispatcher = attachBrowserControlDispatcher({
@@ -33,7 +33,7 @@
  * Executor contract (full text on `BrowserExecutor` in ./executor.ts):
  * - one call at a time; `signal` aborts on revocation, channel loss or the 35 s request deadline;
  * - `execute` resolves after the input was sent; check `signal.aborted` before each input step;
- * - failures are `CuaExecutorError(code, disposition)` with a code from the closed list of
+ * - failures are `BrowserControlError(code, disposition)` with a code from the closed list of
  *   twelve (`CUA_EXECUTOR_ERROR_CODES`) and disposition `not_dispatched` (ONLY with positive
  *   evidence that no input reached the desktop) or `outcome_uncertain` (terminal);
  * - any untyped throw after the executor was invoked becomes `action_rejected`/`outcome_uncertain`
@@ -66,12 +66,12 @@ export {
   DISPATCHER_DEADLINE_MS,
 } from "./dispatcher.ts";
 export {
+  type ActionDisposition,
+  BrowserControlError,
+  type BrowserControlErrorCode,
+  browserControlError,
   CUA_DISPOSITIONS,
   CUA_EXECUTOR_ERROR_CODES,
-  type CuaDisposition,
-  CuaExecutorError,
-  type CuaExecutorErrorCode,
-  cuaError,
   humanishCodeFor,
   isCuaDisposition,
   isCuaExecutorError,
@@ -89,17 +89,17 @@ export {
 } from "./framing.ts";
 export { decodeObservation, encodeObservation } from "./observation.ts";
 export {
+  type BrowserAction,
+  type BrowserActionKind,
   type BrowserControlIdentity,
   type BrowserControlMessage,
   type BrowserControlOperation,
   type BrowserControlReply,
   type BrowserControlRequest,
+  type BrowserObservation,
+  browserActionSchema,
   CUA_ACTION_KINDS,
-  type CuaAction,
-  type CuaActionKind,
-  type CuaObservation,
   coordinateSchema,
-  cuaActionSchema,
   identitySchema,
   MAX_COORDINATE,
   MAX_DRAG_POINTS,

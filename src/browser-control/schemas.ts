@@ -99,8 +99,8 @@ const dragSchema = z.strictObject({ kind: z.literal("drag"), path: z.array(point
 const waitSchema = z.strictObject({ kind: z.literal("wait"), ms: z.number().min(0).max(MAX_WAIT_MS).optional() });
 const screenshotSchema = z.strictObject({ kind: z.literal("screenshot") });
 
-/** The browser action union `CuaAction`, discriminated on `kind`. */
-export const cuaActionSchema = z.discriminatedUnion("kind", [
+/** The browser action union `BrowserAction`, discriminated on `kind`. */
+export const browserActionSchema = z.discriminatedUnion("kind", [
   clickSchema,
   doubleClickSchema,
   moveSchema,
@@ -112,11 +112,11 @@ export const cuaActionSchema = z.discriminatedUnion("kind", [
   screenshotSchema,
 ]);
 /** One browser action. Coordinates are screen pixels of the observed frame; `wait.ms` in ms. */
-export type CuaAction = z.infer<typeof cuaActionSchema>;
+export type BrowserAction = z.infer<typeof browserActionSchema>;
 /** The action kinds of version 1. */
-export type CuaActionKind = CuaAction["kind"];
+export type BrowserActionKind = BrowserAction["kind"];
 /** All nine action kinds, in reference order. */
-export const CUA_ACTION_KINDS: readonly CuaActionKind[] = ["click", "double_click", "move", "scroll", "type", "keypress", "drag", "wait", "screenshot"];
+export const CUA_ACTION_KINDS: readonly BrowserActionKind[] = ["click", "double_click", "move", "scroll", "type", "keypress", "drag", "wait", "screenshot"];
 
 /**
  * Observation as it travels on the wire: `png` is base64 of the PNG bytes. The base64
@@ -139,12 +139,12 @@ export const wireObservationSchema = z.strictObject({
 export type WireObservation = z.infer<typeof wireObservationSchema>;
 
 /**
- * Observation in memory (`CuaObservation`): `png` holds the admitted PNG bytes (≤ 8 MiB,
+ * Observation in memory (`BrowserObservation`): `png` holds the admitted PNG bytes (≤ 8 MiB,
  * 8-bit non-interlaced, ≤ 4096 px per side); `stateSignature` is a coarse progress key
  * (≤ 64 KiB); `url`/`title`/`text` (≤ 64 KiB each) are runtime-only and never persisted;
  * `scrollY` in CSS px.
  */
-export interface CuaObservation {
+export interface BrowserObservation {
   png: Uint8Array;
   stateSignature: string;
   url?: string;
@@ -176,7 +176,7 @@ export const requestSchema = z
       type: z.literal("request"),
       operation: z.literal("EXECUTE"),
       actionId: tokenSchema,
-      action: cuaActionSchema,
+      action: browserActionSchema,
     }),
   ])
   .superRefine((req, ctx) => {

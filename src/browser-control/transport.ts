@@ -7,7 +7,7 @@
  * with its owner (the host side: src/runtime/transport.ts), which keeps this folder pure.
  */
 import type { Duplex } from "node:stream";
-import { type CuaExecutorErrorCode, cuaError } from "./errors.ts";
+import { type BrowserControlErrorCode, browserControlError } from "./errors.ts";
 import { encodeFrame, FrameDecoder } from "./framing.ts";
 
 /** Frame assembly deadline: 35 s from the first header byte, non-renewing. */
@@ -18,7 +18,7 @@ export interface TransportHandlers {
   /** One decoded JSON message (not yet schema-checked). */
   onMessage(message: unknown): void;
   /** The transport closed; called exactly once with the closing code. */
-  onClose(code: CuaExecutorErrorCode): void;
+  onClose(code: BrowserControlErrorCode): void;
 }
 
 /** Options of {@link BrowserControlTransport}. */
@@ -40,8 +40,8 @@ export class BrowserControlTransport {
   private readonly frameDeadlineMs: number;
   private handlers: TransportHandlers | null = null;
   private timer: ReturnType<typeof setTimeout> | null = null;
-  private closedWith: CuaExecutorErrorCode | null = null;
-  private closingWith: CuaExecutorErrorCode | null = null;
+  private closedWith: BrowserControlErrorCode | null = null;
+  private closingWith: BrowserControlErrorCode | null = null;
   private notified = false;
   private readonly onData = (chunk: unknown) => this.handleData(chunk);
   private readonly onEnd = () => this.close(this.decoder.midFrame ? "invalid_response" : "transport_failed");
@@ -51,7 +51,7 @@ export class BrowserControlTransport {
   constructor(stream: Duplex, opts: BrowserControlTransportOptions = {}) {
     const ms = opts.frameDeadlineMs ?? FRAME_ASSEMBLY_MS;
     if (!Number.isInteger(ms) || ms < 1 || ms > FRAME_ASSEMBLY_MS)
-      throw cuaError("invalid_request", "not_dispatched", `browser-control transport: frameDeadlineMs must be an integer in 1…${FRAME_ASSEMBLY_MS}`);
+      throw browserControlError("invalid_request", "not_dispatched", `browser-control transport: frameDeadlineMs must be an integer in 1…${FRAME_ASSEMBLY_MS}`);
     this.frameDeadlineMs = ms;
     this.stream = stream;
     stream.on("error", this.onError);
@@ -70,13 +70,13 @@ export class BrowserControlTransport {
   }
 
   /** The code the transport closed with, or null while open. */
-  get closeCode(): CuaExecutorErrorCode | null {
+  get closeCode(): BrowserControlErrorCode | null {
     return this.closedWith;
   }
 
   /** Attach the single consumer and start reading. Throws `invalid_request`/ND if called twice. */
   start(handlers: TransportHandlers): void {
-    if (this.handlers) throw cuaError("invalid_request", "not_dispatched", "browser-control transport: start() was already called");
+    if (this.handlers) throw browserControlError("invalid_request", "not_dispatched", "browser-control transport: start() was already called");
     this.handlers = handlers;
     if (this.closedWith !== null) {
       const code = this.closedWith;
@@ -94,7 +94,7 @@ export class BrowserControlTransport {
    * and rejects with `transport_failed`/`outcome_uncertain`.
    */
   send(message: unknown, beforeWrite?: () => void): Promise<void> {
-    if (this.closedWith !== null) throw cuaError("executor_closed", "not_dispatched", "browser-control transport is closed");
+    if (this.closedWith !== null) throw browserControlError("executor_closed", "not_dispatched", "browser-control transport is closed");
     const bytes = encodeFrame(message);
     beforeWrite?.();
     return new Promise<void>((resolve, reject) => {
@@ -102,12 +102,12 @@ export class BrowserControlTransport {
         this.stream.write(bytes, (err) => {
           if (err) {
             this.close("transport_failed");
-            reject(cuaError("transport_failed", "outcome_uncertain", "browser-control transport: write failed", err));
+            reject(browserControlError("transport_failed", "outcome_uncertain", "browser-control transport: write failed", err));
           } else resolve();
         });
       } catch (err) {
         this.close("transport_failed");
-        reject(cuaError("transport_failed", "outcome_uncertain", "browser-control transport: write threw", err));
+        reject(browserControlError("transport_failed", "outcome_uncertain", "browser-control transport: write threw", err));
       }
     });
   }
@@ -117,12 +117,12 @@ export class BrowserControlTransport {
    * reply): incoming frames are ignored from now on, and a peer hang-up that races the final
    * write closes with `code` instead of `transport_failed`.
    */
-  closing(code: CuaExecutorErrorCode): void {
+  closing(code: BrowserControlErrorCode): void {
     if (this.closingWith === null) this.closingWith = code;
   }
 
   /** Close once with `code` (default `executor_closed`): stop reading, destroy the stream, notify. */
-  close(code: CuaExecutorErrorCode = "executor_closed"): void {
+  close(code: BrowserControlErrorCode = "executor_closed"): void {
     if (this.closedWith === null) this.closedWith = this.closingWith ?? code;
     this.clearTimer();
     this.stream.off("data", this.onData);
@@ -132,7 +132,7 @@ export class BrowserControlTransport {
     if (this.handlers) this.notify(this.closedWith);
   }
 
-  private notify(code: CuaExecutorErrorCode): void {
+  private notify(code: BrowserControlErrorCode): void {
     if (this.notified || !this.handlers) return;
     this.notified = true;
     this.handlers.onClose(code);

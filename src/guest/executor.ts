@@ -30,22 +30,22 @@
  */
 import {
   abortableSleep,
+  type BrowserAction,
+  type BrowserControlErrorCode,
   type BrowserExecutor,
-  type CuaAction,
-  type CuaExecutorErrorCode,
-  type CuaObservation,
-  cuaError,
+  type BrowserObservation,
+  browserControlError,
   isCuaExecutorError,
 } from "../browser-control/index.ts";
 import { admitPng } from "../png/index.ts";
-import { planInput, unplanned } from "./contract.ts";
 import { decodeXwd, encodePng, perceptualSignature } from "./frame.ts";
+import { planInput, unplanned } from "./host-guest.ts";
 import { MODIFIER_KEYSYMS } from "./keys.ts";
 import { captureXwd, type NativeEnv, xdotool } from "./native.ts";
 import type { GuestPage } from "./page.ts";
 import { xdotoolArgsForChord } from "./plan.ts";
 
-export { MAX_WHEEL_STEPS, WHEEL_STEP_PX } from "./contract.ts";
+export { MAX_WHEEL_STEPS, WHEEL_STEP_PX } from "./host-guest.ts";
 
 /** How long the focus probe waits for the page to apply earlier native input (a click on a field), ms. */
 export const FOCUS_SETTLE_MS = 3_000;
@@ -93,9 +93,9 @@ export interface GuestExecutor extends BrowserExecutor {
 /**
  * Plan every native step of `action` before any is sent.
  * @param armed whether the previous native input was exactly Ctrl+L (address-bar text allowed).
- * @throws CuaExecutorError `action_rejected`/`not_dispatched` for any refusal.
+ * @throws BrowserControlError `action_rejected`/`not_dispatched` for any refusal.
  */
-export function planAction(action: CuaAction, geometry: { width: number; height: number }, armed: boolean): NativeStep[] {
+export function planAction(action: BrowserAction, geometry: { width: number; height: number }, armed: boolean): NativeStep[] {
   const input = planInput(action, geometry);
   switch (input.kind) {
     case "pointer": {
@@ -124,7 +124,8 @@ export function planAction(action: CuaAction, geometry: { width: number; height:
     }
     case "type":
       if (armed) {
-        if (!/^[\x20-\x7e]+$/.test(input.text)) throw cuaError("action_rejected", "not_dispatched", "type: address-bar text must be printable ASCII");
+        if (!/^[\x20-\x7e]+$/.test(input.text))
+          throw browserControlError("action_rejected", "not_dispatched", "type: address-bar text must be printable ASCII");
         return [{ kind: "chrome_text", text: input.text }];
       }
       return [{ kind: "content_text", text: input.text }];
@@ -155,15 +156,15 @@ export function createGuestExecutor(opts: GuestExecutorOptions): GuestExecutor {
     opts.onTerminal?.();
   };
   const enter = () => {
-    if (terminal) throw cuaError("executor_closed", "not_dispatched", "session ended");
-    if (busy) throw cuaError("executor_busy", "not_dispatched", "another call is in flight");
+    if (terminal) throw browserControlError("executor_closed", "not_dispatched", "session ended");
+    if (busy) throw browserControlError("executor_busy", "not_dispatched", "another call is in flight");
     busy = true;
   };
 
-  async function observe(signal: AbortSignal): Promise<CuaObservation> {
+  async function observe(signal: AbortSignal): Promise<BrowserObservation> {
     enter();
     try {
-      if (signal.aborted) throw cuaError("session_revoked", "not_dispatched", "aborted before capture");
+      if (signal.aborted) throw browserControlError("session_revoked", "not_dispatched", "aborted before capture");
       // Page facts are read over CDP while the frame is captured and encoded. They describe the
       // owner's page only, so while another tab is open (it may be the one on screen) the frame
       // alone is the observation: text the participant cannot see never reaches a check.
@@ -177,28 +178,29 @@ export function createGuestExecutor(opts: GuestExecutorOptions): GuestExecutor {
       const frame = decodeXwd(dump.stdout, { width, height });
       const png = encodePng(frame);
       const verdict = admitPng(png);
-      if (!verdict.ok) throw cuaError("invalid_response", "not_dispatched", `capture failed PNG admission (${verdict.code})`);
-      if (verdict.width !== width || verdict.height !== height) throw cuaError("invalid_response", "not_dispatched", "capture size differs from the geometry");
+      if (!verdict.ok) throw browserControlError("invalid_response", "not_dispatched", `capture failed PNG admission (${verdict.code})`);
+      if (verdict.width !== width || verdict.height !== height)
+        throw browserControlError("invalid_response", "not_dispatched", "capture size differs from the geometry");
       const stateSignature = perceptualSignature(frame);
       const read = await factsP;
       const facts = read && page.sole ? read : undefined;
-      if (signal.aborted) throw cuaError("session_revoked", "not_dispatched", "aborted during capture");
+      if (signal.aborted) throw browserControlError("session_revoked", "not_dispatched", "aborted during capture");
       return { png, stateSignature, ...(facts ? { url: facts.url, title: facts.title, text: facts.text, scrollY: facts.scrollY } : {}) };
     } catch (e) {
       endSession();
       if (isCuaExecutorError(e)) throw e;
-      throw cuaError("execution_failed", "not_dispatched", "capture failed", e);
+      throw browserControlError("execution_failed", "not_dispatched", "capture failed", e);
     } finally {
       busy = false;
     }
   }
 
-  async function execute(action: CuaAction, signal: AbortSignal): Promise<void> {
+  async function execute(action: BrowserAction, signal: AbortSignal): Promise<void> {
     enter();
     let dispatched = false;
     let heldMouse = false;
     const send = async (args: string[], stdin?: Uint8Array) => {
-      if (signal.aborted) throw cuaError("session_revoked", dispatched ? "outcome_uncertain" : "not_dispatched", "authority withdrawn before input");
+      if (signal.aborted) throw browserControlError("session_revoked", dispatched ? "outcome_uncertain" : "not_dispatched", "authority withdrawn before input");
       dispatched = true;
       dispatchedCount++;
       nativeSinceCheck = true;
@@ -227,17 +229,18 @@ export function createGuestExecutor(opts: GuestExecutorOptions): GuestExecutor {
       const submitsAddress = afterAddressText && chord === "key --clearmodifiers Return";
       if (action.kind === "type" && steps[0]?.kind === "content_text") {
         // Content text: refuse before any input unless the top-level document's focused element is editable.
-        if (!page.sole) throw cuaError("action_rejected", "not_dispatched", "type: another tab is open");
-        if (page.dialogSeen) throw cuaError("action_rejected", "not_dispatched", "type: a dialog was opened");
+        if (!page.sole) throw browserControlError("action_rejected", "not_dispatched", "type: another tab is open");
+        if (page.dialogSeen) throw browserControlError("action_rejected", "not_dispatched", "type: a dialog was opened");
         const generation = page.generation;
         const verdict = await focusAfterInput();
-        if (verdict !== "ok") throw cuaError("action_rejected", "not_dispatched", `type: focus is not an editable element of the page (${verdict})`);
-        if (page.generation !== generation || !page.sole || page.dialogSeen) throw cuaError("action_rejected", "not_dispatched", "type: the page changed");
-        if (signal.aborted) throw cuaError("session_revoked", "not_dispatched", "authority withdrawn before input");
+        if (verdict !== "ok") throw browserControlError("action_rejected", "not_dispatched", `type: focus is not an editable element of the page (${verdict})`);
+        if (page.generation !== generation || !page.sole || page.dialogSeen)
+          throw browserControlError("action_rejected", "not_dispatched", "type: the page changed");
+        if (signal.aborted) throw browserControlError("session_revoked", "not_dispatched", "authority withdrawn before input");
         const again = await page.focusVerdict();
         if (again !== "ok" || page.generation !== generation || !page.sole || page.dialogSeen)
-          throw cuaError("action_rejected", "not_dispatched", "type: the page changed");
-        if (signal.aborted) throw cuaError("session_revoked", "not_dispatched", "authority withdrawn before input");
+          throw browserControlError("action_rejected", "not_dispatched", "type: the page changed");
+        if (signal.aborted) throw browserControlError("session_revoked", "not_dispatched", "authority withdrawn before input");
         dispatched = true;
         dispatchedCount++;
         // Answered only after the renderer committed the text (see the module comment).
@@ -252,11 +255,11 @@ export function createGuestExecutor(opts: GuestExecutorOptions): GuestExecutor {
           // Address bar: re-send Ctrl+L natively, then type the ASCII text from stdin.
           armed = false;
           await send(["key", "--clearmodifiers", "ctrl+l"]);
-          if (!page.sole || page.dialogSeen) throw cuaError("action_rejected", "outcome_uncertain", "type: the page changed after Ctrl+L");
+          if (!page.sole || page.dialogSeen) throw browserControlError("action_rejected", "outcome_uncertain", "type: the page changed after Ctrl+L");
           // Typed before the address bar holds the focus, the URL would land in the page.
           await opts.fence();
           if (!(await page.waitForAddressBarFocus(ADDRESS_BAR_FOCUS_MS)))
-            throw cuaError(
+            throw browserControlError(
               "action_rejected",
               "outcome_uncertain",
               `type: the address bar did not take the keyboard focus within ${ADDRESS_BAR_FOCUS_MS} ms of Ctrl+L`,
@@ -279,7 +282,7 @@ export function createGuestExecutor(opts: GuestExecutorOptions): GuestExecutor {
       if (submitsAddress && dispatched) await page.settleNavigation(commitsBefore, NAVIGATION_SETTLE_MS);
       if (steps.some((s) => s.kind === "chrome_text")) addressBarTyped = true;
       if (steps.some((s) => s.kind === "xdotool")) armed = isCtrlL;
-      if (signal.aborted && dispatched) throw cuaError("session_revoked", "outcome_uncertain", "authority withdrawn during the action");
+      if (signal.aborted && dispatched) throw browserControlError("session_revoked", "outcome_uncertain", "authority withdrawn during the action");
     } catch (e) {
       // Never release a held mouse button after revocation: a release can click or drop.
       if (heldMouse && !signal.aborted) {
@@ -294,13 +297,13 @@ export function createGuestExecutor(opts: GuestExecutorOptions): GuestExecutor {
           if (!(e.errorCode === "action_rejected" && e.disposition === "not_dispatched")) endSession();
           throw e;
         }
-        if (signal.aborted) throw cuaError("session_revoked", "not_dispatched", "aborted", e);
+        if (signal.aborted) throw browserControlError("session_revoked", "not_dispatched", "aborted", e);
         endSession();
-        throw cuaError("execution_failed", "not_dispatched", "could not prepare the action", e);
+        throw browserControlError("execution_failed", "not_dispatched", "could not prepare the action", e);
       }
       endSession();
-      const code: CuaExecutorErrorCode = isCuaExecutorError(e) ? e.errorCode : "execution_failed";
-      throw cuaError(code, "outcome_uncertain", "failed after input was dispatched", e);
+      const code: BrowserControlErrorCode = isCuaExecutorError(e) ? e.errorCode : "execution_failed";
+      throw browserControlError(code, "outcome_uncertain", "failed after input was dispatched", e);
     } finally {
       busy = false;
     }

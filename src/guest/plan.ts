@@ -6,7 +6,7 @@ import { xdotoolChord } from "./keys.ts";
 
 /**
  * `key --clearmodifiers <chord>` for a keypress action's key list.
- * @throws CuaExecutorError `action_rejected`/`not_dispatched` for a key outside the closed table.
+ * @throws BrowserControlError `action_rejected`/`not_dispatched` for a key outside the closed table.
  */
 export function xdotoolArgsForChord(keys: readonly string[]): string[] {
   return ["key", "--clearmodifiers", xdotoolChord(keys)];

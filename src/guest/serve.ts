@@ -11,8 +11,8 @@ import { createServer, type Socket } from "node:net";
 import { attachBrowserControlDispatcher, createSocketTransport } from "../browser-control/index.ts";
 import { HumanishError, isHumanishError } from "../errors.ts";
 import { type Forwarder, startForwarder } from "../forward/forward.ts";
-import { GUEST_IO_DIR, GUEST_LISTENING_MARKER, parseGuestConfig } from "./contract.ts";
 import { bootDesktop, type GuestDesktop } from "./desktop.ts";
+import { GUEST_IO_DIR, GUEST_LISTENING_MARKER, parseGuestConfig } from "./host-guest.ts";
 
 /** Options of {@link runGuestServe}. */
 export interface GuestServeOptions {

@@ -23,7 +23,7 @@ import { type BrowserControlExecutor, type BrowserControlIdentity, createBrowser
 import type { DockerClient } from "../docker/index.ts";
 import { HumanishError } from "../errors.ts";
 import { type Forwarder, startForwarder } from "../forward/forward.ts";
-import { GUEST_IO_DIR } from "../guest/contract.ts";
+import { GUEST_IO_DIR } from "../guest/host-guest.ts";
 import { CONTROLLER_LABEL, controllerIdentity } from "../sandbox/controller.ts";
 import { releaseContainer } from "../sandbox/release.ts";
 import type { ReleaseProof } from "../sandbox/types.ts";

@@ -4,7 +4,7 @@
  * framed transport of `browser-control/`, which never dials itself.
  */
 import { createConnection, type Socket } from "node:net";
-import { type BrowserControlTransport, type BrowserControlTransportOptions, createSocketTransport, cuaError } from "../browser-control/index.ts";
+import { type BrowserControlTransport, type BrowserControlTransportOptions, browserControlError, createSocketTransport } from "../browser-control/index.ts";
 
 /**
  * Connect to a Unix socket at `path` and wrap the connection as a transport.
@@ -17,7 +17,7 @@ export function connectUnixSocketTransport(path: string, opts: BrowserControlTra
     const socket: Socket = createConnection({ path });
     const fail = (err: Error) => {
       socket.destroy();
-      reject(cuaError("transport_failed", "not_dispatched", `browser-control: cannot connect to Unix socket ${path}`, err));
+      reject(browserControlError("transport_failed", "not_dispatched", `browser-control: cannot connect to Unix socket ${path}`, err));
     };
     socket.once("error", fail);
     socket.once("connect", () => {

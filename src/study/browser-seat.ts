@@ -17,7 +17,7 @@ import {
   type ObservationRecord,
   type StopWhen,
   stopWhenObservation,
-} from "../actors/browser/index.ts";
+} from "../actors/browser-participant/index.ts";
 import { type GoalVerdict, goalCheckOf, seatGoalVerdict } from "../bundle/goal.ts";
 import type { ActorTrace, CleanupProof, CostLine, DesktopGeometry, LifecycleEvent, TaskResult } from "../bundle/schemas.ts";
 import type { RunWriter, WriteArtifactOptions } from "../bundle/writer.ts";

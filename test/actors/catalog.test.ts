@@ -7,7 +7,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { listActors } from "../../src/actor-registry/registry.ts";
-import { BROWSER_PARTICIPANTS } from "../../src/actors/browser/index.ts";
+import { BROWSER_PARTICIPANTS } from "../../src/actors/browser-participant/index.ts";
 import { ActorTraceSchema } from "../../src/bundle/schemas.ts";
 import { ROUTE_ACTOR_TYPES } from "../../src/lab/routing.ts";
 import { BrowserActorSchema } from "../../src/lab/schema-browser.ts";

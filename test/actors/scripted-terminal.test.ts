@@ -1,7 +1,7 @@
 /** The scripted-terminal participant in a real Docker sandbox. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createScriptedTerminal } from "../../src/actors/scripted-terminal/index.ts";
-import type { RunContext } from "../../src/actors/terminal/participant.ts";
+import type { RunContext } from "../../src/actors/terminal-participant/participant.ts";
 import { TERMINAL_STUDY_DIR } from "../../src/lab/schema.ts";
 import type { Sandbox } from "../../src/sandbox/types.ts";
 import { type MemoryRecorder, runContext, testSandbox } from "./support.ts";

@@ -3,7 +3,7 @@
  * recorder that keeps everything it is told.
  */
 import { randomBytes } from "node:crypto";
-import type { RecordedCommand, RunContext, TerminalRecorder } from "../../src/actors/terminal/participant.ts";
+import type { RecordedCommand, RunContext, TerminalRecorder } from "../../src/actors/terminal-participant/participant.ts";
 import { createDockerClient } from "../../src/docker/index.ts";
 import { TERMINAL_STUDY_DIR } from "../../src/lab/schema.ts";
 import { ensureImage } from "../../src/runtime/images.ts";

@@ -4,14 +4,14 @@
  */
 import { describe, expect, test } from "bun:test";
 import {
+  type ActionDisposition,
   attachBrowserControlDispatcher,
+  type BrowserAction,
+  BrowserControlError,
+  type BrowserControlErrorCode,
   BrowserControlTransport,
   type BrowserExecutor,
-  type CuaAction,
-  type CuaDisposition,
-  CuaExecutorError,
-  type CuaExecutorErrorCode,
-  type CuaObservation,
+  type BrowserObservation,
   createBrowserControlClient,
   encodeFrame,
   FrameDecoder,
@@ -23,11 +23,11 @@ import { IDENTITY, makePng, sleep, streamPair, type TestStream } from "./support
 const PNG_BYTES = makePng(8, 6, 3);
 
 /** Await a rejection and check its executor code and disposition. */
-async function expectFailure(p: Promise<unknown>, code: CuaExecutorErrorCode, disposition: CuaDisposition): Promise<CuaExecutorError> {
+async function expectFailure(p: Promise<unknown>, code: BrowserControlErrorCode, disposition: ActionDisposition): Promise<BrowserControlError> {
   try {
     await p;
   } catch (e) {
-    if (!isCuaExecutorError(e)) throw new Error(`expected a CuaExecutorError, got ${String(e)}`);
+    if (!isCuaExecutorError(e)) throw new Error(`expected a BrowserControlError, got ${String(e)}`);
     expect({ code: e.errorCode, disposition: e.disposition }).toEqual({ code, disposition });
     return e;
   }
@@ -35,7 +35,7 @@ async function expectFailure(p: Promise<unknown>, code: CuaExecutorErrorCode, di
 }
 
 interface Recorder extends BrowserExecutor {
-  calls: Array<{ op: "observe" | "execute"; action?: CuaAction; signal: AbortSignal }>;
+  calls: Array<{ op: "observe" | "execute"; action?: BrowserAction; signal: AbortSignal }>;
 }
 
 function recordingExecutor(overrides: Partial<BrowserExecutor> = {}): Recorder {
@@ -127,7 +127,7 @@ describe("handshake, observe, execute", () => {
     const obs = await s.client.executor.observe();
     expect(Array.from(obs.png)).toEqual(Array.from(PNG_BYTES));
     expect(obs).toMatchObject({ stateSignature: "sig-1", url: "http://127.0.0.1:3000/", scrollY: 12.5 });
-    const actions: CuaAction[] = [
+    const actions: BrowserAction[] = [
       { kind: "click", x: 1.5, y: 2, button: "middle" },
       { kind: "double_click", x: 3, y: 4 },
       { kind: "move", x: 5, y: 6 },
@@ -236,7 +236,7 @@ describe("dispositions", () => {
     const s = setup({
       executor: recordingExecutor({
         execute: async () => {
-          if (n++ === 0) throw new CuaExecutorError("action_rejected", "not_dispatched", "point off-screen");
+          if (n++ === 0) throw new BrowserControlError("action_rejected", "not_dispatched", "point off-screen");
         },
       }),
     });
@@ -246,7 +246,7 @@ describe("dispositions", () => {
   });
 
   test("a typed outcome_uncertain failure passes through and closes the channel", async () => {
-    const s = setup({ executor: recordingExecutor({ execute: async () => Promise.reject(new CuaExecutorError("execution_failed", "outcome_uncertain")) }) });
+    const s = setup({ executor: recordingExecutor({ execute: async () => Promise.reject(new BrowserControlError("execution_failed", "outcome_uncertain")) }) });
     await expectFailure(
       s.client.executor.execute({
         kind: "drag",
@@ -273,7 +273,7 @@ describe("dispositions", () => {
       },
       // A look-alike object must not pass as a typed not_dispatched error.
       async () => {
-        throw Object.assign(Object.create(CuaExecutorError.prototype), { errorCode: "action_rejected", disposition: "not_dispatched" });
+        throw Object.assign(Object.create(BrowserControlError.prototype), { errorCode: "action_rejected", disposition: "not_dispatched" });
       },
     ]) {
       const s = setup({ executor: recordingExecutor({ execute: bad as BrowserExecutor["execute"] }) });
@@ -294,7 +294,7 @@ describe("dispositions", () => {
       { png: PNG_BYTES, stateSignature: "s", appState: { a: 1 } },
       { png: PNG_BYTES, stateSignature: "x".repeat(64 * 1024 + 1) },
     ]) {
-      const s = setup({ executor: recordingExecutor({ observe: async () => obs as CuaObservation }) });
+      const s = setup({ executor: recordingExecutor({ observe: async () => obs as BrowserObservation }) });
       await expectFailure(s.client.executor.observe(), "invalid_response", "outcome_uncertain");
       await sleep(5);
       expect(s.guestTransport.closeCode).toBe("invalid_response");
@@ -312,10 +312,10 @@ describe("cancellation, deadlines, lost acknowledgements", () => {
     await expectFailure(s.client.executor.execute({ kind: "click", x: 1, y: 1 }, ac.signal), "cancelled", "not_dispatched");
     await expectFailure(s.client.executor.observe(ac.signal), "cancelled", "not_dispatched");
     // Invalid actions are refused locally too.
-    await expectFailure(s.client.executor.execute({ kind: "click", x: 1 } as unknown as CuaAction), "invalid_request", "not_dispatched");
-    await expectFailure(s.client.executor.execute({ kind: "speak", text: "hi" } as unknown as CuaAction), "invalid_request", "not_dispatched");
+    await expectFailure(s.client.executor.execute({ kind: "click", x: 1 } as unknown as BrowserAction), "invalid_request", "not_dispatched");
+    await expectFailure(s.client.executor.execute({ kind: "speak", text: "hi" } as unknown as BrowserAction), "invalid_request", "not_dispatched");
     await expectFailure(
-      s.client.executor.execute({ kind: "click", x: 1, y: 1, heldKeys: ["SHIFT"] } as unknown as CuaAction),
+      s.client.executor.execute({ kind: "click", x: 1, y: 1, heldKeys: ["SHIFT"] } as unknown as BrowserAction),
       "invalid_request",
       "not_dispatched",
     );
@@ -451,7 +451,7 @@ describe("revocation", () => {
     const exec = recordingExecutor({
       execute: (_a, signal) => {
         seen = signal;
-        return new Promise((_, reject) => signal.addEventListener("abort", () => reject(new CuaExecutorError("session_revoked", "not_dispatched"))));
+        return new Promise((_, reject) => signal.addEventListener("abort", () => reject(new BrowserControlError("session_revoked", "not_dispatched"))));
       },
     });
     const s = setup({ executor: exec });
@@ -501,7 +501,7 @@ describe("revocation", () => {
 });
 
 describe("correlation and identity (client side)", () => {
-  const cases: Array<[string, (req: Record<string, unknown>) => Record<string, unknown>, CuaExecutorErrorCode]> = [
+  const cases: Array<[string, (req: Record<string, unknown>) => Record<string, unknown>, BrowserControlErrorCode]> = [
     [
       "wrong seq",
       (r) => ({ seq: (r.seq as number) + 1, requestId: `request-${(r.seq as number) + 1}`, actionId: `action-${(r.seq as number) + 1}`, ok: true }),
@@ -633,7 +633,7 @@ describe("correlation and identity (dispatcher side)", () => {
     const replies = () => framesWritten(guest);
     return { host, gt, exec, replies };
   }
-  const cases: Array<[string, Array<Record<string, unknown>>, CuaExecutorErrorCode, boolean]> = [
+  const cases: Array<[string, Array<Record<string, unknown>>, BrowserControlErrorCode, boolean]> = [
     ["HELLO not first", [req(1, "OBSERVE")], "protocol_mismatch", true],
     ["HELLO with seq 2", [req(2, "HELLO")], "protocol_mismatch", false],
     ["second HELLO", [req(1, "HELLO"), req(2, "HELLO")], "protocol_mismatch", true],

@@ -4,7 +4,7 @@
  * prints one JSON line per executed action plus a final summary line to stdout.
  */
 import { createServer } from "node:net";
-import { attachBrowserControlDispatcher, type BrowserExecutor, CuaExecutorError, createSocketTransport } from "../../src/browser-control/index.ts";
+import { attachBrowserControlDispatcher, BrowserControlError, type BrowserExecutor, createSocketTransport } from "../../src/browser-control/index.ts";
 import { IDENTITY, makePng } from "./support.ts";
 
 const socketPath = process.argv[2];
@@ -18,8 +18,8 @@ const executor: BrowserExecutor = {
     return { png: makePng(64, 48, observed), stateSignature: `frame-${observed}`, title: "fixture" };
   },
   async execute(action, signal) {
-    if (signal.aborted) throw new CuaExecutorError("session_revoked", "not_dispatched");
-    if (action.kind === "click" && action.x < 0) throw new CuaExecutorError("action_rejected", "not_dispatched");
+    if (signal.aborted) throw new BrowserControlError("session_revoked", "not_dispatched");
+    if (action.kind === "click" && action.x < 0) throw new BrowserControlError("action_rejected", "not_dispatched");
     executed.push(action);
     process.stdout.write(`${JSON.stringify({ executed: action })}\n`);
   },

@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import {
+  BrowserControlError,
+  browserActionSchema,
   CUA_ACTION_KINDS,
   CUA_EXECUTOR_ERROR_CODES,
-  CuaExecutorError,
-  cuaActionSchema,
   identitySchema,
   isCuaExecutorError,
   MAX_COORDINATE,
@@ -20,9 +20,9 @@ import {
 } from "../../src/browser-control/index.ts";
 import { IDENTITY } from "./support.ts";
 
-const ok = (a: unknown) => cuaActionSchema.safeParse(a).success;
+const ok = (a: unknown) => browserActionSchema.safeParse(a).success;
 
-describe("CuaAction: every kind", () => {
+describe("BrowserAction: every kind", () => {
   const samples: Record<string, object> = {
     click: { kind: "click", x: 1.5, y: 2, button: "right" },
     double_click: { kind: "double_click", x: 0, y: 0 },
@@ -44,7 +44,7 @@ describe("CuaAction: every kind", () => {
     expect([...CUA_ACTION_KINDS].sort() as string[]).toEqual(Object.keys(samples).sort());
   });
   test.each(Object.entries(samples) as Array<[string, object]>)("%s parses and keeps its values (fractions preserved)", (_k, a) => {
-    const r = cuaActionSchema.safeParse(a);
+    const r = browserActionSchema.safeParse(a);
     expect(r.success).toBe(true);
     expect(r.data).toEqual(a as never);
   });
@@ -52,8 +52,8 @@ describe("CuaAction: every kind", () => {
     expect(ok({ ...(a as object), extra: 1 })).toBe(false);
   });
   test("optional fields: click without button, wait without ms", () => {
-    expect(cuaActionSchema.parse({ kind: "click", x: 1, y: 1 })).toEqual({ kind: "click", x: 1, y: 1 });
-    expect(cuaActionSchema.parse({ kind: "wait" })).toEqual({ kind: "wait" });
+    expect(browserActionSchema.parse({ kind: "click", x: 1, y: 1 })).toEqual({ kind: "click", x: 1, y: 1 });
+    expect(browserActionSchema.parse({ kind: "wait" })).toEqual({ kind: "wait" });
     expect(ok({ kind: "click", x: 1, y: 1, button: "back" })).toBe(false);
   });
   test("v1 has no speak action and no heldKeys", () => {
@@ -71,7 +71,7 @@ describe("CuaAction: every kind", () => {
   });
 });
 
-describe("CuaAction: every bound at the limit and one past", () => {
+describe("BrowserAction: every bound at the limit and one past", () => {
   const coordCases = (make: (v: number) => unknown) => {
     expect(ok(make(MAX_COORDINATE))).toBe(true);
     expect(ok(make(-MAX_COORDINATE))).toBe(true);
@@ -126,7 +126,7 @@ describe("CuaAction: every bound at the limit and one past", () => {
     expect(ok({ kind: "wait", ms: MAX_WAIT_MS })).toBe(true);
     expect(ok({ kind: "wait", ms: MAX_WAIT_MS + 0.5 })).toBe(false);
     expect(ok({ kind: "wait", ms: -0.5 })).toBe(false);
-    expect(cuaActionSchema.parse({ kind: "wait", ms: 0.25 })).toEqual({ kind: "wait", ms: 0.25 });
+    expect(browserActionSchema.parse({ kind: "wait", ms: 0.25 })).toEqual({ kind: "wait", ms: 0.25 });
   });
 });
 
@@ -201,17 +201,17 @@ describe("envelopes", () => {
   });
 });
 
-describe("CuaExecutorError", () => {
+describe("BrowserControlError", () => {
   test("closed lists, HUMANISH code, look-alikes are not genuine", () => {
     for (const c of CUA_EXECUTOR_ERROR_CODES) {
-      const e = new CuaExecutorError(c, "outcome_uncertain");
+      const e = new BrowserControlError(c, "outcome_uncertain");
       expect(e.code).toBe(`HUMANISH_BROWSER_CONTROL_${c.toUpperCase()}`);
       expect(e.next).toBeString();
       expect(isCuaExecutorError(e)).toBe(true);
     }
-    expect(() => new CuaExecutorError("nope" as never, "not_dispatched")).toThrow(TypeError);
-    expect(() => new CuaExecutorError("cancelled", "maybe" as never)).toThrow(TypeError);
-    const lookAlike = Object.assign(Object.create(CuaExecutorError.prototype), { errorCode: "cancelled", disposition: "not_dispatched" });
+    expect(() => new BrowserControlError("nope" as never, "not_dispatched")).toThrow(TypeError);
+    expect(() => new BrowserControlError("cancelled", "maybe" as never)).toThrow(TypeError);
+    const lookAlike = Object.assign(Object.create(BrowserControlError.prototype), { errorCode: "cancelled", disposition: "not_dispatched" });
     expect(isCuaExecutorError(lookAlike)).toBe(false);
   });
 });

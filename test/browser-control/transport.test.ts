@@ -1,10 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import { Duplex, PassThrough } from "node:stream";
-import { BrowserControlTransport, type CuaExecutorErrorCode, encodeFrame, isCuaExecutorError } from "../../src/browser-control/index.ts";
+import { type BrowserControlErrorCode, BrowserControlTransport, encodeFrame, isCuaExecutorError } from "../../src/browser-control/index.ts";
 import { sleep, streamPair } from "./support.ts";
 
 function watch(t: BrowserControlTransport) {
-  const seen: { messages: unknown[]; closed: CuaExecutorErrorCode[] } = { messages: [], closed: [] };
+  const seen: { messages: unknown[]; closed: BrowserControlErrorCode[] } = { messages: [], closed: [] };
   t.start({ onMessage: (m) => seen.messages.push(m), onClose: (c) => seen.closed.push(c) });
   return seen;
 }

@@ -6,7 +6,7 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type CuaAction, createBrowserControlClient, isCuaExecutorError } from "../../src/browser-control/index.ts";
+import { type BrowserAction, createBrowserControlClient, isCuaExecutorError } from "../../src/browser-control/index.ts";
 import { admitPng } from "../../src/png/index.ts";
 import { connectUnixSocketTransport } from "../../src/runtime/transport.ts";
 import { IDENTITY } from "./support.ts";
@@ -39,7 +39,7 @@ test("two processes: HELLO/OBSERVE/EXECUTE over a private Unix socket with real 
     expect(admitted.ok && admitted.width === 64 && admitted.height === 48).toBe(true);
     expect(first.stateSignature).toBe("frame-1");
     expect(first.title).toBe("fixture");
-    const actions: CuaAction[] = [
+    const actions: BrowserAction[] = [
       { kind: "click", x: 10, y: 20 },
       { kind: "type", text: "naïve ✓" },
       { kind: "keypress", keys: ["ENTER"] },

@@ -1,10 +1,10 @@
 import { describe, expect, test } from "bun:test";
-import { type CuaAction, isCuaExecutorError } from "../../src/browser-control/index.ts";
+import { type BrowserAction, isCuaExecutorError } from "../../src/browser-control/index.ts";
 import { MAX_WHEEL_STEPS, planAction } from "../../src/guest/executor.ts";
 
 const G = { width: 1440, height: 950 };
 
-function refusal(action: CuaAction, armed = false): string {
+function refusal(action: BrowserAction, armed = false): string {
   try {
     planAction(action, G, armed);
   } catch (e) {
@@ -30,7 +30,7 @@ describe("action planning: everything validated before the first input", () => {
       { kind: "click", x: -1, y: 0 },
       { kind: "click", x: 1440, y: 0 },
       { kind: "move", x: 0, y: 950 },
-    ] as CuaAction[]) {
+    ] as BrowserAction[]) {
       expect(refusal(a)).toBe("action_rejected/not_dispatched");
     }
   });

@@ -4,7 +4,7 @@
  * Chromium's sandbox is on; the guest reaches the app port and nothing else; nothing is left.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type CuaAction, type CuaObservation, isCuaExecutorError } from "../../src/browser-control/index.ts";
+import { type BrowserAction, type BrowserObservation, isCuaExecutorError } from "../../src/browser-control/index.ts";
 import { type DockerClient, runExec } from "../../src/docker/index.ts";
 import { admitPng } from "../../src/png/index.ts";
 import type { AppServer } from "../../src/routes/browser/serve.ts";
@@ -27,15 +27,15 @@ const NEW_TODO = { x: 720, y: 265 };
 const FIRST_TOGGLE = { x: 464, y: 329 };
 const FIRST_LABEL = { x: 600, y: 329 };
 
-async function observe(): Promise<CuaObservation> {
+async function observe(): Promise<BrowserObservation> {
   const o = await desktop.executor.observe();
   const v = admitPng(o.png);
   expect(v.ok).toBe(true);
   if (v.ok) expect([v.width, v.height]).toEqual([1440, 950]);
   return o;
 }
-const run = (a: CuaAction) => desktop.executor.execute(a);
-async function refused(a: CuaAction): Promise<string> {
+const run = (a: BrowserAction) => desktop.executor.execute(a);
+async function refused(a: BrowserAction): Promise<string> {
   try {
     await run(a);
   } catch (e) {

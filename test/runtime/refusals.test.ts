@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
-import { type CuaAction, isCuaExecutorError } from "../../src/browser-control/index.ts";
+import { type BrowserAction, isCuaExecutorError } from "../../src/browser-control/index.ts";
 import type { DockerClient } from "../../src/docker/index.ts";
 import { type AppServer, serveStatic } from "../../src/routes/browser/serve.ts";
 import { allocateDesktop, type LocalDesktop } from "../../src/runtime/desktop.ts";
@@ -21,7 +21,7 @@ const TOP_INPUT = { x: 200, y: 145 };
 const IFRAME_INPUT = { x: 200, y: 250 };
 const DIALOG_BUTTON = { x: 120, y: 430 };
 
-async function outcome(a: CuaAction): Promise<string> {
+async function outcome(a: BrowserAction): Promise<string> {
   try {
     await desktop.executor.execute(a);
     return "accepted";

@@ -11,7 +11,7 @@ import { findActor } from "../../actor-registry/registry.ts";
 import type { ActorDescriptor } from "../../actor-registry/types.ts";
 import { HumanishError } from "../../errors.ts";
 import type { LocalAgentActor } from "../../lab/schema.ts";
-import type { BrowserCaps, BrowserParticipant, BrowserRun, BrowserRunContext } from "../browser/participant.ts";
+import type { BrowserCaps, BrowserParticipant, BrowserRun, BrowserRunContext } from "../browser-participant/participant.ts";
 import { briefDigest } from "../computer-use/seat.ts";
 import { DEFAULT_LOCAL_AGENT_PERSONA, localAgentBrief, runLocalAgentSeat } from "./participant.ts";
 import { localAgentCostLine, localAgentTrace } from "./participant-trace.ts";

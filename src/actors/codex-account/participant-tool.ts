@@ -19,7 +19,7 @@
  */
 
 import { PNG } from "pngjs";
-import { type CuaAction, cuaActionSchema } from "../../browser-control/index.ts";
+import { type BrowserAction, browserActionSchema } from "../../browser-control/index.ts";
 import { admitPng } from "../../png/index.ts";
 import { describeAction, type Frame, guestKeyName } from "../computer-use/actions.ts";
 import { CLOSING_REPORT_FORMAT, type ClosingReport, type DeclaredOutcome, parseClosingReport } from "../computer-use/outcome.ts";
@@ -85,7 +85,7 @@ export const UI_TOOL: CodexDynamicTool = {
 };
 
 /** One action of a call, judged against the frame the model saw. */
-export type JudgedAction = { ok: true; action: CuaAction; label: string } | { ok: false; label: string; reason: string; hint: string };
+export type JudgedAction = { ok: true; action: BrowserAction; label: string } | { ok: false; label: string; reason: string; hint: string };
 
 /** A judged call: refused as a whole, or its actions in order (stop dispatching at the first not ok). */
 export type JudgedCall = { ok: true; narration: string; actions: JudgedAction[] } | { ok: false; reason: string };
@@ -95,7 +95,7 @@ type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** A point outside the frame, or undefined. */
-function offFrame(a: CuaAction, f: Frame): { x: number; y: number } | undefined {
+function offFrame(a: BrowserAction, f: Frame): { x: number; y: number } | undefined {
   const pts = a.kind === "drag" ? a.path : "x" in a ? [{ x: a.x, y: a.y }] : [];
   return pts.find((p) => p.x < 0 || p.y < 0 || p.x >= f.width || p.y >= f.height);
 }
@@ -105,7 +105,7 @@ function judgeAction(raw: unknown, index: number, f: Frame): JudgedAction | stri
   if (!isObject(raw)) return `actions[${index}] must be an object`;
   // A model filling a flat schema may send irrelevant fields as null: they carry nothing.
   const clean = Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== null));
-  const parsed = cuaActionSchema.safeParse(clean);
+  const parsed = browserActionSchema.safeParse(clean);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue?.path.length ? `.${issue.path.join(".")}` : "";

@@ -12,7 +12,7 @@
  * {@link MAX_REFUSED_CALLS} unreadable calls in a row. Typed text is recorded as a length only;
  * narration and the final answer are scrubbed before they are kept.
  */
-import type { BrowserControlExecutor, CuaAction, CuaObservation } from "../../browser-control/index.ts";
+import type { BrowserAction, BrowserControlExecutor, BrowserObservation } from "../../browser-control/index.ts";
 import { isCuaExecutorError } from "../../browser-control/index.ts";
 import type { LocalAgentActor } from "../../lab/schema.ts";
 import type { Frame } from "../computer-use/actions.ts";
@@ -130,7 +130,7 @@ class Seat extends SeatRecord {
   compacted = 0;
   backstop: BackstopState | undefined;
   pendingHint: string | undefined;
-  last: { obs: CuaObservation; url: string; frame: Frame } | undefined;
+  last: { obs: BrowserObservation; url: string; frame: Frame } | undefined;
   /** When the account turn's own deadline falls (epoch ms). */
   turnEndsAt = Number.POSITIVE_INFINITY;
   /** A stop the seat decided during the turn (it wins over how the turn itself ended). */
@@ -148,7 +148,7 @@ class Seat extends SeatRecord {
   }
 
   /** Observes, records the observation, and admits its frame for the model. */
-  async observe(): Promise<{ obs: CuaObservation; url: string; frame: Frame } | Stop> {
+  async observe(): Promise<{ obs: BrowserObservation; url: string; frame: Frame } | Stop> {
     const obs = await this.o.executor.observe(this.signal);
     this.recordObservation(obs);
     const admitted = frameDataUrl(obs.png);
@@ -355,9 +355,9 @@ export interface BatchSeat extends SeatRecord {
 export async function runBatch(
   s: BatchSeat,
   actions: readonly JudgedAction[],
-): Promise<{ acks: { index: number; status: AckStatus }[]; dispatched: CuaAction[]; hint?: string }> {
+): Promise<{ acks: { index: number; status: AckStatus }[]; dispatched: BrowserAction[]; hint?: string }> {
   const acks: { index: number; status: AckStatus }[] = [];
-  const dispatched: CuaAction[] = [];
+  const dispatched: BrowserAction[] = [];
   const skipRest = (from: number, why: string) => {
     for (let k = from; k < actions.length; k++) {
       const rest = actions[k]!;

@@ -8,7 +8,7 @@
  * real key as `OPENAI_API_KEY` (the agent holds a spendable key, and the bundle says so). No
  * other command (install, version probe, task checks) and no sandbox-wide env ever carries either.
  */
-import type { RuntimeKey } from "../terminal/participant.ts";
+import type { RuntimeKey } from "../terminal-participant/participant.ts";
 
 /** npm package of the Codex CLI. */
 export const CODEX_PACKAGE = "@openai/codex";

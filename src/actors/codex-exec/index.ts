@@ -28,8 +28,8 @@ import type { ActorDescriptor, ActorItem, ActorRuntime } from "../../actor-regis
 import { HumanishError } from "../../errors.ts";
 import { untrustedCertNext } from "../../sandbox/tls-trust.ts";
 import type { Sandbox } from "../../sandbox/types.ts";
-import { decodeText, runRecordedParticipantCommand, tailText } from "../terminal/exec.ts";
-import type { PrepareContext, RunContext, TerminalParticipant, TerminalParticipantOutcome } from "../terminal/participant.ts";
+import { decodeText, runRecordedParticipantCommand, tailText } from "../terminal-participant/exec.ts";
+import type { PrepareContext, RunContext, TerminalParticipant, TerminalParticipantOutcome } from "../terminal-participant/participant.ts";
 import {
   buildCodexExecCommand,
   CODEX_PACKAGE,

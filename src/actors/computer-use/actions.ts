@@ -2,7 +2,7 @@
  * OpenAI computer-use actions → the browser-control action union. Pure.
  *
  * The model's actions arrive as `{type, …}` objects (GA `computer` tool: `actions[]`; the
- * preview tool: one `action`). Each is mapped to one {@link CuaAction} or refused:
+ * preview tool: one `action`). Each is mapped to one {@link BrowserAction} or refused:
  * - `rejected`: well-formed but not dispatchable here (a key name outside the guest's closed
  *   key table, a point outside the observed frame, held keys on a pointer action). Nothing is
  *   sent; the model gets a hint and a fresh screenshot, the seat goes on.
@@ -13,8 +13,8 @@
  * The mapper never adds an action of its own: nothing a model returns can reach the address
  * bar except through the model's own explicit actions (Ctrl+L, a click on the chrome).
  */
-import { type CuaAction, cuaActionSchema, MAX_DRAG_POINTS, MAX_KEYS } from "../../browser-control/index.ts";
-import { keysymFor } from "../../guest/contract.ts";
+import { type BrowserAction, browserActionSchema, MAX_DRAG_POINTS, MAX_KEYS } from "../../browser-control/index.ts";
+import { keysymFor } from "../../guest/host-guest.ts";
 
 /** Most actions one computer call may carry; a longer batch is malformed (a runaway reply). */
 export const MAX_BATCH_ACTIONS = 32;
@@ -27,7 +27,7 @@ export interface Frame {
 
 /** One mapped model action. */
 export type MappedAction =
-  | { ok: true; action: CuaAction; label: string }
+  | { ok: true; action: BrowserAction; label: string }
   | { ok: false; refusal: "rejected" | "malformed"; label: string; reason: string; hint: string };
 
 /**
@@ -82,7 +82,7 @@ function offFrame(x: number, y: number, f: Frame): boolean {
 }
 
 /** A label for the trace and hints: kind and coordinates, never typed text. */
-export function describeAction(a: CuaAction): string {
+export function describeAction(a: BrowserAction): string {
   switch (a.kind) {
     case "click":
       return `click (${a.x}, ${a.y})${a.button && a.button !== "left" ? ` ${a.button}` : ""}`;
@@ -158,8 +158,8 @@ function pointer(kind: "click" | "double_click" | "move", raw: Json, f: Frame): 
   return finish({ kind: "click", ...p, ...(b !== "left" ? { button: b } : {}) });
 }
 
-function finish(action: CuaAction): MappedAction {
-  const parsed = cuaActionSchema.safeParse(action);
+function finish(action: BrowserAction): MappedAction {
+  const parsed = browserActionSchema.safeParse(action);
   const label = describeAction(action);
   if (!parsed.success) return malformed(label, `outside the browser-control bounds (${parsed.error.issues[0]?.message ?? "invalid"})`);
   return { ok: true, action: parsed.data, label };

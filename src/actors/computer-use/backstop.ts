@@ -10,7 +10,7 @@
  *   stale frame alone never counts as stuck, repeating the same gesture on it does.
  * - A nudge hint is staged when a streak reaches min(max(1, limit − 1), 3) and is below its limit.
  */
-import type { CuaAction } from "../../browser-control/index.ts";
+import type { BrowserAction } from "../../browser-control/index.ts";
 
 /** Default consecutive idle turns that end a seat. */
 export const DEFAULT_IDLE_STEPS = 24;
@@ -41,7 +41,7 @@ export function progressKey(o: { stateSignature: string; scrollY?: number }): st
 const bucket = (n: number) => Math.round(n / 24);
 
 /** The fingerprint of one turn's dispatched actions. */
-export function fingerprint(actions: readonly CuaAction[]): string {
+export function fingerprint(actions: readonly BrowserAction[]): string {
   return actions
     .map((a) => {
       switch (a.kind) {
@@ -73,7 +73,12 @@ export interface BackstopStep {
 }
 
 /** Folds one acted turn (its dispatched actions and the frame after them). */
-export function foldTurn(s: BackstopState, actions: readonly CuaAction[], key: string, limits: { idleSteps: number; noProgressSteps: number }): BackstopStep {
+export function foldTurn(
+  s: BackstopState,
+  actions: readonly BrowserAction[],
+  key: string,
+  limits: { idleSteps: number; noProgressSteps: number },
+): BackstopStep {
   const isIdle = actions.every((a) => a.kind === "screenshot" || a.kind === "wait");
   const changed = key !== s.lastKey;
   const fp = fingerprint(actions);

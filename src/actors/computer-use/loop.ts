@@ -17,7 +17,7 @@
  * failure ends the seat (an `outcome_uncertain` one is never replayed). Provider errors are
  * never retried.
  */
-import { type BrowserControlExecutor, type CuaAction, type CuaObservation, isCuaExecutorError } from "../../browser-control/index.ts";
+import { type BrowserAction, type BrowserControlExecutor, type BrowserObservation, isCuaExecutorError } from "../../browser-control/index.ts";
 import { errorMessage, isHumanishError } from "../../errors.ts";
 import type { OpenAI } from "../../models/client.ts";
 import { type ComputerCall, Conversation, type ParsedResponse, type SafetyCheck, textOnlyRequest } from "../../models/computer-use.ts";
@@ -141,7 +141,7 @@ class Seat extends SeatRecord {
   messages = 0;
   backstop: BackstopState | undefined;
   hints: string[] = [];
-  last: CuaObservation | undefined;
+  last: BrowserObservation | undefined;
   lastResponseId: string | undefined;
   declared: DeclaredOutcome | undefined;
   debrief: DebriefResult | undefined;
@@ -163,7 +163,7 @@ class Seat extends SeatRecord {
   budgets(): SpendBudget[] {
     return [this.o.seatBudget, this.o.studyBudget].filter((b): b is SpendBudget => b !== undefined);
   }
-  async observe(): Promise<CuaObservation> {
+  async observe(): Promise<BrowserObservation> {
     const obs = await this.o.executor.observe(this.signal);
     this.recordObservation(obs);
     this.last = obs;
@@ -267,14 +267,14 @@ class Seat extends SeatRecord {
   }
 
   /** Runs one call's batch; the dispatched actions, or a stop. */
-  async runBatch(call: ComputerCall): Promise<{ dispatched: CuaAction[]; stop?: Stop }> {
-    const frame = frameOf((this.last as CuaObservation).png);
+  async runBatch(call: ComputerCall): Promise<{ dispatched: BrowserAction[]; stop?: Stop }> {
+    const frame = frameOf((this.last as BrowserObservation).png);
     const mapped = mapBatch(call.actions, frame);
-    const dispatched: CuaAction[] = [];
+    const dispatched: BrowserAction[] = [];
     for (let i = 0; i < mapped.length; i++) {
       const m = mapped[i]!;
       const at = new Date().toISOString();
-      const item = (status: string, title: string, action?: CuaAction) => this.actionItem(status, title, action, at);
+      const item = (status: string, title: string, action?: BrowserAction) => this.actionItem(status, title, action, at);
       const skipRest = (why: string) => {
         for (const rest of mapped.slice(i + 1)) item("not_dispatched", `${rest.label}: ${why}`, rest.ok ? rest.action : undefined);
       };
@@ -431,7 +431,7 @@ async function ended(s: Seat, parsed: ParsedResponse): Promise<Stop> {
 
 /** Runs every call of a response and folds the turn; a stop, or undefined to go on. */
 async function act(s: Seat, calls: readonly ComputerCall[], acks: Map<string, SafetyCheck[]>): Promise<Stop | undefined> {
-  const all: CuaAction[] = [];
+  const all: BrowserAction[] = [];
   for (const [k, call] of calls.entries()) {
     const { dispatched, stop } = await s.runBatch(call);
     all.push(...dispatched);
@@ -447,7 +447,7 @@ async function act(s: Seat, calls: readonly ComputerCall[], acks: Map<string, Sa
     return { status: "passed", completionReason: "goal_satisfied", reason: `a stopWhen rule matched after turn ${s.turn}` };
   }
   const limits = { idleSteps: s.o.idleSteps ?? DEFAULT_IDLE_STEPS, noProgressSteps: s.o.noProgressSteps ?? DEFAULT_NO_PROGRESS_STEPS };
-  const fold = foldTurn(s.backstop as BackstopState, all, progressKey(s.last as CuaObservation), limits);
+  const fold = foldTurn(s.backstop as BackstopState, all, progressKey(s.last as BrowserObservation), limits);
   s.backstop = fold.state;
   if (fold.tripped === "idle") return { status: "abandoned", completionReason: "gave_up", reason: `${limits.idleSteps} idle turns in a row` };
   if (fold.tripped === "no_progress")

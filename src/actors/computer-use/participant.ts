@@ -9,7 +9,7 @@ import type { ActorDescriptor } from "../../actor-registry/types.ts";
 import type { ActorTrace } from "../../bundle/schemas.ts";
 import type { ComputerUseActor } from "../../lab/schema.ts";
 import { SpendBudget } from "../../models/index.ts";
-import type { BrowserCaps, BrowserParticipant, BrowserRun } from "../browser/participant.ts";
+import type { BrowserCaps, BrowserParticipant, BrowserRun } from "../browser-participant/participant.ts";
 import { computerUseLedger } from "./evidence.ts";
 import type { ComputerUseOutcome } from "./loop.ts";
 import { briefDigest, type ComputerUseReadiness, computerUseModel, computerUsePreflight, DEFAULT_COMPUTER_USE_PERSONA, runComputerUseSeat } from "./seat.ts";

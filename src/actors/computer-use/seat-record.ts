@@ -5,7 +5,7 @@
  * clock and time stops, and the rule that a declared success passes only when every hidden check
  * does. How a seat talks to its model (requests, tool calls, batches) differs and stays in it.
  */
-import type { CuaAction, CuaObservation } from "../../browser-control/index.ts";
+import type { BrowserAction, BrowserObservation } from "../../browser-control/index.ts";
 import type { ActorStatus, CompletionReason, TraceItem } from "../../bundle/index.ts";
 import { type BrowserOutcomeCore, type KeptScreenshot, type ObservationRecord, observationRecord } from "../scripted-browser/index.ts";
 import { type LoopTask, type TaskFunnel, taskFunnel } from "./outcome.ts";
@@ -28,7 +28,7 @@ export function harnessStop(code: string, message: string, stopCause?: string): 
 }
 
 /** Trace form of a dispatched action: the point, button, keys and deltas, never the typed text (its length only). */
-export function recordedAction(a: CuaAction): { type: string } & Record<string, unknown> {
+export function recordedAction(a: BrowserAction): { type: string } & Record<string, unknown> {
   const r: { type: string } & Record<string, unknown> = { type: a.kind };
   if ("x" in a) Object.assign(r, { x: a.x, y: a.y });
   if (a.kind === "click" && a.button) r.button = a.button;
@@ -125,17 +125,17 @@ export class SeatRecord {
     return undefined;
   }
   /** Keeps an observation for the hidden checks. */
-  recordObservation(obs: CuaObservation): void {
+  recordObservation(obs: BrowserObservation): void {
     this.observations.push(observationRecord(obs));
   }
   /** Keeps the observation's frame as a screenshot named `name`, with its trace item. */
-  keep(name: string, obs: CuaObservation): void {
+  keep(name: string, obs: BrowserObservation): void {
     const at = new Date().toISOString();
     this.screenshots.push({ name, png: obs.png, at });
     this.items.push({ id: this.id("screenshot"), kind: "screenshot", lifecycle: "completed", title: name, at });
   }
   /** A `ui_action` item; a click carries its point as `coord`. */
-  actionItem(status: string, title: string, action?: CuaAction, at = new Date().toISOString()): void {
+  actionItem(status: string, title: string, action?: BrowserAction, at = new Date().toISOString()): void {
     this.items.push({
       id: this.id("ui_action"),
       kind: "ui_action",

@@ -13,7 +13,7 @@
  * wait that timed out while the host was starved (`HUMANISH_HOST_STARVED`, measured by
  * runtime/host-pressure.ts over the step, its figures in a `notice` trace item).
  */
-import type { BrowserControlExecutor, CuaAction, CuaObservation } from "../../browser-control/index.ts";
+import type { BrowserAction, BrowserControlExecutor, BrowserObservation } from "../../browser-control/index.ts";
 import { isCuaExecutorError } from "../../browser-control/index.ts";
 import type { ActorStatus, CompletionReason, TraceItem } from "../../bundle/index.ts";
 import type { BrowserStep } from "../../lab/schema.ts";
@@ -33,7 +33,7 @@ export interface ObservationRecord {
 }
 
 /** The in-memory record of one observation (its url and text are for the hidden checks, never persisted). */
-export function observationRecord(obs: CuaObservation, at = new Date().toISOString()): ObservationRecord {
+export function observationRecord(obs: BrowserObservation, at = new Date().toISOString()): ObservationRecord {
   return {
     at,
     stateSignature: obs.stateSignature,
@@ -158,12 +158,12 @@ export async function runScriptedBrowser(opts: ScriptedBrowserOptions): Promise<
   let n = 0;
   const nextId = (kind: string) => `${kind}-${String(++n).padStart(3, "0")}`;
 
-  const observe = async (): Promise<CuaObservation> => {
+  const observe = async (): Promise<BrowserObservation> => {
     const o = await executor.observe(opts.signal);
     observations.push(observationRecord(o));
     return o;
   };
-  const act = async (action: CuaAction, title: string) => {
+  const act = async (action: BrowserAction, title: string) => {
     const at = new Date().toISOString();
     const recorded: Record<string, unknown> = { type: action.kind };
     if ("x" in action) recorded.x = action.x;

@@ -8,7 +8,7 @@ import { findActor } from "../../actor-registry/registry.ts";
 import type { ActorDescriptor } from "../../actor-registry/types.ts";
 import type { ActorTrace, CostLine, TraceItem } from "../../bundle/schemas.ts";
 import type { ScriptedBrowserActor } from "../../lab/schema.ts";
-import type { BrowserParticipant, BrowserRun, BrowserRunContext, BrowserTraceMeta } from "../browser/participant.ts";
+import type { BrowserParticipant, BrowserRun, BrowserRunContext, BrowserTraceMeta } from "../browser-participant/participant.ts";
 import { runScriptedBrowser, type ScriptedBrowserOutcome } from "./index.ts";
 
 /** The persona id a scripted seat records when the lab names none. */

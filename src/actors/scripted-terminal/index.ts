@@ -7,8 +7,8 @@
  */
 import { findActor } from "../../actor-registry/registry.ts";
 import type { ActorDescriptor, ActorItem } from "../../actor-registry/types.ts";
-import { decodeText, runRecordedParticipantCommand, tailText } from "../terminal/exec.ts";
-import type { RunContext, TerminalParticipant, TerminalParticipantOutcome } from "../terminal/participant.ts";
+import { decodeText, runRecordedParticipantCommand, tailText } from "../terminal-participant/exec.ts";
+import type { RunContext, TerminalParticipant, TerminalParticipantOutcome } from "../terminal-participant/participant.ts";
 
 /** One scripted step. */
 export interface ScriptedTerminalStep {

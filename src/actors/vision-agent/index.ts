@@ -17,7 +17,7 @@ import type { ActorDescriptor } from "../../actor-registry/types.ts";
 import { HumanishError } from "../../errors.ts";
 import type { VisionAgentActor } from "../../lab/schema.ts";
 import { createModelClient, isPriced, type ModelEndpoint, type ModelKey, resolveEndpoint, resolveModelKey, SpendBudget } from "../../models/index.ts";
-import type { BrowserCaps, BrowserParticipant, BrowserRun } from "../browser/participant.ts";
+import type { BrowserCaps, BrowserParticipant, BrowserRun } from "../browser-participant/participant.ts";
 import { UI_TOOL_NAME } from "../codex-account/participant-tool.ts";
 import { meteredRun } from "../computer-use/participant.ts";
 import { runVisionAgent } from "./loop.ts";

@@ -16,7 +16,7 @@
  * {@link MAX_REFUSED_CALLS} refused calls in a row end the seat as a harness failure (a model
  * that cannot use the tool is no finding about the product).
  */
-import type { BrowserControlExecutor, CuaAction, CuaObservation } from "../../browser-control/index.ts";
+import type { BrowserAction, BrowserControlExecutor, BrowserObservation } from "../../browser-control/index.ts";
 import { isCuaExecutorError } from "../../browser-control/index.ts";
 import { isHumanishError } from "../../errors.ts";
 import type { OpenAI } from "../../models/client.ts";
@@ -90,7 +90,7 @@ class Seat extends SeatRecord {
   refused = 0;
   refusedInRow = 0;
   backstop: BackstopState | undefined;
-  last: { obs: CuaObservation; frame: Frame } | undefined;
+  last: { obs: BrowserObservation; frame: Frame } | undefined;
   lastResponseId: string | undefined;
   declared: DeclaredOutcome | undefined;
   /** A stop decided while answering calls (the first wins). */
@@ -113,7 +113,7 @@ class Seat extends SeatRecord {
   }
 
   /** Observes, records the observation, and admits its frame for the model. */
-  async observe(): Promise<{ obs: CuaObservation; frame: Frame } | Stop> {
+  async observe(): Promise<{ obs: BrowserObservation; frame: Frame } | Stop> {
     const obs = await this.o.executor.observe(this.signal);
     this.recordObservation(obs);
     const admitted = frameDataUrl(obs.png);
@@ -239,7 +239,7 @@ async function ended(s: Seat, parsed: FunctionResponse): Promise<Stop> {
 
 /** Answers every call of a response, then observes once and sends the new frame; a stop, or undefined to go on. */
 async function act(s: Seat, calls: readonly FunctionCall[]): Promise<Stop | undefined> {
-  const all: CuaAction[] = [];
+  const all: BrowserAction[] = [];
   const frame = (s.last as { frame: Frame }).frame;
   for (const call of calls) {
     const answer = await answerCall(s, call, frame);
@@ -267,7 +267,7 @@ async function act(s: Seat, calls: readonly FunctionCall[]): Promise<Stop | unde
 }
 
 /** One call judged, dispatched or refused; the `function_call_output` to send and what was dispatched. */
-async function answerCall(s: Seat, call: FunctionCall, frame: Frame): Promise<{ output: Record<string, unknown>; dispatched: CuaAction[] }> {
+async function answerCall(s: Seat, call: FunctionCall, frame: Frame): Promise<{ output: Record<string, unknown>; dispatched: BrowserAction[] }> {
   const at = new Date().toISOString();
   s.items.push({ id: s.id("tool_call"), kind: "tool_call", lifecycle: "completed", tool: UI_TOOL_NAME, title: `turn ${s.turn}: ${UI_TOOL_NAME}`, at });
   const judged =

@@ -12,7 +12,7 @@
  *   finalize     always: close the gateway, release by exact id with proof, then the seat's
  *                trace, ledgers, transcript and events (in `seats/<id>/` when the study has many)
  */
-import type { TerminalParticipant, TerminalParticipantOutcome } from "../../actors/terminal/participant.ts";
+import type { TerminalParticipant, TerminalParticipantOutcome } from "../../actors/terminal-participant/participant.ts";
 import type { CleanupProof, CostLine, TaskResult } from "../../bundle/schemas.ts";
 import type { RunWriter } from "../../bundle/writer.ts";
 import type { DockerClient } from "../../docker/index.ts";
@@ -24,17 +24,25 @@ import { releaseContainer } from "../../sandbox/index.ts";
 import type { ReleaseProof, Sandbox, SandboxProvider } from "../../sandbox/types.ts";
 import { evidenceSummary, type SeatEvidence, type StudyError } from "../../study/evidence.ts";
 import type { Lane, SeatHooks, SeatRelease, SeatSpec } from "../../study/types.ts";
-import type { SandboxCa } from "../../terminal/ca.ts";
-import { deadlineLabel, isoDate, providerCostLine } from "../../terminal/evidence.ts";
-import { createTerminalParticipant, type TerminalPlan } from "../../terminal/plan.ts";
-import { PARTICIPANT_USER, readyProbe, runInstall } from "../../terminal/provision.ts";
-import { checkSeat, copySandboxCa, participantResultError, recordRelease, seatRelease, terminalSeatBase, terminalSeatFailure } from "../../terminal/seat.ts";
-import { cleanupFailure, jobsCapFailure, writeTerminalSeatFiles } from "../../terminal/seat-files.ts";
+import type { SandboxCa } from "../../terminal-seat/ca.ts";
+import { deadlineLabel, isoDate, providerCostLine } from "../../terminal-seat/evidence.ts";
+import { createTerminalParticipant, type TerminalPlan } from "../../terminal-seat/plan.ts";
+import { PARTICIPANT_USER, readyProbe, runInstall } from "../../terminal-seat/provision.ts";
+import {
+  checkSeat,
+  copySandboxCa,
+  participantResultError,
+  recordRelease,
+  seatRelease,
+  terminalSeatBase,
+  terminalSeatFailure,
+} from "../../terminal-seat/seat.ts";
+import { cleanupFailure, jobsCapFailure, writeTerminalSeatFiles } from "../../terminal-seat/seat-files.ts";
 import { ledgerProviderLine, MODEL_LEDGER_FILE, refusedRequestsNote, turnSumMismatch } from "./model-evidence.ts";
 import { type ModelSeat, startSandboxForwarder } from "./model-seat.ts";
 import type { EngineReady } from "./preflight.ts";
 
-export { INSTALL_TIMEOUT_MS, installFailureHint, PARTICIPANT_USER } from "../../terminal/provision.ts";
+export { INSTALL_TIMEOUT_MS, installFailureHint, PARTICIPANT_USER } from "../../terminal-seat/provision.ts";
 
 /** Default first-output deadline of a participant command, ms. */
 export const DEFAULT_FIRST_OUTPUT_MS = 90_000;

@@ -7,8 +7,8 @@
  * call) → {@link startSandboxForwarder} after provisioning, before the network is taken away →
  * the participant runs → {@link ModelSeat.close} in `finally`.
  */
-import { decodeText } from "../../actors/terminal/exec.ts";
-import type { ModelGatewayAccess, RuntimeKey } from "../../actors/terminal/participant.ts";
+import { decodeText } from "../../actors/terminal-participant/exec.ts";
+import type { ModelGatewayAccess, RuntimeKey } from "../../actors/terminal-participant/participant.ts";
 import { HumanishError } from "../../errors.ts";
 import type { ModelEndpoint } from "../../models/endpoint.ts";
 import { SpendBudget } from "../../models/gateway/budget.ts";

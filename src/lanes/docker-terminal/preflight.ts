@@ -1,6 +1,6 @@
 /**
  * Docker terminal lane preflight (live only): the Docker engine answers; the sandbox image is
- * present or built. The pure study plan both terminal lanes share is src/terminal/plan.ts.
+ * present or built. The pure study plan both terminal lanes share is src/terminal-seat/plan.ts.
  */
 
 import { type DockerClient, dockerClientFor, isDockerApiError } from "../../docker/index.ts";

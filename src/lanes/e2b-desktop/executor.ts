@@ -24,8 +24,8 @@
  *   and holds the focus, or {@link NAVIGATION_SETTLE_MS} passed — before that, keys would reach
  *   the address bar and text the page being replaced.
  */
-import type { BrowserControlExecutor, CuaAction, CuaExecutorErrorCode, CuaObservation } from "../../browser-control/index.ts";
-import { abortableSleep, cuaError, isCuaExecutorError } from "../../browser-control/index.ts";
+import type { BrowserAction, BrowserControlErrorCode, BrowserControlExecutor, BrowserObservation } from "../../browser-control/index.ts";
+import { abortableSleep, browserControlError, isCuaExecutorError } from "../../browser-control/index.ts";
 import { admitPng, perceptualSignature } from "../../png/index.ts";
 import { type PageProbe, parseFacts, parseProbe } from "./chromium.ts";
 import { e2bChord } from "./keys.ts";
@@ -86,28 +86,29 @@ export function createE2BDesktopExecutor(o: { shell: DesktopShell; paths: Deskto
   let terminal = false;
   let dispatchedCount = 0;
   const enter = () => {
-    if (terminal) throw cuaError("executor_closed", "not_dispatched", "session ended");
-    if (busy) throw cuaError("executor_busy", "not_dispatched", "another call is in flight");
+    if (terminal) throw browserControlError("executor_closed", "not_dispatched", "session ended");
+    if (busy) throw browserControlError("executor_busy", "not_dispatched", "another call is in flight");
     busy = true;
   };
 
-  async function observe(signal: AbortSignal = new AbortController().signal): Promise<CuaObservation> {
+  async function observe(signal: AbortSignal = new AbortController().signal): Promise<BrowserObservation> {
     enter();
     try {
-      if (signal.aborted) throw cuaError("session_revoked", "not_dispatched", "aborted before capture");
+      if (signal.aborted) throw browserControlError("session_revoked", "not_dispatched", "aborted before capture");
       const out = await shell.run(capture, CAPTURE_TIMEOUT_MS);
       const png = await shell.read(frame, MAX_FRAME_BYTES);
       const verdict = admitPng(png, { includePixels: true });
-      if (!verdict.ok) throw cuaError("invalid_response", "not_dispatched", `capture failed PNG admission (${verdict.code})`);
-      if (verdict.width !== width || verdict.height !== height) throw cuaError("invalid_response", "not_dispatched", "capture size differs from the geometry");
+      if (!verdict.ok) throw browserControlError("invalid_response", "not_dispatched", `capture failed PNG admission (${verdict.code})`);
+      if (verdict.width !== width || verdict.height !== height)
+        throw browserControlError("invalid_response", "not_dispatched", "capture size differs from the geometry");
       const stateSignature = perceptualSignature({ width, height, rgba: verdict.pixels! });
       const facts = parseFacts(out.stdout);
-      if (signal.aborted) throw cuaError("session_revoked", "not_dispatched", "aborted during capture");
+      if (signal.aborted) throw browserControlError("session_revoked", "not_dispatched", "aborted during capture");
       return { png, stateSignature, ...(facts && facts !== "other-tabs" ? facts : {}) };
     } catch (e) {
       terminal = true;
       if (isCuaExecutorError(e)) throw e;
-      throw cuaError("execution_failed", "not_dispatched", "capture failed", e);
+      throw browserControlError("execution_failed", "not_dispatched", "capture failed", e);
     } finally {
       busy = false;
     }
@@ -136,7 +137,7 @@ export function createE2BDesktopExecutor(o: { shell: DesktopShell; paths: Deskto
   // that text, an Enter starts a navigation.
   let address: "none" | "focused" | "typed" = "none";
 
-  async function execute(action: CuaAction, signal: AbortSignal = new AbortController().signal): Promise<void> {
+  async function execute(action: BrowserAction, signal: AbortSignal = new AbortController().signal): Promise<void> {
     enter();
     let dispatched = false;
     let heldMouse = false;
@@ -153,7 +154,8 @@ export function createE2BDesktopExecutor(o: { shell: DesktopShell; paths: Deskto
           await abortableSleep(step.ms, signal);
           continue;
         }
-        if (signal.aborted) throw cuaError("session_revoked", dispatched ? "outcome_uncertain" : "not_dispatched", "authority withdrawn before input");
+        if (signal.aborted)
+          throw browserControlError("session_revoked", dispatched ? "outcome_uncertain" : "not_dispatched", "authority withdrawn before input");
         const typing = action.kind === "type" ? action.text.length * TYPE_DELAY_MS * 2 : 0;
         dispatched = true;
         dispatchedCount++;
@@ -161,10 +163,14 @@ export function createE2BDesktopExecutor(o: { shell: DesktopShell; paths: Deskto
         await shell.run(shellCommand(step.argv), INPUT_TIMEOUT_MS + typing);
         heldMouse = false;
       }
-      if (signal.aborted && dispatched) throw cuaError("session_revoked", "outcome_uncertain", "authority withdrawn during the action");
+      if (signal.aborted && dispatched) throw browserControlError("session_revoked", "outcome_uncertain", "authority withdrawn during the action");
       if (ctrlL) {
         if (!(await probeUntil((p) => !p.focused, ADDRESS_BAR_FOCUS_MS, signal)))
-          throw cuaError("action_rejected", "outcome_uncertain", `the address bar did not take the keyboard focus within ${ADDRESS_BAR_FOCUS_MS} ms of Ctrl+L`);
+          throw browserControlError(
+            "action_rejected",
+            "outcome_uncertain",
+            `the address bar did not take the keyboard focus within ${ADDRESS_BAR_FOCUS_MS} ms of Ctrl+L`,
+          );
         address = "focused";
       } else if (was === "focused" && action.kind === "type") {
         address = "typed";
@@ -186,12 +192,12 @@ export function createE2BDesktopExecutor(o: { shell: DesktopShell; paths: Deskto
           throw e;
         }
         terminal = true;
-        if (signal.aborted) throw cuaError("session_revoked", "not_dispatched", "aborted", e);
-        throw cuaError("execution_failed", "not_dispatched", "could not prepare the action", e);
+        if (signal.aborted) throw browserControlError("session_revoked", "not_dispatched", "aborted", e);
+        throw browserControlError("execution_failed", "not_dispatched", "could not prepare the action", e);
       }
       terminal = true;
-      const code: CuaExecutorErrorCode = isCuaExecutorError(e) ? e.errorCode : "execution_failed";
-      throw cuaError(code, "outcome_uncertain", "failed after input was dispatched", e);
+      const code: BrowserControlErrorCode = isCuaExecutorError(e) ? e.errorCode : "execution_failed";
+      throw browserControlError(code, "outcome_uncertain", "failed after input was dispatched", e);
     } finally {
       busy = false;
     }

@@ -16,7 +16,7 @@
  * report and verify treat both lanes alike. Study-level pieces (the app's files, the key) are the
  * route's.
  */
-import type { BrowserParticipant, BrowserRun } from "../../actors/browser/index.ts";
+import type { BrowserParticipant, BrowserRun } from "../../actors/browser-participant/index.ts";
 import type { CleanupProof, RunParticipant, TaskResult } from "../../bundle/schemas.ts";
 import type { RunWriter } from "../../bundle/writer.ts";
 import type { DeviceName, DevicePreset } from "../../lab/schema.ts";
@@ -47,9 +47,6 @@ export { planDesktopAction, shellCommand, shellQuote } from "./plan.ts";
 export { type AppPlacement, placeApp } from "./reach.ts";
 export { releaseDesktop, releaseVerdict } from "./release.ts";
 
-/** The lane's own facts of one seat (for the study's desktop ledger). */
-export type E2BSeatFacts = BrowserSeatFacts;
-
 /** Most seats one E2B study runs at once (the shared caps may lower it). */
 export const E2B_DESKTOP_MAX_CONCURRENCY = 16;
 /** Extra E2B lifetime past the session budget: provisioning, the closing checks and the release, ms. */
@@ -76,7 +73,7 @@ export interface E2BDesktopLaneOptions {
 }
 
 /** The E2B desktop lane of one study. */
-export function e2bDesktopLane(o: E2BDesktopLaneOptions): Lane<SeatEvidence<E2BSeatFacts>> {
+export function e2bDesktopLane(o: E2BDesktopLaneOptions): Lane<SeatEvidence<BrowserSeatFacts>> {
   return {
     name: "e2b-desktop",
     spentUsd: (facts) => facts.usd,
@@ -101,7 +98,7 @@ function e2bSeat(o: E2BDesktopLaneOptions, seat: SeatSpec, hooks: SeatHooks) {
   let failedWith: StudyError | undefined;
   let interrupted = false;
   const cleanup: CleanupProof[] = [];
-  let evidence: SeatEvidence<E2BSeatFacts> | undefined;
+  let evidence: SeatEvidence<BrowserSeatFacts> | undefined;
 
   return {
     async prepare() {
@@ -185,13 +182,13 @@ function e2bSeat(o: E2BDesktopLaneOptions, seat: SeatSpec, hooks: SeatHooks) {
       evidence = await writeEvidence();
       return release;
     },
-    snapshot(): SeatEvidence<E2BSeatFacts> {
+    snapshot(): SeatEvidence<BrowserSeatFacts> {
       if (!evidence) throw new Error(`seat ${pid}: snapshot before finalize`);
       return evidence;
     },
   };
 
-  async function writeEvidence(): Promise<SeatEvidence<E2BSeatFacts>> {
+  async function writeEvidence(): Promise<SeatEvidence<BrowserSeatFacts>> {
     const writeErrors: string[] = [];
     const end = { interrupted, failedWith };
     if (!tasks.length) tasks = uncheckedTasks(participant.tasks, pid, end);

@@ -13,12 +13,12 @@
  * argument so bash hands xdotool exactly the argv planned here (no expansion, no word splitting).
  */
 
-import { cuaError } from "../../browser-control/errors.ts";
-import type { CuaAction } from "../../browser-control/index.ts";
-import { planInput, unplanned } from "../../guest/contract.ts";
+import { browserControlError } from "../../browser-control/errors.ts";
+import type { BrowserAction } from "../../browser-control/index.ts";
+import { planInput, unplanned } from "../../guest/host-guest.ts";
 import { e2bChord } from "./keys.ts";
 
-export { MAX_WHEEL_STEPS, WHEEL_STEP_PX } from "../../guest/contract.ts";
+export { MAX_WHEEL_STEPS, WHEEL_STEP_PX } from "../../guest/host-guest.ts";
 /** Delay between typed characters, ms (xdotool's own default of 12 ms). */
 export const TYPE_DELAY_MS = 12;
 
@@ -27,12 +27,12 @@ export type DesktopStep = { kind: "run"; argv: string[]; holdsMouse?: boolean } 
 
 /**
  * Plan every native step of `action` on a `width`×`height` screen (px) before any is sent: the
- * shared planner of guest/contract.ts validates it, this turns it into E2B's argv. Pointer
+ * shared planner of guest/host-guest.ts validates it, this turns it into E2B's argv. Pointer
  * actions are one xdotool chain each, always starting with `mousemove --sync X Y`.
- * @throws CuaExecutorError `action_rejected`/`not_dispatched` for any refusal (off-screen point,
+ * @throws BrowserControlError `action_rejected`/`not_dispatched` for any refusal (off-screen point,
  *   unknown or repeated key, inadmissible text, over 100 wheel steps, a drag of fewer than 2 points).
  */
-export function planDesktopAction(action: CuaAction, geometry: { width: number; height: number }): DesktopStep[] {
+export function planDesktopAction(action: BrowserAction, geometry: { width: number; height: number }): DesktopStep[] {
   const input = planInput(action, geometry);
   switch (input.kind) {
     case "pointer": {
@@ -72,11 +72,11 @@ export function shellQuote(arg: string): string {
 
 /**
  * The shell string that makes `bash -c` run exactly `argv`.
- * @throws CuaExecutorError `action_rejected`/`not_dispatched` for an empty argv or a NUL byte
+ * @throws BrowserControlError `action_rejected`/`not_dispatched` for an empty argv or a NUL byte
  *   (a shell string cannot carry one).
  */
 export function shellCommand(argv: readonly string[]): string {
-  if (argv.length === 0) throw cuaError("action_rejected", "not_dispatched", "empty command");
-  if (argv.some((a) => a.includes("\u0000"))) throw cuaError("action_rejected", "not_dispatched", "NUL in a command argument");
+  if (argv.length === 0) throw browserControlError("action_rejected", "not_dispatched", "empty command");
+  if (argv.some((a) => a.includes("\u0000"))) throw browserControlError("action_rejected", "not_dispatched", "NUL in a command argument");
   return argv.map(shellQuote).join(" ");
 }

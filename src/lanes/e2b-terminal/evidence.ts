@@ -7,19 +7,19 @@
  */
 
 import type { ActorDescriptor } from "../../actor-registry/types.ts";
-import type { TerminalParticipant, TerminalParticipantOutcome } from "../../actors/terminal/participant.ts";
+import type { TerminalParticipant, TerminalParticipantOutcome } from "../../actors/terminal-participant/participant.ts";
 import type { CleanupProof, CostLine, TaskResult } from "../../bundle/schemas.ts";
 import type { RunWriter } from "../../bundle/writer.ts";
 import type { TerminalLabConfig } from "../../lab/schema.ts";
 import type { SeatEvidence, StudyError } from "../../study/evidence.ts";
 import type { SeatSpec } from "../../study/types.ts";
-import { isoDate, providerCostLine } from "../../terminal/evidence.ts";
-import type { TerminalCaps } from "../../terminal/plan.ts";
-import type { TerminalRecording } from "../../terminal/recorder.ts";
-import { cleanupFailure, jobsCapFailure, writeTerminalSeatFiles } from "../../terminal/seat-files.ts";
+import { isoDate, providerCostLine } from "../../terminal-seat/evidence.ts";
+import type { TerminalCaps } from "../../terminal-seat/plan.ts";
+import type { TerminalRecording } from "../../terminal-seat/recorder.ts";
+import { cleanupFailure, jobsCapFailure, writeTerminalSeatFiles } from "../../terminal-seat/seat-files.ts";
 
 /** The lane's own facts of a seat. */
-export interface E2BSeatFacts {
+export interface E2BTerminalSeatFacts {
   participantStarted: boolean;
   /** The E2B sandbox id, when one was created. */
   sandboxId?: string;
@@ -75,12 +75,12 @@ export interface E2BEvidenceInput {
   provisionLog: string[];
   failure: StudyError | undefined;
   interrupted: boolean;
-  facts: E2BSeatFacts;
+  facts: E2BTerminalSeatFacts;
   redact: (s: string) => string;
 }
 
 /** Writes the seat's files and returns its evidence; never throws (a failed write is a failure). */
-export async function writeE2BSeatEvidence(i: E2BEvidenceInput): Promise<SeatEvidence<E2BSeatFacts>> {
+export async function writeE2BSeatEvidence(i: E2BEvidenceInput): Promise<SeatEvidence<E2BTerminalSeatFacts>> {
   const pid = i.seat.id;
   let failure = i.failure;
   const runtime = i.participant.runtime();

@@ -16,7 +16,7 @@
  */
 import { DIRECT_BASE_URL, directModelHost, SYSTEM_CA_BUNDLE } from "../../actors/codex-exec/command.ts";
 import type { LatestVersion } from "../../actors/codex-exec/index.ts";
-import type { TerminalParticipant, TerminalParticipantOutcome } from "../../actors/terminal/participant.ts";
+import type { TerminalParticipant, TerminalParticipantOutcome } from "../../actors/terminal-participant/participant.ts";
 import type { CleanupProof, TaskResult } from "../../bundle/schemas.ts";
 import type { RunWriter } from "../../bundle/writer.ts";
 import { HumanishError } from "../../errors.ts";
@@ -25,17 +25,25 @@ import type { E2BSandboxHandleApi, E2BSandboxProvider } from "../../sandbox/e2b.
 import type { ReleaseProof } from "../../sandbox/types.ts";
 import { evidenceSummary, type SeatEvidence, type StudyError } from "../../study/evidence.ts";
 import type { Lane, SeatHooks, SeatRelease, SeatSpec } from "../../study/types.ts";
-import { SANDBOX_CA_PATH, type SandboxCa } from "../../terminal/ca.ts";
-import { createTerminalParticipant, type TerminalPlan } from "../../terminal/plan.ts";
-import { PARTICIPANT_USER, runInstall } from "../../terminal/provision.ts";
-import { checkSeat, copySandboxCa, participantResultError, recordRelease, seatRelease, terminalSeatBase, terminalSeatFailure } from "../../terminal/seat.ts";
-import { type E2BSeatFacts, writeE2BSeatEvidence } from "./evidence.ts";
+import { SANDBOX_CA_PATH, type SandboxCa } from "../../terminal-seat/ca.ts";
+import { createTerminalParticipant, type TerminalPlan } from "../../terminal-seat/plan.ts";
+import { PARTICIPANT_USER, runInstall } from "../../terminal-seat/provision.ts";
+import {
+  checkSeat,
+  copySandboxCa,
+  participantResultError,
+  recordRelease,
+  seatRelease,
+  terminalSeatBase,
+  terminalSeatFailure,
+} from "../../terminal-seat/seat.ts";
+import { type E2BTerminalSeatFacts, writeE2BSeatEvidence } from "./evidence.ts";
 import { ensureNode } from "./node.ts";
 import type { E2BAccess } from "./preflight.ts";
 import { e2bReadyProbe } from "./ready.ts";
 import { type EgressPlan, e2bInstallFailureHint, egressPlan, sandboxTimeLine, seatMetadata, seatTimeoutMs } from "./spec.ts";
 
-export type { E2BSeatFacts } from "./evidence.ts";
+export type { E2BTerminalSeatFacts } from "./evidence.ts";
 
 /** The system CA bundle plus the operator's extra CA, for Codex (which trusts one bundle). */
 const COMBINED_CA_PATH = "/opt/humanish-ca-combined.pem";
@@ -83,7 +91,7 @@ export function laneEgress(lab: TerminalLabConfig, plan: TerminalPlan): EgressPl
 }
 
 /** The E2B terminal lane over one study's plan. */
-export function e2bTerminalLane(o: E2BTerminalLaneOptions): Lane<SeatEvidence<E2BSeatFacts>> {
+export function e2bTerminalLane(o: E2BTerminalLaneOptions): Lane<SeatEvidence<E2BTerminalSeatFacts>> {
   const egress = laneEgress(o.lab, o.plan);
   return {
     name: "e2b-terminal",
@@ -118,7 +126,7 @@ function e2bSeat(o: E2BTerminalLaneOptions, egress: EgressPlan, seat: SeatSpec, 
   let checked: TaskResult[] | undefined;
   const provisionLog: string[] = [];
   const cleanup: CleanupProof[] = [];
-  let evidence: SeatEvidence<E2BSeatFacts> | undefined;
+  let evidence: SeatEvidence<E2BTerminalSeatFacts> | undefined;
   const timeoutMs = seatTimeoutMs({ maxMinutes, codex, installs: install.length });
   // Node tools take the extra CA beside their own roots; Codex takes one bundle, so it gets the
   // system bundle plus the extra CA (the system bundle is what E2B's egress proxy is trusted by).
@@ -303,7 +311,7 @@ function e2bSeat(o: E2BTerminalLaneOptions, egress: EgressPlan, seat: SeatSpec, 
       if (resultError) evidence = { ...evidence, resultError };
       return seatRelease(proof);
     },
-    snapshot(): SeatEvidence<E2BSeatFacts> {
+    snapshot(): SeatEvidence<E2BTerminalSeatFacts> {
       if (!evidence) throw new Error(`seat ${pid}: snapshot before finalize`);
       return evidence;
     },

@@ -6,8 +6,8 @@
  * extracted, and laid out under /usr/local like the sandbox image. Every step is unkeyed and the
  * whole prerequisite is bounded; a failure stops the seat before the participant.
  */
-import { decodeText, tailText } from "../../actors/terminal/exec.ts";
-import type { TerminalRecorder } from "../../actors/terminal/participant.ts";
+import { decodeText, tailText } from "../../actors/terminal-participant/exec.ts";
+import type { TerminalRecorder } from "../../actors/terminal-participant/participant.ts";
 import { errorMessage, HumanishError } from "../../errors.ts";
 import { fetchArtifact, type RecipeArtifact } from "../../runtime/artifacts.ts";
 import { NODE_ARTIFACT, NPM_ARTIFACT } from "../../runtime/recipes.ts";

@@ -4,11 +4,11 @@
  * even where root holds no capabilities (a template that drops them); then root confirms the
  * participant user, `timeout` and a writable study directory exist.
  */
-import { decodeText, tailText } from "../../actors/terminal/exec.ts";
+import { decodeText, tailText } from "../../actors/terminal-participant/exec.ts";
 import { errorMessage, HumanishError } from "../../errors.ts";
 import { TERMINAL_STUDY_DIR } from "../../lab/schema.ts";
 import type { Sandbox } from "../../sandbox/types.ts";
-import { Interrupted, PARTICIPANT_USER } from "../../terminal/provision.ts";
+import { Interrupted, PARTICIPANT_USER } from "../../terminal-seat/provision.ts";
 
 /** Deadline of each readiness command, ms. */
 const READY_TIMEOUT_MS = 60_000;

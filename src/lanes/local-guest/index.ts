@@ -14,7 +14,7 @@
  * route's; this lane only sees one seat at a time.
  */
 
-import type { BrowserParticipant, BrowserRun } from "../../actors/browser/index.ts";
+import type { BrowserParticipant, BrowserRun } from "../../actors/browser-participant/index.ts";
 import type { CleanupProof, RunParticipant, TaskResult } from "../../bundle/schemas.ts";
 import type { RunWriter } from "../../bundle/writer.ts";
 import type { DockerClient } from "../../docker/index.ts";
@@ -40,9 +40,6 @@ import {
 import { evidenceSummary, type SeatEvidence, type StudyError } from "../../study/evidence.ts";
 import type { Lane, SeatHooks, SeatRelease, SeatSpec } from "../../study/types.ts";
 
-/** The lane's own facts of one seat (for the study's desktop ledger). */
-export type GuestSeatFacts = BrowserSeatFacts;
-
 export interface LocalGuestLaneOptions {
   docker: DockerClient;
   image: GuestImage;
@@ -64,7 +61,7 @@ export interface LocalGuestLaneOptions {
 }
 
 /** The local guest lane over one study's served app and guest image. */
-export function localGuestLane(o: LocalGuestLaneOptions): Lane<SeatEvidence<GuestSeatFacts>> {
+export function localGuestLane(o: LocalGuestLaneOptions): Lane<SeatEvidence<BrowserSeatFacts>> {
   return {
     name: "local-guest",
     spentUsd: (facts) => facts.usd,
@@ -87,7 +84,7 @@ function guestSeat(o: LocalGuestLaneOptions, seat: SeatSpec, hooks: SeatHooks) {
   let failedWith: StudyError | undefined;
   let interrupted = false;
   const cleanup: CleanupProof[] = [];
-  let evidence: SeatEvidence<GuestSeatFacts> | undefined;
+  let evidence: SeatEvidence<BrowserSeatFacts> | undefined;
   const live = liveSeatShots(writer, paths.shot);
 
   return {
@@ -162,13 +159,13 @@ function guestSeat(o: LocalGuestLaneOptions, seat: SeatSpec, hooks: SeatHooks) {
         ? { outcome: proof.outcome, id: proof.id, reason: proof.reason }
         : { outcome: "none", reason: "no guest was created" };
     },
-    snapshot(): SeatEvidence<GuestSeatFacts> {
+    snapshot(): SeatEvidence<BrowserSeatFacts> {
       if (!evidence) throw new Error(`seat ${pid}: snapshot before finalize`);
       return evidence;
     },
   };
 
-  async function writeEvidence(): Promise<SeatEvidence<GuestSeatFacts>> {
+  async function writeEvidence(): Promise<SeatEvidence<BrowserSeatFacts>> {
     const writeErrors: string[] = [];
     const end = { interrupted, failedWith };
     if (!tasks.length) tasks = uncheckedTasks(participant.tasks, pid, end);

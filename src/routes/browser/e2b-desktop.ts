@@ -8,27 +8,21 @@
  * read here and served inside each desktop; a loopback URL without it is refused) → the runner
  * gives each seat its desktop (id recorded before provisioning), the loop, the hidden checks and
  * the release proof → the bundle (the same evidence as the local guest) → verify.
- * Dry run: the same seats through the contract lane; nothing is created, read or spent.
+ * Dry run: the same seats through the dry-run lane; nothing is created, read or spent.
  */
 import { lstat, readdir, readFile } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 import { findActor, listActors } from "../../actor-registry/registry.ts";
-import { type BrowserParticipant, browserParticipant } from "../../actors/browser/index.ts";
+import { type BrowserParticipant, browserParticipant } from "../../actors/browser-participant/index.ts";
 import type { LifecycleEvent } from "../../bundle/index.ts";
 import { createRunWriter } from "../../bundle/index.ts";
 import { isHumanishError } from "../../errors.ts";
 import { embeddedRootName } from "../../lab/embedded-apps.ts";
 import type { BrowserLabConfig } from "../../lab/schema.ts";
-import { contractLane } from "../../lanes/contract/index.ts";
-import {
-  type AppPlacement,
-  DEFAULT_E2B_DESKTOP_TEMPLATE,
-  E2B_DESKTOP_MAX_CONCURRENCY,
-  type E2BSeatFacts,
-  e2bDesktopLane,
-  placeApp,
-} from "../../lanes/e2b-desktop/index.ts";
+import { dryRunLane } from "../../lanes/dry-run/index.ts";
+import { type AppPlacement, DEFAULT_E2B_DESKTOP_TEMPLATE, E2B_DESKTOP_MAX_CONCURRENCY, e2bDesktopLane, placeApp } from "../../lanes/e2b-desktop/index.ts";
 import { studySecrets } from "../../secrets/index.ts";
+import type { BrowserSeatFacts } from "../../study/browser-seat.ts";
 import { assembleStudy, notStartedRun, type SeatEvidence, type StudyError } from "../../study/evidence.ts";
 import { finishStudy } from "../../study/finish.ts";
 import { planConcurrency, runSeats, type SeatsRun } from "../../study/index.ts";
@@ -217,7 +211,7 @@ async function runDryRun(ctx: StudyContext<BrowserLabConfig>): Promise<StudyResu
   const concurrency = Math.min(seats.length, lab.execution.concurrency ?? seats.length, E2B_DESKTOP_MAX_CONCURRENCY);
   const run = await runSeats({
     seats,
-    lane: contractLane({ ...shape, extra: (seat) => ({ device: deviceOf.get(seat.id) ?? "desktop" }) }),
+    lane: dryRunLane({ ...shape, extra: (seat) => ({ device: deviceOf.get(seat.id) ?? "desktop" }) }),
     concurrency,
     remote: true,
     signal: ctx.signal,
@@ -261,7 +255,7 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, deps: E2BDesktopStud
   log("browser-lab.subject.placed", placementNote(pre.app, served?.note));
   for (const w of concurrency.warnings) log("browser-lab.study.waves", w.message);
   let failure: StudyError | undefined;
-  let run: SeatsRun<SeatEvidence<E2BSeatFacts>> = { seats: [], heldSlots: [], knownUsd: 0, knownJobs: 0 };
+  let run: SeatsRun<SeatEvidence<BrowserSeatFacts>> = { seats: [], heldSlots: [], knownUsd: 0, knownJobs: 0 };
   try {
     const lane = e2bDesktopLane({
       writer,

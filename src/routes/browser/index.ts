@@ -1,6 +1,6 @@
 /**
  * The browser route (ARCHITECTURE.md "Data flow"): `subject.source: app-url` (loopback only),
- * `execution.target: local`, any browser actor (chosen once by `actors/browser`'s factory). The route is thin: lab → plan → the
+ * `execution.target: local`, any browser actor (chosen once by `actors/browser-participant`'s factory). The route is thin: lab → plan → the
  * study runner with the `local` guest lane (src/lanes/local-guest), then the shared tail.
  *
  * Live: serve the app on loopback → ensure the guest image → plan the seats (lanes' devices, or
@@ -13,18 +13,19 @@
  */
 
 import os from "node:os";
-import { type BrowserParticipant, browserParticipant } from "../../actors/browser/index.ts";
+import { type BrowserParticipant, browserParticipant } from "../../actors/browser-participant/index.ts";
 import { POLICY_BOUNDS } from "../../broker/index.ts";
 import type { CostLine, LifecycleEvent } from "../../bundle/index.ts";
 import { createRunWriter, type RunWriter } from "../../bundle/index.ts";
 import { type DockerClient, dockerClientFor } from "../../docker/index.ts";
 import { embeddedRootName } from "../../lab/embedded-apps.ts";
 import type { BrowserActor, BrowserLabConfig, LabConfig } from "../../lab/schema.ts";
-import { contractLane } from "../../lanes/contract/index.ts";
-import { type GuestSeatFacts, localGuestLane } from "../../lanes/local-guest/index.ts";
+import { dryRunLane } from "../../lanes/dry-run/index.ts";
+import { localGuestLane } from "../../lanes/local-guest/index.ts";
 import { GUEST_MEMORY_BYTES } from "../../runtime/desktop.ts";
 import { ensureGuestImage, type GuestImage } from "../../runtime/guest-image.ts";
 import { studySecrets } from "../../secrets/index.ts";
+import type { BrowserSeatFacts } from "../../study/browser-seat.ts";
 import { assembleStudy, notStartedRun, type SeatEvidence, type StudyError } from "../../study/evidence.ts";
 import { finishStudy } from "../../study/finish.ts";
 import { planStudyConcurrency, runSeats, type SeatsRun } from "../../study/index.ts";
@@ -124,7 +125,7 @@ async function runDryRun(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<t
   const concurrency = Math.min(seats.length, POLICY_BOUNDS.perStudy[1]);
   const run = await runSeats({
     seats,
-    lane: contractLane({ ...shape, extra: (seat) => ({ device: deviceOf.get(seat.id) ?? "desktop" }) }),
+    lane: dryRunLane({ ...shape, extra: (seat) => ({ device: deviceOf.get(seat.id) ?? "desktop" }) }),
     concurrency,
     signal: ctx.signal,
     caps: { maxTotalUsd: null, maxJobs: null },
@@ -264,7 +265,7 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typ
   for (const w of concurrency.warnings) log("browser-lab.study.waves", w.message);
   let app: AppServer | undefined;
   let failure: StudyError | undefined;
-  let run: SeatsRun<SeatEvidence<GuestSeatFacts>> = { seats: [], heldSlots: [], knownUsd: 0, knownJobs: 0 };
+  let run: SeatsRun<SeatEvidence<BrowserSeatFacts>> = { seats: [], heldSlots: [], knownUsd: 0, knownJobs: 0 };
   const first = seats[0]!.id;
   try {
     const served = await serveAndEnsureImage(ctx, appUrl, docker, writer, log, (detail) => progress({ participant: first, phase: "preflight", detail }));

@@ -3,7 +3,7 @@
  * desktop): refusals, the lab's caps and session budget, the live run's lifecycle log and
  * progress sink, the study-level failure of an unexpected error, and `desktop-ledgers.json`.
  */
-import type { BrowserCaps } from "../../actors/browser/index.ts";
+import type { BrowserCaps } from "../../actors/browser-participant/index.ts";
 import type { CleanupProof, LifecycleEvent, RunWriter } from "../../bundle/index.ts";
 import { errorMessage, HumanishError, isHumanishError } from "../../errors.ts";
 import { labDevices } from "../../lab/routing.ts";

@@ -10,14 +10,14 @@ import type { LifecycleEvent } from "../../bundle/schemas.ts";
 import { createRunWriter } from "../../bundle/writer.ts";
 import { labSeats } from "../../lab/routing.ts";
 import type { TerminalLabConfig } from "../../lab/schema.ts";
-import { contractLane } from "../../lanes/contract/index.ts";
+import { dryRunLane } from "../../lanes/dry-run/index.ts";
 import { studySecrets } from "../../secrets/index.ts";
 import { assembleStudy } from "../../study/evidence.ts";
 import { finishStudy } from "../../study/finish.ts";
 import { pickSeatSpecs } from "../../study/rerun.ts";
 import { runSeats } from "../../study/runner.ts";
-import { briefDigest, composeBrief, newNonce } from "../../terminal/brief.ts";
-import type { TerminalPlan } from "../../terminal/plan.ts";
+import { briefDigest, composeBrief, newNonce } from "../../terminal-seat/brief.ts";
+import type { TerminalPlan } from "../../terminal-seat/plan.ts";
 import type { StudyContext, StudyResult } from "../types.ts";
 
 /** Participant id of a one-seat terminal study (the first seat of a `count` study). */
@@ -62,7 +62,7 @@ export async function runTerminalDryRun(ctx: StudyContext<TerminalLabConfig>, pl
   const seats = pickSeatSpecs(labSeats(lab), ctx.seatIds);
   const run = await runSeats({
     seats,
-    lane: contractLane({ actorType: descriptor.type, tasks: lab.actors[0].tasks ?? [] }),
+    lane: dryRunLane({ actorType: descriptor.type, tasks: lab.actors[0].tasks ?? [] }),
     concurrency: Math.min(seats.length, POLICY_BOUNDS.perStudy[1]),
     signal: ctx.signal,
     caps: { maxTotalUsd: null, maxJobs: null },

@@ -13,8 +13,8 @@ import { E2B_FIRST_OUTPUT_MS, e2bTerminalLane, laneEgress, resolveE2BAccess } fr
 import { createE2BSandboxProvider, DEFAULT_E2B_TEMPLATE, type E2BSandboxProvider } from "../../sandbox/e2b.ts";
 import { studySecrets } from "../../secrets/index.ts";
 import { pickSeatSpecs, planConcurrency } from "../../study/index.ts";
-import { loadSandboxCa } from "../../terminal/ca.ts";
-import type { TerminalPlan } from "../../terminal/plan.ts";
+import { loadSandboxCa } from "../../terminal-seat/ca.ts";
+import type { TerminalPlan } from "../../terminal-seat/plan.ts";
 import type { StudyContext, StudyResult } from "../types.ts";
 import { finishTerminalStudy, policiesNote, runTerminalSeats, studyLifecycle, subjectDeclared } from "./study.ts";
 

@@ -28,8 +28,8 @@ import type { SandboxProvider } from "../../sandbox/types.ts";
 import { studySecrets } from "../../secrets/index.ts";
 import type { SeatEvidence } from "../../study/evidence.ts";
 import { pickSeatSpecs, planStudyConcurrency, type SeatsRun } from "../../study/index.ts";
-import { loadSandboxCa, type SandboxCa } from "../../terminal/ca.ts";
-import { planTerminalStudy, type TerminalPlan } from "../../terminal/plan.ts";
+import { loadSandboxCa, type SandboxCa } from "../../terminal-seat/ca.ts";
+import { planTerminalStudy, type TerminalPlan } from "../../terminal-seat/plan.ts";
 import type { StudyContext, StudyResult } from "../types.ts";
 import { runTerminalDryRun, TERMINAL_PARTICIPANT_ID } from "./dry-run.ts";
 import { runE2BTerminalStudy } from "./e2b.ts";
@@ -42,8 +42,8 @@ export {
   PARTICIPANT_USER,
 } from "../../lanes/docker-terminal/index.ts";
 export { checkEngine, type EngineReady } from "../../lanes/docker-terminal/preflight.ts";
-export { briefDigest, composeBrief, DEFAULT_MISSION, DEFAULT_PERSONA } from "../../terminal/brief.ts";
-export { createTerminalParticipant, planTerminalStudy, type TerminalCaps, type TerminalPlan } from "../../terminal/plan.ts";
+export { briefDigest, composeBrief, DEFAULT_MISSION, DEFAULT_PERSONA } from "../../terminal-seat/brief.ts";
+export { createTerminalParticipant, planTerminalStudy, type TerminalCaps, type TerminalPlan } from "../../terminal-seat/plan.ts";
 export { TERMINAL_PARTICIPANT_ID } from "./dry-run.ts";
 
 /** Disk bound of a sandbox when the lab sets no `execution.limits.diskMiB`, MiB. */

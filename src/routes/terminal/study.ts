@@ -10,8 +10,8 @@ import type { TerminalLabConfig } from "../../lab/schema.ts";
 import { assembleStudy, notStartedRun, type SeatEvidence } from "../../study/evidence.ts";
 import { finishStudy } from "../../study/finish.ts";
 import { type RunSeatsOptions, runSeats, type SeatsRun } from "../../study/index.ts";
-import { briefDigest, composeBrief } from "../../terminal/brief.ts";
-import type { TerminalPlan } from "../../terminal/plan.ts";
+import { briefDigest, composeBrief } from "../../terminal-seat/brief.ts";
+import type { TerminalPlan } from "../../terminal-seat/plan.ts";
 import type { StudyContext, StudyResult } from "../types.ts";
 
 /** A study-level lifecycle event before its time stamp. */

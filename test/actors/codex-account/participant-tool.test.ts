@@ -18,7 +18,7 @@ import {
 } from "../../../src/actors/codex-account/participant-tool.ts";
 import { localAgentCostLine, localAgentTrace } from "../../../src/actors/codex-account/participant-trace.ts";
 import type { CodexAccountSession, CodexTurnInput, CodexTurnResult } from "../../../src/actors/codex-account/types.ts";
-import type { BrowserControlExecutor, CuaAction } from "../../../src/browser-control/index.ts";
+import type { BrowserAction, BrowserControlExecutor } from "../../../src/browser-control/index.ts";
 import { ActorTraceSchema, CostLineSchema } from "../../../src/bundle/schemas.ts";
 import { parseLab } from "../../../src/lab/index.ts";
 import { makePng } from "../../browser-control/support.ts";
@@ -196,8 +196,8 @@ ${scenario}`);
 });
 
 /** A desktop in memory: every observation is a real PNG; the page text follows what was typed. */
-function memoryDesktop(): BrowserControlExecutor & { sent: CuaAction[] } {
-  const sent: CuaAction[] = [];
+function memoryDesktop(): BrowserControlExecutor & { sent: BrowserAction[] } {
+  const sent: BrowserAction[] = [];
   return {
     stallRecovery: "fail_closed",
     sent,

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createCodexExec } from "../../../src/actors/codex-exec/index.ts";
-import type { TerminalParticipant } from "../../../src/actors/terminal/participant.ts";
+import type { TerminalParticipant } from "../../../src/actors/terminal-participant/participant.ts";
 import { isHumanishError } from "../../../src/errors.ts";
 import { TERMINAL_STUDY_DIR } from "../../../src/lab/schema.ts";
 import type { ExecOptions, ExecResult, Sandbox } from "../../../src/sandbox/types.ts";

@@ -7,7 +7,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { isCuaExecutorError } from "../../../src/browser-control/index.ts";
-import { keysymFor } from "../../../src/guest/contract.ts";
+import { keysymFor } from "../../../src/guest/host-guest.ts";
 import { BROWSER_KEY_NAMES } from "../../../src/lab/schema-browser.ts";
 import { parseFacts } from "../../../src/lanes/e2b-desktop/chromium.ts";
 import { desktopTimeLine, e2bChord, e2bKeysym, placeApp, planDesktopAction, releaseVerdict, shellCommand } from "../../../src/lanes/e2b-desktop/index.ts";

@@ -25,7 +25,7 @@ import { E2B_MAX_CONCURRENCY } from "../../../src/routes/terminal/e2b.ts";
 import { NODE_ARTIFACT, NPM_ARTIFACT } from "../../../src/runtime/recipes.ts";
 import { planConcurrency } from "../../../src/study/plan.ts";
 import { remoteSlots } from "../../../src/study/remote-slots.ts";
-import { planTerminalStudy } from "../../../src/terminal/plan.ts";
+import { planTerminalStudy } from "../../../src/terminal-seat/plan.ts";
 import { labFromText } from "../../routes/terminal/support.ts";
 
 const KEY = "sk-proj-fakeSPECkey-0123456789abcdef";

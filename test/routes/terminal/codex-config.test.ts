@@ -5,7 +5,7 @@
 import { describe, expect, test } from "bun:test";
 import { parseLab } from "../../../src/lab/index.ts";
 import type { TerminalLabConfig } from "../../../src/lab/schema.ts";
-import { planTerminalStudy } from "../../../src/terminal/plan.ts";
+import { planTerminalStudy } from "../../../src/terminal-seat/plan.ts";
 import { committedLab } from "./support.ts";
 
 const base = committedLab("codex-first-contact").text;

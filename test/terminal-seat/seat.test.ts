@@ -4,14 +4,14 @@
  * out, a runtime that failed, or a step that threw.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import type { TerminalParticipantOutcome } from "../../src/actors/terminal/participant.ts";
+import type { TerminalParticipantOutcome } from "../../src/actors/terminal-participant/participant.ts";
 import type { CleanupProof } from "../../src/bundle/schemas.ts";
 import { createRunWriter } from "../../src/bundle/writer.ts";
 import { HumanishError } from "../../src/errors.ts";
 import type { TerminalLabConfig } from "../../src/lab/schema.ts";
 import type { SeatHooks } from "../../src/study/types.ts";
-import { Interrupted } from "../../src/terminal/provision.ts";
-import { participantResultError, recordRelease, seatRelease, terminalSeatBase, terminalSeatFailure } from "../../src/terminal/seat.ts";
+import { Interrupted } from "../../src/terminal-seat/provision.ts";
+import { participantResultError, recordRelease, seatRelease, terminalSeatBase, terminalSeatFailure } from "../../src/terminal-seat/seat.ts";
 import { committedLab, testRunId, tmpProject } from "../routes/terminal/support.ts";
 
 const project = tmpProject();

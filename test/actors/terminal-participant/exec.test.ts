@@ -4,7 +4,7 @@
  * no file": an idle open stdin makes `codex exec` hang silently; put a deadline on the first event).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { decodeText, runParticipantCommand, tailText, wrapParticipantArgv } from "../../../src/actors/terminal/exec.ts";
+import { decodeText, runParticipantCommand, tailText, wrapParticipantArgv } from "../../../src/actors/terminal-participant/exec.ts";
 import { TERMINAL_STUDY_DIR } from "../../../src/lab/schema.ts";
 import type { Sandbox } from "../../../src/sandbox/types.ts";
 import { testSandbox } from "../support.ts";

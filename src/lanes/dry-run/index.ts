@@ -1,5 +1,5 @@
 /**
- * The contract lane of a dry run: every seat goes through the runner's lifecycle with nothing
+ * The dry-run lane: every seat goes through the runner's lifecycle with nothing
  * created, started, read or spent, and ends as `contract_proof_only` with its tasks `not_run`.
  * The bundle then proves the plan (one participant per declared seat) without any engine.
  */
@@ -7,7 +7,7 @@ import type { RunParticipant, TaskResult } from "../../bundle/schemas.ts";
 import { evidenceSummary, type SeatEvidence } from "../../study/evidence.ts";
 import type { Lane, SeatSpec } from "../../study/types.ts";
 
-export interface ContractLaneOptions {
+export interface DryRunLaneOptions {
   actorType: string;
   /** The participant label of a seat (default: the actor type). */
   label?: (seat: SeatSpec) => string;
@@ -17,7 +17,7 @@ export interface ContractLaneOptions {
 }
 
 /** The dry-run lane. */
-export function contractLane(o: ContractLaneOptions): Lane<SeatEvidence<null>> {
+export function dryRunLane(o: DryRunLaneOptions): Lane<SeatEvidence<null>> {
   return {
     name: "dry-run",
     spentUsd: () => 0,

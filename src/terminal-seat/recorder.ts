@@ -15,7 +15,7 @@
  * chunk, and joining the chunks cannot rebuild one. Held-back text has no bound of its own; it is
  * bounded by {@link TRANSCRIPT_MAX_BYTES}, the raw output kept per participant.
  */
-import type { RecordedCommand, TerminalRecorder } from "../actors/terminal/participant.ts";
+import type { RecordedCommand, TerminalRecorder } from "../actors/terminal-participant/participant.ts";
 import { createOutputEncoder } from "../bundle/output-codec.ts";
 import { digestText } from "../bundle/redact.ts";
 import type { CommandLogEntry, LifecycleEvent } from "../bundle/schemas.ts";

@@ -11,8 +11,8 @@ import type { ActorDescriptor } from "../../src/actor-registry/types.ts";
 import type { CleanupProof, CostLine } from "../../src/bundle/schemas.ts";
 import { createRunWriter } from "../../src/bundle/writer.ts";
 import type { TerminalLabConfig } from "../../src/lab/schema.ts";
-import { createTerminalRecording, TERMINAL_EVENTS_FILE } from "../../src/terminal/recorder.ts";
-import { cleanupFailure, jobsCapFailure, writeTerminalSeatFiles } from "../../src/terminal/seat-files.ts";
+import { createTerminalRecording, TERMINAL_EVENTS_FILE } from "../../src/terminal-seat/recorder.ts";
+import { cleanupFailure, jobsCapFailure, writeTerminalSeatFiles } from "../../src/terminal-seat/seat-files.ts";
 import { committedLab, testRunId, tmpProject } from "../routes/terminal/support.ts";
 
 const project = tmpProject();

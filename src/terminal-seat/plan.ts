@@ -18,7 +18,7 @@ import { RUNTIME_KEY_NAMES, resolveRuntimeKey } from "../actors/codex-exec/comma
 import { codexModel, createCodexExec, type LatestVersion } from "../actors/codex-exec/index.ts";
 import { isModelPriced } from "../actors/codex-exec/pricing.ts";
 import { createScriptedTerminal } from "../actors/scripted-terminal/index.ts";
-import type { RuntimeKey, TerminalParticipant } from "../actors/terminal/participant.ts";
+import type { RuntimeKey, TerminalParticipant } from "../actors/terminal-participant/participant.ts";
 import { HumanishError } from "../errors.ts";
 import type { TerminalLabConfig } from "../lab/schema.ts";
 import { type ModelEndpoint, resolveEndpoint } from "../models/endpoint.ts";

@@ -5,8 +5,8 @@
  * The participant never sees these commands: they are not in the brief and did not exist in the
  * sandbox while it ran.
  */
-import { decodeText, tailText } from "../actors/terminal/exec.ts";
-import type { TerminalRecorder } from "../actors/terminal/participant.ts";
+import { decodeText, tailText } from "../actors/terminal-participant/exec.ts";
+import type { TerminalRecorder } from "../actors/terminal-participant/participant.ts";
 import type { TaskResult } from "../bundle/schemas.ts";
 import { errorMessage } from "../errors.ts";
 import type { TerminalTask } from "../lab/schema.ts";

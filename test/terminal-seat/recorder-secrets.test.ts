@@ -11,7 +11,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { decodeOutputText, encodeOutputString } from "../../src/bundle/output-codec.ts";
 import { createRunWriter } from "../../src/bundle/writer.ts";
-import { createTerminalRecording, TERMINAL_EVENTS_FILE } from "../../src/terminal/recorder.ts";
+import { createTerminalRecording, TERMINAL_EVENTS_FILE } from "../../src/terminal-seat/recorder.ts";
 import { listFiles, testRunId, tmpProject } from "../routes/terminal/support.ts";
 
 const project = tmpProject();

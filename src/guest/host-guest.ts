@@ -1,13 +1,13 @@
 /**
- * The contract between the host and the guest, the one module of `guest/` the host imports:
+ * What the host and the guest share, the one module of `guest/` the host imports:
  * where the host's io directory is mounted in the guest, the line the guest prints once it
  * listens, and the configuration the host writes to `<io>/config.json` before starting the
  * container (the io directory is a private host directory bind-mounted at {@link GUEST_IO_DIR}).
  * Data and validation only: no I/O, so the host pulls in nothing of the guest's desktop driver.
  */
 import { z } from "zod";
-import { cuaError } from "../browser-control/errors.ts";
-import { type CuaAction, identitySchema } from "../browser-control/index.ts";
+import { browserControlError } from "../browser-control/errors.ts";
+import { type BrowserAction, identitySchema } from "../browser-control/index.ts";
 import { HumanishError } from "../errors.ts";
 
 /** Where the host's private io directory is mounted inside the guest. */
@@ -58,7 +58,7 @@ export function parseGuestConfig(text: string): GuestConfig {
 
 /*
  * The closed key-name table: which participant key names a desktop accepts and the xdotool
- * keysym each becomes. Part of the host ↔ guest contract, so a host-side participant (the
+ * keysym each becomes. Part of what host and guest share, so a host-side participant (the
  * computer-use loop) can refuse an unknown name before anything is dispatched, and so the E2B
  * desktop lane, which also drives xdotool, accepts exactly the same names.
  */
@@ -144,16 +144,16 @@ export function keysymFor(name: string, spelling: ModifierSpelling = "alias"): s
 /**
  * Turn a keypress's key list into one xdotool chord (`ctrl+l` / `Control_L+l`, `Return`).
  *
- * @throws CuaExecutorError `action_rejected`/`not_dispatched` for an empty list, a name outside
+ * @throws BrowserControlError `action_rejected`/`not_dispatched` for an empty list, a name outside
  *   the table, or a key repeated within the chord.
  */
 export function keyChord(keys: readonly string[], spelling: ModifierSpelling = "alias"): string {
-  if (keys.length === 0) throw cuaError("action_rejected", "not_dispatched", "keypress: no keys");
+  if (keys.length === 0) throw browserControlError("action_rejected", "not_dispatched", "keypress: no keys");
   const out: string[] = [];
   for (const k of keys) {
     const sym = keysymFor(k, spelling);
-    if (sym === undefined) throw cuaError("action_rejected", "not_dispatched", "keypress: a key name is not in the closed key table");
-    if (out.includes(sym)) throw cuaError("action_rejected", "not_dispatched", "keypress: a key is repeated within the chord");
+    if (sym === undefined) throw browserControlError("action_rejected", "not_dispatched", "keypress: a key name is not in the closed key table");
+    if (out.includes(sym)) throw browserControlError("action_rejected", "not_dispatched", "keypress: a key is repeated within the chord");
     out.push(sym);
   }
   return out.join("+");
@@ -166,11 +166,11 @@ export const MAX_TYPE_BYTES = 65_536;
  * One pointer position on a `width`×`height` screen (px) as xdotool's two integer arguments,
  * rounded and clamped inside the screen. Shared by every desktop that drives xdotool, so both
  * refuse the same points.
- * @throws CuaExecutorError `action_rejected`/`not_dispatched` for a non-finite or off-screen point.
+ * @throws BrowserControlError `action_rejected`/`not_dispatched` for a non-finite or off-screen point.
  */
 export function screenPoint(x: number, y: number, width: number, height: number): [string, string] {
   if (!Number.isFinite(x) || !Number.isFinite(y) || x < 0 || y < 0 || x >= width || y >= height) {
-    throw cuaError("action_rejected", "not_dispatched", "point outside the screen");
+    throw browserControlError("action_rejected", "not_dispatched", "point outside the screen");
   }
   return [String(Math.min(width - 1, Math.round(x))), String(Math.min(height - 1, Math.round(y)))];
 }
@@ -178,14 +178,14 @@ export function screenPoint(x: number, y: number, width: number, height: number)
 /**
  * Refuse typed text a desktop does not accept: empty, with a NUL, over {@link MAX_TYPE_BYTES}, or
  * not round-tripping as UTF-8 (a lone surrogate would reach xdotool altered).
- * @throws CuaExecutorError `action_rejected`/`not_dispatched` naming the reason.
+ * @throws BrowserControlError `action_rejected`/`not_dispatched` naming the reason.
  */
 export function admitTypedText(text: string): void {
-  if (text.length === 0) throw cuaError("action_rejected", "not_dispatched", "type: empty text");
-  if (text.includes("\u0000")) throw cuaError("action_rejected", "not_dispatched", "type: NUL in text");
+  if (text.length === 0) throw browserControlError("action_rejected", "not_dispatched", "type: empty text");
+  if (text.includes("\u0000")) throw browserControlError("action_rejected", "not_dispatched", "type: NUL in text");
   const bytes = new TextEncoder().encode(text);
-  if (bytes.length > MAX_TYPE_BYTES) throw cuaError("action_rejected", "not_dispatched", "type: text over 64 KiB");
-  if (new TextDecoder().decode(bytes) !== text) throw cuaError("action_rejected", "not_dispatched", "type: text does not round-trip as UTF-8");
+  if (bytes.length > MAX_TYPE_BYTES) throw browserControlError("action_rejected", "not_dispatched", "type: text over 64 KiB");
+  if (new TextDecoder().decode(bytes) !== text) throw browserControlError("action_rejected", "not_dispatched", "type: text does not round-trip as UTF-8");
 }
 
 /** Max wheel steps (horizontal + vertical) one scroll may send. */
@@ -221,10 +221,10 @@ export type PlannedInput =
  * The one planner of the browser actions both desktops (the local guest and the E2B desktop)
  * accept, on a `width`×`height` screen (px). Exhaustive over the action union: a new action kind
  * is a compile error here until it is planned.
- * @throws CuaExecutorError `action_rejected`/`not_dispatched` for any refusal (off-screen point,
+ * @throws BrowserControlError `action_rejected`/`not_dispatched` for any refusal (off-screen point,
  *   inadmissible text, over 100 wheel steps, a drag of fewer than 2 points).
  */
-export function planInput(action: CuaAction, geometry: { width: number; height: number }): PlannedInput {
+export function planInput(action: BrowserAction, geometry: { width: number; height: number }): PlannedInput {
   const { width, height } = geometry;
   switch (action.kind) {
     case "move":
@@ -242,7 +242,7 @@ export function planInput(action: CuaAction, geometry: { width: number; height: 
     case "scroll":
       return planScroll(action, width, height);
     case "drag":
-      if (action.path.length < 2) throw cuaError("action_rejected", "not_dispatched", "drag: fewer than 2 points");
+      if (action.path.length < 2) throw browserControlError("action_rejected", "not_dispatched", "drag: fewer than 2 points");
       return { kind: "drag", path: action.path.map((p) => screenPoint(p.x, p.y, width, height)) };
     case "type":
       admitTypedText(action.text);
@@ -256,12 +256,12 @@ export function planInput(action: CuaAction, geometry: { width: number; height: 
   }
 }
 
-function planScroll(action: Extract<CuaAction, { kind: "scroll" }>, width: number, height: number): PlannedInput {
+function planScroll(action: Extract<BrowserAction, { kind: "scroll" }>, width: number, height: number): PlannedInput {
   const at = screenPoint(action.x, action.y, width, height);
-  if (!Number.isFinite(action.dx) || !Number.isFinite(action.dy)) throw cuaError("action_rejected", "not_dispatched", "scroll: delta not finite");
+  if (!Number.isFinite(action.dx) || !Number.isFinite(action.dy)) throw browserControlError("action_rejected", "not_dispatched", "scroll: delta not finite");
   const h = Math.ceil(Math.abs(action.dx) / WHEEL_STEP_PX);
   const v = Math.ceil(Math.abs(action.dy) / WHEEL_STEP_PX);
-  if (h + v > MAX_WHEEL_STEPS) throw cuaError("action_rejected", "not_dispatched", "scroll: more than 100 wheel steps");
+  if (h + v > MAX_WHEEL_STEPS) throw browserControlError("action_rejected", "not_dispatched", "scroll: more than 100 wheel steps");
   if (h + v === 0) return { kind: "none" };
   return {
     kind: "wheel",
@@ -276,5 +276,5 @@ function planScroll(action: Extract<CuaAction, { kind: "scroll" }>, width: numbe
  * error at the switch; at run time (a value from outside the union) it is refused, never sent.
  */
 export function unplanned(value: never): never {
-  throw cuaError("action_rejected", "not_dispatched", `unsupported action kind ${JSON.stringify((value as { kind?: unknown })?.kind ?? null)}`);
+  throw browserControlError("action_rejected", "not_dispatched", `unsupported action kind ${JSON.stringify((value as { kind?: unknown })?.kind ?? null)}`);
 }

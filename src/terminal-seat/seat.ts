@@ -4,7 +4,7 @@
  * checks, the logged release, and how a participant that timed out or a failed step becomes a
  * study error. The lanes keep what differs: how the machine is created, provisioned and released.
  */
-import type { TerminalParticipantOutcome } from "../actors/terminal/participant.ts";
+import type { TerminalParticipantOutcome } from "../actors/terminal-participant/participant.ts";
 import type { CleanupProof, TaskResult } from "../bundle/schemas.ts";
 import type { RunWriter } from "../bundle/writer.ts";
 import { errorMessage, HumanishError, isHumanishError } from "../errors.ts";

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isHumanishError } from "../../src/errors.ts";
-import { loadSandboxCa, SANDBOX_CA_MAX_BYTES, SANDBOX_CA_PATH, untrustedCertNext } from "../../src/terminal/ca.ts";
+import { loadSandboxCa, SANDBOX_CA_MAX_BYTES, SANDBOX_CA_PATH, untrustedCertNext } from "../../src/terminal-seat/ca.ts";
 import { tmpProject } from "../routes/terminal/support.ts";
 
 const project = tmpProject();

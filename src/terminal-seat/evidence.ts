@@ -5,7 +5,7 @@
  */
 
 import type { ActorDescriptor, ActorRuntime, DeadlineKind } from "../actor-registry/types.ts";
-import type { TerminalParticipantOutcome } from "../actors/terminal/participant.ts";
+import type { TerminalParticipantOutcome } from "../actors/terminal-participant/participant.ts";
 import { buildNoSpendProof, buildTerminalCostLedger, unmeasuredLine } from "../bundle/derive.ts";
 import { type GoalVerdict, goalCheckOf, seatGoalVerdict } from "../bundle/goal.ts";
 import type {

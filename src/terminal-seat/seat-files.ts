@@ -8,7 +8,7 @@
  */
 
 import type { ActorDescriptor, ActorRuntime } from "../actor-registry/types.ts";
-import type { TerminalParticipantOutcome } from "../actors/terminal/participant.ts";
+import type { TerminalParticipantOutcome } from "../actors/terminal-participant/participant.ts";
 import type { CleanupProof, CostLine, RunParticipant, TaskResult } from "../bundle/schemas.ts";
 import type { RunWriter } from "../bundle/writer.ts";
 import { errorMessage } from "../errors.ts";

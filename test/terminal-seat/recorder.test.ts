@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { decodeOutputText } from "../../src/bundle/output-codec.ts";
 import { createRunWriter } from "../../src/bundle/writer.ts";
-import { createTerminalRecording, TERMINAL_EVENTS_FILE, TRANSCRIPT_MAX_BYTES } from "../../src/terminal/recorder.ts";
+import { createTerminalRecording, TERMINAL_EVENTS_FILE, TRANSCRIPT_MAX_BYTES } from "../../src/terminal-seat/recorder.ts";
 import { testRunId, tmpProject } from "../routes/terminal/support.ts";
 
 const SECRET = "plainsecretvalue9d8c7b6a5f4e";

@@ -2,7 +2,7 @@
  * Provisioning steps of a terminal seat, on either terminal lane: the Docker readiness probe and
  * the unkeyed `product.install` commands (run as root, stdin closed, output kept for provision.log).
  */
-import { decodeText, tailText } from "../actors/terminal/exec.ts";
+import { decodeText, tailText } from "../actors/terminal-participant/exec.ts";
 import { errorMessage, HumanishError } from "../errors.ts";
 import { TERMINAL_STUDY_DIR } from "../lab/schema.ts";
 import { untrustedCertNext } from "../sandbox/tls-trust.ts";
