@@ -1,7 +1,7 @@
 /**
  * Host side of browser control.
  */
-import { type BrowserControlError, type BrowserControlErrorCode, browserControlError, isCuaExecutorError } from "./errors.ts";
+import { type BrowserControlError, type BrowserControlErrorCode, browserControlError, isBrowserControlError } from "./errors.ts";
 import type { BrowserControlExecutor } from "./executor.ts";
 import { decodeObservation } from "./observation.ts";
 import {
@@ -190,7 +190,7 @@ export function createBrowserControlClient(opts: BrowserControlClientOptions): B
         // Nothing was written: the sequence number is not consumed.
         if (pending === p) pending = null;
         if (seq === mySeq) seq = mySeq - 1;
-        reject(isCuaExecutorError(e) ? e : browserControlError("invalid_request", "not_dispatched", `${operation} could not be encoded`, e));
+        reject(isBrowserControlError(e) ? e : browserControlError("invalid_request", "not_dispatched", `${operation} could not be encoded`, e));
         return;
       }
       if (pending !== p) return; // settled synchronously (closed during the write)
@@ -204,7 +204,7 @@ export function createBrowserControlClient(opts: BrowserControlClientOptions): B
           if (pending === p) settle();
         },
         (e: unknown) => {
-          if (pending === p) shutdown("transport_failed", isCuaExecutorError(e) ? e : undefined);
+          if (pending === p) shutdown("transport_failed", isBrowserControlError(e) ? e : undefined);
         },
       );
     });
@@ -272,7 +272,7 @@ export function createBrowserControlClient(opts: BrowserControlClientOptions): B
         try {
           await hello();
         } catch (e) {
-          const code = isCuaExecutorError(e) ? e.errorCode : "transport_failed";
+          const code = isBrowserControlError(e) ? e.errorCode : "transport_failed";
           throw browserControlError(code, "not_dispatched", "the lazy HELLO before EXECUTE failed; the action was not sent", e);
         }
         const r = await exchange("EXECUTE", parsed.data, signal);

@@ -1,7 +1,7 @@
 /**
  * Guest side of browser control.
  */
-import { type ActionDisposition, type BrowserControlErrorCode, browserControlError, isCuaExecutorError } from "./errors.ts";
+import { type ActionDisposition, type BrowserControlErrorCode, browserControlError, isBrowserControlError } from "./errors.ts";
 import type { BrowserExecutor } from "./executor.ts";
 import { encodeObservation } from "./observation.ts";
 import { type BrowserControlIdentity, type BrowserControlOperation, identitySchema, OPERATIONS, requestSchema, sameIdentity } from "./schemas.ts";
@@ -180,7 +180,7 @@ export function attachBrowserControlDispatcher(opts: BrowserControlDispatcherOpt
           new Promise<never>((_, reject) => controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true })),
         ]);
       } catch (e) {
-        failure = isCuaExecutorError(e) ? { code: e.errorCode, disposition: e.disposition } : { code: "action_rejected", disposition: "outcome_uncertain" };
+        failure = isBrowserControlError(e) ? { code: e.errorCode, disposition: e.disposition } : { code: "action_rejected", disposition: "outcome_uncertain" };
       }
       if (closed) return;
       if (timedOut) return await fail(seq, operation, "deadline_exceeded", operation === "EXECUTE" ? "outcome_uncertain" : "not_dispatched");
@@ -192,7 +192,7 @@ export function attachBrowserControlDispatcher(opts: BrowserControlDispatcherOpt
         try {
           reply.observation = encodeObservation(result as Parameters<typeof encodeObservation>[0]);
         } catch (e) {
-          const d = isCuaExecutorError(e) ? e.disposition : "not_dispatched";
+          const d = isBrowserControlError(e) ? e.disposition : "not_dispatched";
           return await fail(seq, operation, "invalid_response", d);
         }
       }

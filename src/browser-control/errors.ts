@@ -9,7 +9,7 @@
 import { HumanishError } from "../errors.ts";
 
 /** The twelve executor error codes, in reference order. */
-export const CUA_EXECUTOR_ERROR_CODES = [
+export const BROWSER_CONTROL_ERROR_CODES = [
   "executor_closed",
   "executor_not_ready",
   "executor_busy",
@@ -25,7 +25,7 @@ export const CUA_EXECUTOR_ERROR_CODES = [
 ] as const;
 
 /** One executor error code. */
-export type BrowserControlErrorCode = (typeof CUA_EXECUTOR_ERROR_CODES)[number];
+export type BrowserControlErrorCode = (typeof BROWSER_CONTROL_ERROR_CODES)[number];
 
 /**
  * The two dispositions.
@@ -34,22 +34,22 @@ export type BrowserControlErrorCode = (typeof CUA_EXECUTOR_ERROR_CODES)[number];
  * - `outcome_uncertain`: input may have been dispatched, a write may have happened or an
  *   acknowledgement was lost. Terminal: nothing is retried or replayed.
  */
-export const CUA_DISPOSITIONS = ["not_dispatched", "outcome_uncertain"] as const;
+export const ACTION_DISPOSITIONS = ["not_dispatched", "outcome_uncertain"] as const;
 
 /** One disposition. */
-export type ActionDisposition = (typeof CUA_DISPOSITIONS)[number];
+export type ActionDisposition = (typeof ACTION_DISPOSITIONS)[number];
 
-const CODE_SET: ReadonlySet<string> = new Set(CUA_EXECUTOR_ERROR_CODES);
-const DISPOSITION_SET: ReadonlySet<string> = new Set(CUA_DISPOSITIONS);
+const CODE_SET: ReadonlySet<string> = new Set(BROWSER_CONTROL_ERROR_CODES);
+const DISPOSITION_SET: ReadonlySet<string> = new Set(ACTION_DISPOSITIONS);
 const genuine = new WeakSet<object>();
 
 /** True when `value` is one of the twelve executor error codes. */
-export function isCuaExecutorErrorCode(value: unknown): value is BrowserControlErrorCode {
+export function isBrowserControlErrorCode(value: unknown): value is BrowserControlErrorCode {
   return typeof value === "string" && CODE_SET.has(value);
 }
 
 /** True when `value` is one of the two dispositions. */
-export function isCuaDisposition(value: unknown): value is ActionDisposition {
+export function isActionDisposition(value: unknown): value is ActionDisposition {
   return typeof value === "string" && DISPOSITION_SET.has(value);
 }
 
@@ -77,7 +77,7 @@ const NEXT: Record<BrowserControlErrorCode, string> = {
  * A typed executor failure: `errorCode` + `disposition`, plus a local message.
  *
  * Extends {@link HumanishError}; its `code` is `HUMANISH_BROWSER_CONTROL_<ERROR_CODE>`.
- * Constructed instances are tracked in a WeakSet, so {@link isCuaExecutorError} does not accept
+ * Constructed instances are tracked in a WeakSet, so {@link isBrowserControlError} does not accept
  * look-alike objects. Throws `TypeError` if `errorCode` or `disposition` is outside the closed lists.
  */
 export class BrowserControlError extends HumanishError {
@@ -87,8 +87,8 @@ export class BrowserControlError extends HumanishError {
   readonly disposition: ActionDisposition;
 
   constructor(errorCode: BrowserControlErrorCode, disposition: ActionDisposition, message?: string, opts: { cause?: unknown } = {}) {
-    if (!isCuaExecutorErrorCode(errorCode)) throw new TypeError("BrowserControlError: errorCode is not one of the twelve executor error codes");
-    if (!isCuaDisposition(disposition)) throw new TypeError("BrowserControlError: disposition must be not_dispatched or outcome_uncertain");
+    if (!isBrowserControlErrorCode(errorCode)) throw new TypeError("BrowserControlError: errorCode is not one of the twelve executor error codes");
+    if (!isActionDisposition(disposition)) throw new TypeError("BrowserControlError: disposition must be not_dispatched or outcome_uncertain");
     super(humanishCodeFor(errorCode), message ?? `browser control: ${errorCode} (${disposition})`, {
       next: NEXT[errorCode],
       details: { errorCode, disposition },
@@ -102,7 +102,7 @@ export class BrowserControlError extends HumanishError {
 }
 
 /** True only for instances created by the {@link BrowserControlError} constructor (not look-alikes). */
-export function isCuaExecutorError(e: unknown): e is BrowserControlError {
+export function isBrowserControlError(e: unknown): e is BrowserControlError {
   return typeof e === "object" && e !== null && genuine.has(e);
 }
 

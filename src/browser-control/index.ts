@@ -34,7 +34,7 @@
  * - one call at a time; `signal` aborts on revocation, channel loss or the 35 s request deadline;
  * - `execute` resolves after the input was sent; check `signal.aborted` before each input step;
  * - failures are `BrowserControlError(code, disposition)` with a code from the closed list of
- *   twelve (`CUA_EXECUTOR_ERROR_CODES`) and disposition `not_dispatched` (ONLY with positive
+ *   twelve (`BROWSER_CONTROL_ERROR_CODES`) and disposition `not_dispatched` (ONLY with positive
  *   evidence that no input reached the desktop) or `outcome_uncertain` (terminal);
  * - any untyped throw after the executor was invoked becomes `action_rejected`/`outcome_uncertain`
  *   and closes the channel; only `action_rejected`/`not_dispatched` on EXECUTE keeps it open.
@@ -66,16 +66,16 @@ export {
   DISPATCHER_DEADLINE_MS,
 } from "./dispatcher.ts";
 export {
+  ACTION_DISPOSITIONS,
   type ActionDisposition,
+  BROWSER_CONTROL_ERROR_CODES,
   BrowserControlError,
   type BrowserControlErrorCode,
   browserControlError,
-  CUA_DISPOSITIONS,
-  CUA_EXECUTOR_ERROR_CODES,
   humanishCodeFor,
-  isCuaDisposition,
-  isCuaExecutorError,
-  isCuaExecutorErrorCode,
+  isActionDisposition,
+  isBrowserControlError,
+  isBrowserControlErrorCode,
 } from "./errors.ts";
 export { abortableSleep, type BrowserControlExecutor, type BrowserExecutor } from "./executor.ts";
 export {
@@ -89,6 +89,7 @@ export {
 } from "./framing.ts";
 export { decodeObservation, encodeObservation } from "./observation.ts";
 export {
+  BROWSER_ACTION_KINDS,
   type BrowserAction,
   type BrowserActionKind,
   type BrowserControlIdentity,
@@ -98,7 +99,6 @@ export {
   type BrowserControlRequest,
   type BrowserObservation,
   browserActionSchema,
-  CUA_ACTION_KINDS,
   coordinateSchema,
   identitySchema,
   MAX_COORDINATE,

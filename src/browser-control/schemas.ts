@@ -6,7 +6,7 @@
  * action and no `heldKeys` field (a peer sending them is refused as `invalid_request`).
  */
 import { z } from "zod";
-import { CUA_DISPOSITIONS, CUA_EXECUTOR_ERROR_CODES } from "./errors.ts";
+import { ACTION_DISPOSITIONS, BROWSER_CONTROL_ERROR_CODES } from "./errors.ts";
 
 /** Largest frame payload in bytes (12 MiB). */
 export const MAX_FRAME_BYTES = 12 * 1024 * 1024;
@@ -116,7 +116,7 @@ export type BrowserAction = z.infer<typeof browserActionSchema>;
 /** The action kinds of version 1. */
 export type BrowserActionKind = BrowserAction["kind"];
 /** All nine action kinds, in reference order. */
-export const CUA_ACTION_KINDS: readonly BrowserActionKind[] = ["click", "double_click", "move", "scroll", "type", "keypress", "drag", "wait", "screenshot"];
+export const BROWSER_ACTION_KINDS: readonly BrowserActionKind[] = ["click", "double_click", "move", "scroll", "type", "keypress", "drag", "wait", "screenshot"];
 
 /**
  * Observation as it travels on the wire: `png` is base64 of the PNG bytes. The base64
@@ -188,8 +188,8 @@ export const requestSchema = z
 export type BrowserControlRequest = z.infer<typeof requestSchema>;
 
 const errorSchema = z.strictObject({
-  code: z.enum(CUA_EXECUTOR_ERROR_CODES),
-  disposition: z.enum(CUA_DISPOSITIONS),
+  code: z.enum(BROWSER_CONTROL_ERROR_CODES),
+  disposition: z.enum(ACTION_DISPOSITIONS),
 });
 
 const replyCommon = { ...common, type: z.literal("reply"), operation: z.enum(OPERATIONS), actionId: tokenSchema.optional() };

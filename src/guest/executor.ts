@@ -35,7 +35,7 @@ import {
   type BrowserExecutor,
   type BrowserObservation,
   browserControlError,
-  isCuaExecutorError,
+  isBrowserControlError,
 } from "../browser-control/index.ts";
 import { admitPng } from "../png/index.ts";
 import { decodeXwd, encodePng, perceptualSignature } from "./frame.ts";
@@ -188,7 +188,7 @@ export function createGuestExecutor(opts: GuestExecutorOptions): GuestExecutor {
       return { png, stateSignature, ...(facts ? { url: facts.url, title: facts.title, text: facts.text, scrollY: facts.scrollY } : {}) };
     } catch (e) {
       endSession();
-      if (isCuaExecutorError(e)) throw e;
+      if (isBrowserControlError(e)) throw e;
       throw browserControlError("execution_failed", "not_dispatched", "capture failed", e);
     } finally {
       busy = false;
@@ -293,7 +293,7 @@ export function createGuestExecutor(opts: GuestExecutorOptions): GuestExecutor {
         }
       }
       if (!dispatched) {
-        if (isCuaExecutorError(e)) {
+        if (isBrowserControlError(e)) {
           if (!(e.errorCode === "action_rejected" && e.disposition === "not_dispatched")) endSession();
           throw e;
         }
@@ -302,7 +302,7 @@ export function createGuestExecutor(opts: GuestExecutorOptions): GuestExecutor {
         throw browserControlError("execution_failed", "not_dispatched", "could not prepare the action", e);
       }
       endSession();
-      const code: BrowserControlErrorCode = isCuaExecutorError(e) ? e.errorCode : "execution_failed";
+      const code: BrowserControlErrorCode = isBrowserControlError(e) ? e.errorCode : "execution_failed";
       throw browserControlError(code, "outcome_uncertain", "failed after input was dispatched", e);
     } finally {
       busy = false;

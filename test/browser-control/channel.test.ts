@@ -15,7 +15,7 @@ import {
   createBrowserControlClient,
   encodeFrame,
   FrameDecoder,
-  isCuaExecutorError,
+  isBrowserControlError,
 } from "../../src/browser-control/index.ts";
 import { waitUntil } from "../support/wait.ts";
 import { IDENTITY, makePng, sleep, streamPair, type TestStream } from "./support.ts";
@@ -27,7 +27,7 @@ async function expectFailure(p: Promise<unknown>, code: BrowserControlErrorCode,
   try {
     await p;
   } catch (e) {
-    if (!isCuaExecutorError(e)) throw new Error(`expected a BrowserControlError, got ${String(e)}`);
+    if (!isBrowserControlError(e)) throw new Error(`expected a BrowserControlError, got ${String(e)}`);
     expect({ code: e.errorCode, disposition: e.disposition }).toEqual({ code, disposition });
     return e;
   }
@@ -416,7 +416,7 @@ describe("cancellation, deadlines, lost acknowledgements", () => {
     await waitUntil(() => s.guestTransport.closeCode !== null, "the guest transport to close");
     expect(s.guestTransport.closeCode).toBe("deadline_exceeded");
     const e = await call;
-    expect(isCuaExecutorError(e) && e.disposition === "outcome_uncertain").toBe(true);
+    expect(isBrowserControlError(e) && e.disposition === "outcome_uncertain").toBe(true);
   });
 
   test("frame assembly deadline: a partial frame older than the deadline closes deadline_exceeded", async () => {
@@ -670,7 +670,7 @@ describe("construction", () => {
       try {
         f();
       } catch (e) {
-        expect(isCuaExecutorError(e) && e.errorCode === "invalid_request" && e.disposition === "not_dispatched").toBe(true);
+        expect(isBrowserControlError(e) && e.errorCode === "invalid_request" && e.disposition === "not_dispatched").toBe(true);
         return;
       }
       throw new Error("expected refusal");

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { encodeFrame, FrameDecoder, isCuaExecutorError, MAX_FRAME_BYTES } from "../../src/browser-control/index.ts";
+import { encodeFrame, FrameDecoder, isBrowserControlError, MAX_FRAME_BYTES } from "../../src/browser-control/index.ts";
 import { rng } from "../support/rng.ts";
 import { concat } from "./support.ts";
 
@@ -48,8 +48,8 @@ describe("encodeFrame", () => {
         encodeFrame(bad);
         throw new Error("expected a refusal");
       } catch (e) {
-        expect(isCuaExecutorError(e)).toBe(true);
-        if (isCuaExecutorError(e)) {
+        expect(isBrowserControlError(e)).toBe(true);
+        if (isBrowserControlError(e)) {
           expect(e.errorCode).toBe("invalid_request");
           expect(e.disposition).toBe("not_dispatched");
           expect(e.code).toBe("HUMANISH_BROWSER_CONTROL_INVALID_REQUEST");

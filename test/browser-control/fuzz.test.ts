@@ -6,12 +6,12 @@
 import { expect, test } from "bun:test";
 import {
   attachBrowserControlDispatcher,
+  BROWSER_CONTROL_ERROR_CODES,
   BrowserControlTransport,
-  CUA_EXECUTOR_ERROR_CODES,
   createBrowserControlClient,
   encodeFrame,
   FrameDecoder,
-  isCuaExecutorError,
+  isBrowserControlError,
   replySchema,
   requestSchema,
 } from "../../src/browser-control/index.ts";
@@ -133,7 +133,7 @@ test("frame decoder + schemas: 120,000 seeded mutations, always a typed result",
 
 test("dispatcher under mutated request streams: always closes with a typed code or answers, never throws", async () => {
   const r = rng(0x5eed2);
-  const codes = new Set<string>(CUA_EXECUTOR_ERROR_CODES);
+  const codes = new Set<string>(BROWSER_CONTROL_ERROR_CODES);
   const N = 5000;
   const hello = encodeFrame(VALID[0]);
   for (let n = 0; n < N; n++) {
@@ -186,6 +186,6 @@ test("client under mutated replies: every call settles with a typed error or a v
     client.close(); // bounds any call still waiting for bytes
     const outcome = await Promise.race([call, sleep(2000).then(() => "hang")]);
     if (outcome === "hang") throw new Error(`call ${n} did not settle`);
-    if (outcome !== "ok" && !isCuaExecutorError(outcome)) throw new Error(`untyped failure: ${String(outcome)}`);
+    if (outcome !== "ok" && !isBrowserControlError(outcome)) throw new Error(`untyped failure: ${String(outcome)}`);
   }
 }, 60_000);

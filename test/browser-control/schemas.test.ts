@@ -1,11 +1,11 @@
 import { describe, expect, test } from "bun:test";
 import {
+  BROWSER_ACTION_KINDS,
+  BROWSER_CONTROL_ERROR_CODES,
   BrowserControlError,
   browserActionSchema,
-  CUA_ACTION_KINDS,
-  CUA_EXECUTOR_ERROR_CODES,
   identitySchema,
-  isCuaExecutorError,
+  isBrowserControlError,
   MAX_COORDINATE,
   MAX_DRAG_POINTS,
   MAX_KEY_NAME,
@@ -41,7 +41,7 @@ describe("BrowserAction: every kind", () => {
     screenshot: { kind: "screenshot" },
   };
   test("the nine kinds are exactly the v1 set", () => {
-    expect([...CUA_ACTION_KINDS].sort() as string[]).toEqual(Object.keys(samples).sort());
+    expect([...BROWSER_ACTION_KINDS].sort() as string[]).toEqual(Object.keys(samples).sort());
   });
   test.each(Object.entries(samples) as Array<[string, object]>)("%s parses and keeps its values (fractions preserved)", (_k, a) => {
     const r = browserActionSchema.safeParse(a);
@@ -203,15 +203,15 @@ describe("envelopes", () => {
 
 describe("BrowserControlError", () => {
   test("closed lists, HUMANISH code, look-alikes are not genuine", () => {
-    for (const c of CUA_EXECUTOR_ERROR_CODES) {
+    for (const c of BROWSER_CONTROL_ERROR_CODES) {
       const e = new BrowserControlError(c, "outcome_uncertain");
       expect(e.code).toBe(`HUMANISH_BROWSER_CONTROL_${c.toUpperCase()}`);
       expect(e.next).toBeString();
-      expect(isCuaExecutorError(e)).toBe(true);
+      expect(isBrowserControlError(e)).toBe(true);
     }
     expect(() => new BrowserControlError("nope" as never, "not_dispatched")).toThrow(TypeError);
     expect(() => new BrowserControlError("cancelled", "maybe" as never)).toThrow(TypeError);
     const lookAlike = Object.assign(Object.create(BrowserControlError.prototype), { errorCode: "cancelled", disposition: "not_dispatched" });
-    expect(isCuaExecutorError(lookAlike)).toBe(false);
+    expect(isBrowserControlError(lookAlike)).toBe(false);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { Duplex, PassThrough } from "node:stream";
-import { type BrowserControlErrorCode, BrowserControlTransport, encodeFrame, isCuaExecutorError } from "../../src/browser-control/index.ts";
+import { type BrowserControlErrorCode, BrowserControlTransport, encodeFrame, isBrowserControlError } from "../../src/browser-control/index.ts";
 import { sleep, streamPair } from "./support.ts";
 
 function watch(t: BrowserControlTransport) {
@@ -89,14 +89,14 @@ describe("BrowserControlTransport close codes", () => {
       () => {
         throw new Error("expected failure");
       },
-      (e) => expect(isCuaExecutorError(e) && e.errorCode === "transport_failed" && e.disposition === "outcome_uncertain").toBe(true),
+      (e) => expect(isBrowserControlError(e) && e.errorCode === "transport_failed" && e.disposition === "outcome_uncertain").toBe(true),
     );
     expect(t.closeCode).toBe("transport_failed");
     try {
       t.send({ a: 1 });
       throw new Error("expected refusal");
     } catch (e) {
-      expect(isCuaExecutorError(e) && e.errorCode === "executor_closed").toBe(true);
+      expect(isBrowserControlError(e) && e.errorCode === "executor_closed").toBe(true);
     }
   });
 

@@ -6,7 +6,7 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type BrowserAction, createBrowserControlClient, isCuaExecutorError } from "../../src/browser-control/index.ts";
+import { type BrowserAction, createBrowserControlClient, isBrowserControlError } from "../../src/browser-control/index.ts";
 import { admitPng } from "../../src/png/index.ts";
 import { connectUnixSocketTransport } from "../../src/runtime/transport.ts";
 import { IDENTITY } from "./support.ts";
@@ -55,7 +55,7 @@ test("two processes: HELLO/OBSERVE/EXECUTE over a private Unix socket with real 
     for (const a of actions) await client.executor.execute(a);
     // A pre-dispatch refusal comes back as action_rejected/not_dispatched and the channel survives.
     const refused = await client.executor.execute({ kind: "click", x: -1, y: 0 }).catch((e) => e);
-    expect(isCuaExecutorError(refused) && refused.errorCode === "action_rejected" && refused.disposition === "not_dispatched").toBe(true);
+    expect(isBrowserControlError(refused) && refused.errorCode === "action_rejected" && refused.disposition === "not_dispatched").toBe(true);
     const second = await client.executor.observe();
     expect(second.stateSignature).toBe("frame-2");
     expect(Buffer.from(second.png).equals(Buffer.from(first.png))).toBe(false);

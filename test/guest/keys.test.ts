@@ -1,12 +1,12 @@
 import { describe, expect, test } from "bun:test";
-import { isCuaExecutorError } from "../../src/browser-control/index.ts";
+import { isBrowserControlError } from "../../src/browser-control/index.ts";
 import { keysymFor, xdotoolChord } from "../../src/guest/keys.ts";
 
 function refusal(f: () => unknown): { code: string; disposition: string } {
   try {
     f();
   } catch (e) {
-    if (isCuaExecutorError(e)) return { code: e.errorCode, disposition: e.disposition };
+    if (isBrowserControlError(e)) return { code: e.errorCode, disposition: e.disposition };
     throw e;
   }
   throw new Error("expected a refusal");

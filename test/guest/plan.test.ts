@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { type BrowserAction, isCuaExecutorError } from "../../src/browser-control/index.ts";
+import { type BrowserAction, isBrowserControlError } from "../../src/browser-control/index.ts";
 import { MAX_WHEEL_STEPS, planAction } from "../../src/guest/executor.ts";
 
 const G = { width: 1440, height: 950 };
@@ -8,7 +8,7 @@ function refusal(action: BrowserAction, armed = false): string {
   try {
     planAction(action, G, armed);
   } catch (e) {
-    if (isCuaExecutorError(e)) return `${e.errorCode}/${e.disposition}`;
+    if (isBrowserControlError(e)) return `${e.errorCode}/${e.disposition}`;
     throw e;
   }
   return "planned";

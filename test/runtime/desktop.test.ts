@@ -4,7 +4,7 @@
  * Chromium's sandbox is on; the guest reaches the app port and nothing else; nothing is left.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type BrowserAction, type BrowserObservation, isCuaExecutorError } from "../../src/browser-control/index.ts";
+import { type BrowserAction, type BrowserObservation, isBrowserControlError } from "../../src/browser-control/index.ts";
 import { type DockerClient, runExec } from "../../src/docker/index.ts";
 import { admitPng } from "../../src/png/index.ts";
 import type { AppServer } from "../../src/routes/browser/serve.ts";
@@ -39,7 +39,7 @@ async function refused(a: BrowserAction): Promise<string> {
   try {
     await run(a);
   } catch (e) {
-    if (isCuaExecutorError(e)) return `${e.errorCode}/${e.disposition}`;
+    if (isBrowserControlError(e)) return `${e.errorCode}/${e.disposition}`;
     throw e;
   }
   return "accepted";

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
-import { type BrowserAction, isCuaExecutorError } from "../../src/browser-control/index.ts";
+import { type BrowserAction, isBrowserControlError } from "../../src/browser-control/index.ts";
 import type { DockerClient } from "../../src/docker/index.ts";
 import { type AppServer, serveStatic } from "../../src/routes/browser/serve.ts";
 import { allocateDesktop, type LocalDesktop } from "../../src/runtime/desktop.ts";
@@ -26,7 +26,7 @@ async function outcome(a: BrowserAction): Promise<string> {
     await desktop.executor.execute(a);
     return "accepted";
   } catch (e) {
-    if (isCuaExecutorError(e)) return `${e.errorCode}/${e.disposition}`;
+    if (isBrowserControlError(e)) return `${e.errorCode}/${e.disposition}`;
     throw e;
   }
 }

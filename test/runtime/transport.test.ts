@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { encodeFrame, isCuaExecutorError } from "../../src/browser-control/index.ts";
+import { encodeFrame, isBrowserControlError } from "../../src/browser-control/index.ts";
 import { connectUnixSocketTransport } from "../../src/runtime/transport.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "humanish-rt-transport-"));
@@ -19,8 +19,8 @@ describe("connectUnixSocketTransport", () => {
   test("no socket at the path: transport_failed, not_dispatched, naming the path", async () => {
     const path = join(dir, "absent.sock");
     const e = await connectUnixSocketTransport(path).catch((x: unknown) => x);
-    expect(isCuaExecutorError(e)).toBe(true);
-    if (!isCuaExecutorError(e)) return;
+    expect(isBrowserControlError(e)).toBe(true);
+    if (!isBrowserControlError(e)) return;
     expect(e.errorCode).toBe("transport_failed");
     expect(e.code).toBe("HUMANISH_BROWSER_CONTROL_TRANSPORT_FAILED");
     expect(e.disposition).toBe("not_dispatched");
@@ -31,7 +31,7 @@ describe("connectUnixSocketTransport", () => {
     const path = join(dir, "plain.sock");
     writeFileSync(path, "");
     const e = await connectUnixSocketTransport(path).catch((x: unknown) => x);
-    expect(isCuaExecutorError(e) && e.errorCode).toBe("transport_failed");
+    expect(isBrowserControlError(e) && e.errorCode).toBe("transport_failed");
   });
 
   test("an accepted connection frames JSON both ways", async () => {

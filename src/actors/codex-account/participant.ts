@@ -13,7 +13,7 @@
  * narration and the final answer are scrubbed before they are kept.
  */
 import type { BrowserAction, BrowserControlExecutor, BrowserObservation } from "../../browser-control/index.ts";
-import { isCuaExecutorError } from "../../browser-control/index.ts";
+import { isBrowserControlError } from "../../browser-control/index.ts";
 import type { LocalAgentActor } from "../../lab/schema.ts";
 import type { Frame } from "../computer-use/actions.ts";
 import { type BackstopState, DEFAULT_IDLE_STEPS, DEFAULT_NO_PROGRESS_STEPS, foldTurn, progressKey, startBackstop } from "../computer-use/backstop.ts";
@@ -173,7 +173,7 @@ export async function runLocalAgentSeat(o: LocalAgentSeatOptions): Promise<Local
     turn = r.turn;
     answer = r.answer;
   } catch (e) {
-    stop = isCuaExecutorError(e)
+    stop = isBrowserControlError(e)
       ? (s.outsideStop("while observing") ?? harness(e.code, `an observation failed in the desktop: ${e.errorCode}/${e.disposition}`))
       : { status: "failed", completionReason: "actor_error", reason: `the seat failed: ${e instanceof Error ? e.name : "unexpected error"}` };
   }
@@ -237,7 +237,7 @@ async function settle(s: Seat, turn: CodexTurnResult): Promise<{ stop: Stop; tur
     s.recordObservation(await s.o.executor.observe(AbortSignal.timeout(FINAL_OBSERVE_MS)));
   } catch (e) {
     // The checks still read every earlier observation; the gap is said, not hidden.
-    s.notice("the observation after the final answer failed", "warn", isCuaExecutorError(e) ? `${e.errorCode}/${e.disposition}` : "unexpected error");
+    s.notice("the observation after the final answer failed", "warn", isBrowserControlError(e) ? `${e.errorCode}/${e.disposition}` : "unexpected error");
   }
   s.o.onTurn?.(s.turn, "the participant gave its final answer");
   if (answer.outcome === "not_reached")
@@ -384,16 +384,16 @@ export async function runBatch(
     try {
       await s.o.executor.execute(m.action, s.signal);
     } catch (e) {
-      if (isCuaExecutorError(e) && e.errorCode === "action_rejected" && e.disposition === "not_dispatched") {
+      if (isBrowserControlError(e) && e.errorCode === "action_rejected" && e.disposition === "not_dispatched") {
         acks.push({ index: i, status: "rejected" });
         s.actionItem("action_rejected/not_dispatched", `${m.label}: refused by the desktop before any input`, m.action);
         skipRest(i + 1, "not dispatched after an earlier rejection");
         return { acks, dispatched, hint: `Your action (${m.label}) was rejected by the desktop before dispatch; choose from the new screenshot.` };
       }
-      const status = isCuaExecutorError(e) ? `${e.errorCode}/${e.disposition}` : "failed";
+      const status = isBrowserControlError(e) ? `${e.errorCode}/${e.disposition}` : "failed";
       s.actionItem(status, `${m.label}: failed in the desktop`, m.action);
       skipRest(i + 1, "not dispatched: the session ended");
-      const code = isCuaExecutorError(e) ? e.code : "HUMANISH_BROWSER_PARTICIPANT_FAILED";
+      const code = isBrowserControlError(e) ? e.code : "HUMANISH_BROWSER_PARTICIPANT_FAILED";
       s.end(s.outsideStop(`during ${m.label} (its outcome is uncertain)`) ?? harness(code, `${m.label} failed in the desktop: ${status}; nothing is replayed`));
       return { acks, dispatched };
     }

@@ -17,7 +17,7 @@
  * failure ends the seat (an `outcome_uncertain` one is never replayed). Provider errors are
  * never retried.
  */
-import { type BrowserAction, type BrowserControlExecutor, type BrowserObservation, isCuaExecutorError } from "../../browser-control/index.ts";
+import { type BrowserAction, type BrowserControlExecutor, type BrowserObservation, isBrowserControlError } from "../../browser-control/index.ts";
 import { errorMessage, isHumanishError } from "../../errors.ts";
 import type { OpenAI } from "../../models/client.ts";
 import { type ComputerCall, Conversation, type ParsedResponse, type SafetyCheck, textOnlyRequest } from "../../models/computer-use.ts";
@@ -302,18 +302,18 @@ class Seat extends SeatRecord {
       try {
         await this.o.executor.execute(m.action, this.signal);
       } catch (e) {
-        if (isCuaExecutorError(e) && e.errorCode === "action_rejected" && e.disposition === "not_dispatched") {
+        if (isBrowserControlError(e) && e.errorCode === "action_rejected" && e.disposition === "not_dispatched") {
           item("action_rejected/not_dispatched", `${m.label}: refused by the desktop before any input`, m.action);
           skipRest("not dispatched after an earlier refusal");
           this.notice(`the desktop refused ${m.label} before dispatch`, "warn");
           this.hints.push(`Your action (${m.label}) was rejected before dispatch by the desktop; choose from the fresh screenshot.`);
           return { dispatched };
         }
-        const status = isCuaExecutorError(e) ? `${e.errorCode}/${e.disposition}` : "failed";
+        const status = isBrowserControlError(e) ? `${e.errorCode}/${e.disposition}` : "failed";
         item(status, `${m.label}: failed in the desktop`, m.action);
         skipRest("not dispatched: the session ended");
         const stopped = this.outsideStop(`during ${m.label} (its outcome is uncertain)`);
-        const code = isCuaExecutorError(e) ? e.code : "HUMANISH_BROWSER_PARTICIPANT_FAILED";
+        const code = isBrowserControlError(e) ? e.code : "HUMANISH_BROWSER_PARTICIPANT_FAILED";
         return { dispatched, stop: stopped ?? harness(code, `${m.label} failed in the desktop: ${status}; nothing is replayed`) };
       }
       item("dispatched", m.label, m.action);
@@ -383,7 +383,7 @@ export async function runComputerUse(o: ComputerUseOptions): Promise<ComputerUse
   try {
     stop = await drive(s);
   } catch (e) {
-    stop = isCuaExecutorError(e)
+    stop = isBrowserControlError(e)
       ? (s.outsideStop("while observing") ?? harness(e.code, `an observation failed in the desktop: ${e.errorCode}/${e.disposition}`))
       : { status: "failed", completionReason: "actor_error", reason: `the loop failed: ${e instanceof Error ? e.name : "unexpected error"}` };
   }

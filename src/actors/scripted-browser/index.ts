@@ -14,7 +14,7 @@
  * runtime/host-pressure.ts over the step, its figures in a `notice` trace item).
  */
 import type { BrowserAction, BrowserControlExecutor, BrowserObservation } from "../../browser-control/index.ts";
-import { isCuaExecutorError } from "../../browser-control/index.ts";
+import { isBrowserControlError } from "../../browser-control/index.ts";
 import type { ActorStatus, CompletionReason, TraceItem } from "../../bundle/index.ts";
 import type { BrowserStep } from "../../lab/schema.ts";
 import { classifyStarvation, startPressureProbe } from "../../runtime/host-pressure.ts";
@@ -190,7 +190,7 @@ export async function runScriptedBrowser(opts: ScriptedBrowserOptions): Promise<
         id: nextId("ui_action"),
         kind: "ui_action",
         lifecycle: "completed",
-        status: isCuaExecutorError(e) ? `${e.errorCode}/${e.disposition}` : "failed",
+        status: isBrowserControlError(e) ? `${e.errorCode}/${e.disposition}` : "failed",
         title,
         at,
         action: recorded as { type: string },
@@ -293,7 +293,7 @@ export async function runScriptedBrowser(opts: ScriptedBrowserOptions): Promise<
         status = "incomplete";
         completionReason = "step_failed";
         reason = e.message;
-      } else if (isCuaExecutorError(e) && e.errorCode === "action_rejected" && e.disposition === "not_dispatched") {
+      } else if (isBrowserControlError(e) && e.errorCode === "action_rejected" && e.disposition === "not_dispatched") {
         status = "incomplete";
         completionReason = "step_failed";
         reason = `step ${i + 1} (${describeStep(step)}) was refused by the desktop before any input: ${e.message.slice(0, 200)}`;
@@ -304,8 +304,8 @@ export async function runScriptedBrowser(opts: ScriptedBrowserOptions): Promise<
       } else {
         status = "failed";
         completionReason = "harness_error";
-        const code = isCuaExecutorError(e) ? e.code : "HUMANISH_BROWSER_PARTICIPANT_FAILED";
-        reason = `step ${i + 1} (${describeStep(step)}) failed in the desktop: ${isCuaExecutorError(e) ? `${e.errorCode}/${e.disposition}` : "unexpected error"}`;
+        const code = isBrowserControlError(e) ? e.code : "HUMANISH_BROWSER_PARTICIPANT_FAILED";
+        reason = `step ${i + 1} (${describeStep(step)}) failed in the desktop: ${isBrowserControlError(e) ? `${e.errorCode}/${e.disposition}` : "unexpected error"}`;
         harnessError = { code, message: reason };
       }
       break;
@@ -325,7 +325,7 @@ export async function runScriptedBrowser(opts: ScriptedBrowserOptions): Promise<
       status = "failed";
       completionReason = "harness_error";
       reason = "the final observation failed";
-      harnessError = { code: isCuaExecutorError(e) ? e.code : "HUMANISH_BROWSER_PARTICIPANT_FAILED", message: reason };
+      harnessError = { code: isBrowserControlError(e) ? e.code : "HUMANISH_BROWSER_PARTICIPANT_FAILED", message: reason };
     }
   }
   return finish();

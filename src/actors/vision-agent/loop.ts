@@ -17,7 +17,7 @@
  * that cannot use the tool is no finding about the product).
  */
 import type { BrowserAction, BrowserControlExecutor, BrowserObservation } from "../../browser-control/index.ts";
-import { isCuaExecutorError } from "../../browser-control/index.ts";
+import { isBrowserControlError } from "../../browser-control/index.ts";
 import { isHumanishError } from "../../errors.ts";
 import type { OpenAI } from "../../models/client.ts";
 import {
@@ -194,7 +194,7 @@ export async function runVisionAgent(o: VisionAgentOptions): Promise<VisionAgent
   try {
     stop = await drive(s);
   } catch (e) {
-    stop = isCuaExecutorError(e)
+    stop = isBrowserControlError(e)
       ? (s.outsideStop("while observing") ?? harness(e.code, `an observation failed in the desktop: ${e.errorCode}/${e.disposition}`))
       : { status: "failed", completionReason: "actor_error", reason: `the loop failed: ${e instanceof Error ? e.name : "unexpected error"}` };
   }

@@ -25,7 +25,7 @@
  *   the address bar and text the page being replaced.
  */
 import type { BrowserAction, BrowserControlErrorCode, BrowserControlExecutor, BrowserObservation } from "../../browser-control/index.ts";
-import { abortableSleep, browserControlError, isCuaExecutorError } from "../../browser-control/index.ts";
+import { abortableSleep, browserControlError, isBrowserControlError } from "../../browser-control/index.ts";
 import { admitPng, perceptualSignature } from "../../png/index.ts";
 import { type PageProbe, parseFacts, parseProbe } from "./chromium.ts";
 import { e2bChord } from "./keys.ts";
@@ -107,7 +107,7 @@ export function createE2BDesktopExecutor(o: { shell: DesktopShell; paths: Deskto
       return { png, stateSignature, ...(facts && facts !== "other-tabs" ? facts : {}) };
     } catch (e) {
       terminal = true;
-      if (isCuaExecutorError(e)) throw e;
+      if (isBrowserControlError(e)) throw e;
       throw browserControlError("execution_failed", "not_dispatched", "capture failed", e);
     } finally {
       busy = false;
@@ -187,7 +187,7 @@ export function createE2BDesktopExecutor(o: { shell: DesktopShell; paths: Deskto
         }
       }
       if (!dispatched) {
-        if (isCuaExecutorError(e)) {
+        if (isBrowserControlError(e)) {
           if (!(e.errorCode === "action_rejected" && e.disposition === "not_dispatched")) terminal = true;
           throw e;
         }
@@ -196,7 +196,7 @@ export function createE2BDesktopExecutor(o: { shell: DesktopShell; paths: Deskto
         throw browserControlError("execution_failed", "not_dispatched", "could not prepare the action", e);
       }
       terminal = true;
-      const code: BrowserControlErrorCode = isCuaExecutorError(e) ? e.errorCode : "execution_failed";
+      const code: BrowserControlErrorCode = isBrowserControlError(e) ? e.errorCode : "execution_failed";
       throw browserControlError(code, "outcome_uncertain", "failed after input was dispatched", e);
     } finally {
       busy = false;

@@ -7,7 +7,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { PNG } from "pngjs";
-import { isCuaExecutorError } from "../../../src/browser-control/index.ts";
+import { isBrowserControlError } from "../../../src/browser-control/index.ts";
 import { createE2BDesktopExecutor, type DesktopShell } from "../../../src/lanes/e2b-desktop/executor.ts";
 import { e2bDesktopConcurrency } from "../../../src/routes/browser/e2b-desktop.ts";
 
@@ -38,7 +38,7 @@ async function codeOf(p: Promise<unknown>): Promise<string> {
   try {
     await p;
   } catch (e) {
-    if (isCuaExecutorError(e)) return `${e.errorCode}/${e.disposition}`;
+    if (isBrowserControlError(e)) return `${e.errorCode}/${e.disposition}`;
     throw e;
   }
   return "ok";

@@ -6,7 +6,7 @@
  * against a real bash), the release proof rule, the app placement and the cost estimate.
  */
 import { describe, expect, test } from "bun:test";
-import { isCuaExecutorError } from "../../../src/browser-control/index.ts";
+import { isBrowserControlError } from "../../../src/browser-control/index.ts";
 import { keysymFor } from "../../../src/guest/host-guest.ts";
 import { BROWSER_KEY_NAMES } from "../../../src/lab/schema-browser.ts";
 import { parseFacts } from "../../../src/lanes/e2b-desktop/chromium.ts";
@@ -18,7 +18,7 @@ function refused(fn: () => unknown): string {
   try {
     fn();
   } catch (e) {
-    if (isCuaExecutorError(e)) return `${e.errorCode}/${e.disposition}`;
+    if (isBrowserControlError(e)) return `${e.errorCode}/${e.disposition}`;
     throw e;
   }
   throw new Error("expected a refusal");
