@@ -153,7 +153,15 @@ export function applyUserRates(env: Record<string, string | undefined>, configDi
   return user;
 }
 
-/** Whole days from ISO date `asOf` to `today` (ISO date). */
+/** How old a user rate table reads: nothing when undated, a warning when it is stale or dated ahead of today. */
+function rateAgeText(age: number | null): string {
+  if (age === null) return "";
+  // A date after today is a typo or a clock problem, never a table fresher than fresh.
+  if (age < 0) return ` (dated ${-age} days after today: check each entry's asOf and this machine's clock)`;
+  return ` (${age} days old${age > RATE_TABLE_MAX_AGE_DAYS ? `: older than ${RATE_TABLE_MAX_AGE_DAYS} days, re-read the rates at their source` : ""})`;
+}
+
+/** Whole days from ISO date `asOf` to `today` (ISO date); negative when `asOf` is after `today`. */
 export function ageInDays(asOf: string, today: string): number {
   return Math.floor((Date.parse(`${today}T00:00:00Z`) - Date.parse(`${asOf}T00:00:00Z`)) / 86_400_000);
 }
@@ -201,9 +209,9 @@ export function ratesReport(env: Record<string, string | undefined>, configDir: 
     const age = user.oldestAsOf ? ageInDays(user.oldestAsOf, today) : null;
     out.push({
       name: "rate file",
-      ok: age === null || age <= RATE_TABLE_MAX_AGE_DAYS,
+      ok: age === null || (age >= 0 && age <= RATE_TABLE_MAX_AGE_DAYS),
       required: false,
-      message: `${path}: ${ids.length} model(s) (${ids.join(", ") || "none"}), oldest entry as of ${user.oldestAsOf ?? "-"}${age === null ? "" : ` (${age} days old${age > RATE_TABLE_MAX_AGE_DAYS ? `: older than ${RATE_TABLE_MAX_AGE_DAYS} days, re-read the rates at their source` : ""})`}`,
+      message: `${path}: ${ids.length} model(s) (${ids.join(", ") || "none"}), oldest entry as of ${user.oldestAsOf ?? "-"}${rateAgeText(age)}`,
     });
   }
   return out;

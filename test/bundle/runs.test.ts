@@ -81,8 +81,24 @@ describe("listRuns", () => {
     await failed.w.finalize({ ...failed.input, outcome: { state: "failed", error: { code: "HUMANISH_ADAPTER_SCORE_MALFORMED", message: "bad" } } });
     expect((await listRuns(cwd)).find((x) => x.runId === "failed-run")?.failure).toBe("HUMANISH_ADAPTER_SCORE_MALFORMED");
     const out = (await cli(["runs", "--cwd", cwd])).stdout;
-    expect(out).toMatch(/killed .* · finished · CLEANUP UNPROVEN \(1 resource retained or unconfirmed\) .* cost unmeasured/);
+    // The malformed orphan-release.json written above also makes the bundle fail verify.
+    expect(out).toMatch(/killed .* · finished · NOT VERIFIED \(\d+ problems?\) · CLEANUP UNPROVEN \(1 resource retained or unconfirmed\) .* cost unmeasured/);
     expect(out).toMatch(/failed-run .* · finished · FAILED \(HUMANISH_ADAPTER_SCORE_MALFORMED\) /);
+  });
+
+  test("runs verifies each sealed bundle before its headline: an edited bundle is flagged NOT VERIFIED, in text and --json", async () => {
+    const cwd = project();
+    const { w } = await writeLiveTerminal(cwd, "edited");
+    const before = (await cli(["runs", "--cwd", cwd, "--json"])).json<{ runs: { runId: string; verify: { state: string } | null }[] }>();
+    expect(before.runs[0]?.verify?.state).not.toBe("not_verified");
+    const runJson = join(w.runDir, "run.json");
+    const bundle = JSON.parse(readFileSync(runJson, "utf8"));
+    bundle.participants.reachedGoal = 99;
+    writeFileSync(runJson, JSON.stringify(bundle));
+    const after = await cli(["runs", "--cwd", cwd, "--json"]);
+    const row = after.json<{ runs: { runId: string; verify: { state: string; label: string } | null }[] }>().runs[0];
+    expect(row?.verify).toMatchObject({ state: "not_verified" });
+    expect((await cli(["runs", "--cwd", cwd])).stdout).toMatch(/edited .* · finished · NOT VERIFIED \(\d+ problems?\)/);
   });
 
   test("a run whose process died before finalizing is interrupted", async () => {

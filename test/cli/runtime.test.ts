@@ -92,7 +92,12 @@ describe("runtime and doctor (real engine)", () => {
     expect(rows.find((c) => c.name === "model price")?.message).toStartWith("no model declared");
     const noKey = await cli(["doctor", "--lab", "codex-first-contact", "--cwd", tmp(), "--json"], { ...process.env, OPENAI_API_KEY: "", CODEX_API_KEY: "" });
     expect(noKey.code).toBe(2);
-    expect(noKey.json<{ error: { code: string } }>().error.code).toBe("HUMANISH_DOCTOR_FAILED");
+    const err = noKey.json<{ error: { code: string; next: string } }>().error;
+    expect(err.code).toBe("HUMANISH_DOCTOR_FAILED");
+    // Off a TTY the next step names the failed check itself, not rows a script never saw.
+    expect(err.next).toStartWith("fix each failed check, then run doctor again: ");
+    expect(err.next).toContain("CODEX_API_KEY");
+    expect(err.next).not.toContain("rows above");
   });
 });
 

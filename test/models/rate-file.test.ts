@@ -96,6 +96,10 @@ describe("user rate file", () => {
     expect(late[0]?.message).toContain(`built-in rates as of ${BUILTIN_RATES_AS_OF} (376 days old): older than 90 days`);
     expect(late[1]).toMatchObject({ name: "rate file", ok: true });
     expect(late[1]?.message).toContain(`${p}: 1 model(s) (${MODEL}), oldest entry as of 2026-11-30 (1 days old)`);
+    const ahead = ratesReport({ HUMANISH_RATES_FILE: p }, "/cfg", "2026-11-20");
+    expect(ahead[1]).toMatchObject({ name: "rate file", ok: false });
+    expect(ahead[1]?.message).toContain("oldest entry as of 2026-11-30 (dated 10 days after today: check each entry's asOf");
+    expect(ahead[1]?.message).not.toContain("-10");
     const fresh = ratesReport({}, "/nonexistent-config", "2025-12-01");
     expect(fresh[0]).toMatchObject({ ok: true });
     expect(fresh[1]?.message).toBe("none at /nonexistent-config/rates.json (only the built-in rates apply)");

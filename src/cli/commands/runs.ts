@@ -1,7 +1,8 @@
 /** `humanish runs | verify | report | serve` — the run library. */
-import { basename, relative } from "node:path";
-import { defaultTrust, listRuns, parseTrust, type RunSummary, readTrustFile, resolveRunDir, summarizeRunDir, verifyRun } from "../../bundle/index.ts";
+import { basename, join, relative } from "node:path";
+import { defaultTrust, listRuns, parseTrust, type RunSummary, readTrustFile, resolveRunDir, runsDir, summarizeRunDir, verifyRun } from "../../bundle/index.ts";
 import { formatDuration } from "../../report/html.ts";
+import { type ServedState, servedState } from "../../report/served.ts";
 import type { CommandOutcome } from "../output.ts";
 import { type CommandContext, intFlag, strFlag } from "./context.ts";
 
@@ -24,12 +25,13 @@ function lineOfRun(r: RunSummary): string {
 }
 
 /**
- * Warnings after the state: a run that failed as a whole (its k/N is no product result), a
+ * Warnings after the state: a sealed run whose bundle does not verify (its headline is no result),
+ * a run that failed as a whole (its k/N is no product result), a
  * sealed run whose cleanup is not proven (a sandbox may still be alive, or billing), and
  * participants who claimed success while the hidden checks say they did not (a finding).
  */
-function flagsOfRun(r: RunSummary): string {
-  const failed = r.failure ? ` · FAILED (${r.failure})` : "";
+function flagsOfRun(r: RunSummary, v: ServedState | undefined): string {
+  const failed = `${v?.kind === "not_verified" ? ` · ${v.label}` : ""}${r.failure ? ` · FAILED (${r.failure})` : ""}`;
   const n = r.cleanupUnproven ?? 0;
   const c = r.contradictedClaims ?? [];
   const claims = c.length ? ` · CLAIM CONTRADICTED (${c.join(", ")}: believed ${c.length === 1 ? "it" : "they"} succeeded; the checks say not)` : "";
@@ -42,7 +44,18 @@ function flagsOfRun(r: RunSummary): string {
  * cost (`unmeasured` when any cost line is) and duration.
  */
 export async function runsCommand(ctx: CommandContext): Promise<CommandOutcome> {
-  const runs = await listRuns(ctx.cwd);
+  const listed = await listRuns(ctx.cwd);
+  // A sealed run is verified before its headline is shown: a bundle edited after the seal must
+  // not read as a result. Verify is bounded in memory, so this costs time, not risk.
+  const trust = defaultTrust(ctx.env);
+  const states = new Map<string, ServedState>();
+  for (const r of listed) {
+    if (r.derivedFrom === "bundle") states.set(r.runId, servedState(await verifyRun(join(runsDir(ctx.cwd), r.runId), { trust })));
+  }
+  const runs = listed.map((r) => {
+    const st = states.get(r.runId);
+    return { ...r, verify: st ? { state: st.kind, label: st.label } : null };
+  });
   const idWidth = Math.max(3, ...runs.map((r) => r.runId.length));
   const knWidth = Math.max(3, ...runs.map((r) => reachedOfRun(r).length));
   const human = runs.length
@@ -50,7 +63,7 @@ export async function runsCommand(ctx: CommandContext): Promise<CommandOutcome> 
         `${"run".padEnd(idWidth)}  ${"k/N".padStart(knWidth)}  lab · route · mode · state`,
         ...runs.map(
           (r) =>
-            `${r.runId.padEnd(idWidth)}  ${reachedOfRun(r).padStart(knWidth)}  ${r.lab ?? "?"} · ${r.route ?? "?"} · ${r.mode ?? "?"} · ${r.liveness}${flagsOfRun(r)}  ${lineOfRun(r)}  cost ${r.costLabel} · ${r.durationMs === null ? "duration unknown" : formatDuration(r.durationMs)}`,
+            `${r.runId.padEnd(idWidth)}  ${reachedOfRun(r).padStart(knWidth)}  ${r.lab ?? "?"} · ${r.route ?? "?"} · ${r.mode ?? "?"} · ${r.liveness}${flagsOfRun(r, states.get(r.runId))}  ${lineOfRun(r)}  cost ${r.costLabel} · ${r.durationMs === null ? "duration unknown" : formatDuration(r.durationMs)}`,
         ),
       ].join("\n")
     : "no runs yet: humanish lab run default";

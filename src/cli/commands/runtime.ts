@@ -113,7 +113,10 @@ export async function doctorCommand(ctx: CommandContext): Promise<CommandOutcome
             error: {
               code: "HUMANISH_DOCTOR_FAILED",
               message: `failed: ${failed.map((c) => c.name).join(", ")}`,
-              next: failed.some((c) => c.name.endsWith("image")) ? "humanish runtime setup" : "fix the ✗ rows above",
+              // Off a TTY there are no "rows above": the next step names each failed check and what it said.
+              next: failed.some((c) => c.name.endsWith("image"))
+                ? "humanish runtime setup"
+                : `fix each failed check, then run doctor again: ${failed.map((c) => `${c.name} (${c.message})`).join("; ")}`,
             },
           }),
     },
