@@ -4,6 +4,7 @@
  */
 
 export { type Forwarder, startForwarder } from "../forward/forward.ts";
+export { type BareStep, parseBareSteps, runGuestBareBench } from "./bare-bench.ts";
 export { runGuestCaptureBench } from "./capture-bench.ts";
 export { GUEST_IO_DIR, GUEST_LISTENING_MARKER, type GuestConfig, guestConfigSchema, parseGuestConfig } from "./contract.ts";
 export { bootDesktop, CHROMIUM_BINARY, type DesktopBootOptions, type GuestDesktop, inspectRendererSandbox, type SandboxProof } from "./desktop.ts";
