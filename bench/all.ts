@@ -32,6 +32,7 @@ const NEEDS: Record<string, Need[]> = {
   "env-step": ["docker", "sandbox-image"],
   guest: ["docker", "guest-image"],
   "sandbox-create": ["docker", "sandbox-image"],
+  "seat-cost": ["docker", "guest-image"],
   "study-seats": ["docker", "sandbox-image", "guest-image"],
 };
 

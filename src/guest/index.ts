@@ -4,6 +4,7 @@
  */
 
 export { type Forwarder, startForwarder } from "../forward/forward.ts";
+export { type BareStep, parseBareSteps, runGuestBareBench } from "./bare-bench.ts";
 export { runGuestCaptureBench } from "./capture-bench.ts";
 export { bootDesktop, CHROMIUM_BINARY, type DesktopBootOptions, type GuestDesktop, inspectRendererSandbox, type SandboxProof } from "./desktop.ts";
 export { createGuestExecutor, type GuestExecutor, MAX_WHEEL_STEPS, type NativeStep, planAction, WHEEL_STEP_PX } from "./executor.ts";

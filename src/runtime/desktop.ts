@@ -90,10 +90,36 @@ function guestStartError(detail: string, next = "run `humanish runtime status`; 
 }
 
 /** Host uid/gid the guest runs as: the host user when non-root, else the image's 1000:1000. */
-function guestUser(): { uid: number; gid: number } {
+export function guestUser(): { uid: number; gid: number } {
   const uid = process.getuid?.() ?? GUEST_UID;
   const gid = process.getgid?.() ?? GUEST_UID;
   return uid === 0 ? { uid: GUEST_UID, gid: GUEST_UID } : { uid, gid };
+}
+
+/**
+ * The confinement of every guest container (see the module comment): no network, no
+ * capabilities, no new privileges, our seccomp profile, memory/CPU/pids limits, read-only root
+ * with private tmpfs, and `io` (a host directory) bound at {@link GUEST_IO_DIR}. Exported so a
+ * bench baseline runs under exactly the same limits as a seat.
+ */
+export function guestHostConfig(io: string, user: { uid: number; gid: number }) {
+  return {
+    NetworkMode: "none",
+    Init: true,
+    CapDrop: ["ALL"],
+    SecurityOpt: ["no-new-privileges:true", `seccomp=${GUEST_SECCOMP_PROFILE}`],
+    Memory: GUEST_MEMORY_BYTES,
+    MemorySwap: GUEST_MEMORY_BYTES,
+    NanoCpus: 2_000_000_000,
+    PidsLimit: GUEST_PIDS_LIMIT,
+    ReadonlyRootfs: true,
+    ShmSize: 256 * 1024 ** 2,
+    Tmpfs: {
+      "/tmp": "rw,nosuid,nodev,size=256m,mode=1777",
+      "/home/humanish": `rw,nosuid,nodev,size=768m,uid=${user.uid},gid=${user.gid},mode=0700`,
+    },
+    Binds: [`${io}:${GUEST_IO_DIR}:rw`],
+  };
 }
 
 /**
@@ -165,23 +191,7 @@ export async function allocateDesktop(opts: DesktopAllocationOptions): Promise<L
       },
       NetworkDisabled: true,
       StopSignal: "SIGTERM",
-      HostConfig: {
-        NetworkMode: "none",
-        Init: true,
-        CapDrop: ["ALL"],
-        SecurityOpt: ["no-new-privileges:true", `seccomp=${GUEST_SECCOMP_PROFILE}`],
-        Memory: GUEST_MEMORY_BYTES,
-        MemorySwap: GUEST_MEMORY_BYTES,
-        NanoCpus: 2_000_000_000,
-        PidsLimit: GUEST_PIDS_LIMIT,
-        ReadonlyRootfs: true,
-        ShmSize: 256 * 1024 ** 2,
-        Tmpfs: {
-          "/tmp": "rw,nosuid,nodev,size=256m,mode=1777",
-          "/home/humanish": `rw,nosuid,nodev,size=768m,uid=${user.uid},gid=${user.gid},mode=0700`,
-        },
-        Binds: [`${io}:${GUEST_IO_DIR}:rw`],
-      },
+      HostConfig: guestHostConfig(io, user),
     });
     containerId = created.Id;
     await opts.onCreated(containerId);
