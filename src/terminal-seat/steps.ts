@@ -5,11 +5,63 @@
  * participant reaches its model through, how the sandbox is released and costed).
  */
 import type { RunContext, TerminalParticipant, TerminalParticipantOutcome } from "../actors/terminal-participant/participant.ts";
-import { TERMINAL_STUDY_DIR } from "../lab/schema.ts";
+import type { CleanupProof, TaskResult } from "../bundle/schemas.ts";
+import { TERMINAL_STUDY_DIR, type TerminalLabConfig } from "../lab/schema.ts";
 import type { Sandbox } from "../sandbox/types.ts";
-import type { StudyError } from "../study/evidence.ts";
+import type { SeatEvidence, StudyError } from "../study/evidence.ts";
+import type { SeatHooks, SeatRelease, SeatSession, SeatSpec } from "../study/types.ts";
 import { PARTICIPANT_USER, runInstall } from "./provision.ts";
-import type { TerminalSeatBase } from "./seat.ts";
+import { checkSeat, type TerminalSeatBase } from "./seat.ts";
+
+/** What every terminal seat keeps while it runs, filled in as it goes (a lane's seat state extends it with its own). */
+export interface TerminalSeatState<S extends Sandbox, F> {
+  lab: TerminalLabConfig;
+  seat: SeatSpec;
+  hooks: SeatHooks;
+  base: TerminalSeatBase;
+  participant: TerminalParticipant;
+  /** Non-secret env of network-reaching commands (the extra CA). */
+  networkEnv: Record<string, string>;
+  sandbox?: S;
+  createdId?: string;
+  outcome?: TerminalParticipantOutcome;
+  participantStarted: boolean;
+  checked?: TaskResult[];
+  provisionLog: string[];
+  cleanup: CleanupProof[];
+  evidence?: SeatEvidence<F>;
+}
+
+/**
+ * The seat session of a terminal lane over its state and its own steps: openSession enters the
+ * `participate` phase (named by `actorType`, the plan's participant type), check runs the hidden checks in the
+ * sandbox, snapshot gives the evidence `finalize` wrote.
+ */
+export function terminalSeatSession<S extends Sandbox, F>(
+  s: TerminalSeatState<S, F>,
+  actorType: string,
+  steps: {
+    prepare(): Promise<void>;
+    participate(): Promise<void>;
+    finalize(end: { error?: StudyError; interrupted: boolean }): Promise<SeatRelease>;
+  },
+): SeatSession<SeatEvidence<F>> {
+  return {
+    prepare: () => steps.prepare(),
+    async openSession() {
+      await s.base.setPhase("participate", actorType);
+    },
+    participate: () => steps.participate(),
+    async check() {
+      if (s.sandbox) s.checked = await checkSeat(s.base, s.lab, s.sandbox, s.hooks);
+    },
+    finalize: (end) => steps.finalize(end),
+    snapshot(): SeatEvidence<F> {
+      if (!s.evidence) throw new Error(`seat ${s.seat.id}: snapshot before finalize`);
+      return s.evidence;
+    },
+  };
+}
 
 /**
  * Provisions the seat: the participant's runtime, then each `product.install` command as root,

@@ -1,19 +1,4 @@
-/**
- * The `docker` terminal lane: each seat gets its own Docker sandbox, its own participant, brief,
- * nonce and (for a model-driven participant) its own model gateway.
- *
- *   prepare      create the sandbox (its exact id appended, fsync, to sandbox-receipts.ndjson
- *                BEFORE provisioning), readiness probe, extra CA, participant runtime, then
- *                `product.install` as root, unkeyed; the model forwarder; the network taken away
- *                from a participant that calls no model (or reaches it only through the gateway)
- *   openSession  hand the participant its sandbox
- *   participate  stdin closed, first-output deadline, killed at `scenario.caps.maxMinutes`
- *   check        hidden task checks in the sandbox after the participant (never in the brief)
- *   finalize     always: close the gateway, release by exact id with proof, then the seat's
- *                trace, ledgers, transcript and events (in `seats/<id>/` when the study has many)
- */
-import type { TerminalParticipant, TerminalParticipantOutcome } from "../../actors/terminal-participant/participant.ts";
-import type { CleanupProof, CostLine, TaskResult } from "../../bundle/schemas.ts";
+import type { CostLine } from "../../bundle/schemas.ts";
 import type { RunWriter } from "../../bundle/writer.ts";
 import type { DockerClient } from "../../docker/index.ts";
 import { HumanishError } from "../../errors.ts";
@@ -29,18 +14,16 @@ import type { SandboxCa } from "../../terminal-seat/ca.ts";
 import { deadlineLabel, isoDate, providerCostLine } from "../../terminal-seat/evidence.ts";
 import { createTerminalParticipant, type TerminalPlan } from "../../terminal-seat/plan.ts";
 import { PARTICIPANT_USER, readyProbe } from "../../terminal-seat/provision.ts";
-import {
-  checkSeat,
-  copySandboxCa,
-  participantResultError,
-  recordRelease,
-  seatRelease,
-  type TerminalSeatBase,
-  terminalSeatBase,
-  terminalSeatFailure,
-} from "../../terminal-seat/seat.ts";
+import { copySandboxCa, participantResultError, recordRelease, seatRelease, terminalSeatBase, terminalSeatFailure } from "../../terminal-seat/seat.ts";
 import { cleanupFailure, jobsCapFailure, writeTerminalSeatFiles } from "../../terminal-seat/seat-files.ts";
-import { beginTeardown, participantEnded, provisionTerminalSeat, runTerminalParticipant } from "../../terminal-seat/steps.ts";
+import {
+  beginTeardown,
+  participantEnded,
+  provisionTerminalSeat,
+  runTerminalParticipant,
+  type TerminalSeatState,
+  terminalSeatSession,
+} from "../../terminal-seat/steps.ts";
 import { ledgerProviderLine, MODEL_LEDGER_FILE, refusedRequestsNote, turnSumMismatch } from "./model-evidence.ts";
 import { type ModelSeat, startSandboxForwarder } from "./model-seat.ts";
 import type { EngineReady } from "./preflight.ts";
@@ -90,29 +73,19 @@ export function dockerTerminalLane(o: DockerTerminalLaneOptions): Lane<SeatEvide
   };
 }
 
-/** One Docker terminal seat's state, shared by its steps (filled in as the seat goes). */
-interface DockerSeat {
+/**
+ * One Docker terminal seat's state, shared by its steps (filled in as the seat goes). Each seat
+ * runs its own participant instance (a runtime resolves its own version facts).
+ */
+interface DockerSeat extends TerminalSeatState<Sandbox, TerminalSeatFacts> {
   o: DockerTerminalLaneOptions;
-  seat: SeatSpec;
-  hooks: SeatHooks;
-  base: TerminalSeatBase;
-  /** Each seat runs its own participant instance (a runtime resolves its own version facts). */
-  participant: TerminalParticipant;
   modelSeat: ModelSeat | undefined;
-  networkEnv: Record<string, string>;
-  sandbox?: Sandbox;
-  createdId?: string;
-  outcome?: TerminalParticipantOutcome;
-  participantStarted: boolean;
-  checked?: TaskResult[];
-  provisionLog: string[];
-  cleanup: CleanupProof[];
-  evidence?: SeatEvidence<TerminalSeatFacts>;
 }
 
 function terminalSeat(o: DockerTerminalLaneOptions, seat: SeatSpec, hooks: SeatHooks) {
   const s: DockerSeat = {
     o,
+    lab: o.lab,
     seat,
     hooks,
     participant: o.seatCount === 1 ? o.plan.participant : createTerminalParticipant(o.lab),
@@ -123,21 +96,11 @@ function terminalSeat(o: DockerTerminalLaneOptions, seat: SeatSpec, hooks: SeatH
     provisionLog: [],
     cleanup: [],
   };
-  return {
+  return terminalSeatSession(s, o.plan.descriptor.type, {
     prepare: () => prepareSeat(s),
-    async openSession() {
-      await s.base.setPhase("participate", o.plan.descriptor.type);
-    },
     participate: () => participateSeat(s),
-    async check() {
-      if (s.sandbox) s.checked = await checkSeat(s.base, o.lab, s.sandbox, hooks);
-    },
-    finalize: (end: { error?: StudyError; interrupted: boolean }) => finalizeSeat(s, end),
-    snapshot(): SeatEvidence<TerminalSeatFacts> {
-      if (!s.evidence) throw new Error(`seat ${seat.id}: snapshot before finalize`);
-      return s.evidence;
-    },
-  };
+    finalize: (end) => finalizeSeat(s, end),
+  });
 }
 
 /**

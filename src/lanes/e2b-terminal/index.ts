@@ -16,8 +16,6 @@
  */
 import { DIRECT_BASE_URL, directModelHost, SYSTEM_CA_BUNDLE } from "../../actors/codex-exec/command.ts";
 import type { LatestVersion } from "../../actors/codex-exec/index.ts";
-import type { TerminalParticipant, TerminalParticipantOutcome } from "../../actors/terminal-participant/participant.ts";
-import type { CleanupProof, TaskResult } from "../../bundle/schemas.ts";
 import type { RunWriter } from "../../bundle/writer.ts";
 import { HumanishError } from "../../errors.ts";
 import { TERMINAL_STUDY_DIR, type TerminalLabConfig } from "../../lab/schema.ts";
@@ -29,17 +27,15 @@ import type { Lane, SeatHooks, SeatRelease, SeatSpec } from "../../study/types.t
 import { SANDBOX_CA_PATH, type SandboxCa } from "../../terminal-seat/ca.ts";
 import { createTerminalParticipant, type TerminalPlan } from "../../terminal-seat/plan.ts";
 import { PARTICIPANT_USER } from "../../terminal-seat/provision.ts";
+import { copySandboxCa, participantResultError, recordRelease, seatRelease, terminalSeatBase, terminalSeatFailure } from "../../terminal-seat/seat.ts";
 import {
-  checkSeat,
-  copySandboxCa,
-  participantResultError,
-  recordRelease,
-  seatRelease,
-  type TerminalSeatBase,
-  terminalSeatBase,
-  terminalSeatFailure,
-} from "../../terminal-seat/seat.ts";
-import { beginTeardown, participantEnded, provisionTerminalSeat, runTerminalParticipant } from "../../terminal-seat/steps.ts";
+  beginTeardown,
+  participantEnded,
+  provisionTerminalSeat,
+  runTerminalParticipant,
+  type TerminalSeatState,
+  terminalSeatSession,
+} from "../../terminal-seat/steps.ts";
 import { type E2BTerminalSeatFacts, writeE2BSeatEvidence } from "./evidence.ts";
 import { ensureNode } from "./node.ts";
 import type { E2BAccess } from "./preflight.ts";
@@ -108,28 +104,15 @@ export function e2bTerminalLane(o: E2BTerminalLaneOptions): Lane<SeatEvidence<E2
 }
 
 /** One E2B terminal seat's state, shared by its steps (filled in as the seat goes). */
-interface E2BSeat {
+interface E2BSeat extends TerminalSeatState<E2BSandboxHandleApi, E2BTerminalSeatFacts> {
   o: E2BTerminalLaneOptions;
   egress: EgressPlan;
-  seat: SeatSpec;
-  hooks: SeatHooks;
-  base: TerminalSeatBase;
-  participant: TerminalParticipant;
   /** The participant is Codex (it reaches its model from the sandbox, and needs Node). */
   codex: boolean;
   /** The E2B timeout of the sandbox, ms. */
   timeoutMs: number;
-  networkEnv: Record<string, string>;
-  sandbox?: E2BSandboxHandleApi;
-  createdId?: string;
   acquiredAt?: number;
   resources?: { cpuCount: number; memoryMB: number };
-  outcome?: TerminalParticipantOutcome;
-  participantStarted: boolean;
-  checked?: TaskResult[];
-  provisionLog: string[];
-  cleanup: CleanupProof[];
-  evidence?: SeatEvidence<E2BTerminalSeatFacts>;
 }
 
 function e2bSeat(o: E2BTerminalLaneOptions, egress: EgressPlan, seat: SeatSpec, hooks: SeatHooks) {
@@ -137,6 +120,7 @@ function e2bSeat(o: E2BTerminalLaneOptions, egress: EgressPlan, seat: SeatSpec, 
   const codex = plan.descriptor.runtimeKeyNames.length > 0;
   const s: E2BSeat = {
     o,
+    lab,
     egress,
     seat,
     hooks,
@@ -151,21 +135,11 @@ function e2bSeat(o: E2BTerminalLaneOptions, egress: EgressPlan, seat: SeatSpec, 
     provisionLog: [],
     cleanup: [],
   };
-  return {
+  return terminalSeatSession(s, plan.descriptor.type, {
     prepare: () => prepareSeat(s),
-    async openSession() {
-      await s.base.setPhase("participate", plan.descriptor.type);
-    },
     participate: () => participateSeat(s),
-    async check() {
-      if (s.sandbox) s.checked = await checkSeat(s.base, lab, s.sandbox, hooks);
-    },
-    finalize: (end: { error?: StudyError; interrupted: boolean }) => finalizeSeat(s, end),
-    snapshot(): SeatEvidence<E2BTerminalSeatFacts> {
-      if (!s.evidence) throw new Error(`seat ${seat.id}: snapshot before finalize`);
-      return s.evidence;
-    },
-  };
+    finalize: (end) => finalizeSeat(s, end),
+  });
 }
 
 /**
