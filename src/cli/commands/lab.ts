@@ -86,7 +86,12 @@ export async function labInspect(ctx: CommandContext): Promise<CommandOutcome> {
  * route still tears down and writes the bundle, then we exit 130/143.
  */
 export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
-  const { loaded, rerun, route, scorer } = await prepareLabRun(ctx);
+  const { loaded, rerun, route, scorer } = await prepareLabRun(ctx, {
+    count: strFlag(ctx, "count"),
+    rerunFrom: strFlag(ctx, "rerun-failed-from"),
+    rerunWhich: strFlag(ctx, "rerun-which"),
+    scorer: strFlag(ctx, "scorer"),
+  });
   const quickStart = isQuickStartLab(ctx.args.lab!, loaded.origin) && !ctx.flags.live && !ctx.flags["dry-run"] && !rerun;
   let { mode, modeReason } = flagOrLabMode(ctx, loaded.config);
   if (rerun && mode === "dry-run") {
@@ -94,7 +99,7 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
       next: `add --live: humanish lab run ${ctx.args.lab} --rerun-failed-from ${rerun.continues.runId} --live`,
     });
   }
-  const runId = labRunId(ctx, loaded);
+  const runId = labRunId(ctx, loaded, strFlag(ctx, "run-id"));
   const trap = trapRunInterrupts(ctx);
   if (quickStart) {
     const decided = await quickStartMode(ctx, route, trap.signal);
@@ -117,10 +122,7 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
     trap.release();
     throw e;
   }
-  const display = ctx.json
-    ? undefined
-    : createProgressDisplay({ stream: { write: (s: string) => ctx.io.stderr(s), columns: process.stderr.columns }, isTTY: ctx.io.stderrIsTTY });
-  const toDisplay = display ? (e: Parameters<StudyContext["progress"]>[0]) => display.update(e) : () => {};
+  const { display, progress } = progressSink(ctx, observer);
   const study: StudyContext<typeof loaded.config> = {
     cwd: ctx.cwd,
     lab: loaded.config,
@@ -131,12 +133,7 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
     env: ctx.env,
     secrets: ctx.secrets,
     signal: trap.signal,
-    progress: observer
-      ? (e) => {
-          observer.progress(e);
-          toDisplay(e);
-        }
-      : toDisplay,
+    progress,
     ...(scorer ? { scorer } : {}),
     ...(rerun ? { seatIds: rerun.seats, continues: rerun.continues } : {}),
   };
@@ -162,6 +159,21 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
   return labRunOutcome(ctx, { result, loaded, rerun, route, modeReason, observer, received: trap.received });
 }
 
+/** The study's progress sink: the Observer (when watching), then the stderr display (human mode only). */
+function progressSink(ctx: CommandContext, observer: Observer | undefined) {
+  const display = ctx.json
+    ? undefined
+    : createProgressDisplay({ stream: { write: (s: string) => ctx.io.stderr(s), columns: process.stderr.columns }, isTTY: ctx.io.stderrIsTTY });
+  const toDisplay = display ? (e: Parameters<StudyContext["progress"]>[0]) => display.update(e) : () => {};
+  const progress: StudyContext["progress"] = observer
+    ? (e) => {
+        observer.progress(e);
+        toDisplay(e);
+      }
+    : toDisplay;
+  return { display, progress };
+}
+
 /**
  * What `lab run` settles before anything runs: the lab (with `--count`, or the seats of a
  * continued run, planned from the verified earlier run before anything else is loaded), its
@@ -169,20 +181,23 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
  * @throws HumanishError HUMANISH_LAB_OPTION_CONFLICT (--dry-run with --live), the lab's,
  *   the continued run's, the signing key's and the scorer's refusals
  */
-async function prepareLabRun(ctx: CommandContext) {
+async function prepareLabRun(
+  ctx: CommandContext,
+  flags: { count: string | undefined; rerunFrom: string | undefined; rerunWhich: string | undefined; scorer: string | undefined },
+) {
   if (ctx.flags["dry-run"] && ctx.flags.live) {
     throw new HumanishError("HUMANISH_LAB_OPTION_CONFLICT", "--dry-run and --live cannot be combined", { next: "pass one of --dry-run or --live" });
   }
-  let loaded = withSeatCount(await loadLab(ctx.args.lab!, ctx.cwd), strFlag(ctx, "count"));
+  let loaded = withSeatCount(await loadLab(ctx.args.lab!, ctx.cwd), flags.count);
   // A continued run is planned from the verified earlier run before anything else is loaded.
-  const rerun = await continueFrom(ctx, loaded, strFlag(ctx, "rerun-failed-from"), strFlag(ctx, "rerun-which"));
+  const rerun = await continueFrom(ctx, loaded, flags.rerunFrom, flags.rerunWhich);
   if (rerun) loaded = withRerunSeats(loaded, rerun);
   const route = selectLabBackend(loaded.config);
   // Every bundle is signed when sealed: a key that would be refused then (an insecure config
   // directory, a malformed HUMANISH_SIGNING_KEY) is refused now, before a sandbox or a cent.
   loadSigningKey(ctx.env);
   // The product adapter loads fail-closed here, before any engine, key, sandbox or spend.
-  const scorerFlag = strFlag(ctx, "scorer");
+  const scorerFlag = flags.scorer;
   const scorer = await loadScorer({
     config: loaded.config,
     ...(loaded.path ? { labPath: loaded.path } : {}),
@@ -197,13 +212,12 @@ async function prepareLabRun(ctx: CommandContext) {
 }
 
 /**
- * The run's id: `--run-id`, else a new one from the lab id.
+ * The run's id: `requested` (`--run-id`), else a new one from the lab id.
  * @throws HumanishError a malformed `--run-id`; HUMANISH_SECRET_IN_IDENTIFIER when the lab id
  *   or the run id carries a secret value (an identifier becomes a directory name and structure
  *   in every file, which is never scrubbed)
  */
-function labRunId(ctx: CommandContext, loaded: LoadedLab): string {
-  const requested = strFlag(ctx, "run-id");
+function labRunId(ctx: CommandContext, loaded: LoadedLab, requested: string | undefined): string {
   if (requested !== undefined) assertRunId(requested);
   const runId = requested ?? newRunId(loaded.config.id);
   for (const [what, value, fix] of [
