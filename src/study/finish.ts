@@ -55,40 +55,10 @@ function signalName(signal: AbortSignal): "SIGINT" | "SIGTERM" {
 export async function finishStudy(f: FinishInput): Promise<StudyResult> {
   const { ctx, writer, assembled: a } = f;
   const redact = (s: string) => writer.redactor.text(s);
-  const interrupted = ctx.signal.aborted ? signalName(ctx.signal) : undefined;
-  const cleanupFailure = a.failures.find((e) => e.code.endsWith("CLEANUP_UNPROVEN"));
-  const seats = a.study.seats;
-  const allFailed = seats.length > 0 && seats.every((s) => a.seatFailures.has(s.id));
-  const firstSeatFailure = seats.map((s) => a.seatFailures.get(s.id)).find((e) => e !== undefined);
-  const failure: StudyError | undefined = cleanupFailure ?? f.failure ?? (seats.length === 1 || allFailed ? firstSeatFailure : undefined);
-  const warnings = [...ctx.labWarnings, ...f.warnings];
-  const failedSeats = seats.filter((s) => a.seatFailures.has(s.id));
-  if (!failure && failedSeats.length > 0) {
-    warnings.push({
-      code: "HUMANISH_STUDY_SEAT_FAILED",
-      message: `${failedSeats.length} of ${seats.length} seat(s) failed as a harness (not a finding): ${failedSeats.map((s) => `${s.id} ${a.seatFailures.get(s.id)?.code}`).join(", ")}`,
-    });
-  }
-  if (a.study.totals.budgetReached > 0) {
-    warnings.push({ code: "HUMANISH_STUDY_BUDGET_REACHED", message: `${a.study.totals.budgetReached} seat(s) did not start: the study budget was spent` });
-  }
-  const outcome: RunOutcome = interrupted
-    ? { state: "interrupted", interrupted }
-    : failure
-      ? { state: "failed", error: { code: failure.code, message: redact(failure.message), ...(failure.next ? { next: failure.next } : {}) } }
-      : { state: "completed" };
+  const { interrupted, failure, warnings, outcome } = studyOutcome(f);
   const lifecycle = [...f.lifecycle, ...a.lifecycle].sort((x, y) => (x.at < y.at ? -1 : x.at > y.at ? 1 : 0));
   const review = deriveReview({ mode: ctx.mode, outcome, participants: a.participants, tasks: a.tasks, gaps: f.gaps });
-  // A one-seat study keeps its single progress line through the study's own phases.
-  const only = a.study.seats.length === 1 ? a.study.seats[0]!.id : undefined;
-  const say = (phase: string, e: { detail?: string; tasksPassed?: number; tasksTotal?: number; status?: string; completionReason?: string } = {}) => {
-    if (!only) return;
-    try {
-      ctx.progress({ participant: only, phase, ...e });
-    } catch {
-      // a broken progress sink never stops a study
-    }
-  };
+  const say = oneSeatProgress(f);
   say("write");
   await writer.writeStatus({ phase: "write" }).catch(() => undefined);
   let input: RunBundleInput = {
@@ -131,9 +101,77 @@ export async function finishStudy(f: FinishInput): Promise<StudyResult> {
     tasksTotal: a.tasks.length,
     ...(p0 ? { status: p0.status, ...(p0.completionReason ? { completionReason: p0.completionReason } : {}) } : {}),
   });
+  const error = resultError(f, { failure, interrupted, scored, verify }, redact);
+  return studyResult(f, { bundle, verify, warnings, passed, error, interrupted }, redact);
+}
+
+/**
+ * The study's outcome before anything is written: interrupted (by which signal), else failed —
+ * an unproven cleanup first, then the study's own failure, then (one seat, or all failed) the
+ * first seat's — else completed. `warnings` are the lab's and the plan's, plus failed seats
+ * among many and seats the budget kept from starting.
+ */
+function studyOutcome(f: FinishInput) {
+  const { ctx, assembled: a } = f;
+  const redact = (s: string) => f.writer.redactor.text(s);
+  const interrupted = ctx.signal.aborted ? signalName(ctx.signal) : undefined;
+  const cleanupFailure = a.failures.find((e) => e.code.endsWith("CLEANUP_UNPROVEN"));
+  const seats = a.study.seats;
+  const allFailed = seats.length > 0 && seats.every((s) => a.seatFailures.has(s.id));
+  const firstSeatFailure = seats.map((s) => a.seatFailures.get(s.id)).find((e) => e !== undefined);
+  const failure: StudyError | undefined = cleanupFailure ?? f.failure ?? (seats.length === 1 || allFailed ? firstSeatFailure : undefined);
+  const warnings = [...ctx.labWarnings, ...f.warnings];
+  const failedSeats = seats.filter((s) => a.seatFailures.has(s.id));
+  if (!failure && failedSeats.length > 0) {
+    warnings.push({
+      code: "HUMANISH_STUDY_SEAT_FAILED",
+      message: `${failedSeats.length} of ${seats.length} seat(s) failed as a harness (not a finding): ${failedSeats.map((s) => `${s.id} ${a.seatFailures.get(s.id)?.code}`).join(", ")}`,
+    });
+  }
+  if (a.study.totals.budgetReached > 0) {
+    warnings.push({ code: "HUMANISH_STUDY_BUDGET_REACHED", message: `${a.study.totals.budgetReached} seat(s) did not start: the study budget was spent` });
+  }
+  const outcome: RunOutcome = interrupted
+    ? { state: "interrupted", interrupted }
+    : failure
+      ? { state: "failed", error: { code: failure.code, message: redact(failure.message), ...(failure.next ? { next: failure.next } : {}) } }
+      : { state: "completed" };
+  return { interrupted, failure, warnings, outcome };
+}
+
+/** A one-seat study keeps its single progress line through the study's own phases; a many-seat study's says nothing here. */
+function oneSeatProgress(f: FinishInput) {
+  const seats = f.assembled.study.seats;
+  const only = seats.length === 1 ? seats[0]!.id : undefined;
+  return (phase: string, e: { detail?: string; tasksPassed?: number; tasksTotal?: number; status?: string; completionReason?: string } = {}) => {
+    if (!only) return;
+    try {
+      f.ctx.progress({ participant: only, phase, ...e });
+    } catch {
+      // a broken progress sink never stops a study
+    }
+  };
+}
+
+/**
+ * The result's error, first that applies: the study's failure; a one-seat study's result error
+ * (not when interrupted); the scorer's failure; `HUMANISH_VERIFY_FAILED` with the failed checks.
+ */
+function resultError(
+  f: FinishInput,
+  o: {
+    failure: StudyError | undefined;
+    interrupted: string | undefined;
+    scored: Awaited<ReturnType<typeof scoreStudy>> | undefined;
+    verify: Awaited<ReturnType<typeof verifyRun>>;
+  },
+  redact: (s: string) => string,
+): StudyError | undefined {
+  const { failure, scored, verify } = o;
+  const a = f.assembled;
   let error = failure ? { code: failure.code, message: redact(failure.message), ...(failure.next ? { next: failure.next } : {}) } : undefined;
   const first = a.resultErrors[0];
-  if (!error && !interrupted && first && a.study.seats.length === 1) error = { ...first, message: redact(first.message) };
+  if (!error && !o.interrupted && first && a.study.seats.length === 1) error = { ...first, message: redact(first.message) };
   if (!error && scored?.failure)
     error = { code: scored.failure.code, message: scored.failure.message, ...(scored.failure.next ? { next: scored.failure.next } : {}) };
   if (!error && !verify.ok) {
@@ -145,9 +183,28 @@ export async function finishStudy(f: FinishInput): Promise<StudyResult> {
           .map((c) => `${c.name}: ${c.message}`)
           .join("; "),
       ),
-      next: `humanish verify --run ${ctx.runId}`,
+      next: `humanish verify --run ${f.ctx.runId}`,
     };
   }
+  return error;
+}
+
+/** The result the CLI prints, from the sealed bundle and its verification (`passed`: tasks whose check passed). */
+function studyResult(
+  f: FinishInput,
+  o: {
+    bundle: Awaited<ReturnType<RunWriter["finalize"]>>;
+    verify: Awaited<ReturnType<typeof verifyRun>>;
+    warnings: { code: string; message: string }[];
+    passed: number;
+    error: StudyError | undefined;
+    interrupted: "SIGINT" | "SIGTERM" | undefined;
+  },
+  redact: (s: string) => string,
+): StudyResult {
+  const { ctx, writer, assembled: a } = f;
+  const { bundle, verify, error, interrupted } = o;
+  const seats = a.study.seats;
   return {
     ok: !error && !interrupted && verify.ok,
     runId: ctx.runId,
@@ -170,11 +227,11 @@ export async function finishStudy(f: FinishInput): Promise<StudyResult> {
       ...(t.participantId ? { participantId: t.participantId } : {}),
       ...(t.detail ? { detail: t.detail } : {}),
     })),
-    reward: ctx.mode === "live" && a.tasks.length > 0 ? passed / a.tasks.length : null,
+    reward: ctx.mode === "live" && a.tasks.length > 0 ? o.passed / a.tasks.length : null,
     verify: { ok: verify.ok, shareSafety: verify.shareSafety.status },
     verification: verify,
-    warnings: warnings.map((w) => ({ code: w.code, message: w.message })),
-    seats: a.study.seats.map((s) => ({
+    warnings: o.warnings.map((w) => ({ code: w.code, message: w.message })),
+    seats: seats.map((s) => ({
       id: s.id,
       state: s.state,
       phase: s.phase,
@@ -185,25 +242,29 @@ export async function finishStudy(f: FinishInput): Promise<StudyResult> {
       ...(s.error ? { error: { ...s.error, message: redact(s.error.message) } } : {}),
     })),
     study: { declaredSeats: a.study.declaredSeats, concurrency: a.study.concurrency, waves: a.study.waves, totals: a.study.totals },
-    ...(bundle.scorerProvenance
-      ? {
-          adapter: {
-            ref: bundle.scorerProvenance.ref,
-            hooks: bundle.scorerProvenance.hooks,
-            score: bundle.adapterScore
-              ? {
-                  namespace: bundle.adapterScore.namespace,
-                  status: bundle.adapterScore.status,
-                  score: bundle.adapterScore.score,
-                  summary: bundle.adapterScore.summary,
-                }
-              : null,
-            feedbackCandidates: bundle.feedbackCandidates?.length ?? 0,
-            artifacts: (bundle.adapterArtifacts ?? []).map((x) => x.path),
-          },
-        }
-      : {}),
+    ...(bundle.scorerProvenance ? { adapter: adapterSummary(bundle, bundle.scorerProvenance) } : {}),
     ...(error ? { error } : {}),
     ...(interrupted ? { interrupted } : {}),
+  };
+}
+
+/** The scorer's part of the result: its ref and hooks, its score (null when it gave none), feedback candidates and artifacts. */
+function adapterSummary(
+  bundle: Awaited<ReturnType<RunWriter["finalize"]>>,
+  provenance: NonNullable<Awaited<ReturnType<RunWriter["finalize"]>>["scorerProvenance"]>,
+) {
+  return {
+    ref: provenance.ref,
+    hooks: provenance.hooks,
+    score: bundle.adapterScore
+      ? {
+          namespace: bundle.adapterScore.namespace,
+          status: bundle.adapterScore.status,
+          score: bundle.adapterScore.score,
+          summary: bundle.adapterScore.summary,
+        }
+      : null,
+    feedbackCandidates: bundle.feedbackCandidates?.length ?? 0,
+    artifacts: (bundle.adapterArtifacts ?? []).map((x) => x.path),
   };
 }

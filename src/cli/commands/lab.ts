@@ -86,29 +86,12 @@ export async function labInspect(ctx: CommandContext): Promise<CommandOutcome> {
  * route still tears down and writes the bundle, then we exit 130/143.
  */
 export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
-  if (ctx.flags["dry-run"] && ctx.flags.live) {
-    throw new HumanishError("HUMANISH_LAB_OPTION_CONFLICT", "--dry-run and --live cannot be combined", { next: "pass one of --dry-run or --live" });
-  }
-  let loaded = withSeatCount(await loadLab(ctx.args.lab!, ctx.cwd), strFlag(ctx, "count"));
-  // A continued run is planned from the verified earlier run before anything else is loaded.
-  const rerun = await continueFrom(ctx, loaded, strFlag(ctx, "rerun-failed-from"), strFlag(ctx, "rerun-which"));
-  if (rerun) loaded = withRerunSeats(loaded, rerun);
-  const route = selectLabBackend(loaded.config);
-  // Every bundle is signed when sealed: a key that would be refused then (an insecure config
-  // directory, a malformed HUMANISH_SIGNING_KEY) is refused now, before a sandbox or a cent.
-  loadSigningKey(ctx.env);
-  // The product adapter loads fail-closed here, before any engine, key, sandbox or spend.
-  const scorerFlag = strFlag(ctx, "scorer");
-  const scorer = await loadScorer({
-    config: loaded.config,
-    ...(loaded.path ? { labPath: loaded.path } : {}),
-    ...(scorerFlag !== undefined ? { flag: scorerFlag } : {}),
-    cwd: ctx.cwd,
-    env: ctx.env,
+  const { loaded, rerun, route, scorer } = await prepareLabRun(ctx, {
+    count: strFlag(ctx, "count"),
+    rerunFrom: strFlag(ctx, "rerun-failed-from"),
+    rerunWhich: strFlag(ctx, "rerun-which"),
+    scorer: strFlag(ctx, "scorer"),
   });
-  if (scorer?.confinement.mode === "unconfined") {
-    ctx.io.stderr(`humanish: warning: the scorer ${scorer.provenance.ref} runs UNCONFINED (${scorer.confinement.reason}); ${UNCONFINED_POWERS}\n`);
-  }
   const quickStart = isQuickStartLab(ctx.args.lab!, loaded.origin) && !ctx.flags.live && !ctx.flags["dry-run"] && !rerun;
   let { mode, modeReason } = flagOrLabMode(ctx, loaded.config);
   if (rerun && mode === "dry-run") {
@@ -116,35 +99,8 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
       next: `add --live: humanish lab run ${ctx.args.lab} --rerun-failed-from ${rerun.continues.runId} --live`,
     });
   }
-  const requested = strFlag(ctx, "run-id");
-  if (requested !== undefined) assertRunId(requested);
-  const runId = requested ?? newRunId(loaded.config.id);
-  // An identifier becomes a directory name and structure in every file, which is never scrubbed:
-  // one that carries a secret value is refused before anything is written.
-  for (const [what, value, fix] of [
-    // The lab id first: a run id made from it (no --run-id) would otherwise be blamed.
-    ["lab id", loaded.config.id, `rename the lab's id in ${loaded.ref}`],
-    ["run id", runId, "choose another --run-id (or omit it)"],
-  ] as const) {
-    if (secretIn(value, ctx.secrets) !== undefined) {
-      throw new HumanishError("HUMANISH_SECRET_IN_IDENTIFIER", `the ${what} contains the value of a secret variable; nothing was written`, {
-        next: fix,
-      });
-    }
-  }
-
-  // The first signal decides the outcome and the exit code. Later ones never cut the finish
-  // short: a process that quits mid-cleanup leaves no run.json and a status stuck "running",
-  // while the cleanup itself is bounded (every release step and hook has its own deadline).
-  const trap = trapInterrupts({
-    first: (sig) => {
-      if (!ctx.json) ctx.io.stderr(`\nhumanish: ${sig} — stopping the participant, then releasing its sandbox and writing the bundle\n`);
-    },
-    repeat: (_sig, count) => {
-      if (count === 1 && !ctx.json) ctx.io.stderr("humanish: cleanup is running and every step of it has a deadline; the bundle is written when it ends\n");
-    },
-  });
-
+  const runId = labRunId(ctx, loaded, strFlag(ctx, "run-id"));
+  const trap = trapRunInterrupts(ctx);
   if (quickStart) {
     const decided = await quickStartMode(ctx, route, trap.signal);
     const interrupted = trap.received;
@@ -166,10 +122,7 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
     trap.release();
     throw e;
   }
-  const display = ctx.json
-    ? undefined
-    : createProgressDisplay({ stream: { write: (s: string) => ctx.io.stderr(s), columns: process.stderr.columns }, isTTY: ctx.io.stderrIsTTY });
-  const toDisplay = display ? (e: Parameters<StudyContext["progress"]>[0]) => display.update(e) : () => {};
+  const { display, progress } = progressSink(ctx, observer);
   const study: StudyContext<typeof loaded.config> = {
     cwd: ctx.cwd,
     lab: loaded.config,
@@ -180,12 +133,7 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
     env: ctx.env,
     secrets: ctx.secrets,
     signal: trap.signal,
-    progress: observer
-      ? (e) => {
-          observer.progress(e);
-          toDisplay(e);
-        }
-      : toDisplay,
+    progress,
     ...(scorer ? { scorer } : {}),
     ...(rerun ? { seatIds: rerun.seats, continues: rerun.continues } : {}),
   };
@@ -208,11 +156,124 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
     if (observer) await endWatch(ctx, observer);
     trap.release();
   }
-  const why = result.interrupted ?? trap.received;
+  return labRunOutcome(ctx, { result, loaded, rerun, route, modeReason, observer, received: trap.received });
+}
+
+/** The study's progress sink: the Observer (when watching), then the stderr display (human mode only). */
+function progressSink(ctx: CommandContext, observer: Observer | undefined) {
+  const display = ctx.json
+    ? undefined
+    : createProgressDisplay({ stream: { write: (s: string) => ctx.io.stderr(s), columns: process.stderr.columns }, isTTY: ctx.io.stderrIsTTY });
+  const toDisplay = display ? (e: Parameters<StudyContext["progress"]>[0]) => display.update(e) : () => {};
+  const progress: StudyContext["progress"] = observer
+    ? (e) => {
+        observer.progress(e);
+        toDisplay(e);
+      }
+    : toDisplay;
+  return { display, progress };
+}
+
+/**
+ * What `lab run` settles before anything runs: the lab (with `--count`, or the seats of a
+ * continued run, planned from the verified earlier run before anything else is loaded), its
+ * route, the signing key and the product adapter (loaded fail-closed).
+ * @throws HumanishError HUMANISH_LAB_OPTION_CONFLICT (--dry-run with --live), the lab's,
+ *   the continued run's, the signing key's and the scorer's refusals
+ */
+async function prepareLabRun(
+  ctx: CommandContext,
+  flags: { count: string | undefined; rerunFrom: string | undefined; rerunWhich: string | undefined; scorer: string | undefined },
+) {
+  if (ctx.flags["dry-run"] && ctx.flags.live) {
+    throw new HumanishError("HUMANISH_LAB_OPTION_CONFLICT", "--dry-run and --live cannot be combined", { next: "pass one of --dry-run or --live" });
+  }
+  let loaded = withSeatCount(await loadLab(ctx.args.lab!, ctx.cwd), flags.count);
+  // A continued run is planned from the verified earlier run before anything else is loaded.
+  const rerun = await continueFrom(ctx, loaded, flags.rerunFrom, flags.rerunWhich);
+  if (rerun) loaded = withRerunSeats(loaded, rerun);
+  const route = selectLabBackend(loaded.config);
+  // Every bundle is signed when sealed: a key that would be refused then (an insecure config
+  // directory, a malformed HUMANISH_SIGNING_KEY) is refused now, before a sandbox or a cent.
+  loadSigningKey(ctx.env);
+  // The product adapter loads fail-closed here, before any engine, key, sandbox or spend.
+  const scorerFlag = flags.scorer;
+  const scorer = await loadScorer({
+    config: loaded.config,
+    ...(loaded.path ? { labPath: loaded.path } : {}),
+    ...(scorerFlag !== undefined ? { flag: scorerFlag } : {}),
+    cwd: ctx.cwd,
+    env: ctx.env,
+  });
+  if (scorer?.confinement.mode === "unconfined") {
+    ctx.io.stderr(`humanish: warning: the scorer ${scorer.provenance.ref} runs UNCONFINED (${scorer.confinement.reason}); ${UNCONFINED_POWERS}\n`);
+  }
+  return { loaded, rerun, route, scorer };
+}
+
+/**
+ * The run's id: `requested` (`--run-id`), else a new one from the lab id.
+ * @throws HumanishError a malformed `--run-id`; HUMANISH_SECRET_IN_IDENTIFIER when the lab id
+ *   or the run id carries a secret value (an identifier becomes a directory name and structure
+ *   in every file, which is never scrubbed)
+ */
+function labRunId(ctx: CommandContext, loaded: LoadedLab, requested: string | undefined): string {
+  if (requested !== undefined) assertRunId(requested);
+  const runId = requested ?? newRunId(loaded.config.id);
+  for (const [what, value, fix] of [
+    // The lab id first: a run id made from it (no --run-id) would otherwise be blamed.
+    ["lab id", loaded.config.id, `rename the lab's id in ${loaded.ref}`],
+    ["run id", runId, "choose another --run-id (or omit it)"],
+  ] as const) {
+    if (secretIn(value, ctx.secrets) !== undefined) {
+      throw new HumanishError("HUMANISH_SECRET_IN_IDENTIFIER", `the ${what} contains the value of a secret variable; nothing was written`, {
+        next: fix,
+      });
+    }
+  }
+  return runId;
+}
+
+/**
+ * Traps SIGINT/SIGTERM for the run. The first signal decides the outcome and the exit code.
+ * Later ones never cut the finish short: a process that quits mid-cleanup leaves no run.json
+ * and a status stuck "running", while the cleanup itself is bounded (every release step and
+ * hook has its own deadline).
+ */
+function trapRunInterrupts(ctx: CommandContext) {
+  return trapInterrupts({
+    first: (sig) => {
+      if (!ctx.json) ctx.io.stderr(`\nhumanish: ${sig} — stopping the participant, then releasing its sandbox and writing the bundle\n`);
+    },
+    repeat: (_sig, count) => {
+      if (count === 1 && !ctx.json) ctx.io.stderr("humanish: cleanup is running and every step of it has a deadline; the bundle is written when it ends\n");
+    },
+  });
+}
+
+/**
+ * The command's outcome from the study's result: the envelope (the run directory project-relative,
+ * the interruption as its error when the study gave none, a continued run's combined line) and
+ * the exit code — 130/143 when interrupted, 2 when the run failed, else 0.
+ */
+async function labRunOutcome(
+  ctx: CommandContext,
+  o: {
+    result: StudyResult;
+    loaded: LoadedLab;
+    rerun: RerunPlan | undefined;
+    route: string;
+    modeReason: ModeReason;
+    observer: Observer | undefined;
+    received: ReturnType<typeof trapInterrupts>["received"];
+  },
+): Promise<CommandOutcome> {
+  const { result, loaded, rerun, observer } = o;
+  const why = result.interrupted ?? o.received;
   // The analyst never fails a study; in human mode a live study says why it has no findings.
   const a = result.analysis;
   if (!ctx.json && a?.outcome === "skipped" && result.mode === "live") ctx.io.stderr(`humanish: findings skipped: ${inertText(a.skipped ?? "")}\n`);
-  const schema = route === "terminal" ? "humanish.terminal-lab-result.v1" : "humanish.browser-lab-result.v1";
+  const schema = o.route === "terminal" ? "humanish.terminal-lab-result.v1" : "humanish.browser-lab-result.v1";
   // Project-relative, so scripts can use it (an absolute local path is redacted from stdout).
   const runDir = relative(ctx.cwd, result.runDir) || result.runDir;
   const envelope = {
@@ -222,7 +283,7 @@ export async function labRun(ctx: CommandContext): Promise<CommandOutcome> {
     ok: result.ok && !why,
     lab: loaded.config.id,
     labRef: loaded.ref,
-    modeReason,
+    modeReason: o.modeReason,
     ...(observer ? { watchUrl: observer.url } : {}),
     ...(why ? { interrupted: why } : {}),
     ...(rerun ? { continues: rerun.continues, combined: await combinedAfter(ctx, result) } : {}),

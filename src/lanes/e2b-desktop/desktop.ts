@@ -121,18 +121,48 @@ function failed(step: string, e: unknown): HumanishError {
  */
 export async function openDesktop(o: OpenDesktopOptions): Promise<E2BDesktop> {
   const started = performance.now();
+  const sbx = await createRecordedSandbox(o);
+  const shell = sandboxShell(sbx);
+  const resources = await sbx
+    .getInfo({ requestTimeoutMs: 20_000 })
+    .then((i) => (Number.isFinite(i.cpuCount) && Number.isFinite(i.memoryMB) ? { cpuCount: i.cpuCount, memoryMB: i.memoryMB } : undefined))
+    .catch(() => undefined);
+  const { dir, paths, browser } = await setUpDesktop(sbx, shell);
+  if (o.app.kind === "served") await serveInDesktop(sbx, shell, dir, o.app.url, o.appFiles ?? [], o.signal);
+  await launchChromium(sbx, o, { dir, socket: paths.socket, browser });
+  const origin = o.app.url.origin;
+  await waitFor("Chromium showing the app", BROWSER_READY_MS, o.signal, async () => {
+    const f = parseFacts((await shell.run(`${shellCommand(["python3", "-I", paths.factsPy, paths.socket])} || true`, 15_000)).stdout);
+    return f !== undefined && f !== "other-tabs" && new URL(f.url).origin === origin;
+  });
+  await verifyBrowserSandbox(shell);
+  const liveView = o.onLiveView ? await startLiveView(sbx, o.onLiveView) : false;
+  return {
+    id: sbx.sandboxId,
+    executor: createE2BDesktopExecutor({ shell, paths, width: o.width, height: o.height }),
+    startMs: performance.now() - started,
+    browser,
+    liveView,
+    ...(resources ? { resources } : {}),
+  };
+}
+
+/**
+ * Creates the desktop sandbox (killed on its timeout). The SDK starts Xvfb and XFCE inside
+ * `create` before returning the sandbox; a hook on its start sees the id first, so a failed start
+ * still leaves the exact id with the caller (`onCreated`).
+ * @throws HumanishError `HUMANISH_E2B_DESKTOP_CREATE_FAILED`, or onCreated's own HumanishError
+ */
+async function createRecordedSandbox(o: OpenDesktopOptions): Promise<Sandbox> {
   const onCreated = o.onCreated;
-  // The SDK starts Xvfb and XFCE inside `create` before returning the sandbox; this hook sees
-  // the id first, so a failed start still leaves the exact id with the caller.
   const Recorded = class extends Sandbox {
     protected override async _start(display: string, opts?: Parameters<Sandbox["_start"]>[1]): Promise<void> {
       await onCreated(this.sandboxId);
       return super._start(display, opts);
     }
   };
-  let sbx: Sandbox;
   try {
-    sbx = await Recorded.create(o.template, {
+    return await Recorded.create(o.template, {
       apiKey: o.conn.apiKey,
       ...(o.conn.apiUrl ? { apiUrl: o.conn.apiUrl } : {}),
       ...(o.conn.sandboxUrl ? { sandboxUrl: o.conn.sandboxUrl } : {}),
@@ -157,36 +187,49 @@ export async function openDesktop(o: OpenDesktopOptions): Promise<E2BDesktop> {
       },
     );
   }
-  const shell = sandboxShell(sbx);
-  const resources = await sbx
-    .getInfo({ requestTimeoutMs: 20_000 })
-    .then((i) => (Number.isFinite(i.cpuCount) && Number.isFinite(i.memoryMB) ? { cpuCount: i.cpuCount, memoryMB: i.memoryMB } : undefined))
-    .catch(() => undefined);
+}
+
+/**
+ * Makes the desktop's private working directory (mode 0700, with a Chromium profile), writes the
+ * launcher and the facts probe into it, and finds the Chromium binary.
+ * @throws HumanishError `HUMANISH_E2B_DESKTOP_PROVISION_FAILED` (step `setup`)
+ */
+async function setUpDesktop(
+  sbx: Sandbox,
+  shell: DesktopShell,
+): Promise<{ dir: string; paths: { dir: string; socket: string; factsPy: string }; browser: string }> {
   const dir = `/tmp/humanish-${randomUUID()}`;
   const paths = { dir, socket: `${dir}/facts.sock`, factsPy: `${dir}/facts.py` };
-  let browser: string;
   try {
     await shell.run(shellCommand(["install", "-d", "-m", "700", dir, `${dir}/profile`]), 15_000);
     await sbx.files.write([
       { path: `${dir}/launcher.py`, data: LAUNCHER_PY },
       { path: paths.factsPy, data: FACTS_PY },
     ]);
-    browser = (
+    const browser = (
       await shell.run("command -v chromium || command -v chromium-browser || command -v google-chrome-stable || command -v google-chrome", 15_000)
     ).stdout.trim();
     if (!browser.startsWith("/")) throw new Error("no chromium binary on PATH");
+    return { dir, paths, browser };
   } catch (e) {
     throw failed("setup", e);
   }
-  if (o.app.kind === "served") await serveInDesktop(sbx, shell, dir, o.app.url, o.appFiles ?? [], o.signal);
+}
+
+/**
+ * Starts the launcher in the background: Chromium (`browser`) at the app, the window the desktop's
+ * size, its facts on `socket`.
+ * @throws HumanishError `HUMANISH_E2B_DESKTOP_PROVISION_FAILED` (step `Chromium launch`)
+ */
+async function launchChromium(sbx: Sandbox, o: OpenDesktopOptions, at: { dir: string; socket: string; browser: string }): Promise<void> {
   try {
     const launch = shellCommand([
       "python3",
       "-I",
-      `${dir}/launcher.py`,
-      paths.socket,
-      browser,
-      `${dir}/profile`,
+      `${at.dir}/launcher.py`,
+      at.socket,
+      at.browser,
+      `${at.dir}/profile`,
       String(o.width),
       String(o.height),
       o.app.url.href,
@@ -196,30 +239,21 @@ export async function openDesktop(o: OpenDesktopOptions): Promise<E2BDesktop> {
   } catch (e) {
     throw failed("Chromium launch", e);
   }
-  const origin = o.app.url.origin;
-  await waitFor("Chromium showing the app", BROWSER_READY_MS, o.signal, async () => {
-    const f = parseFacts((await shell.run(`${shellCommand(["python3", "-I", paths.factsPy, paths.socket])} || true`, 15_000)).stdout);
-    return f !== undefined && f !== "other-tabs" && new URL(f.url).origin === origin;
-  });
-  await verifyBrowserSandbox(shell);
-  let liveView = false;
-  if (o.onLiveView) {
-    try {
-      await sbx.stream.start({ requireAuth: true });
-      o.onLiveView(sbx.stream.getUrl({ authKey: sbx.stream.getAuthKey(), viewOnly: true }));
-      liveView = true;
-    } catch (e) {
-      throw failed("live view", e);
-    }
+}
+
+/**
+ * Starts the desktop's view-only live stream with authentication and hands its URL (a secret)
+ * to `onLiveView`; true once started.
+ * @throws HumanishError `HUMANISH_E2B_DESKTOP_PROVISION_FAILED` (step `live view`)
+ */
+async function startLiveView(sbx: Sandbox, onLiveView: (url: string) => void): Promise<boolean> {
+  try {
+    await sbx.stream.start({ requireAuth: true });
+    onLiveView(sbx.stream.getUrl({ authKey: sbx.stream.getAuthKey(), viewOnly: true }));
+    return true;
+  } catch (e) {
+    throw failed("live view", e);
   }
-  return {
-    id: sbx.sandboxId,
-    executor: createE2BDesktopExecutor({ shell, paths, width: o.width, height: o.height }),
-    startMs: performance.now() - started,
-    browser,
-    liveView,
-    ...(resources ? { resources } : {}),
-  };
 }
 
 /** Upload a served app's files and start a loopback static server inside the desktop. */

@@ -16,23 +16,14 @@
  * report and verify treat both lanes alike. Study-level pieces (the app's files, the key) are the
  * route's.
  */
-import type { BrowserParticipant, BrowserRun } from "../../actors/browser-participant/index.ts";
-import type { CleanupProof, RunParticipant, TaskResult } from "../../bundle/schemas.ts";
+import type { BrowserParticipant } from "../../actors/browser-participant/index.ts";
+import type { CleanupProof } from "../../bundle/schemas.ts";
 import type { RunWriter } from "../../bundle/writer.ts";
 import type { DeviceName, DevicePreset } from "../../lab/schema.ts";
-import {
-  type BrowserSeatFacts,
-  browserSeatBasics,
-  browserSeatFailure,
-  browserSeatGeometry,
-  browserSeatVerdict,
-  browserStopWhen,
-  checkBrowserTasks,
-  runSeatParticipant,
-  uncheckedTasks,
-  writeParticipantEvidence,
-} from "../../study/browser-seat.ts";
-import { evidenceSummary, type SeatEvidence, type StudyError } from "../../study/evidence.ts";
+import { browserSeatSession, writeBrowserSeatEvidence } from "../../study/browser-lane.ts";
+import { type BrowserSeatBasics, type BrowserSeatFacts, browserSeatBasics } from "../../study/browser-seat.ts";
+import { evidenceSummary, type SeatEvidence } from "../../study/evidence.ts";
+import { appendSandboxReceipt } from "../../study/receipts.ts";
 import type { Lane, SeatHooks, SeatRelease, SeatSpec } from "../../study/types.ts";
 import { desktopTimeLine } from "./cost.ts";
 import { type E2BConnection, type E2BDesktop, openDesktop } from "./desktop.ts";
@@ -84,165 +75,136 @@ export function e2bDesktopLane(o: E2BDesktopLaneOptions): Lane<SeatEvidence<Brow
 }
 
 function e2bSeat(o: E2BDesktopLaneOptions, seat: SeatSpec, hooks: SeatHooks) {
-  const writer = o.writer;
-  const basics = browserSeatBasics(writer, seat, o.devices, o.seatCount);
-  const { pid, redact, lifecycle, log, device, screen, paths } = basics;
-  const participant = o.participant;
-  const origin = o.app.url.origin;
-  let sandboxId: string | undefined;
-  let acquiredAt: number | undefined;
-  let releasedAt: number | undefined;
-  let desktop: E2BDesktop | undefined;
-  let run: BrowserRun | undefined;
-  let tasks: TaskResult[] = [];
-  let failedWith: StudyError | undefined;
-  let interrupted = false;
+  const basics = browserSeatBasics(o.writer, seat, o.devices, o.seatCount);
   const cleanup: CleanupProof[] = [];
-  let evidence: SeatEvidence<BrowserSeatFacts> | undefined;
-
-  return {
-    async prepare() {
-      hooks.progress("allocate", `E2B desktop ${o.template} ${screen.width}x${screen.height}`);
-      hooks.beforeCreate();
-      desktop = await openDesktop({
-        conn: o.conn,
-        template: o.template,
-        width: screen.width,
-        height: screen.height,
-        timeoutMs: o.sessionMs + E2B_DESKTOP_MARGIN_MS,
-        metadata: { "humanish.run": o.runId, "humanish.seat": pid, "humanish.lab": o.labId },
-        app: o.app,
-        ...(o.appFiles ? { appFiles: o.appFiles } : {}),
-        ...(o.onLiveView ? { onLiveView: (url: string) => o.onLiveView?.(pid, url) } : {}),
-        signal: hooks.signal,
-        onCreated: async (id) => {
-          sandboxId = id;
-          acquiredAt = Date.now();
-          hooks.created(id);
-          await writer.appendNdjson(
-            "sandbox-receipts.ndjson",
-            { at: new Date().toISOString(), participantId: pid, provider: "e2b", id, kind: "desktop", timeoutMs: o.sessionMs + E2B_DESKTOP_MARGIN_MS },
-            { kind: "sandbox-receipts", durable: true },
-          );
-          log("browser-lab.desktop.created", `E2B desktop ${id} (template ${o.template}) for ${pid} (${device.name}); id recorded before provisioning`);
-          o.onDesktopCreated?.(pid, id);
-        },
-      });
-      log(
-        "browser-lab.desktop.ready",
-        `${pid}: ${desktop.browser} shows ${o.app.kind === "served" ? "the app served inside the desktop" : origin} in ${Math.round(desktop.startMs)} ms (its sandbox verified: renderers run in namespaces of their own; the sandbox is never switched off)${desktop.liveView ? "; live view started with requireAuth (its URL is not recorded)" : ""}`,
-      );
-    },
-    async openSession() {
-      hooks.progress("participate", participant.describeProgress());
-    },
-    async participate() {
-      if (!desktop) return;
-      run = await runSeatParticipant(participant, { seat, executor: desktop.executor, origin, screen, sessionMs: o.sessionMs, hooks, basics, cleanup });
-    },
-    async check() {
-      const declared = participant.tasks;
-      if (!declared.length) return;
-      hooks.progress("check", `${declared.length} hidden check(s)`);
-      tasks = checkBrowserTasks(declared, pid, run?.outcome, origin);
-    },
-    async finalize(end: { error?: StudyError; interrupted: boolean }): Promise<SeatRelease> {
-      failedWith = end.error;
-      interrupted = end.interrupted;
-      if (failedWith) log("browser-lab.session.error", `${pid}: ${failedWith.code}: ${failedWith.message}`);
-      let release: SeatRelease = { outcome: "none", reason: "no desktop was created" };
-      if (sandboxId) {
-        const id = sandboxId;
-        const at = new Date().toISOString();
-        if (o.retainForDebug) {
-          hooks.progress("teardown", `retaining ${id} for debugging`);
-          cleanup.push({
-            id,
-            provider: "e2b",
-            kind: "desktop",
-            participantId: pid,
-            outcome: "retained",
-            reason: "debug retention flag; E2B's timeout still kills it",
-            at,
-          });
-          log("browser-lab.cleanup.retained", `E2B desktop ${id}: retained for debugging (E2B kills it when its timeout passes)`);
-          release = { outcome: "retained", id, reason: "debug retention flag" };
-        } else {
-          hooks.progress("teardown", `releasing ${id}`);
-          const proof = await releaseDesktop(id, o.conn);
-          releasedAt = Date.now();
-          cleanup.push({ id, provider: "e2b", kind: "desktop", participantId: pid, outcome: proof.outcome, reason: proof.reason, at: proof.at });
-          log(
-            proof.outcome === "released" ? "browser-lab.cleanup.verified" : "browser-lab.cleanup.unconfirmed",
-            `E2B desktop ${id}: ${proof.outcome} (${proof.reason})${proof.warning ? `; warning: ${proof.warning}` : ""}`,
-          );
-          release = { outcome: proof.outcome, id, reason: proof.reason };
-        }
-      }
-      evidence = await writeEvidence();
-      return release;
-    },
-    snapshot(): SeatEvidence<BrowserSeatFacts> {
-      if (!evidence) throw new Error(`seat ${pid}: snapshot before finalize`);
-      return evidence;
-    },
-  };
-
-  async function writeEvidence(): Promise<SeatEvidence<BrowserSeatFacts>> {
-    const writeErrors: string[] = [];
-    const end = { interrupted, failedWith };
-    if (!tasks.length) tasks = uncheckedTasks(participant.tasks, pid, end);
-    const out = run?.outcome;
-    const verdict = browserSeatVerdict(out, tasks, end, "the participant finished but a hidden check failed", browserStopWhen(participant, origin));
-    const written = run ? await writeParticipantEvidence(writer, run, { pid, sessionId: sandboxId ?? "none", verdict, paths, redact }, writeErrors) : undefined;
-    const actorType = participant.descriptor.type;
-    const record: RunParticipant = {
-      id: pid,
-      actorType,
-      label: `${actorType} (${device.name})`,
-      status: verdict.status,
-      completionReason: verdict.completionReason,
-      reason: redact(verdict.reason),
-      claimed: verdict.claimed,
-      goalCheck: { ...verdict.goalCheck, detail: redact(verdict.goalCheck.detail) },
-      trace: written?.tracePath ?? null,
-      ...(out ? { startedAt: out.startedAt, completedAt: out.completedAt, durationMs: out.durationMs } : {}),
-      desktopGeometry: browserSeatGeometry(device, screen, desktop !== undefined, "e2b-xvfb+admitted-frame"),
-      ...(seat.persona ? { persona: seat.persona } : {}),
-      device: device.name,
-    };
-    // A retained desktop is a recorded choice, not an unproven release: only `unconfirmed` fails the seat.
-    const failure = browserSeatFailure({
-      unproven: cleanup.filter((c) => c.outcome === "unconfirmed"),
-      unprovenText: {
-        what: "an E2B desktop release",
-        next: (ids) => `kill it by id in the E2B dashboard or with the e2b CLI (e2b sandbox kill ${ids}); it also ends when its timeout passes`,
-      },
-      harnessError: out?.harnessError,
-      writeErrors,
-      failedWith,
-      redact,
-    });
-    return {
-      participant: record,
-      tasks,
-      cleanup,
-      costLines: [
-        ...(written?.costLines ?? []),
-        desktopTimeLine({
-          participantId: pid,
-          acquiredAt,
-          releasedAt,
-          resources: desktop?.resources,
-          released: cleanup.every((c) => c.outcome === "released"),
+  const d: DesktopSeat = { o, hooks, basics, cleanup };
+  const origin = o.app.url.origin;
+  return browserSeatSession({
+    participant: o.participant,
+    seat,
+    hooks,
+    basics,
+    origin,
+    sessionMs: o.sessionMs,
+    cleanup,
+    machine: {
+      prepare: () => openSeatDesktop(d),
+      executor: () => d.desktop?.executor,
+      release: () => releaseSeatDesktop(d),
+      evidence: (seatRun) =>
+        writeBrowserSeatEvidence(o.writer, {
+          participant: o.participant,
+          seat,
+          basics,
+          origin,
+          seatRun,
+          sessionId: d.sandboxId ?? "none",
+          checkFailed: "the participant finished but a hidden check failed",
+          desktop: d.desktop,
+          geometrySource: "e2b-xvfb+admitted-frame",
+          cleanup,
+          // A retained desktop is a recorded choice, not an unproven release: only `unconfirmed` fails the seat.
+          unproven: (c) => c.outcome === "unconfirmed",
+          unprovenText: {
+            what: "an E2B desktop release",
+            next: (ids) => `kill it by id in the E2B dashboard or with the e2b CLI (e2b sandbox kill ${ids}); it also ends when its timeout passes`,
+          },
+          extraCostLines: () => [
+            desktopTimeLine({
+              participantId: basics.pid,
+              acquiredAt: d.acquiredAt,
+              releasedAt: d.releasedAt,
+              resources: d.desktop?.resources,
+              released: cleanup.every((c) => c.outcome === "released"),
+            }),
+          ],
         }),
-      ],
-      lifecycle,
-      ...(failure ? { failure } : {}),
-      folder: record.trace !== null ? paths.folder : null,
-      usd: written?.usd ?? 0,
-      jobs: 0,
-      lane: { device: device.name, width: screen.width, height: screen.height, startMs: desktop?.startMs ?? null },
-    };
+    },
+  });
+}
+
+/** One E2B desktop seat's machine state (filled in as the seat goes); times in epoch ms. */
+interface DesktopSeat {
+  o: E2BDesktopLaneOptions;
+  hooks: SeatHooks;
+  basics: BrowserSeatBasics;
+  cleanup: CleanupProof[];
+  sandboxId?: string;
+  acquiredAt?: number;
+  releasedAt?: number;
+  desktop?: E2BDesktop;
+}
+
+/**
+ * Opens the seat's E2B desktop (E2B lifetime = the session budget + {@link E2B_DESKTOP_MARGIN_MS});
+ * its exact sandbox id is appended, fsync, to sandbox-receipts.ndjson before the SDK starts
+ * anything in it; then Chromium is provisioned at the app.
+ * @throws openDesktop's errors (`HUMANISH_E2B_*`)
+ */
+async function openSeatDesktop(d: DesktopSeat): Promise<void> {
+  const { o, hooks, basics } = d;
+  const { pid, log, device, screen } = basics;
+  const timeoutMs = o.sessionMs + E2B_DESKTOP_MARGIN_MS;
+  hooks.progress("allocate", `E2B desktop ${o.template} ${screen.width}x${screen.height}`);
+  hooks.beforeCreate();
+  const desktop = await openDesktop({
+    conn: o.conn,
+    template: o.template,
+    width: screen.width,
+    height: screen.height,
+    timeoutMs,
+    metadata: { "humanish.run": o.runId, "humanish.seat": pid, "humanish.lab": o.labId },
+    app: o.app,
+    ...(o.appFiles ? { appFiles: o.appFiles } : {}),
+    ...(o.onLiveView ? { onLiveView: (url: string) => o.onLiveView?.(pid, url) } : {}),
+    signal: hooks.signal,
+    onCreated: async (id) => {
+      d.sandboxId = id;
+      d.acquiredAt = Date.now();
+      hooks.created(id);
+      await appendSandboxReceipt(o.writer, { participantId: pid, provider: "e2b", id, kind: "desktop", timeoutMs });
+      log("browser-lab.desktop.created", `E2B desktop ${id} (template ${o.template}) for ${pid} (${device.name}); id recorded before provisioning`);
+      o.onDesktopCreated?.(pid, id);
+    },
+  });
+  d.desktop = desktop;
+  log(
+    "browser-lab.desktop.ready",
+    `${pid}: ${desktop.browser} shows ${o.app.kind === "served" ? "the app served inside the desktop" : o.app.url.origin} in ${Math.round(desktop.startMs)} ms (its sandbox verified: renderers run in namespaces of their own; the sandbox is never switched off)${desktop.liveView ? "; live view started with requireAuth (its URL is not recorded)" : ""}`,
+  );
+}
+
+/**
+ * Releases the desktop by exact id (kill + getInfo proof), or keeps it under the debug flag
+ * (`retained`; E2B's own timeout still ends it); the outcome joins the seat's cleanup.
+ */
+async function releaseSeatDesktop(d: DesktopSeat): Promise<SeatRelease> {
+  const { o, hooks, basics, cleanup } = d;
+  const { pid, log } = basics;
+  const id = d.sandboxId;
+  if (!id) return { outcome: "none", reason: "no desktop was created" };
+  const at = new Date().toISOString();
+  if (o.retainForDebug) {
+    hooks.progress("teardown", `retaining ${id} for debugging`);
+    cleanup.push({
+      id,
+      provider: "e2b",
+      kind: "desktop",
+      participantId: pid,
+      outcome: "retained",
+      reason: "debug retention flag; E2B's timeout still kills it",
+      at,
+    });
+    log("browser-lab.cleanup.retained", `E2B desktop ${id}: retained for debugging (E2B kills it when its timeout passes)`);
+    return { outcome: "retained", id, reason: "debug retention flag" };
   }
+  hooks.progress("teardown", `releasing ${id}`);
+  const proof = await releaseDesktop(id, o.conn);
+  d.releasedAt = Date.now();
+  cleanup.push({ id, provider: "e2b", kind: "desktop", participantId: pid, outcome: proof.outcome, reason: proof.reason, at: proof.at });
+  log(
+    proof.outcome === "released" ? "browser-lab.cleanup.verified" : "browser-lab.cleanup.unconfirmed",
+    `E2B desktop ${id}: ${proof.outcome} (${proof.reason})${proof.warning ? `; warning: ${proof.warning}` : ""}`,
+  );
+  return { outcome: proof.outcome, id, reason: proof.reason };
 }

@@ -16,27 +16,26 @@
  */
 import { DIRECT_BASE_URL, directModelHost, SYSTEM_CA_BUNDLE } from "../../actors/codex-exec/command.ts";
 import type { LatestVersion } from "../../actors/codex-exec/index.ts";
-import type { TerminalParticipant, TerminalParticipantOutcome } from "../../actors/terminal-participant/participant.ts";
-import type { CleanupProof, TaskResult } from "../../bundle/schemas.ts";
 import type { RunWriter } from "../../bundle/writer.ts";
 import { HumanishError } from "../../errors.ts";
 import { TERMINAL_STUDY_DIR, type TerminalLabConfig } from "../../lab/schema.ts";
 import type { E2BSandboxHandleApi, E2BSandboxProvider } from "../../sandbox/e2b.ts";
 import type { ReleaseProof } from "../../sandbox/types.ts";
 import { evidenceSummary, type SeatEvidence, type StudyError } from "../../study/evidence.ts";
+import { appendSandboxReceipt } from "../../study/receipts.ts";
 import type { Lane, SeatHooks, SeatRelease, SeatSpec } from "../../study/types.ts";
 import { SANDBOX_CA_PATH, type SandboxCa } from "../../terminal-seat/ca.ts";
 import { createTerminalParticipant, type TerminalPlan } from "../../terminal-seat/plan.ts";
-import { PARTICIPANT_USER, runInstall } from "../../terminal-seat/provision.ts";
+import { PARTICIPANT_USER } from "../../terminal-seat/provision.ts";
+import { copySandboxCa, participantResultError, recordRelease, seatRelease, terminalSeatBase, terminalSeatFailure } from "../../terminal-seat/seat.ts";
 import {
-  checkSeat,
-  copySandboxCa,
-  participantResultError,
-  recordRelease,
-  seatRelease,
-  terminalSeatBase,
-  terminalSeatFailure,
-} from "../../terminal-seat/seat.ts";
+  beginTeardown,
+  participantEnded,
+  provisionTerminalSeat,
+  runTerminalParticipant,
+  type TerminalSeatState,
+  terminalSeatSession,
+} from "../../terminal-seat/steps.ts";
 import { type E2BTerminalSeatFacts, writeE2BSeatEvidence } from "./evidence.ts";
 import { ensureNode } from "./node.ts";
 import type { E2BAccess } from "./preflight.ts";
@@ -104,218 +103,259 @@ export function e2bTerminalLane(o: E2BTerminalLaneOptions): Lane<SeatEvidence<E2
   };
 }
 
+/** One E2B terminal seat's state, shared by its steps (filled in as the seat goes). */
+interface E2BSeat extends TerminalSeatState<E2BSandboxHandleApi, E2BTerminalSeatFacts> {
+  o: E2BTerminalLaneOptions;
+  egress: EgressPlan;
+  /** The participant is Codex (it reaches its model from the sandbox, and needs Node). */
+  codex: boolean;
+  /** The E2B timeout of the sandbox, ms. */
+  timeoutMs: number;
+  acquiredAt?: number;
+  resources?: { cpuCount: number; memoryMB: number };
+}
+
 function e2bSeat(o: E2BTerminalLaneOptions, egress: EgressPlan, seat: SeatSpec, hooks: SeatHooks) {
-  const { lab, plan, writer } = o;
-  const pid = seat.id;
-  const caps = plan.caps;
-  const maxMinutes = caps.maxMinutes ?? 0;
-  const product = lab.subject.product;
-  const install = product.install ?? [];
-  const installNext = e2bInstallFailureHint(lab.execution.egressAllow);
+  const { lab, plan } = o;
   const codex = plan.descriptor.runtimeKeyNames.length > 0;
-  const workdir = TERMINAL_STUDY_DIR;
-  const participant: TerminalParticipant = createTerminalParticipant(lab, { latest: o.latest });
-  const base = terminalSeatBase({ lab, writer, seat, seatCount: o.seatCount, hooks, preamble: o.preamble });
-  const { folder, redact, rec, log, setPhase, nonce, brief, guard } = base;
-  let sandbox: E2BSandboxHandleApi | undefined;
-  let createdId: string | undefined;
-  let acquiredAt: number | undefined;
-  let resources: { cpuCount: number; memoryMB: number } | undefined;
-  let outcome: TerminalParticipantOutcome | undefined;
-  let participantStarted = false;
-  let checked: TaskResult[] | undefined;
-  const provisionLog: string[] = [];
-  const cleanup: CleanupProof[] = [];
-  let evidence: SeatEvidence<E2BTerminalSeatFacts> | undefined;
-  const timeoutMs = seatTimeoutMs({ maxMinutes, codex, installs: install.length });
-  // Node tools take the extra CA beside their own roots; Codex takes one bundle, so it gets the
-  // system bundle plus the extra CA (the system bundle is what E2B's egress proxy is trusted by).
-  const networkEnv: Record<string, string> = o.ca ? { ...o.ca.env, ...(codex ? { CODEX_CA_CERTIFICATE: COMBINED_CA_PATH } : {}) } : {};
-
-  /**
-   * The sandbox ended under the seat (its E2B timeout, or a kill humanish did not make): what the
-   * participant saw is a harness failure, never a finding about the product.
-   */
-  const sandboxLost = (id: string): StudyError => {
-    const why = `the E2B sandbox ${id} ended before humanish released it (its E2B timeout, or a kill humanish did not make)`;
-    if (outcome && outcome.completionReason !== "harness_error")
-      outcome = { ...outcome, status: "failed", completionReason: "harness_error", reason: redact(`${why}; the participant saw: ${outcome.reason}`) };
-    log.lifecycle("terminal-lab.sandbox.lost", why);
-    return {
-      code: "HUMANISH_E2B_SANDBOX_LOST",
-      message: `${why}.`,
-      next: "Rerun the study; if it repeats, raise scenario.caps.maxMinutes (the sandbox timeout follows it) or look the sandbox up in the E2B dashboard.",
-    };
+  const s: E2BSeat = {
+    o,
+    lab,
+    egress,
+    seat,
+    hooks,
+    codex,
+    participant: createTerminalParticipant(lab, { latest: o.latest }),
+    base: terminalSeatBase({ lab, writer: o.writer, seat, seatCount: o.seatCount, hooks, preamble: o.preamble }),
+    timeoutMs: seatTimeoutMs({ maxMinutes: plan.caps.maxMinutes ?? 0, codex, installs: (lab.subject.product.install ?? []).length }),
+    // Node tools take the extra CA beside their own roots; Codex takes one bundle, so it gets the
+    // system bundle plus the extra CA (the system bundle is what E2B's egress proxy is trusted by).
+    networkEnv: o.ca ? { ...o.ca.env, ...(codex ? { CODEX_CA_CERTIFICATE: COMBINED_CA_PATH } : {}) } : {},
+    participantStarted: false,
+    provisionLog: [],
+    cleanup: [],
   };
+  return terminalSeatSession(s, plan.descriptor.type, {
+    prepare: () => prepareSeat(s),
+    participate: () => participateSeat(s),
+    finalize: (end) => finalizeSeat(s, end),
+  });
+}
 
+/**
+ * The sandbox ended under the seat (its E2B timeout, or a kill humanish did not make): what the
+ * participant saw is a harness failure, never a finding about the product. Rewrites the seat's
+ * outcome so, logs it, and gives the seat's `HUMANISH_E2B_SANDBOX_LOST` error.
+ */
+function sandboxLost(s: E2BSeat, id: string): StudyError {
+  const why = `the E2B sandbox ${id} ended before humanish released it (its E2B timeout, or a kill humanish did not make)`;
+  const outcome = s.outcome;
+  if (outcome && outcome.completionReason !== "harness_error")
+    s.outcome = { ...outcome, status: "failed", completionReason: "harness_error", reason: s.base.redact(`${why}; the participant saw: ${outcome.reason}`) };
+  s.base.log.lifecycle("terminal-lab.sandbox.lost", why);
   return {
-    async prepare() {
-      guard();
-      hooks.progress("allocate", `creating E2B sandbox from template ${o.access.template}`);
-      hooks.beforeCreate();
-      sandbox = await o.provider.create({
-        runId: o.runId,
-        image: o.access.template,
-        workdir,
-        network: egress.policy ? "none" : "bridge",
-        e2b: { metadata: seatMetadata({ runId: o.runId, seatId: pid, labId: lab.id }), timeoutMs, ...(egress.policy ? { network: egress.policy } : {}) },
-        onCreated: async (id) => {
-          createdId = id;
-          acquiredAt = Date.now();
-          hooks.created(id);
-          await writer.appendNdjson(
-            "sandbox-receipts.ndjson",
-            { at: new Date().toISOString(), participantId: pid, provider: "e2b", id, kind: "sandbox", timeoutMs },
-            { kind: "sandbox-receipts", durable: true },
-          );
-          log.lifecycle(
-            "terminal-lab.sandbox.created",
-            `e2b sandbox ${id} for ${pid} (template ${o.access.template}, E2B timeout ${timeoutMs} ms, killed on timeout); id recorded before provisioning`,
-          );
-          log.lifecycle("terminal-lab.egress.policy", egress.description);
-        },
-      });
-      guard();
-      resources = await sandbox.resources();
-      await e2bReadyProbe(sandbox, hooks.signal);
-      log.lifecycle("terminal-lab.sandbox.ready", `${workdir} ready (owned by the participant user, mode 0777); participant user ${PARTICIPANT_USER}`);
-      if (o.ca) {
-        await copySandboxCa(sandbox, o.ca, log);
-        if (codex) {
-          const r = await sandbox.exec({
-            cmd: ["bash", "-c", `cat ${SYSTEM_CA_BUNDLE} ${SANDBOX_CA_PATH} > ${COMBINED_CA_PATH} && chmod 0644 ${COMBINED_CA_PATH}`],
-            user: "root",
-            cwd: "/",
-            timeoutMs: 30_000,
-            signal: hooks.signal,
-          });
-          if (r.exitCode !== 0) {
-            throw new HumanishError(
-              "HUMANISH_TERMINAL_LAB_CA_INVALID",
-              `the extra CA bundle could not be joined to ${SYSTEM_CA_BUNDLE} in the sandbox (exit ${r.exitCode})`,
-              {
-                next: `Use a template with ca-certificates installed, or unset ${o.ca.source}.`,
-              },
-            );
-          }
-        }
-      }
-      if (codex) {
-        await setPhase("provision", "Node runtime prerequisite");
-        await ensureNode(sandbox, { recorder: log, signal: hooks.signal, env: o.env });
-        guard();
-      }
-      await setPhase("provision", "participant runtime");
-      await participant.prepare({ sandbox, user: PARTICIPANT_USER, workdir, recorder: log, signal: hooks.signal, networkEnv });
-      guard();
-      for (const [i, command] of install.entries()) {
-        await setPhase("provision", `install ${i + 1}/${install.length}: ${command}`);
-        await runInstall(sandbox, command, i, install.length, {
-          workdir,
-          signal: hooks.signal,
-          rec,
-          provisionLog,
-          networkEnv,
-          network: "bridge",
-          next: installNext,
-        });
-        guard();
-      }
-      log.lifecycle("terminal-lab.product.prepared", `${install.length} install command(s) ran as root, unkeyed`);
-      if (!codex && install.length > 0 && !lab.execution.egressAllow) {
-        // The network was granted for product.install; a participant that calls no model gets none.
-        await sandbox.detachNetwork();
-        log.lifecycle("terminal-lab.network.detached", "egress denied after product.install; the participant runs with none");
-      }
-    },
-    async openSession() {
-      await setPhase("participate", plan.descriptor.type);
-    },
-    async participate() {
-      if (!sandbox) return;
-      participantStarted = true;
-      const startedAt = Date.now();
-      const auth = plan.model?.runtimeAuth ?? "openai-env";
-      outcome = await participant.run({
-        sandbox,
-        user: PARTICIPANT_USER,
-        workdir,
-        recorder: log,
-        signal: hooks.signal,
-        networkEnv,
-        brief,
-        nonce,
-        deadlines: { firstOutputMs: o.firstOutputMs, deadlineAt: startedAt + maxMinutes * 60_000 },
-        ...(codex ? { modelDirect: directAccess(plan) } : {}),
-        ...(codex && auth === "openai-env" && plan.runtimeKey ? { runtimeKey: plan.runtimeKey } : {}),
-        redact,
-      });
-      // A sandbox that ended under the participant makes whatever it saw a harness failure.
-      if ((await sandbox.alive()) === false) {
-        const lost = sandboxLost(sandbox.id);
-        throw new HumanishError(lost.code, lost.message, { next: lost.next });
-      }
-      if (outcome.deadline && outcome.deadline !== "interrupted") {
-        log.lifecycle("terminal-lab.participant.deadline", `the ${outcome.deadline} deadline fired: ${outcome.reason}`);
-      }
-      log.lifecycle("terminal-lab.participant.ended", `${outcome.status}/${outcome.completionReason}: ${outcome.reason}`);
-      guard();
-    },
-    async check() {
-      if (sandbox) checked = await checkSeat(base, lab, sandbox, hooks);
-    },
-    async finalize(end: { error?: StudyError; interrupted: boolean }): Promise<SeatRelease> {
-      let failure: StudyError | undefined = end.error;
-      if (failure) log.lifecycle("terminal-lab.session.error", `${failure.code} in ${base.phase}: ${failure.message}`);
-      await setPhase("teardown", createdId ? `releasing ${createdId}` : "nothing to release");
-      let proof: ReleaseProof | undefined;
-      if (sandbox) {
-        // Asked before the kill: a sandbox E2B no longer runs ended under the seat.
-        const gone = participantStarted && !failure && (await sandbox.alive()) === false;
-        if (gone) failure = sandboxLost(sandbox.id);
-        const released = await sandbox.releaseWithFacts();
-        proof = released.proof;
-        // Nothing left to kill: the sandbox ended before its release, under the seat.
-        if (released.alreadyAbsent && participantStarted && !failure) failure = sandboxLost(sandbox.id);
-      }
-      const releasedAt = Date.now();
-      recordRelease(base, proof, cleanup, end.interrupted);
-      const sandboxLine = sandboxTimeLine({ participantId: pid, acquiredAt, releasedAt, resources, released: proof?.outcome === "released" });
-      if (sandboxLine.usd !== null && sandboxLine.basis === "rate-table")
-        log.lifecycle("terminal-lab.cost.measured", `sandbox time ${sandboxLine.note}: ${sandboxLine.usd} USD`);
-      if (o.seatCount === 1) await writer.writeStatus({ phase: "write" }).catch(() => undefined);
-      evidence = await writeE2BSeatEvidence({
-        lab,
-        seat,
-        writer,
-        rec,
-        participant,
-        descriptor: plan.descriptor,
-        caps,
-        brief,
-        folder,
-        outcome,
-        checked,
-        cleanup,
-        sandboxLine,
-        provisionLog,
-        failure,
-        interrupted: end.interrupted,
-        facts: { participantStarted, ...(createdId ? { sandboxId: createdId } : {}) },
-        redact,
-      });
-      const resultError =
-        evidence.failure || end.interrupted
-          ? undefined
-          : participantResultError(outcome, evidence.participant.completionReason, { maxMinutes: caps.maxMinutes, firstOutputMs: o.firstOutputMs }, redact);
-      if (resultError) evidence = { ...evidence, resultError };
-      return seatRelease(proof);
-    },
-    snapshot(): SeatEvidence<E2BTerminalSeatFacts> {
-      if (!evidence) throw new Error(`seat ${pid}: snapshot before finalize`);
-      return evidence;
-    },
+    code: "HUMANISH_E2B_SANDBOX_LOST",
+    message: `${why}.`,
+    next: "Rerun the study; if it repeats, raise scenario.caps.maxMinutes (the sandbox timeout follows it) or look the sandbox up in the E2B dashboard.",
   };
+}
+
+/**
+ * Creates the seat's E2B sandbox (killed on its timeout, metadata = run, seat and lab id only,
+ * the seat's egress policy); its exact id appended, fsync, to sandbox-receipts.ndjson before
+ * anything is provisioned in it; then its resources and readiness.
+ * @throws the provider's errors (`HUMANISH_E2B_*`), Interrupted once the study was stopped
+ */
+async function createSeatSandbox(s: E2BSeat): Promise<E2BSandboxHandleApi> {
+  const { o, hooks, base, egress, timeoutMs } = s;
+  const pid = s.seat.id;
+  base.guard();
+  hooks.progress("allocate", `creating E2B sandbox from template ${o.access.template}`);
+  hooks.beforeCreate();
+  const sandbox = await o.provider.create({
+    runId: o.runId,
+    image: o.access.template,
+    workdir: TERMINAL_STUDY_DIR,
+    network: egress.policy ? "none" : "bridge",
+    e2b: { metadata: seatMetadata({ runId: o.runId, seatId: pid, labId: o.lab.id }), timeoutMs, ...(egress.policy ? { network: egress.policy } : {}) },
+    onCreated: async (id) => {
+      s.createdId = id;
+      s.acquiredAt = Date.now();
+      hooks.created(id);
+      await appendSandboxReceipt(o.writer, { participantId: pid, provider: "e2b", id, kind: "sandbox", timeoutMs });
+      base.log.lifecycle(
+        "terminal-lab.sandbox.created",
+        `e2b sandbox ${id} for ${pid} (template ${o.access.template}, E2B timeout ${timeoutMs} ms, killed on timeout); id recorded before provisioning`,
+      );
+      base.log.lifecycle("terminal-lab.egress.policy", egress.description);
+    },
+  });
+  s.sandbox = sandbox;
+  base.guard();
+  s.resources = await sandbox.resources();
+  await e2bReadyProbe(sandbox, hooks.signal);
+  base.log.lifecycle(
+    "terminal-lab.sandbox.ready",
+    `${TERMINAL_STUDY_DIR} ready (owned by the participant user, mode 0777); participant user ${PARTICIPANT_USER}`,
+  );
+  return sandbox;
+}
+
+/**
+ * Copies the extra CA into the sandbox; for Codex also joins it to the system bundle (Codex
+ * trusts one bundle).
+ * @throws HUMANISH_TERMINAL_LAB_CA_INVALID when the bundles cannot be joined
+ */
+async function installSeatCa(s: E2BSeat, sandbox: E2BSandboxHandleApi, ca: SandboxCa): Promise<void> {
+  await copySandboxCa(sandbox, ca, s.base.log);
+  if (!s.codex) return;
+  const r = await sandbox.exec({
+    cmd: ["bash", "-c", `cat ${SYSTEM_CA_BUNDLE} ${SANDBOX_CA_PATH} > ${COMBINED_CA_PATH} && chmod 0644 ${COMBINED_CA_PATH}`],
+    user: "root",
+    cwd: "/",
+    timeoutMs: 30_000,
+    signal: s.hooks.signal,
+  });
+  if (r.exitCode !== 0) {
+    throw new HumanishError(
+      "HUMANISH_TERMINAL_LAB_CA_INVALID",
+      `the extra CA bundle could not be joined to ${SYSTEM_CA_BUNDLE} in the sandbox (exit ${r.exitCode})`,
+      {
+        next: `Use a template with ca-certificates installed, or unset ${ca.source}.`,
+      },
+    );
+  }
+}
+
+/**
+ * The seat's `prepare`: the sandbox, the extra CA, for Codex the Node prerequisite, the
+ * participant runtime and `product.install` (as root, unkeyed), then egress denied to a
+ * participant that calls no model when the lab grants none.
+ * @throws the steps' own errors; Interrupted once the study was stopped
+ */
+async function prepareSeat(s: E2BSeat): Promise<void> {
+  const { o, hooks, base, codex } = s;
+  const lab = o.lab;
+  const install = lab.subject.product.install ?? [];
+  const sandbox = await createSeatSandbox(s);
+  if (o.ca) await installSeatCa(s, sandbox, o.ca);
+  if (codex) {
+    await base.setPhase("provision", "Node runtime prerequisite");
+    await ensureNode(sandbox, { recorder: base.log, signal: hooks.signal, env: o.env });
+    base.guard();
+  }
+  await provisionTerminalSeat(base, s.participant, sandbox, {
+    install,
+    networkEnv: s.networkEnv,
+    network: "bridge",
+    next: e2bInstallFailureHint(lab.execution.egressAllow),
+    provisionLog: s.provisionLog,
+    signal: hooks.signal,
+  });
+  if (!codex && install.length > 0 && !lab.execution.egressAllow) {
+    // The network was granted for product.install; a participant that calls no model gets none.
+    await sandbox.detachNetwork();
+    base.log.lifecycle("terminal-lab.network.detached", "egress denied after product.install; the participant runs with none");
+  }
+}
+
+/**
+ * The seat's `participate`: the participant in the sandbox (Codex reaching its model directly)
+ * until it ends or a deadline fires.
+ * @throws HUMANISH_E2B_SANDBOX_LOST when the sandbox ended under the participant; Interrupted
+ *   once the study was stopped
+ */
+async function participateSeat(s: E2BSeat): Promise<void> {
+  const { o, base, codex, sandbox } = s;
+  const plan = o.plan;
+  if (!sandbox) return;
+  s.participantStarted = true;
+  const auth = plan.model?.runtimeAuth ?? "openai-env";
+  s.outcome = await runTerminalParticipant(base, s.participant, sandbox, {
+    networkEnv: s.networkEnv,
+    signal: s.hooks.signal,
+    firstOutputMs: o.firstOutputMs,
+    maxMinutes: plan.caps.maxMinutes ?? 0,
+    access: {
+      ...(codex ? { modelDirect: directAccess(plan) } : {}),
+      ...(codex && auth === "openai-env" && plan.runtimeKey ? { runtimeKey: plan.runtimeKey } : {}),
+    },
+  });
+  // A sandbox that ended under the participant makes whatever it saw a harness failure.
+  if ((await sandbox.alive()) === false) {
+    const lost = sandboxLost(s, sandbox.id);
+    throw new HumanishError(lost.code, lost.message, { next: lost.next });
+  }
+  participantEnded(base, s.outcome, (d) => d);
+}
+
+/**
+ * Kills the sandbox by exact id and looks it up; a sandbox already gone under a running seat
+ * becomes the seat's `HUMANISH_E2B_SANDBOX_LOST`. The release proof (undefined: none was
+ * created) and the seat's failure after it.
+ */
+async function releaseSeatSandbox(s: E2BSeat, failed: StudyError | undefined): Promise<{ proof: ReleaseProof | undefined; failure: StudyError | undefined }> {
+  const sandbox = s.sandbox;
+  let failure = failed;
+  if (!sandbox) return { proof: undefined, failure };
+  // Asked before the kill: a sandbox E2B no longer runs ended under the seat.
+  const gone = s.participantStarted && !failure && (await sandbox.alive()) === false;
+  if (gone) failure = sandboxLost(s, sandbox.id);
+  const released = await sandbox.releaseWithFacts();
+  // Nothing left to kill: the sandbox ended before its release, under the seat.
+  if (released.alreadyAbsent && s.participantStarted && !failure) failure = sandboxLost(s, sandbox.id);
+  return { proof: released.proof, failure };
+}
+
+/**
+ * The seat's `finalize` (always): release by exact id (released / unconfirmed), the sandbox
+ * time line, then the seat's trace, ledgers, transcript and events.
+ */
+async function finalizeSeat(s: E2BSeat, end: { error?: StudyError; interrupted: boolean }): Promise<SeatRelease> {
+  const { o, base, seat } = s;
+  const { lab, plan, writer } = o;
+  const caps = plan.caps;
+  await beginTeardown(base, end.error, s.createdId);
+  const { proof, failure } = await releaseSeatSandbox(s, end.error);
+  const releasedAt = Date.now();
+  recordRelease(base, proof, s.cleanup, end.interrupted);
+  const sandboxLine = sandboxTimeLine({
+    participantId: seat.id,
+    acquiredAt: s.acquiredAt,
+    releasedAt,
+    resources: s.resources,
+    released: proof?.outcome === "released",
+  });
+  if (sandboxLine.usd !== null && sandboxLine.basis === "rate-table")
+    base.log.lifecycle("terminal-lab.cost.measured", `sandbox time ${sandboxLine.note}: ${sandboxLine.usd} USD`);
+  if (o.seatCount === 1) await writer.writeStatus({ phase: "write" }).catch(() => undefined);
+  let evidence = await writeE2BSeatEvidence({
+    lab,
+    seat,
+    writer,
+    rec: base.rec,
+    participant: s.participant,
+    descriptor: plan.descriptor,
+    caps,
+    brief: base.brief,
+    folder: base.folder,
+    outcome: s.outcome,
+    checked: s.checked,
+    cleanup: s.cleanup,
+    sandboxLine,
+    provisionLog: s.provisionLog,
+    failure,
+    interrupted: end.interrupted,
+    facts: { participantStarted: s.participantStarted, ...(s.createdId ? { sandboxId: s.createdId } : {}) },
+    redact: base.redact,
+  });
+  const resultError =
+    evidence.failure || end.interrupted
+      ? undefined
+      : participantResultError(s.outcome, evidence.participant.completionReason, { maxMinutes: caps.maxMinutes, firstOutputMs: o.firstOutputMs }, base.redact);
+  if (resultError) evidence = { ...evidence, resultError };
+  s.evidence = evidence;
+  return seatRelease(proof);
 }
 
 /** A harness failure of a seat step as a study error (non-HumanishError causes get a code). */

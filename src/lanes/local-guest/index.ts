@@ -14,8 +14,8 @@
  * route's; this lane only sees one seat at a time.
  */
 
-import type { BrowserParticipant, BrowserRun } from "../../actors/browser-participant/index.ts";
-import type { CleanupProof, RunParticipant, TaskResult } from "../../bundle/schemas.ts";
+import type { BrowserParticipant } from "../../actors/browser-participant/index.ts";
+import type { CleanupProof } from "../../bundle/schemas.ts";
 import type { RunWriter } from "../../bundle/writer.ts";
 import type { DockerClient } from "../../docker/index.ts";
 import type { DeviceName, DevicePreset } from "../../lab/schema.ts";
@@ -24,20 +24,10 @@ import type { GuestImage } from "../../runtime/guest-image.ts";
 import { PROJECT_LABEL } from "../../sandbox/controller.ts";
 import { releaseContainer } from "../../sandbox/release.ts";
 import type { ReleaseProof } from "../../sandbox/types.ts";
-import {
-  type BrowserSeatFacts,
-  browserSeatBasics,
-  browserSeatFailure,
-  browserSeatGeometry,
-  browserSeatVerdict,
-  browserStopWhen,
-  checkBrowserTasks,
-  liveSeatShots,
-  runSeatParticipant,
-  uncheckedTasks,
-  writeParticipantEvidence,
-} from "../../study/browser-seat.ts";
-import { evidenceSummary, type SeatEvidence, type StudyError } from "../../study/evidence.ts";
+import { browserSeatSession, writeBrowserSeatEvidence } from "../../study/browser-lane.ts";
+import { type BrowserSeatBasics, type BrowserSeatFacts, browserSeatBasics, liveSeatShots } from "../../study/browser-seat.ts";
+import { evidenceSummary, type SeatEvidence } from "../../study/evidence.ts";
+import { appendSandboxReceipt } from "../../study/receipts.ts";
 import type { Lane, SeatHooks, SeatRelease, SeatSpec } from "../../study/types.ts";
 
 export interface LocalGuestLaneOptions {
@@ -72,147 +62,102 @@ export function localGuestLane(o: LocalGuestLaneOptions): Lane<SeatEvidence<Brow
 }
 
 function guestSeat(o: LocalGuestLaneOptions, seat: SeatSpec, hooks: SeatHooks) {
-  const writer = o.writer;
-  const basics = browserSeatBasics(writer, seat, o.devices, o.seatCount);
-  const { pid, redact, log, device, screen, paths, lifecycle } = basics;
-  const participant = o.participant;
-  let containerId: string | undefined;
-  let desktop: LocalDesktop | undefined;
-  let run: BrowserRun | undefined;
-  let tasks: TaskResult[] = [];
-  let proof: ReleaseProof | undefined;
-  let failedWith: StudyError | undefined;
-  let interrupted = false;
+  const basics = browserSeatBasics(o.writer, seat, o.devices, o.seatCount);
   const cleanup: CleanupProof[] = [];
-  let evidence: SeatEvidence<BrowserSeatFacts> | undefined;
-  const live = liveSeatShots(writer, paths.shot);
+  const live = liveSeatShots(o.writer, basics.paths.shot);
+  const guest: GuestSeat = { o, seat, hooks, basics, cleanup, live };
+  return browserSeatSession({
+    participant: o.participant,
+    seat,
+    hooks,
+    basics,
+    origin: o.appUrl.origin,
+    sessionMs: o.sessionMs,
+    cleanup,
+    onScreenshot: (shot) => live.keep(shot),
+    machine: {
+      prepare: () => allocateGuest(guest),
+      executor: () => guest.desktop?.executor,
+      release: () => releaseGuest(guest),
+      evidence: (seatRun) =>
+        writeBrowserSeatEvidence(o.writer, {
+          participant: o.participant,
+          seat,
+          basics,
+          origin: o.appUrl.origin,
+          seatRun,
+          sessionId: guest.desktop?.identity.generation ?? "none",
+          live,
+          checkFailed: "all steps ran but a hidden check failed",
+          desktop: guest.desktop,
+          geometrySource: "xvfb+admitted-frame",
+          cleanup,
+          // Docker guests are never retained: anything short of `released` (a participant's own resource too) fails the seat.
+          unproven: (c) => c.outcome !== "released",
+          unprovenText: { what: "a desktop release", next: (ids) => `remove it by id: docker rm -f ${ids}` },
+        }),
+    },
+  });
+}
 
-  return {
-    async prepare() {
-      hooks.progress("allocate", `${device.name} ${screen.width}x${screen.height}`);
-      hooks.beforeCreate();
-      desktop = await allocateDesktop({
-        docker: o.docker,
-        image: o.image,
-        runId: o.runId,
-        participantId: pid,
-        appPort: Number(o.appUrl.port),
-        initialPath: "/",
-        width: screen.width,
-        height: screen.height,
-        lifetimeMs: Math.min(30 * 60_000, o.sessionMs + 5 * 60_000),
-        labels: { ...(o.labels ?? {}), [PROJECT_LABEL]: o.cwd },
-        signal: hooks.signal,
-        onCreated: async (id) => {
-          containerId = id;
-          hooks.created(id);
-          await writer.appendNdjson(
-            "sandbox-receipts.ndjson",
-            { at: new Date().toISOString(), participantId: pid, provider: "docker", id, kind: "desktop", timeoutMs: o.sessionMs },
-            { kind: "sandbox-receipts", durable: true },
-          );
-          log("browser-lab.desktop.created", `docker guest ${id} for ${pid} (${device.name}); id recorded before provisioning`);
-          o.onDesktopCreated?.(pid, id);
-        },
-      });
-      log("browser-lab.desktop.ready", `${pid}: browser control ready in ${Math.round(desktop.startMs)} ms (Chromium sandbox verified by the guest)`);
-    },
-    async openSession() {
-      hooks.progress("participate", participant.describeProgress());
-    },
-    async participate() {
-      if (!desktop) return;
-      run = await runSeatParticipant(participant, {
-        seat,
-        executor: desktop.executor,
-        origin: o.appUrl.origin,
-        screen,
-        sessionMs: o.sessionMs,
-        hooks,
-        basics,
-        cleanup,
-        onScreenshot: (shot) => live.keep(shot),
-      });
-    },
-    async check() {
-      const declaredTasks = participant.tasks;
-      if (!declaredTasks.length) return;
-      hooks.progress("check", `${declaredTasks.length} hidden check(s)`);
-      tasks = checkBrowserTasks(declaredTasks, pid, run?.outcome, o.appUrl.origin);
-    },
-    async finalize(end: { error?: StudyError; interrupted: boolean }): Promise<SeatRelease> {
-      failedWith = end.error;
-      interrupted = end.interrupted;
-      if (failedWith) log("browser-lab.session.error", `${pid}: ${failedWith.code}: ${failedWith.message}`);
-      hooks.progress("teardown", containerId ? `releasing ${containerId.slice(0, 12)}` : "nothing to release");
-      if (desktop) proof = await desktop.release();
-      else if (containerId) proof = await releaseContainer(o.docker, containerId);
-      if (proof && proof.id !== "none") {
-        cleanup.push({ id: proof.id, provider: "docker", kind: "desktop", participantId: pid, outcome: proof.outcome, reason: proof.reason, at: proof.at });
-        log(
-          proof.outcome === "released" ? "browser-lab.cleanup.verified" : "browser-lab.cleanup.unconfirmed",
-          `docker guest ${proof.id}: ${proof.outcome} (${proof.reason})`,
-        );
-      }
-      evidence = await writeEvidence();
-      return proof && proof.id !== "none"
-        ? { outcome: proof.outcome, id: proof.id, reason: proof.reason }
-        : { outcome: "none", reason: "no guest was created" };
-    },
-    snapshot(): SeatEvidence<BrowserSeatFacts> {
-      if (!evidence) throw new Error(`seat ${pid}: snapshot before finalize`);
-      return evidence;
-    },
-  };
+/** One local guest seat's machine state (filled in as the seat goes). */
+interface GuestSeat {
+  o: LocalGuestLaneOptions;
+  seat: SeatSpec;
+  hooks: SeatHooks;
+  basics: BrowserSeatBasics;
+  cleanup: CleanupProof[];
+  live: ReturnType<typeof liveSeatShots>;
+  containerId?: string;
+  desktop?: LocalDesktop;
+}
 
-  async function writeEvidence(): Promise<SeatEvidence<BrowserSeatFacts>> {
-    const writeErrors: string[] = [];
-    const end = { interrupted, failedWith };
-    if (!tasks.length) tasks = uncheckedTasks(participant.tasks, pid, end);
-    // The participant's status folds in the hidden checks (all steps ran but a check failed →
-    // incomplete); its trace records the same status, which `verify` cross-checks.
-    const out = run?.outcome;
-    const verdict = browserSeatVerdict(out, tasks, end, "all steps ran but a hidden check failed", browserStopWhen(participant, o.appUrl.origin));
-    const written = run
-      ? await writeParticipantEvidence(writer, run, { pid, sessionId: desktop?.identity.generation ?? "none", verdict, paths, redact, live }, writeErrors)
-      : undefined;
-    const actorType = participant.descriptor.type;
-    const participantRecord: RunParticipant = {
-      id: pid,
-      actorType,
-      label: `${actorType} (${device.name})`,
-      status: verdict.status,
-      completionReason: verdict.completionReason,
-      reason: redact(verdict.reason),
-      claimed: verdict.claimed,
-      goalCheck: { ...verdict.goalCheck, detail: redact(verdict.goalCheck.detail) },
-      trace: written?.tracePath ?? null,
-      ...(out ? { startedAt: out.startedAt, completedAt: out.completedAt, durationMs: out.durationMs } : {}),
-      desktopGeometry: browserSeatGeometry(device, screen, desktop !== undefined, "xvfb+admitted-frame"),
-      ...(seat.persona ? { persona: seat.persona } : {}),
-      device: device.name,
-    };
-    // Docker guests are never retained: anything short of `released` (a participant's own resource too) fails the seat.
-    const failure = browserSeatFailure({
-      unproven: cleanup.filter((c) => c.outcome !== "released"),
-      unprovenText: { what: "a desktop release", next: (ids) => `remove it by id: docker rm -f ${ids}` },
-      harnessError: out?.harnessError,
-      writeErrors,
-      failedWith,
-      redact,
-    });
-    return {
-      participant: participantRecord,
-      tasks,
-      cleanup,
-      costLines: written?.costLines ?? [],
-      lifecycle,
-      ...(failure ? { failure } : {}),
-      // The seat folder holds its trace; a seat stopped before its participant ran has none.
-      folder: participantRecord.trace !== null ? paths.folder : null,
-      usd: written?.usd ?? 0,
-      jobs: 0,
-      lane: { device: device.name, width: screen.width, height: screen.height, startMs: desktop?.startMs ?? null },
-    };
-  }
+/**
+ * Allocates the seat's Docker guest desktop; its exact id is appended, fsync, to
+ * sandbox-receipts.ndjson before it is provisioned.
+ * @throws allocateDesktop's errors (`HUMANISH_DESKTOP_*`, `HUMANISH_DOCKER_*`)
+ */
+async function allocateGuest(g: GuestSeat): Promise<void> {
+  const { o, hooks, basics } = g;
+  const { pid, log, device, screen } = basics;
+  hooks.progress("allocate", `${device.name} ${screen.width}x${screen.height}`);
+  hooks.beforeCreate();
+  g.desktop = await allocateDesktop({
+    docker: o.docker,
+    image: o.image,
+    runId: o.runId,
+    participantId: pid,
+    appPort: Number(o.appUrl.port),
+    initialPath: "/",
+    width: screen.width,
+    height: screen.height,
+    lifetimeMs: Math.min(30 * 60_000, o.sessionMs + 5 * 60_000),
+    labels: { ...(o.labels ?? {}), [PROJECT_LABEL]: o.cwd },
+    signal: hooks.signal,
+    onCreated: async (id) => {
+      g.containerId = id;
+      hooks.created(id);
+      await appendSandboxReceipt(o.writer, { participantId: pid, provider: "docker", id, kind: "desktop", timeoutMs: o.sessionMs });
+      log("browser-lab.desktop.created", `docker guest ${id} for ${pid} (${device.name}); id recorded before provisioning`);
+      o.onDesktopCreated?.(pid, id);
+    },
+  });
+  log("browser-lab.desktop.ready", `${pid}: browser control ready in ${Math.round(g.desktop.startMs)} ms (Chromium sandbox verified by the guest)`);
+}
+
+/** Releases the guest by exact id (always; a container created but never handed over by its id), its proof logged into the seat's cleanup. */
+async function releaseGuest(g: GuestSeat): Promise<SeatRelease> {
+  const { o, hooks, basics, containerId } = g;
+  const { pid, log } = basics;
+  hooks.progress("teardown", containerId ? `releasing ${containerId.slice(0, 12)}` : "nothing to release");
+  let proof: ReleaseProof | undefined;
+  if (g.desktop) proof = await g.desktop.release();
+  else if (containerId) proof = await releaseContainer(o.docker, containerId);
+  if (!proof || proof.id === "none") return { outcome: "none", reason: "no guest was created" };
+  g.cleanup.push({ id: proof.id, provider: "docker", kind: "desktop", participantId: pid, outcome: proof.outcome, reason: proof.reason, at: proof.at });
+  log(
+    proof.outcome === "released" ? "browser-lab.cleanup.verified" : "browser-lab.cleanup.unconfirmed",
+    `docker guest ${proof.id}: ${proof.outcome} (${proof.reason})`,
+  );
+  return { outcome: proof.outcome, id: proof.id, reason: proof.reason };
 }

@@ -14,21 +14,17 @@ import { lstat, readdir, readFile } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 import { findActor, listActors } from "../../actor-registry/registry.ts";
 import { type BrowserParticipant, browserParticipant } from "../../actors/browser-participant/index.ts";
-import type { LifecycleEvent } from "../../bundle/index.ts";
 import { createRunWriter } from "../../bundle/index.ts";
 import { isHumanishError } from "../../errors.ts";
 import { embeddedRootName } from "../../lab/embedded-apps.ts";
 import type { BrowserLabConfig } from "../../lab/schema.ts";
-import { dryRunLane } from "../../lanes/dry-run/index.ts";
 import { type AppPlacement, DEFAULT_E2B_DESKTOP_TEMPLATE, E2B_DESKTOP_MAX_CONCURRENCY, e2bDesktopLane, placeApp } from "../../lanes/e2b-desktop/index.ts";
 import { studySecrets } from "../../secrets/index.ts";
-import type { BrowserSeatFacts } from "../../study/browser-seat.ts";
-import { assembleStudy, notStartedRun, type SeatEvidence, type StudyError } from "../../study/evidence.ts";
-import { finishStudy } from "../../study/finish.ts";
-import { planConcurrency, runSeats, type SeatsRun } from "../../study/index.ts";
+import { planConcurrency } from "../../study/index.ts";
 import type { StudyContext, StudyResult } from "../types.ts";
 import { loadEmbeddedApp } from "./embedded-app.ts";
-import { capsOf, participantCaps, refuse, sessionMsOf, studyDevices, studyFailure, studyLog, writeDesktopLedger } from "./study-parts.ts";
+import { finishBrowserStudy, runBrowserDryRun, runBrowserSeats } from "./study-flow.ts";
+import { capsOf, participantCaps, refuse, sessionMsOf, studyDevices, studyLog } from "./study-parts.ts";
 
 /** The env variable holding the E2B key (read by name; its value never leaves this process). */
 export const E2B_KEY_NAME = "E2B_API_KEY";
@@ -172,147 +168,75 @@ export async function runE2BDesktopStudy(ctx: StudyContext<BrowserLabConfig>, de
   return ctx.mode === "dry-run" ? runDryRun(ctx) : runLive(ctx, deps);
 }
 
-function shapeOf(lab: BrowserLabConfig, seatIds: readonly string[] | undefined) {
-  const devices = studyDevices(lab, seatIds);
-  const actor = lab.actors[0];
-  const deviceOf = new Map(devices.map((d) => [d.seat.id, d.name]));
-  return {
-    devices,
-    deviceOf,
-    shape: { actorType: actor.type, label: (seat: { id: string }) => `${actor.type} (${deviceOf.get(seat.id) ?? "desktop"})`, tasks: actor.tasks ?? [] },
-  };
-}
-
 async function runDryRun(ctx: StudyContext<BrowserLabConfig>): Promise<StudyResult> {
   const lab = ctx.lab;
   const actor = lab.actors[0];
   const writer = createRunWriter({ cwd: ctx.cwd, runId: ctx.runId, secrets: studySecrets(ctx), route: "browser", mode: "dry-run", lab: lab.id });
-  const createdAt = new Date().toISOString();
-  const lifecycle: LifecycleEvent[] = [];
-  const add = (event: string, message: string) => lifecycle.push({ at: new Date().toISOString(), event, message: writer.redactor.text(message) });
-  const { devices, deviceOf, shape } = shapeOf(lab, ctx.seatIds);
   const serve = lab.subject.serve?.static;
-  add(
-    "browser-lab.run.created",
-    `dry run ${ctx.runId}: lab ${lab.id}, actor ${actor.type}, target e2b-desktop (template ${lab.execution.template ?? DEFAULT_E2B_DESKTOP_TEMPLATE}); nothing is created, served or spent`,
-  );
-  add(
-    "browser-lab.subject.declared",
-    serve
-      ? `app served inside each desktop from ${serve.root} at its loopback ${new URL(lab.subject.appUrl).origin}`
-      : `public app ${new URL(lab.subject.appUrl).origin}`,
-  );
-  add("browser-lab.devices.declared", devices.map((d) => `${d.name} ${d.preset.width}x${d.preset.height}`).join(", "));
-  add(
-    "browser-lab.contract.ready",
-    `${browserParticipant(actor, participantCaps(lab)).describeDryRun()} (${E2B_KEY_NAME} is needed live), ${(actor.tasks ?? []).length} task(s) with hidden checks; a live run needs --live (or scenario.mode: live)`,
-  );
-  const seats = devices.map((d) => d.seat);
-  const concurrency = Math.min(seats.length, lab.execution.concurrency ?? seats.length, E2B_DESKTOP_MAX_CONCURRENCY);
-  const run = await runSeats({
-    seats,
-    lane: dryRunLane({ ...shape, extra: (seat) => ({ device: deviceOf.get(seat.id) ?? "desktop" }) }),
-    concurrency,
-    remote: true,
-    signal: ctx.signal,
-    caps: { maxTotalUsd: null, maxJobs: null },
-    progress: () => undefined,
-  });
-  return finishStudy({
-    ctx,
-    writer,
-    route: "browser",
+  const origin = new URL(lab.subject.appUrl).origin;
+  return runBrowserDryRun(ctx, writer, {
     target: "e2b-desktop",
-    createdAt,
-    subject: { source: "app-url", appUrl: `${new URL(lab.subject.appUrl).origin}/`, provenance: "declared-not-run" },
-    caps: capsOf(lab),
-    assembled: assembleStudy(run, { lane: "dry-run", concurrency, maxTotalUsd: lab.scenario.caps?.maxTotalUsd ?? null, shape }),
-    lifecycle,
-    costLines: [],
-    gaps: [],
-    warnings: [],
-    redactionNotes: "dry run: no participant output exists",
+    appOrigin: origin,
+    notes: {
+      created: `dry run ${ctx.runId}: lab ${lab.id}, actor ${actor.type}, target e2b-desktop (template ${lab.execution.template ?? DEFAULT_E2B_DESKTOP_TEMPLATE}); nothing is created, served or spent`,
+      subject: serve ? `app served inside each desktop from ${serve.root} at its loopback ${origin}` : `public app ${origin}`,
+      contract: `${browserParticipant(actor, participantCaps(lab)).describeDryRun()} (${E2B_KEY_NAME} is needed live), ${(actor.tasks ?? []).length} task(s) with hidden checks; a live run needs --live (or scenario.mode: live)`,
+    },
+    concurrency: (seats) => Math.min(seats, lab.execution.concurrency ?? seats, E2B_DESKTOP_MAX_CONCURRENCY),
+    remote: true,
   });
 }
 
 async function runLive(ctx: StudyContext<BrowserLabConfig>, deps: E2BDesktopStudyDeps): Promise<StudyResult> {
   const lab = ctx.lab;
   const pre = await e2bDesktopPreflight(lab, ctx.env, ctx.signal);
-  const { devices, shape } = shapeOf(lab, ctx.seatIds);
+  const devices = studyDevices(lab, ctx.seatIds);
   const seats = devices.map((d) => d.seat);
   const concurrency = e2bDesktopConcurrency(seats.length, lab.execution.concurrency, ctx.env);
   const served = pre.app.kind === "served" ? await servedAppFiles(ctx.cwd, pre.app.root) : undefined;
   const secrets = studySecrets(ctx);
   const writer = createRunWriter({ cwd: ctx.cwd, runId: ctx.runId, secrets, route: "browser", mode: "live", lab: lab.id });
-  const { redact, lifecycle, log, progress } = studyLog(ctx, writer);
+  const studyLogger = studyLog(ctx, writer);
+  const { log } = studyLogger;
   const createdAt = new Date().toISOString();
-  const caps = capsOf(lab);
-  const sessionMs = sessionMsOf(lab, caps);
+  const sessionMs = sessionMsOf(lab, capsOf(lab));
   log(
     "browser-lab.run.created",
     `run ${ctx.runId}: lab ${lab.id}, actor ${pre.participant.descriptor.type}, target e2b-desktop (template ${pre.template}), ${seats.length} seat(s), concurrency ${concurrency.concurrency}`,
   );
   log("browser-lab.subject.placed", placementNote(pre.app, served?.note));
   for (const w of concurrency.warnings) log("browser-lab.study.waves", w.message);
-  let failure: StudyError | undefined;
-  let run: SeatsRun<SeatEvidence<BrowserSeatFacts>> = { seats: [], heldSlots: [], knownUsd: 0, knownJobs: 0 };
-  try {
-    const lane = e2bDesktopLane({
-      writer,
-      runId: ctx.runId,
-      labId: lab.id,
-      participant: pre.participant,
-      conn: pre.conn,
-      template: pre.template,
-      app: pre.app,
-      ...(served ? { appFiles: served.files } : {}),
-      devices: new Map(devices.map((d) => [d.seat.id, { name: d.name, preset: d.preset }])),
-      seatCount: seats.length,
-      sessionMs,
-      ...((deps.retainForDebug ?? pre.retainForDebug) ? { retainForDebug: true } : {}),
-      ...(deps.onLiveView ? { onLiveView: deps.onLiveView } : {}),
-      ...(deps.onDesktopCreated ? { onDesktopCreated: deps.onDesktopCreated } : {}),
-    });
-    await writer.writeStatus({ phase: "participate", detail: `${seats.length} seat(s)` });
-    run = await runSeats({
-      seats,
-      lane,
-      concurrency: concurrency.concurrency,
-      remote: true,
-      signal: ctx.signal,
-      caps: { maxTotalUsd: lab.scenario.caps?.maxTotalUsd ?? null, maxJobs: null },
-      progress: (participant, phase, detail, summary) => progress({ participant, phase, ...(detail ? { detail: redact(detail) } : {}), ...summary }),
-    });
-  } catch (e) {
-    if (!ctx.signal.aborted) {
-      failure = studyFailure(e);
-      log("browser-lab.session.error", `${failure.code}: ${failure.message}`);
-    }
-  }
-  if (run.seats.length === 0) run = notStartedRun(seats, failure, ctx.signal.aborted);
-  if (ctx.signal.aborted)
-    log("browser-lab.interrupted", `${ctx.signal.reason === "SIGTERM" ? "SIGTERM" : "SIGINT"}: every seat was stopped, every desktop released`);
-  const assembled = assembleStudy(run, {
-    lane: "e2b-desktop",
+  const seatsRun = await runBrowserSeats(ctx, writer, studyLogger, {
+    seats,
     concurrency: concurrency.concurrency,
-    maxTotalUsd: lab.scenario.caps?.maxTotalUsd ?? null,
-    shape,
+    remote: true,
+    start: async () =>
+      e2bDesktopLane({
+        writer,
+        runId: ctx.runId,
+        labId: lab.id,
+        participant: pre.participant,
+        conn: pre.conn,
+        template: pre.template,
+        app: pre.app,
+        ...(served ? { appFiles: served.files } : {}),
+        devices: new Map(devices.map((d) => [d.seat.id, { name: d.name, preset: d.preset }])),
+        seatCount: seats.length,
+        sessionMs,
+        ...((deps.retainForDebug ?? pre.retainForDebug) ? { retainForDebug: true } : {}),
+        ...(deps.onLiveView ? { onLiveView: deps.onLiveView } : {}),
+        ...(deps.onDesktopCreated ? { onDesktopCreated: deps.onDesktopCreated } : {}),
+      }),
   });
-  failure ??= await writeDesktopLedger(writer, run, assembled.cleanup, devices);
-  return finishStudy({
-    ctx,
-    writer,
-    route: "browser",
+  return finishBrowserStudy(ctx, writer, studyLogger, {
+    seatsRun,
+    lane: "e2b-desktop",
     target: "e2b-desktop",
+    concurrency,
     createdAt,
-    subject: { source: "app-url", appUrl: `${pre.app.url.origin}/`, provenance: "unpinned" },
-    caps,
-    assembled,
-    lifecycle,
+    appOrigin: pre.app.url.origin,
     costLines: [],
     gaps: ["the app's own spend is unmeasured", "E2B desktop time is an estimate over create → confirmed release at published rates, not E2B's invoice"],
-    ...(failure ? { failure } : {}),
-    warnings: concurrency.warnings,
     redactionNotes: `literal scrub of ${secrets.length} provisioned secret value(s), then secret and local-path shapes; typed text recorded as a length only; the live-view URL is never recorded`,
   });
 }

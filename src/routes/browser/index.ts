@@ -15,24 +15,21 @@
 import os from "node:os";
 import { type BrowserParticipant, browserParticipant } from "../../actors/browser-participant/index.ts";
 import { POLICY_BOUNDS } from "../../broker/index.ts";
-import type { CostLine, LifecycleEvent } from "../../bundle/index.ts";
+import type { CostLine } from "../../bundle/index.ts";
 import { createRunWriter, type RunWriter } from "../../bundle/index.ts";
 import { type DockerClient, dockerClientFor } from "../../docker/index.ts";
 import { embeddedRootName } from "../../lab/embedded-apps.ts";
 import type { BrowserActor, BrowserLabConfig, LabConfig } from "../../lab/schema.ts";
-import { dryRunLane } from "../../lanes/dry-run/index.ts";
 import { localGuestLane } from "../../lanes/local-guest/index.ts";
 import { GUEST_MEMORY_BYTES } from "../../runtime/desktop.ts";
 import { ensureGuestImage, type GuestImage } from "../../runtime/guest-image.ts";
 import { studySecrets } from "../../secrets/index.ts";
-import type { BrowserSeatFacts } from "../../study/browser-seat.ts";
-import { assembleStudy, notStartedRun, type SeatEvidence, type StudyError } from "../../study/evidence.ts";
-import { finishStudy } from "../../study/finish.ts";
-import { planStudyConcurrency, runSeats, type SeatsRun } from "../../study/index.ts";
+import { planStudyConcurrency } from "../../study/index.ts";
 import type { StudyContext, StudyResult } from "../types.ts";
 import { type E2BDesktopStudyDeps, runE2BDesktopStudy } from "./e2b-desktop.ts";
 import { type AppServer, startApp } from "./serve.ts";
-import { capsOf, participantCaps, refuse, sessionMsOf, studyDevices, studyFailure, studyLog, writeDesktopLedger } from "./study-parts.ts";
+import { finishBrowserStudy, runBrowserDryRun, runBrowserSeats } from "./study-flow.ts";
+import { capsOf, participantCaps, refuse, sessionMsOf, studyDevices, studyLog } from "./study-parts.ts";
 
 /** Default wall-clock budget of one participant session when the lab sets none, ms. */
 export { DEFAULT_SESSION_MS } from "./study-parts.ts";
@@ -101,50 +98,16 @@ export async function runBrowserStudy(ctx: StudyContext<LabConfig>, deps: Browse
 async function runDryRun(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typeof planBrowserStudy>): Promise<StudyResult> {
   const { lab, actor } = plan;
   const writer = createRunWriter({ cwd: ctx.cwd, runId: ctx.runId, secrets: studySecrets(ctx), route: "browser", mode: "dry-run", lab: lab.id });
-  const createdAt = new Date().toISOString();
-  const devices = studyDevices(lab, ctx.seatIds);
-  const lifecycle: LifecycleEvent[] = [];
-  const add = (event: string, message: string) => lifecycle.push({ at: new Date().toISOString(), event, message: writer.redactor.text(message) });
-  add("browser-lab.run.created", `dry run ${ctx.runId}: lab ${lab.id}, actor ${actor.type}, target local; nothing is started, served or spent`);
-  add(
-    "browser-lab.subject.declared",
-    `app ${plan.appUrl.origin} (loopback); serve ${lab.subject.serve?.static ? `static ${embeddedRootName(lab.subject.serve.static.root) !== undefined ? lab.subject.serve.static.root : "(project directory)"}` : lab.subject.serve?.command ? "command" : "external"}`,
-  );
-  add("browser-lab.devices.declared", devices.map((d) => `${d.name} ${d.preset.width}x${d.preset.height}`).join(", "));
-  add(
-    "browser-lab.contract.ready",
-    `${browserParticipant(actor, participantCaps(lab)).describeDryRun()}, ${(actor.tasks ?? []).length} task(s) with hidden checks; a live run needs --live (or scenario.mode: live)`,
-  );
-  const seats = devices.map((d) => d.seat);
-  const deviceOf = new Map(devices.map((d) => [d.seat.id, d.name]));
-  const shape = {
-    actorType: actor.type,
-    label: (seat: { id: string }) => `${actor.type} (${deviceOf.get(seat.id) ?? "desktop"})`,
-    tasks: actor.tasks ?? [],
-  };
-  const concurrency = Math.min(seats.length, POLICY_BOUNDS.perStudy[1]);
-  const run = await runSeats({
-    seats,
-    lane: dryRunLane({ ...shape, extra: (seat) => ({ device: deviceOf.get(seat.id) ?? "desktop" }) }),
-    concurrency,
-    signal: ctx.signal,
-    caps: { maxTotalUsd: null, maxJobs: null },
-    progress: () => undefined,
-  });
-  return finishStudy({
-    ctx,
-    writer,
-    route: "browser",
+  const serve = lab.subject.serve;
+  return runBrowserDryRun(ctx, writer, {
     target: "local",
-    createdAt,
-    subject: { source: "app-url", appUrl: `${plan.appUrl.origin}/`, provenance: "declared-not-run" },
-    caps: capsOf(lab),
-    assembled: assembleStudy(run, { lane: "dry-run", concurrency, maxTotalUsd: lab.scenario.caps?.maxTotalUsd ?? null, shape }),
-    lifecycle,
-    costLines: [],
-    gaps: [],
-    warnings: [],
-    redactionNotes: "dry run: no participant output exists",
+    appOrigin: plan.appUrl.origin,
+    notes: {
+      created: `dry run ${ctx.runId}: lab ${lab.id}, actor ${actor.type}, target local; nothing is started, served or spent`,
+      subject: `app ${plan.appUrl.origin} (loopback); serve ${serve?.static ? `static ${embeddedRootName(serve.static.root) !== undefined ? serve.static.root : "(project directory)"}` : serve?.command ? "command" : "external"}`,
+      contract: `${browserParticipant(actor, participantCaps(lab)).describeDryRun()}, ${(actor.tasks ?? []).length} task(s) with hidden checks; a live run needs --live (or scenario.mode: live)`,
+    },
+    concurrency: (seats) => Math.min(seats, POLICY_BOUNDS.perStudy[1]),
   });
 }
 
@@ -254,84 +217,53 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typ
   await participant.preflight({ env: ctx.env, signal: ctx.signal });
   const secrets = studySecrets(ctx);
   const writer: RunWriter = createRunWriter({ cwd: ctx.cwd, runId: ctx.runId, secrets, route: "browser", mode: "live", lab: lab.id });
-  const { redact, lifecycle, log, progress } = studyLog(ctx, writer);
+  const studyLogger = studyLog(ctx, writer);
+  const { log, progress } = studyLogger;
   const createdAt = new Date().toISOString();
-  const caps = capsOf(lab);
-  const sessionMs = sessionMsOf(lab, caps);
+  const sessionMs = sessionMsOf(lab, capsOf(lab));
   log(
     "browser-lab.run.created",
     `run ${ctx.runId}: lab ${lab.id}, actor ${actor.type}, target local, ${seats.length} seat(s) (${seatDevices.map((d) => `${d.seat.id} ${d.name}`).join(", ")}), concurrency ${concurrency.concurrency}`,
   );
   for (const w of concurrency.warnings) log("browser-lab.study.waves", w.message);
   let app: AppServer | undefined;
-  let failure: StudyError | undefined;
-  let run: SeatsRun<SeatEvidence<BrowserSeatFacts>> = { seats: [], heldSlots: [], knownUsd: 0, knownJobs: 0 };
+  let seatsRun: Awaited<ReturnType<typeof runBrowserSeats>>;
   const first = seats[0]!.id;
   try {
-    const served = await serveAndEnsureImage(ctx, appUrl, docker, writer, log, (detail) => progress({ participant: first, phase: "preflight", detail }));
-    app = served.app;
-    const image = served.image;
-    const lane = localGuestLane({
-      docker,
-      image,
-      writer,
-      runId: ctx.runId,
-      cwd: ctx.cwd,
-      participant,
-      appUrl,
-      devices: new Map(seatDevices.map((d) => [d.seat.id, { name: d.name, preset: d.preset }])),
-      seatCount: seats.length,
-      sessionMs,
-      ...(deps.labels ? { labels: deps.labels } : {}),
-      ...(deps.onDesktopCreated ? { onDesktopCreated: deps.onDesktopCreated } : {}),
-    });
-    await writer.writeStatus({ phase: "participate", detail: `${seats.length} seat(s)` });
-    run = await runSeats({
+    seatsRun = await runBrowserSeats(ctx, writer, studyLogger, {
       seats,
-      lane,
       concurrency: concurrency.concurrency,
-      signal: ctx.signal,
-      caps: { maxTotalUsd: lab.scenario.caps?.maxTotalUsd ?? null, maxJobs: null },
-      progress: (participant, phase, detail, summary) => progress({ participant, phase, ...(detail ? { detail: redact(detail) } : {}), ...summary }),
+      start: async () => {
+        const served = await serveAndEnsureImage(ctx, appUrl, docker, writer, log, (detail) => progress({ participant: first, phase: "preflight", detail }));
+        app = served.app;
+        return localGuestLane({
+          docker,
+          image: served.image,
+          writer,
+          runId: ctx.runId,
+          cwd: ctx.cwd,
+          participant,
+          appUrl,
+          devices: new Map(seatDevices.map((d) => [d.seat.id, { name: d.name, preset: d.preset }])),
+          seatCount: seats.length,
+          sessionMs,
+          ...(deps.labels ? { labels: deps.labels } : {}),
+          ...(deps.onDesktopCreated ? { onDesktopCreated: deps.onDesktopCreated } : {}),
+        });
+      },
     });
-  } catch (e) {
-    if (!ctx.signal.aborted) {
-      failure = studyFailure(e);
-      log("browser-lab.session.error", `${failure.code}: ${failure.message}`);
-    }
   } finally {
     await app?.close().catch(() => undefined);
   }
-  // Seats the study never reached (the app or the image failed first) still count, as not started.
-  if (run.seats.length === 0) run = notStartedRun(seats, failure, ctx.signal.aborted);
-  if (ctx.signal.aborted)
-    log("browser-lab.interrupted", `${ctx.signal.reason === "SIGTERM" ? "SIGTERM" : "SIGINT"}: every seat was stopped, every desktop released`);
-  if (run.leaseLost) log("browser-lab.study.lease-lost", run.leaseLost);
-  const assembled = assembleStudy(run, {
+  return finishBrowserStudy(ctx, writer, studyLogger, {
+    seatsRun,
     lane: "local-guest",
-    concurrency: concurrency.concurrency,
-    maxTotalUsd: lab.scenario.caps?.maxTotalUsd ?? null,
-    shape: {
-      actorType: actor.type,
-      label: (s) => `${actor.type} (${seatDevices.find((d) => d.seat.id === s.id)?.name ?? "desktop"})`,
-      tasks: actor.tasks ?? [],
-    },
-  });
-  failure ??= await writeDesktopLedger(writer, run, assembled.cleanup, seatDevices);
-  return finishStudy({
-    ctx,
-    writer,
-    route: "browser",
     target: "local",
+    concurrency,
     createdAt,
-    subject: { source: "app-url", appUrl: `${appUrl.origin}/`, provenance: "unpinned" },
-    caps,
-    assembled,
-    lifecycle,
+    appOrigin: appUrl.origin,
     costLines: browserCostLines(isoDate(), participant.descriptor.modelParticipant),
     gaps: ["the app's own spend is unmeasured"],
-    ...(failure ? { failure } : {}),
-    warnings: concurrency.warnings,
     redactionNotes: `literal scrub of ${secrets.length} provisioned secret value(s), then secret and local-path shapes; typed text recorded as a length only`,
   });
 }

@@ -16,7 +16,7 @@ import { pickSeatSpecs, planConcurrency } from "../../study/index.ts";
 import { loadSandboxCa } from "../../terminal-seat/ca.ts";
 import type { TerminalPlan } from "../../terminal-seat/plan.ts";
 import type { StudyContext, StudyResult } from "../types.ts";
-import { finishTerminalStudy, policiesNote, runTerminalSeats, studyLifecycle, subjectDeclared } from "./study.ts";
+import { finishTerminalStudy, runTerminalSeats, studyLifecycle, studyPreamble } from "./study.ts";
 
 /** Most E2B seats one study runs at once. */
 export const E2B_MAX_CONCURRENCY = 16;
@@ -61,22 +61,15 @@ export async function runE2BTerminalStudy(ctx: StudyContext<TerminalLabConfig>, 
   const provider = deps.e2bProvider ?? createE2BSandboxProvider({ apiKey: access.apiKey, connection: access.connection });
   const firstOutputMs = deps.firstOutputMs ?? E2B_FIRST_OUTPUT_MS;
   const auth = plan.model?.runtimeAuth;
-  const preamble = [
-    {
-      event: "terminal-lab.run.created",
-      message: `run ${ctx.runId}: lab ${lab.id}, actor ${plan.descriptor.type}, target e2b-terminal, template ${template}; ${seats.length} seat(s), concurrency ${concurrency.concurrency}`,
-    },
-    subjectDeclared(lab),
-    {
-      event: "terminal-lab.caps.declared",
-      message: `maxUsd=${caps.maxUsd} (per seat) maxTotalUsd=${maxTotalUsd ?? "unset"} maxJobs=${caps.maxJobs ?? "unset"} maxMinutes=${caps.maxMinutes}; first-output deadline ${firstOutputMs} ms${auth ? "; the model spend cap is after-the-fact (Codex reaches its model directly from E2B)" : ""}`,
-    },
-    {
-      event: "terminal-lab.credentials.declared",
-      message: `E2B key from E2B_API_KEY (value never recorded); ${plan.runtimeKey ? `runtime key from ${plan.runtimeKey.sourceName} held by ${auth === "openai-egress" ? "the sandbox's E2B egress rule for api.openai.com" : "the Codex command's env as CODEX_API_KEY"} (value never recorded)` : "no runtime key"}; ${policiesNote(lab)}`,
-    },
-    ...concurrency.warnings.map((w) => ({ event: "terminal-lab.study.waves", message: w.message })),
-  ];
+  const preamble = studyPreamble(lab, {
+    created: `run ${ctx.runId}: lab ${lab.id}, actor ${plan.descriptor.type}, target e2b-terminal, template ${template}; ${seats.length} seat(s), concurrency ${concurrency.concurrency}`,
+    caps,
+    maxTotalUsd,
+    firstOutputMs,
+    ...(auth ? { capsNote: "; the model spend cap is after-the-fact (Codex reaches its model directly from E2B)" } : {}),
+    credentials: `E2B key from E2B_API_KEY (value never recorded); ${plan.runtimeKey ? `runtime key from ${plan.runtimeKey.sourceName} held by ${auth === "openai-egress" ? "the sandbox's E2B egress rule for api.openai.com" : "the Codex command's env as CODEX_API_KEY"} (value never recorded)` : "no runtime key"}`,
+    warnings: concurrency.warnings,
+  });
   const lifecycle = studyLifecycle(preamble, seats.length, redact);
   const lane = e2bTerminalLane({
     lab,

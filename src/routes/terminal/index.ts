@@ -27,13 +27,13 @@ import { createDockerSandboxProvider, DEFAULT_DISK_BYTES, DEFAULT_MEMORY_BYTES }
 import type { SandboxProvider } from "../../sandbox/types.ts";
 import { studySecrets } from "../../secrets/index.ts";
 import type { SeatEvidence } from "../../study/evidence.ts";
-import { pickSeatSpecs, planStudyConcurrency, type SeatsRun } from "../../study/index.ts";
+import { pickSeatSpecs, planStudyConcurrency, type SeatSpec, type SeatsRun } from "../../study/index.ts";
 import { loadSandboxCa, type SandboxCa } from "../../terminal-seat/ca.ts";
 import { planTerminalStudy, type TerminalPlan } from "../../terminal-seat/plan.ts";
 import type { StudyContext, StudyResult } from "../types.ts";
 import { runTerminalDryRun, TERMINAL_PARTICIPANT_ID } from "./dry-run.ts";
 import { runE2BTerminalStudy } from "./e2b.ts";
-import { finishTerminalStudy, policiesNote, runTerminalSeats, studyLifecycle, subjectDeclared } from "./study.ts";
+import { finishTerminalStudy, runTerminalSeats, studyLifecycle, studyPreamble } from "./study.ts";
 
 export {
   DEFAULT_FIRST_OUTPUT_MS,
@@ -113,6 +113,63 @@ function signalName(signal: AbortSignal): "SIGINT" | "SIGTERM" {
   return signal.reason === "SIGTERM" ? "SIGTERM" : "SIGINT";
 }
 
+/**
+ * Opens the gateway of each model-driven seat before the study: a model seat reaches its model
+ * only through its own gateway (its socket directory is mounted at create time, and its token
+ * must be a secret of the writer from the start). One study budget for all seats: maxTotalUsd
+ * bounds their sum, not each seat. Empty for a participant that calls no model.
+ * @throws openModelSeat's errors, every gateway opened so far closed first
+ */
+async function openModelSeats(plan: TerminalPlan, seats: readonly SeatSpec[], maxTotalUsd: number | null): Promise<Map<string, ModelSeat>> {
+  const modelSeats = new Map<string, ModelSeat>();
+  const study = maxTotalUsd !== null ? studyBudget(maxTotalUsd) : undefined;
+  try {
+    if (plan.model)
+      for (const seat of seats)
+        modelSeats.set(
+          seat.id,
+          openModelSeat({
+            endpoint: plan.model.endpoint,
+            runtimeAuth: plan.model.runtimeAuth,
+            key: plan.runtimeKey,
+            maxUsd: plan.caps.maxUsd ?? 0,
+            maxTotalUsd,
+            ...(study ? { study } : {}),
+          }),
+        );
+  } catch (e) {
+    await closeAll(modelSeats);
+    throw e;
+  }
+  return modelSeats;
+}
+
+/** Closes every model seat's gateway (a failed close is ignored: the gateway is gone with the process). */
+function closeAll(modelSeats: ReadonlyMap<string, ModelSeat>): Promise<unknown> {
+  return Promise.all([...modelSeats.values()].map((m) => m.close().catch(() => undefined)));
+}
+
+/** The study-level events of a Docker terminal study (see studyPreamble); `diskMiB` in MiB, `firstOutputMs` in ms. */
+function dockerPreamble(
+  ctx: StudyContext<TerminalLabConfig>,
+  plan: TerminalPlan,
+  engine: EngineReady,
+  o: { seats: number; concurrency: ReturnType<typeof planStudyConcurrency>; diskMiB: number; maxTotalUsd: number | null; firstOutputMs: number },
+) {
+  const lab = ctx.lab;
+  const node = engine.node
+    ? `node ${engine.node.version} (tarball sha256 ${engine.node.sha256})${engine.node.npmVersion ? `, npm ${engine.node.npmVersion}` : ""}`
+    : "node unrecorded (the image carries no humanish.node labels)";
+  return studyPreamble(lab, {
+    created: `run ${ctx.runId}: lab ${lab.id}, actor ${plan.descriptor.type}, target docker, image ${engine.image}${engine.built ? " (built by this run)" : ""}; ${node}; disk limit ${o.diskMiB} MiB; ${o.seats} seat(s), concurrency ${o.concurrency.concurrency}`,
+    caps: plan.caps,
+    maxTotalUsd: o.maxTotalUsd,
+    firstOutputMs: o.firstOutputMs,
+    credentials: plan.runtimeKey ? `runtime key from ${plan.runtimeKey.sourceName} (value never recorded)` : "no runtime key",
+    warnings: o.concurrency.warnings,
+  });
+}
+
 async function runLive(
   ctx: StudyContext<TerminalLabConfig>,
   plan: TerminalPlan,
@@ -133,61 +190,21 @@ async function runLive(
   const secrets = studySecrets(ctx);
   if (plan.runtimeKey) secrets.push(plan.runtimeKey.value);
   const maxTotalUsd = lab.scenario.caps?.maxTotalUsd ?? null;
-  // A model-driven seat reaches its model only through its own gateway, opened before the study
-  // (the gateway's socket directory is mounted at create time, and its token must be a secret of
-  // the writer from the start).
-  const modelSeats = new Map<string, ModelSeat>();
-  const closeModelSeats = () => Promise.all([...modelSeats.values()].map((m) => m.close().catch(() => undefined)));
-  // One study budget for all seats: maxTotalUsd bounds their sum, not each seat.
-  const study = maxTotalUsd !== null ? studyBudget(maxTotalUsd) : undefined;
-  try {
-    if (plan.model)
-      for (const seat of seats)
-        modelSeats.set(
-          seat.id,
-          openModelSeat({
-            endpoint: plan.model.endpoint,
-            runtimeAuth: plan.model.runtimeAuth,
-            key: plan.runtimeKey,
-            maxUsd: plan.caps.maxUsd ?? 0,
-            maxTotalUsd,
-            ...(study ? { study } : {}),
-          }),
-        );
-  } catch (e) {
-    await closeModelSeats();
-    throw e;
-  }
+  const modelSeats = await openModelSeats(plan, seats, maxTotalUsd);
   for (const m of modelSeats.values()) secrets.push(m.access.token);
   let writer: ReturnType<typeof createRunWriter>;
   try {
     writer = createRunWriter({ cwd: ctx.cwd, runId: ctx.runId, secrets, route: "terminal", mode: "live", lab: lab.id });
   } catch (e) {
-    await closeModelSeats();
+    await closeAll(modelSeats);
     throw e;
   }
   const redact = (s: string): string => writer.redactor.text(s);
   const createdAt = new Date().toISOString();
-  const caps = plan.caps;
   const diskMiB = lab.execution.limits?.diskMiB ?? DEFAULT_DISK_MIB;
   const provider = deps.sandboxProvider ?? createDockerSandboxProvider({ docker: engine.docker });
   const firstOutputMs = deps.firstOutputMs ?? DEFAULT_FIRST_OUTPUT_MS;
-  const preamble = [
-    {
-      event: "terminal-lab.run.created",
-      message: `run ${ctx.runId}: lab ${lab.id}, actor ${plan.descriptor.type}, target docker, image ${engine.image}${engine.built ? " (built by this run)" : ""}; ${engine.node ? `node ${engine.node.version} (tarball sha256 ${engine.node.sha256})${engine.node.npmVersion ? `, npm ${engine.node.npmVersion}` : ""}` : "node unrecorded (the image carries no humanish.node labels)"}; disk limit ${diskMiB} MiB; ${seats.length} seat(s), concurrency ${concurrency.concurrency}`,
-    },
-    subjectDeclared(lab),
-    {
-      event: "terminal-lab.caps.declared",
-      message: `maxUsd=${caps.maxUsd} (per seat) maxTotalUsd=${maxTotalUsd ?? "unset"} maxJobs=${caps.maxJobs ?? "unset"} maxMinutes=${caps.maxMinutes}; first-output deadline ${firstOutputMs} ms`,
-    },
-    {
-      event: "terminal-lab.credentials.declared",
-      message: `${plan.runtimeKey ? `runtime key from ${plan.runtimeKey.sourceName} (value never recorded)` : "no runtime key"}; ${policiesNote(lab)}`,
-    },
-    ...concurrency.warnings.map((w) => ({ event: "terminal-lab.study.waves", message: w.message })),
-  ];
+  const preamble = dockerPreamble(ctx, plan, engine, { seats: seats.length, concurrency, diskMiB, maxTotalUsd, firstOutputMs });
   const lifecycle = studyLifecycle(preamble, seats.length, redact);
   const lane = dockerTerminalLane({
     lab,
@@ -206,9 +223,9 @@ async function runLive(
   });
   let run: SeatsRun<SeatEvidence<TerminalSeatFacts>>;
   try {
-    run = await runTerminalSeats(ctx, redact, { seats, lane, concurrency: concurrency.concurrency, caps: { maxTotalUsd, maxJobs: caps.maxJobs } });
+    run = await runTerminalSeats(ctx, redact, { seats, lane, concurrency: concurrency.concurrency, caps: { maxTotalUsd, maxJobs: plan.caps.maxJobs } });
   } finally {
-    await closeModelSeats();
+    await closeAll(modelSeats);
   }
   if (ctx.signal.aborted && seats.length > 1)
     lifecycle.push({

@@ -11,7 +11,7 @@ import { assembleStudy, notStartedRun, type SeatEvidence } from "../../study/evi
 import { finishStudy } from "../../study/finish.ts";
 import { type RunSeatsOptions, runSeats, type SeatsRun } from "../../study/index.ts";
 import { briefDigest, composeBrief } from "../../terminal-seat/brief.ts";
-import type { TerminalPlan } from "../../terminal-seat/plan.ts";
+import type { TerminalCaps, TerminalPlan } from "../../terminal-seat/plan.ts";
 import type { StudyContext, StudyResult } from "../types.ts";
 
 /** A study-level lifecycle event before its time stamp. */
@@ -33,6 +33,37 @@ export function subjectDeclared(lab: TerminalLabConfig): StudyEvent {
 export function policiesNote(lab: TerminalLabConfig): string {
   const p = lab.policies;
   return `policies allowPrivateRepoAccess=${p.allowPrivateRepoAccess} allowProviderCredentials=${p.allowProviderCredentials} allowPaymentCredentials=${p.allowPaymentCredentials} allowGitHubMutation=${p.allowGitHubMutation}`;
+}
+
+/**
+ * The study-level events every live terminal study declares, in order: `terminal-lab.run.created`
+ * (`created`), the subject, the caps (`capsNote` ends the message, e.g. when the spend cap is
+ * after the fact), the credentials (`credentials`, then the lab's policies), then each warning of
+ * the concurrency plan as `terminal-lab.study.waves`. `firstOutputMs` in ms.
+ */
+export function studyPreamble(
+  lab: TerminalLabConfig,
+  o: {
+    created: string;
+    caps: TerminalCaps;
+    maxTotalUsd: number | null;
+    firstOutputMs: number;
+    capsNote?: string;
+    credentials: string;
+    warnings: readonly { message: string }[];
+  },
+): StudyEvent[] {
+  const { caps } = o;
+  return [
+    { event: "terminal-lab.run.created", message: o.created },
+    subjectDeclared(lab),
+    {
+      event: "terminal-lab.caps.declared",
+      message: `maxUsd=${caps.maxUsd} (per seat) maxTotalUsd=${o.maxTotalUsd ?? "unset"} maxJobs=${caps.maxJobs ?? "unset"} maxMinutes=${caps.maxMinutes}; first-output deadline ${o.firstOutputMs} ms${o.capsNote ?? ""}`,
+    },
+    { event: "terminal-lab.credentials.declared", message: `${o.credentials}; ${policiesNote(lab)}` },
+    ...o.warnings.map((w) => ({ event: "terminal-lab.study.waves", message: w.message })),
+  ];
 }
 
 /**

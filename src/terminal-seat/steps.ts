@@ -1,0 +1,161 @@
+/**
+ * The steps every terminal lane's seat runs the same way once it has a sandbox, whatever the
+ * machine: provisioning the participant and the product, running the participant to its end, and
+ * the opening of teardown. The lanes keep what differs (how the sandbox is created, what the
+ * participant reaches its model through, how the sandbox is released and costed).
+ */
+import type { RunContext, TerminalParticipant, TerminalParticipantOutcome } from "../actors/terminal-participant/participant.ts";
+import type { CleanupProof, TaskResult } from "../bundle/schemas.ts";
+import { TERMINAL_STUDY_DIR, type TerminalLabConfig } from "../lab/schema.ts";
+import type { Sandbox } from "../sandbox/types.ts";
+import type { SeatEvidence, StudyError } from "../study/evidence.ts";
+import type { SeatHooks, SeatRelease, SeatSession, SeatSpec } from "../study/types.ts";
+import { PARTICIPANT_USER, runInstall } from "./provision.ts";
+import { checkSeat, type TerminalSeatBase } from "./seat.ts";
+
+/** What every terminal seat keeps while it runs, filled in as it goes (a lane's seat state extends it with its own). */
+export interface TerminalSeatState<S extends Sandbox, F> {
+  lab: TerminalLabConfig;
+  seat: SeatSpec;
+  hooks: SeatHooks;
+  base: TerminalSeatBase;
+  participant: TerminalParticipant;
+  /** Non-secret env of network-reaching commands (the extra CA). */
+  networkEnv: Record<string, string>;
+  sandbox?: S;
+  createdId?: string;
+  outcome?: TerminalParticipantOutcome;
+  participantStarted: boolean;
+  checked?: TaskResult[];
+  provisionLog: string[];
+  cleanup: CleanupProof[];
+  evidence?: SeatEvidence<F>;
+}
+
+/**
+ * The seat session of a terminal lane over its state and its own steps: openSession enters the
+ * `participate` phase (named by `actorType`, the plan's participant type), check runs the hidden checks in the
+ * sandbox, snapshot gives the evidence `finalize` wrote.
+ */
+export function terminalSeatSession<S extends Sandbox, F>(
+  s: TerminalSeatState<S, F>,
+  actorType: string,
+  steps: {
+    prepare(): Promise<void>;
+    participate(): Promise<void>;
+    finalize(end: { error?: StudyError; interrupted: boolean }): Promise<SeatRelease>;
+  },
+): SeatSession<SeatEvidence<F>> {
+  return {
+    prepare: () => steps.prepare(),
+    async openSession() {
+      await s.base.setPhase("participate", actorType);
+    },
+    participate: () => steps.participate(),
+    async check() {
+      if (s.sandbox) s.checked = await checkSeat(s.base, s.lab, s.sandbox, s.hooks);
+    },
+    finalize: (end) => steps.finalize(end),
+    snapshot(): SeatEvidence<F> {
+      if (!s.evidence) throw new Error(`seat ${s.seat.id}: snapshot before finalize`);
+      return s.evidence;
+    },
+  };
+}
+
+/**
+ * Provisions the seat: the participant's runtime, then each `product.install` command as root,
+ * unkeyed, in order (`network` is the sandbox's network while they run; `next` the lane's next
+ * step of a failed install). Checks the interrupt guard after every step.
+ * @throws Interrupted once the study was stopped; the participant's and runInstall's errors
+ *   (`HUMANISH_TERMINAL_LAB_INSTALL_FAILED`, …)
+ */
+export async function provisionTerminalSeat(
+  base: TerminalSeatBase,
+  participant: TerminalParticipant,
+  sandbox: Sandbox,
+  o: {
+    install: readonly string[];
+    networkEnv: Record<string, string>;
+    network: "none" | "bridge";
+    next?: string;
+    provisionLog: string[];
+    signal: AbortSignal;
+  },
+): Promise<void> {
+  const workdir = TERMINAL_STUDY_DIR;
+  await base.setPhase("provision", "participant runtime");
+  await participant.prepare({ sandbox, user: PARTICIPANT_USER, workdir, recorder: base.log, signal: o.signal, networkEnv: o.networkEnv });
+  base.guard();
+  const install = o.install;
+  for (const [i, command] of install.entries()) {
+    await base.setPhase("provision", `install ${i + 1}/${install.length}: ${command}`);
+    await runInstall(sandbox, command, i, install.length, {
+      workdir,
+      signal: o.signal,
+      rec: base.rec,
+      provisionLog: o.provisionLog,
+      networkEnv: o.networkEnv,
+      network: o.network,
+      ...(o.next !== undefined ? { next: o.next } : {}),
+    });
+    base.guard();
+  }
+  base.log.lifecycle("terminal-lab.product.prepared", `${install.length} install command(s) ran as root, unkeyed`);
+}
+
+/**
+ * Runs the participant in the sandbox with the seat's brief and nonce: its first-output deadline
+ * (`firstOutputMs`, ms) and its end at `maxMinutes` (minutes) from now; `access` is how it
+ * reaches its model (a key, a gateway, direct egress), if at all.
+ */
+export function runTerminalParticipant(
+  base: TerminalSeatBase,
+  participant: TerminalParticipant,
+  sandbox: Sandbox,
+  o: {
+    networkEnv: Record<string, string>;
+    signal: AbortSignal;
+    firstOutputMs: number;
+    maxMinutes: number;
+    access: Pick<RunContext, "runtimeKey" | "modelGateway" | "modelDirect">;
+  },
+): Promise<TerminalParticipantOutcome> {
+  const startedAt = Date.now();
+  return participant.run({
+    sandbox,
+    user: PARTICIPANT_USER,
+    workdir: TERMINAL_STUDY_DIR,
+    recorder: base.log,
+    signal: o.signal,
+    networkEnv: o.networkEnv,
+    brief: base.brief,
+    nonce: base.nonce,
+    deadlines: { firstOutputMs: o.firstOutputMs, deadlineAt: startedAt + o.maxMinutes * 60_000 },
+    ...o.access,
+    redact: base.redact,
+  });
+}
+
+/**
+ * Records how the participant ended (the deadline that fired, named by `deadlineName`, then its
+ * status), then checks the interrupt guard.
+ * @throws Interrupted once the study was stopped
+ */
+export function participantEnded(
+  base: TerminalSeatBase,
+  outcome: TerminalParticipantOutcome,
+  deadlineName: (d: NonNullable<TerminalParticipantOutcome["deadline"]>) => string,
+): void {
+  if (outcome.deadline && outcome.deadline !== "interrupted") {
+    base.log.lifecycle("terminal-lab.participant.deadline", `the ${deadlineName(outcome.deadline)} deadline fired: ${outcome.reason}`);
+  }
+  base.log.lifecycle("terminal-lab.participant.ended", `${outcome.status}/${outcome.completionReason}: ${outcome.reason}`);
+  base.guard();
+}
+
+/** Opens teardown: the seat's error (if any) in its lifecycle, then the `teardown` phase naming what is released. */
+export async function beginTeardown(base: TerminalSeatBase, failure: StudyError | undefined, createdId: string | undefined): Promise<void> {
+  if (failure) base.log.lifecycle("terminal-lab.session.error", `${failure.code} in ${base.phase}: ${failure.message}`);
+  await base.setPhase("teardown", createdId ? `releasing ${createdId}` : "nothing to release");
+}
