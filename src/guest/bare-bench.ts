@@ -22,8 +22,8 @@ import type { Readable, Writable } from "node:stream";
 import { errorMessage } from "../errors.ts";
 import { type Forwarder, startForwarder } from "../forward/forward.ts";
 import { CdpPipe } from "./cdp.ts";
-import { GUEST_IO_DIR } from "./contract.ts";
 import { CHROMIUM_BINARY } from "./desktop.ts";
+import { GUEST_IO_DIR } from "./host-guest.ts";
 import { GuestPage } from "./page.ts";
 
 /** The step kinds the floor replays (a subset of the lab's scripted-browser steps). */
