@@ -1,7 +1,7 @@
 /**
  * The executor seam shared by both ends of browser control.
  */
-import { browserControlError } from "./errors.ts";
+import { type BrowserControlError, type BrowserControlErrorCode, browserControlError, isBrowserControlError } from "./errors.ts";
 import type { BrowserAction, BrowserObservation } from "./schemas.ts";
 
 /**
@@ -72,4 +72,84 @@ export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
     };
     signal.addEventListener("abort", onAbort, { once: true });
   });
+}
+
+/**
+ * The session flags every desktop executor keeps (the local guest's and the E2B desktop's): one
+ * call at a time, and terminal once a failure ended the session.
+ */
+export class ExecutorSession {
+  /** A call is in flight. */
+  busy = false;
+  /** An outcome-uncertain (or unrecoverable) failure ended the session. */
+  terminal = false;
+
+  /** @param onTerminal called once, when the session becomes terminal. */
+  constructor(private readonly onTerminal?: () => void) {}
+
+  /**
+   * Start a call.
+   * @throws BrowserControlError `executor_closed`/`not_dispatched` once terminal,
+   *   `executor_busy`/`not_dispatched` while another call is in flight.
+   */
+  enter(): void {
+    if (this.terminal) throw browserControlError("executor_closed", "not_dispatched", "session ended");
+    if (this.busy) throw browserControlError("executor_busy", "not_dispatched", "another call is in flight");
+    this.busy = true;
+  }
+
+  /** End the session (idempotent; `onTerminal` runs the first time only). */
+  end(): void {
+    if (this.terminal) return;
+    this.terminal = true;
+    this.onTerminal?.();
+  }
+}
+
+/**
+ * The error an executor's `observe` throws for a failed capture `e`: a browser-control error as
+ * it is, anything else `execution_failed`/`not_dispatched` (observing sends no input). The
+ * session ends either way.
+ */
+export function captureFailure(e: unknown): BrowserControlError {
+  return isBrowserControlError(e) ? e : browserControlError("execution_failed", "not_dispatched", "capture failed", e);
+}
+
+/** Where an `execute` call stood when it failed. */
+export interface ExecuteProgress {
+  /** Some native input was sent. */
+  dispatched: boolean;
+  /** A mouse button is (or may be) held down. */
+  heldMouse: boolean;
+  signal: AbortSignal;
+}
+
+/**
+ * Settle a failed `execute`: release a held mouse button with `mouseUp` (never after revocation,
+ * where a release can click or drop; a failed release is ignored), then name the error to throw
+ * and whether it ends the session. Before any input: a browser-control error as it is (only a
+ * refusal, `action_rejected`/`not_dispatched`, leaves the session usable), else
+ * `session_revoked`/`not_dispatched` when the signal aborted, else
+ * `execution_failed`/`not_dispatched`. After input: the same code (`execution_failed` for an
+ * untyped error) as `outcome_uncertain`, which ends the session.
+ */
+export async function settleFailedExecute(
+  e: unknown,
+  at: ExecuteProgress,
+  mouseUp: () => Promise<unknown>,
+): Promise<{ error: BrowserControlError; endsSession: boolean }> {
+  if (at.heldMouse && !at.signal.aborted) {
+    try {
+      await mouseUp();
+    } catch {
+      /* the session ends either way */
+    }
+  }
+  if (!at.dispatched) {
+    if (isBrowserControlError(e)) return { error: e, endsSession: !(e.errorCode === "action_rejected" && e.disposition === "not_dispatched") };
+    if (at.signal.aborted) return { error: browserControlError("session_revoked", "not_dispatched", "aborted", e), endsSession: true };
+    return { error: browserControlError("execution_failed", "not_dispatched", "could not prepare the action", e), endsSession: true };
+  }
+  const code: BrowserControlErrorCode = isBrowserControlError(e) ? e.errorCode : "execution_failed";
+  return { error: browserControlError(code, "outcome_uncertain", "failed after input was dispatched", e), endsSession: true };
 }

@@ -77,7 +77,15 @@ export {
   isBrowserControlError,
   isBrowserControlErrorCode,
 } from "./errors.ts";
-export { abortableSleep, type BrowserControlExecutor, type BrowserExecutor } from "./executor.ts";
+export {
+  abortableSleep,
+  type BrowserControlExecutor,
+  type BrowserExecutor,
+  captureFailure,
+  type ExecuteProgress,
+  ExecutorSession,
+  settleFailedExecute,
+} from "./executor.ts";
 export {
   encodeFrame,
   type FrameDecodeResult,

@@ -256,6 +256,43 @@ export function planInput(action: BrowserAction, geometry: { width: number; heig
   }
 }
 
+/** A wait step, spelled the same by every desktop. */
+export type SleepStep = { kind: "sleep"; ms: number };
+
+/** One desktop's native steps for each kind of planned input that sends input. */
+export type InputArms<S> = {
+  [K in Exclude<PlannedInput["kind"], "sleep" | "none">]: (input: Extract<PlannedInput, { kind: K }>) => S[];
+};
+
+/**
+ * Plan `action` with {@link planInput} and spell it as one desktop's native steps: `arms` turn
+ * each input kind into steps, a wait is one {@link SleepStep}, an action without input (a
+ * screenshot, a zero scroll) no step at all.
+ * @throws BrowserControlError `action_rejected`/`not_dispatched` for any refusal of
+ *   {@link planInput} or of an arm.
+ */
+export function planSteps<S>(action: BrowserAction, geometry: { width: number; height: number }, arms: InputArms<S>): (S | SleepStep)[] {
+  const input = planInput(action, geometry);
+  switch (input.kind) {
+    case "pointer":
+      return arms.pointer(input);
+    case "keys":
+      return arms.keys(input);
+    case "wheel":
+      return arms.wheel(input);
+    case "drag":
+      return arms.drag(input);
+    case "type":
+      return arms.type(input);
+    case "sleep":
+      return [{ kind: "sleep", ms: input.ms }];
+    case "none":
+      return [];
+    default:
+      return unplanned(input);
+  }
+}
+
 function planScroll(action: Extract<BrowserAction, { kind: "scroll" }>, width: number, height: number): PlannedInput {
   const at = screenPoint(action.x, action.y, width, height);
   if (!Number.isFinite(action.dx) || !Number.isFinite(action.dy)) throw browserControlError("action_rejected", "not_dispatched", "scroll: delta not finite");

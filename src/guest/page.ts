@@ -9,6 +9,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { HumanishError } from "../errors.ts";
+import { pollUntil } from "../poll.ts";
 import type { CdpEvent, CdpPipe } from "./cdp.ts";
 
 /** Result of the focus probe: `ok` or the reason content text is refused. */
@@ -156,21 +157,22 @@ export class GuestPage {
    * @throws HumanishError `HUMANISH_GUEST_NAVIGATION_FAILED` on timeout.
    */
   async waitForLoad(url: string, timeoutMs = 30_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      try {
-        const v = await this.isolatedEval(`JSON.stringify([String(location.href), document.readyState])`, 5_000);
-        const [href, state] = JSON.parse(String(v)) as [string, string];
-        if (href === url && state === "complete") return;
-      } catch {
-        /* the frame is still being created or replaced */
-      }
-      if (Date.now() > deadline) {
-        throw new HumanishError("HUMANISH_GUEST_NAVIGATION_FAILED", `the initial page did not finish loading within ${timeoutMs} ms`, {
-          next: "check that the app answers on its loopback port",
-        });
-      }
-      await Bun.sleep(100);
+    const loaded = await pollUntil(
+      async () => {
+        try {
+          const v = await this.isolatedEval(`JSON.stringify([String(location.href), document.readyState])`, 5_000);
+          const [href, state] = JSON.parse(String(v)) as [string, string];
+          return href === url && state === "complete";
+        } catch {
+          return false; // the frame is still being created or replaced
+        }
+      },
+      { timeoutMs, intervalMs: 100 },
+    );
+    if (!loaded) {
+      throw new HumanishError("HUMANISH_GUEST_NAVIGATION_FAILED", `the initial page did not finish loading within ${timeoutMs} ms`, {
+        next: "check that the app answers on its loopback port",
+      });
     }
   }
 
@@ -183,20 +185,19 @@ export class GuestPage {
    * @returns whether the new page settled in time.
    */
   async settleNavigation(since: number, timeoutMs: number): Promise<boolean> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      if (this.topCommits > since) {
+    return pollUntil(
+      async (remainingMs) => {
+        if (this.topCommits <= since) return false;
         try {
-          const v = await this.isolatedEval(`JSON.stringify([document.readyState, document.hasFocus()])`, Math.max(1, deadline - Date.now()));
+          const v = await this.isolatedEval(`JSON.stringify([document.readyState, document.hasFocus()])`, remainingMs);
           const [state, focused] = JSON.parse(String(v)) as [string, boolean];
-          if (state === "complete" && focused) return true;
+          return state === "complete" && focused;
         } catch {
-          /* the committed frame is still being replaced: ask again */
+          return false; // the committed frame is still being replaced: ask again
         }
-      }
-      if (Date.now() >= deadline) return false;
-      await Bun.sleep(50);
-    }
+      },
+      { timeoutMs, intervalMs: 50 },
+    );
   }
 
   /**
@@ -207,16 +208,16 @@ export class GuestPage {
    * @returns whether the address bar took the focus in time.
    */
   async waitForAddressBarFocus(timeoutMs: number): Promise<boolean> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      try {
-        if ((await this.isolatedEval("document.hasFocus()", Math.max(1, deadline - Date.now()))) === false) return true;
-      } catch {
-        /* no document to ask right now (mid-navigation): ask again */
-      }
-      if (Date.now() >= deadline) return false;
-      await Bun.sleep(20);
-    }
+    return pollUntil(
+      async (remainingMs) => {
+        try {
+          return (await this.isolatedEval("document.hasFocus()", remainingMs)) === false;
+        } catch {
+          return false; // no document to ask right now (mid-navigation): ask again
+        }
+      },
+      { timeoutMs, intervalMs: 20 },
+    );
   }
 
   private async isolatedEval(expression: string, timeoutMs: number): Promise<unknown> {

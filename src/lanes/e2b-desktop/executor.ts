@@ -24,12 +24,13 @@
  *   and holds the focus, or {@link NAVIGATION_SETTLE_MS} passed — before that, keys would reach
  *   the address bar and text the page being replaced.
  */
-import type { BrowserAction, BrowserControlErrorCode, BrowserControlExecutor, BrowserObservation } from "../../browser-control/index.ts";
-import { abortableSleep, browserControlError, isBrowserControlError } from "../../browser-control/index.ts";
+import type { BrowserAction, BrowserControlExecutor, BrowserObservation, ExecuteProgress } from "../../browser-control/index.ts";
+import { abortableSleep, browserControlError, captureFailure, ExecutorSession, settleFailedExecute } from "../../browser-control/index.ts";
 import { admitPng, perceptualSignature } from "../../png/index.ts";
+import { pollUntil } from "../../poll.ts";
 import { type PageProbe, parseFacts, parseProbe } from "./chromium.ts";
 import { e2bChord } from "./keys.ts";
-import { planDesktopAction, shellCommand, TYPE_DELAY_MS } from "./plan.ts";
+import { type DesktopStep, planDesktopAction, shellCommand, TYPE_DELAY_MS } from "./plan.ts";
 
 /** The chord that hands the keyboard to the address bar. */
 const CTRL_L = e2bChord(["ctrl", "l"]);
@@ -77,141 +78,167 @@ export interface E2BDesktopExecutor extends BrowserControlExecutor {
   readonly dispatchedCount: number;
 }
 
+/** Options of {@link createE2BDesktopExecutor}: the sandbox, its helper paths and the geometry (px). */
+interface E2BDesktopOptions {
+  shell: DesktopShell;
+  paths: DesktopPaths;
+  width: number;
+  height: number;
+}
+
+/** What one E2B desktop executor keeps between calls. */
+interface E2BSession extends E2BDesktopOptions {
+  readonly flags: ExecutorSession;
+  /** Where the screenshot goes in the sandbox. */
+  readonly frame: string;
+  /** The capture command: scrot, then the page facts (which may fail alone). */
+  readonly capture: string;
+  /** The probe command; it never fails (an unreadable page prints nothing usable). */
+  readonly probeCmd: string;
+  dispatchedCount: number;
+  /**
+   * Where the last actions left the keyboard: after Ctrl+L, text goes to the address bar; after
+   * that text, an Enter starts a navigation.
+   */
+  address: "none" | "focused" | "typed";
+}
+
 /** Create the executor of one E2B desktop of `width`×`height` px. */
-export function createE2BDesktopExecutor(o: { shell: DesktopShell; paths: DesktopPaths; width: number; height: number }): E2BDesktopExecutor {
-  const { shell, paths, width, height } = o;
+export function createE2BDesktopExecutor(o: E2BDesktopOptions): E2BDesktopExecutor {
+  const { paths } = o;
   const frame = `${paths.dir}/frame.png`;
-  const capture = `${shellCommand(["scrot", "--overwrite", "--pointer", frame])} && { ${shellCommand(["python3", "-I", paths.factsPy, paths.socket])} || true; }`;
-  let busy = false;
-  let terminal = false;
-  let dispatchedCount = 0;
-  const enter = () => {
-    if (terminal) throw browserControlError("executor_closed", "not_dispatched", "session ended");
-    if (busy) throw browserControlError("executor_busy", "not_dispatched", "another call is in flight");
-    busy = true;
+  const s: E2BSession = {
+    ...o,
+    flags: new ExecutorSession(),
+    frame,
+    capture: `${shellCommand(["scrot", "--overwrite", "--pointer", frame])} && { ${shellCommand(["python3", "-I", paths.factsPy, paths.socket])} || true; }`,
+    probeCmd: `${shellCommand(["python3", "-I", paths.factsPy, paths.socket, "probe"])} || true`,
+    dispatchedCount: 0,
+    address: "none",
   };
-
-  async function observe(signal: AbortSignal = new AbortController().signal): Promise<BrowserObservation> {
-    enter();
-    try {
-      if (signal.aborted) throw browserControlError("session_revoked", "not_dispatched", "aborted before capture");
-      const out = await shell.run(capture, CAPTURE_TIMEOUT_MS);
-      const png = await shell.read(frame, MAX_FRAME_BYTES);
-      const verdict = admitPng(png, { includePixels: true });
-      if (!verdict.ok) throw browserControlError("invalid_response", "not_dispatched", `capture failed PNG admission (${verdict.code})`);
-      if (verdict.width !== width || verdict.height !== height)
-        throw browserControlError("invalid_response", "not_dispatched", "capture size differs from the geometry");
-      const stateSignature = perceptualSignature({ width, height, rgba: verdict.pixels! });
-      const facts = parseFacts(out.stdout);
-      if (signal.aborted) throw browserControlError("session_revoked", "not_dispatched", "aborted during capture");
-      return { png, stateSignature, ...(facts && facts !== "other-tabs" ? facts : {}) };
-    } catch (e) {
-      terminal = true;
-      if (isBrowserControlError(e)) throw e;
-      throw browserControlError("execution_failed", "not_dispatched", "capture failed", e);
-    } finally {
-      busy = false;
-    }
-  }
-
-  // The probe never throws: a page it cannot read (mid-navigation, a dialog) is `undefined`.
-  const probeCmd = `${shellCommand(["python3", "-I", paths.factsPy, paths.socket, "probe"])} || true`;
-  const probe = async (): Promise<PageProbe | undefined> => {
-    try {
-      return parseProbe((await shell.run(probeCmd, PROBE_TIMEOUT_MS)).stdout);
-    } catch {
-      return undefined;
-    }
-  };
-  /** Probe until `done` holds or `ms` pass; whether it held. */
-  const probeUntil = async (done: (p: PageProbe) => boolean, ms: number, signal: AbortSignal): Promise<boolean> => {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      const p = await probe();
-      if (p && done(p)) return true;
-      if (Date.now() >= deadline || signal.aborted) return false;
-      await Bun.sleep(PROBE_POLL_MS);
-    }
-  };
-  // Where the last actions left the keyboard: after Ctrl+L, text goes to the address bar; after
-  // that text, an Enter starts a navigation.
-  let address: "none" | "focused" | "typed" = "none";
-
-  async function execute(action: BrowserAction, signal: AbortSignal = new AbortController().signal): Promise<void> {
-    enter();
-    let dispatched = false;
-    let heldMouse = false;
-    const was = address;
-    address = "none";
-    try {
-      const steps = planDesktopAction(action, { width, height });
-      const chord = action.kind === "keypress" && steps.length === 1 && steps[0]!.kind === "run" ? steps[0]!.argv.at(-1) : undefined;
-      const ctrlL = chord === CTRL_L;
-      const submits = was === "typed" && chord === "Return";
-      const before = submits ? (await probe())?.timeOrigin : undefined;
-      for (const step of steps) {
-        if (step.kind === "sleep") {
-          await abortableSleep(step.ms, signal);
-          continue;
-        }
-        if (signal.aborted)
-          throw browserControlError("session_revoked", dispatched ? "outcome_uncertain" : "not_dispatched", "authority withdrawn before input");
-        const typing = action.kind === "type" ? action.text.length * TYPE_DELAY_MS * 2 : 0;
-        dispatched = true;
-        dispatchedCount++;
-        heldMouse = step.holdsMouse === true;
-        await shell.run(shellCommand(step.argv), INPUT_TIMEOUT_MS + typing);
-        heldMouse = false;
-      }
-      if (signal.aborted && dispatched) throw browserControlError("session_revoked", "outcome_uncertain", "authority withdrawn during the action");
-      if (ctrlL) {
-        if (!(await probeUntil((p) => !p.focused, ADDRESS_BAR_FOCUS_MS, signal)))
-          throw browserControlError(
-            "action_rejected",
-            "outcome_uncertain",
-            `the address bar did not take the keyboard focus within ${ADDRESS_BAR_FOCUS_MS} ms of Ctrl+L`,
-          );
-        address = "focused";
-      } else if (was === "focused" && action.kind === "type") {
-        address = "typed";
-      } else if (submits) {
-        // A navigation that never settles is left to the participant's own check of the page.
-        await probeUntil((p) => p.timeOrigin !== before && p.readyState === "complete" && p.focused, NAVIGATION_SETTLE_MS, signal);
-      }
-    } catch (e) {
-      if (heldMouse && !signal.aborted) {
-        try {
-          await shell.run(shellCommand(["xdotool", "mouseup", "1"]), INPUT_TIMEOUT_MS);
-        } catch {
-          /* the session ends below either way */
-        }
-      }
-      if (!dispatched) {
-        if (isBrowserControlError(e)) {
-          if (!(e.errorCode === "action_rejected" && e.disposition === "not_dispatched")) terminal = true;
-          throw e;
-        }
-        terminal = true;
-        if (signal.aborted) throw browserControlError("session_revoked", "not_dispatched", "aborted", e);
-        throw browserControlError("execution_failed", "not_dispatched", "could not prepare the action", e);
-      }
-      terminal = true;
-      const code: BrowserControlErrorCode = isBrowserControlError(e) ? e.errorCode : "execution_failed";
-      throw browserControlError(code, "outcome_uncertain", "failed after input was dispatched", e);
-    } finally {
-      busy = false;
-    }
-  }
-
   return {
     stallRecovery: "fail_closed",
-    observe,
-    execute,
+    observe: (signal = new AbortController().signal) => observeDesktop(s, signal),
+    execute: (action, signal = new AbortController().signal) => executeAction(s, action, signal),
     get terminal() {
-      return terminal;
+      return s.flags.terminal;
     },
     get dispatchedCount() {
-      return dispatchedCount;
+      return s.dispatchedCount;
     },
   };
+}
+
+/**
+ * One observation: scrot + facts in one command, the frame read back, admitted and exactly the
+ * geometry; facts omitted while another tab is open or when they could not be read.
+ * @throws BrowserControlError `session_revoked`/`not_dispatched` when `signal` aborts,
+ *   `invalid_response`/`not_dispatched` for a frame that fails admission or the geometry,
+ *   `execution_failed`/`not_dispatched` for any other failure; every failure ends the session.
+ */
+async function observeDesktop(s: E2BSession, signal: AbortSignal): Promise<BrowserObservation> {
+  const { shell, width, height } = s;
+  s.flags.enter();
+  try {
+    if (signal.aborted) throw browserControlError("session_revoked", "not_dispatched", "aborted before capture");
+    const out = await shell.run(s.capture, CAPTURE_TIMEOUT_MS);
+    const png = await shell.read(s.frame, MAX_FRAME_BYTES);
+    const verdict = admitPng(png, { includePixels: true });
+    if (!verdict.ok) throw browserControlError("invalid_response", "not_dispatched", `capture failed PNG admission (${verdict.code})`);
+    if (verdict.width !== width || verdict.height !== height)
+      throw browserControlError("invalid_response", "not_dispatched", "capture size differs from the geometry");
+    const stateSignature = perceptualSignature({ width, height, rgba: verdict.pixels! });
+    const facts = parseFacts(out.stdout);
+    if (signal.aborted) throw browserControlError("session_revoked", "not_dispatched", "aborted during capture");
+    return { png, stateSignature, ...(facts && facts !== "other-tabs" ? facts : {}) };
+  } catch (e) {
+    s.flags.end();
+    throw captureFailure(e);
+  } finally {
+    s.flags.busy = false;
+  }
+}
+
+/** Probe the page once; never throws: a page it cannot read (mid-navigation, a dialog) is `undefined`. */
+async function probePage(s: E2BSession): Promise<PageProbe | undefined> {
+  try {
+    return parseProbe((await s.shell.run(s.probeCmd, PROBE_TIMEOUT_MS)).stdout);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Probe every {@link PROBE_POLL_MS} until `done` holds, `ms` pass or `signal` aborts; whether it held. */
+function probeUntil(s: E2BSession, done: (p: PageProbe) => boolean, ms: number, signal: AbortSignal): Promise<boolean> {
+  return pollUntil(
+    async () => {
+      const p = await probePage(s);
+      return p !== undefined && done(p);
+    },
+    { timeoutMs: ms, intervalMs: PROBE_POLL_MS, signal },
+  );
+}
+
+/**
+ * Apply one action in order (see the module comment): plan it whole, run its steps one command
+ * at a time, then follow the keyboard into and out of the address bar.
+ * @throws BrowserControlError as settled by `settleFailedExecute`: refusals keep the session,
+ *   anything else ends it.
+ */
+async function executeAction(s: E2BSession, action: BrowserAction, signal: AbortSignal): Promise<void> {
+  s.flags.enter();
+  const call: ExecuteProgress = { signal, dispatched: false, heldMouse: false };
+  const was = s.address;
+  s.address = "none";
+  try {
+    const steps = planDesktopAction(action, { width: s.width, height: s.height });
+    const chord = action.kind === "keypress" && steps.length === 1 && steps[0]!.kind === "run" ? steps[0]!.argv.at(-1) : undefined;
+    const ctrlL = chord === CTRL_L;
+    const submits = was === "typed" && chord === "Return";
+    const before = submits ? (await probePage(s))?.timeOrigin : undefined;
+    await runDesktopSteps(s, call, steps, action.kind === "type" ? action.text.length * TYPE_DELAY_MS * 2 : 0);
+    if (signal.aborted && call.dispatched) throw browserControlError("session_revoked", "outcome_uncertain", "authority withdrawn during the action");
+    if (ctrlL) {
+      if (!(await probeUntil(s, (p) => !p.focused, ADDRESS_BAR_FOCUS_MS, signal)))
+        throw browserControlError(
+          "action_rejected",
+          "outcome_uncertain",
+          `the address bar did not take the keyboard focus within ${ADDRESS_BAR_FOCUS_MS} ms of Ctrl+L`,
+        );
+      s.address = "focused";
+    } else if (was === "focused" && action.kind === "type") {
+      s.address = "typed";
+    } else if (submits) {
+      // A navigation that never settles is left to the participant's own check of the page.
+      await probeUntil(s, (p) => p.timeOrigin !== before && p.readyState === "complete" && p.focused, NAVIGATION_SETTLE_MS, signal);
+    }
+  } catch (e) {
+    const { error, endsSession } = await settleFailedExecute(e, call, () => s.shell.run(shellCommand(["xdotool", "mouseup", "1"]), INPUT_TIMEOUT_MS));
+    if (endsSession) s.flags.end();
+    throw error;
+  } finally {
+    s.flags.busy = false;
+  }
+}
+
+/**
+ * Run the planned steps one command at a time, checking the authority signal immediately before
+ * each input; `typingMs` is added to each command's deadline for typed text.
+ * @throws BrowserControlError `session_revoked` (`not_dispatched` before the first input, else
+ *   `outcome_uncertain`) when the signal aborted; whatever the shell throws.
+ */
+async function runDesktopSteps(s: E2BSession, call: ExecuteProgress, steps: readonly DesktopStep[], typingMs: number): Promise<void> {
+  for (const step of steps) {
+    if (step.kind === "sleep") {
+      await abortableSleep(step.ms, call.signal);
+      continue;
+    }
+    if (call.signal.aborted)
+      throw browserControlError("session_revoked", call.dispatched ? "outcome_uncertain" : "not_dispatched", "authority withdrawn before input");
+    call.dispatched = true;
+    s.dispatchedCount++;
+    call.heldMouse = step.holdsMouse === true;
+    await s.shell.run(shellCommand(step.argv), INPUT_TIMEOUT_MS + typingMs);
+    call.heldMouse = false;
+  }
 }

@@ -15,7 +15,7 @@
 
 import { browserControlError } from "../../browser-control/errors.ts";
 import type { BrowserAction } from "../../browser-control/index.ts";
-import { planInput, unplanned } from "../../guest/host-guest.ts";
+import { planSteps, type SleepStep } from "../../guest/host-guest.ts";
 import { e2bChord } from "./keys.ts";
 
 export { MAX_WHEEL_STEPS, WHEEL_STEP_PX } from "../../guest/host-guest.ts";
@@ -23,7 +23,7 @@ export { MAX_WHEEL_STEPS, WHEEL_STEP_PX } from "../../guest/host-guest.ts";
 export const TYPE_DELAY_MS = 12;
 
 /** One native step: an argv to run, or a wait. */
-export type DesktopStep = { kind: "run"; argv: string[]; holdsMouse?: boolean } | { kind: "sleep"; ms: number };
+export type DesktopStep = { kind: "run"; argv: string[]; holdsMouse?: boolean } | SleepStep;
 
 /**
  * Plan every native step of `action` on a `width`×`height` screen (px) before any is sent: the
@@ -33,35 +33,26 @@ export type DesktopStep = { kind: "run"; argv: string[]; holdsMouse?: boolean } 
  *   unknown or repeated key, inadmissible text, over 100 wheel steps, a drag of fewer than 2 points).
  */
 export function planDesktopAction(action: BrowserAction, geometry: { width: number; height: number }): DesktopStep[] {
-  const input = planInput(action, geometry);
-  switch (input.kind) {
-    case "pointer": {
+  return planSteps<DesktopStep>(action, geometry, {
+    pointer: (input) => {
       const argv = ["xdotool", "mousemove", "--sync", ...input.at];
       if (input.click) argv.push(...(input.click.double ? ["click", "--repeat", "2", "--delay", "100", input.click.button] : ["click", input.click.button]));
       return [{ kind: "run", argv }];
-    }
-    case "keys":
-      return [{ kind: "run", argv: ["xdotool", "key", "--clearmodifiers", e2bChord(input.keys)] }];
-    case "wheel": {
+    },
+    keys: (input) => [{ kind: "run", argv: ["xdotool", "key", "--clearmodifiers", e2bChord(input.keys)] }],
+    wheel: (input) => {
       const argv = ["xdotool", "mousemove", "--sync", ...input.at];
       for (const axis of [input.horizontal, input.vertical]) if (axis) argv.push("click", "--repeat", String(axis.steps), axis.button);
       return [{ kind: "run", argv }];
-    }
-    case "drag": {
+    },
+    drag: (input) => {
       const argv = ["xdotool", "mousemove", "--sync", ...input.path[0]!, "mousedown", "1"];
       for (const p of input.path.slice(1)) argv.push("mousemove", "--sync", ...p);
       argv.push("mouseup", "1");
       return [{ kind: "run", argv, holdsMouse: true }];
-    }
-    case "type":
-      return [{ kind: "run", argv: ["xdotool", "type", "--clearmodifiers", "--delay", String(TYPE_DELAY_MS), "--", input.text] }];
-    case "sleep":
-      return [{ kind: "sleep", ms: input.ms }];
-    case "none":
-      return [];
-    default:
-      return unplanned(input);
-  }
+    },
+    type: (input) => [{ kind: "run", argv: ["xdotool", "type", "--clearmodifiers", "--delay", String(TYPE_DELAY_MS), "--", input.text] }],
+  });
 }
 
 /** POSIX single-quoting of one argument (`'` becomes `'\''`); plain tokens stay as they are. */
