@@ -13,13 +13,11 @@
  * Needs a Docker engine and the guest image (built on first use, cached by revision).
  */
 
-import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { createDockerClient, runExec } from "../src/docker/index.ts";
-import { serveStatic } from "../src/routes/browser/serve.ts";
+import { runExec } from "../src/docker/index.ts";
 import { allocateDesktop } from "../src/runtime/desktop.ts";
-import { ensureGuestImage } from "../src/runtime/guest-image.ts";
 import { emitFigures, type Figure, figure } from "./lib/figures.ts";
+import { todomvcGuestSetup } from "./lib/todomvc-guest.ts";
 
 const { values } = parseArgs({ args: Bun.argv.slice(2), options: { runs: { type: "string" }, observes: { type: "string" } } });
 const runs = Number(values.runs ?? 3);
@@ -27,12 +25,7 @@ const observes = Number(values.observes ?? 20);
 const W = 1440;
 const H = 950;
 
-const docker = createDockerClient();
-const image = await ensureGuestImage(docker, { env: {} });
-const portServer = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-const port = portServer.port;
-portServer.stop(true);
-const app = serveStatic(resolve(import.meta.dir, "../node_modules/todomvc/examples/vanillajs"), port);
+const { docker, image, port, app } = await todomvcGuestSetup();
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 const cold: number[] = [];

@@ -1,37 +1,11 @@
-/**
- * What one browser seat costs against the floor, measured in one run on this machine:
- *
- *   ./node_modules/.bin/bun bench/seat-cost.ts [--rounds 3]
- *
- * Both arms run the SAME scripted TodoMVC steps (open, three todos typed with Enter, one toggled
- * with the keyboard, a screenshot after each stage, waits that observe every 250 ms) in a
- * container of the SAME guest image under the SAME confinement (guestHostConfig: seccomp,
- * limits, read-only root, no network, no capabilities):
- * - seat: `allocateDesktop` (Xvfb + Chromium + `humanish guest serve`) driven by the
- *   scripted-browser participant over browser control — full-frame xwd observations through the
- *   PNG gate, xdotool input with the X fence;
- * - bare: `humanish guest bench-bare` — headless Chromium driven over plain CDP, viewport PNGs.
- * A. CPU-seconds of the container (`cpu_stats.cpu_usage.total_usage`, ns since its start, read
- *    once the steps are done, so boot is included; also the part up to ready) and its peak memory
- *    (`memory_stats.max_usage` on cgroup v1; on cgroup v2, which has none, the peak of `usage`
- *    polled every 250 ms — the output says which). Ratios seat / bare, goal ≤ 1.3× each.
- * B. Wall time create → removed of 4 concurrent seats vs 1 (goal ≤ 2.5×), and the same ratio for
- *    bare browsers; goal: the seat ratio ≤ 1.15 × the bare ratio (the scaling is ours, not the
- *    cores').
- * Arms alternate order every round; medians are reported with their min–max spread.
- * Needs a Docker engine and the guest image (built on first use, cached by revision).
- */
-import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { runScriptedBrowser } from "../src/actors/scripted-browser/index.ts";
-import { createDockerClient } from "../src/docker/index.ts";
 import type { BareStep } from "../src/guest/bare-bench.ts";
 import type { BrowserStep } from "../src/lab/schema-browser.ts";
-import { serveStatic } from "../src/routes/browser/serve.ts";
 import { allocateDesktop } from "../src/runtime/desktop.ts";
-import { ensureGuestImage } from "../src/runtime/guest-image.ts";
 import { emitFigures, type Figure, figure } from "./lib/figures.ts";
 import { type ArmRun, memoryKind, runBare, type StatsSource, watchContainer } from "./lib/seat-stats.ts";
+import { todomvcGuestSetup } from "./lib/todomvc-guest.ts";
 
 const { values } = parseArgs({ args: Bun.argv.slice(2), options: { rounds: { type: "string" }, json: { type: "boolean" } } });
 const rounds = Number(values.rounds ?? 3);
@@ -59,12 +33,7 @@ const STEPS = [
   { kind: "screenshot", label: "toggled" },
 ] satisfies BareStep[] & BrowserStep[];
 
-const docker = createDockerClient();
-const image = await ensureGuestImage(docker, { env: {} });
-const portServer = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-const port = portServer.port;
-portServer.stop(true);
-const app = serveStatic(resolve(import.meta.dir, "../node_modules/todomvc/examples/vanillajs"), port);
+const { docker, image, port, app } = await todomvcGuestSetup();
 const src: StatsSource = {
   docker,
   image,
