@@ -8,6 +8,7 @@
  */
 import {
   type BrowserParticipant,
+  type BrowserParticipantOutcome,
   type BrowserRun,
   type BrowserRunContext,
   claimOf,
@@ -19,7 +20,7 @@ import {
   stopWhenObservation,
 } from "../actors/browser-participant/index.ts";
 import { type GoalVerdict, goalCheckOf, seatGoalVerdict } from "../bundle/goal.ts";
-import type { ActorTrace, CleanupProof, CostLine, DesktopGeometry, LifecycleEvent, TaskResult } from "../bundle/schemas.ts";
+import type { CleanupProof, CostLine, DesktopGeometry, LifecycleEvent, TaskResult } from "../bundle/schemas.ts";
 import type { RunWriter, WriteArtifactOptions } from "../bundle/writer.ts";
 import { errorMessage } from "../errors.ts";
 import type { DeviceName, DevicePreset } from "../lab/schema.ts";
@@ -126,17 +127,11 @@ export function browserSeatPaths(seats: number, id: string): BrowserSeatPaths {
   };
 }
 
-/** What any browser participant's outcome carries that the seat's evidence reads. */
-export interface BrowserSeatOutcome {
-  status: ActorTrace["status"];
-  completionReason: ActorTrace["completionReason"];
-  reason: string;
-  startedAt: string;
-  completedAt: string;
-  durationMs: number;
-  observations: readonly ObservationRecord[];
-  screenshots: readonly KeptScreenshot[];
-}
+/**
+ * What any browser participant's outcome carries that the seat's evidence reads: the
+ * participant's outcome without its claim and harness fault, which the seat reads elsewhere.
+ */
+export type BrowserSeatOutcome = Omit<BrowserParticipantOutcome, "declaredOutcome" | "harnessError">;
 
 /** The hidden checks of `tasks` over the participant's observations of `origin`, one result each. */
 export function checkBrowserTasks(
