@@ -46,6 +46,14 @@ const bitmapper = require("pngjs/lib/bitmapper.js") as Bitmapper;
 const formatNormaliser = require("pngjs/lib/format-normaliser.js") as FormatNormaliser;
 
 /**
+ * Run pngjs's row unfiltering alone on already inflated, already size-checked image data:
+ * returns `height × width × bpp` samples. Throws on an unknown row filter type.
+ */
+export function pngjsUnfilter(inflated: Buffer, info: PngjsBitmapInfo): Buffer {
+  return filterParseSync.process(inflated, info);
+}
+
+/**
  * Run pngjs's post-inflate pipeline — row unfiltering, bitmap mapping to RGBA, palette and
  * transparency normalisation — on already inflated, already size-checked image data.
  *
@@ -54,7 +62,6 @@ const formatNormaliser = require("pngjs/lib/format-normaliser.js") as FormatNorm
  * beyond the palette, an unknown row filter); the caller maps that to a rejection.
  */
 export function pngjsDecodeInflated(inflated: Buffer, info: PngjsBitmapInfo): Buffer {
-  const unfiltered = filterParseSync.process(inflated, info);
-  const bitmap = bitmapper.dataToBitMap(unfiltered, info);
+  const bitmap = bitmapper.dataToBitMap(pngjsUnfilter(inflated, info), info);
   return formatNormaliser(bitmap, info, false);
 }

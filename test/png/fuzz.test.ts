@@ -4,7 +4,7 @@
  * the bounded inflate and the decoder instead of stopping at a checksum.
  */
 import { expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join as joinPath } from "node:path";
 import { admitPng, PNG_REJECTION_CODES } from "../../src/png/index.ts";
 import { makePng } from "../browser-control/support.ts";
@@ -67,4 +67,24 @@ test("admitPng: 40,000 seeded mutations of valid PNGs, always a typed result", (
   // The mutations reach deep checks, not only the signature and CRCs.
   for (const c of ["HUMANISH_PNG_CHUNK_CRC", "HUMANISH_PNG_ZLIB_CORRUPT", "HUMANISH_PNG_DATA_SHORT", "HUMANISH_PNG_CHUNK_TRUNCATED"]) expect(seen).toContain(c);
   expect(admitted).toBeGreaterThan(0);
+}, 60_000);
+
+test("admitPng: the verdict without pixels is the full decode's, over PngSuite and 20,000 mutations", () => {
+  // Admission skips the RGBA mapping when nobody asks for pixels; that must never change a verdict.
+  const verdict = (b: Uint8Array, includePixels: boolean) => {
+    const res = admitPng(b, { includePixels });
+    return res.ok ? { ok: true, width: res.width, height: res.height, colorType: res.colorType } : { ok: false, code: res.code };
+  };
+  const suite = readdirSync(SUITE)
+    .filter((f) => f.endsWith(".png"))
+    .map((f) => new Uint8Array(readFileSync(joinPath(SUITE, f))));
+  const r = rng(0x85ebca6b);
+  const inputs = [...suite, ...Array.from({ length: 20_000 }, (_, n) => mutate(SEEDS[n % SEEDS.length]!, r))];
+  let admitted = 0;
+  for (const b of inputs) {
+    const full = verdict(b, true);
+    expect(verdict(b, false)).toEqual(full);
+    if (full.ok) admitted++;
+  }
+  expect(admitted).toBeGreaterThan(53);
 }, 60_000);
