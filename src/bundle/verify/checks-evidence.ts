@@ -172,6 +172,9 @@ export async function screenshotsAdmitted(ctx: VerifyContext): Promise<CheckOutc
     const digested = ctx.digested.get(rel);
     if (!bytes && !digested) continue; // missing: reported by artifacts intact
     const adm = bytes ? await admitOnce(bytes, perCall) : digested!.admission;
+    // A digested frame's verdict serves its copies too: a report inlines the frames it lists,
+    // and decoding each a second time would cost the CPU and the scratch memory of the first.
+    if (digested) perCall.set(digested.sha256, digested.admission);
     if (!adm.ok) problems.push(`${rel}: not admitted as PNG (${adm.code}: ${adm.detail})`);
   }
   let embedded = 0;
