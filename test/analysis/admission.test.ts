@@ -3,8 +3,9 @@ import { describe, expect, test } from "bun:test";
 import { assertWithinCap, estimateRequest, outputAllowance } from "../../src/analysis/admission.ts";
 import type { AnalysisPrompt } from "../../src/analysis/provider.ts";
 import { HumanishError } from "../../src/errors.ts";
-import { makePng } from "../report/fixtures.ts";
+
 import { fakeInputTokens } from "../support/fake-openai/server.ts";
+import { makePng } from "../support/png.ts";
 import { rng } from "../support/rng.ts";
 
 /** The body the openai provider sends for `p` (what the fake bills). */
@@ -20,7 +21,11 @@ const words = ["jq", "--filter", "select(.a)", "données", "🙂", "\n", "{", "}
 describe("estimateRequest", () => {
   test("is never below the fake's input tokens, over random prompts with text and images", () => {
     const r = rng(7);
-    const shots = [makePng(1024, 676, 1), makePng(120, 260, 2), makePng(768, 768, 3)].map((png) => ({ b64: Buffer.from(png).toString("base64"), png }));
+    const shots = [
+      makePng(1024, 676, { seed: 1, fill: "bands" }),
+      makePng(120, 260, { seed: 2, fill: "bands" }),
+      makePng(768, 768, { seed: 3, fill: "bands" }),
+    ].map((png) => ({ b64: Buffer.from(png).toString("base64"), png }));
     const sizes = [
       [1024, 676],
       [120, 260],

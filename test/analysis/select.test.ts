@@ -7,7 +7,8 @@ import { downscalePng, fitInside } from "../../src/analysis/downscale.ts";
 import { SELECTION_LIMITS, selectEvidence, selectionDigest, spreadOrder } from "../../src/analysis/select.ts";
 import { loadVerifiedBundle } from "../../src/analysis/store.ts";
 import { pngSize } from "../../src/models/admission.ts";
-import { makePng, tempProject, writeStudyRun, writeTerminalRun } from "../report/fixtures.ts";
+import { tempProject, writeStudyRun, writeTerminalRun } from "../report/fixtures.ts";
+import { makePng } from "../support/png.ts";
 
 const proj = tempProject("humanish-analysis-select-");
 afterAll(() => proj.cleanup());
@@ -97,10 +98,10 @@ describe("selectEvidence", () => {
 
 describe("downscalePng", () => {
   test("fits the box, keeps the aspect, never upscales, averages colour", () => {
-    const big = downscalePng(makePng(1440, 950, 1), 1024, 768);
+    const big = downscalePng(makePng(1440, 950, { seed: 1, fill: "bands" }), 1024, 768);
     expect([big.width, big.height, big.originalWidth, big.originalHeight]).toEqual([1024, 676, 1440, 950]);
     expect(pngSize(big.png)).toEqual({ width: 1024, height: 676 });
-    const small = downscalePng(makePng(120, 260, 2), 1024, 768);
+    const small = downscalePng(makePng(120, 260, { seed: 2, fill: "bands" }), 1024, 768);
     expect([small.width, small.height]).toEqual([120, 260]);
     expect(fitInside(4000, 10, 1024, 768)).toEqual({ width: 1024, height: 3 });
     // A 2×2 black/white checker becomes one grey pixel.

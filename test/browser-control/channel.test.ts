@@ -17,10 +17,11 @@ import {
   FrameDecoder,
   isBrowserControlError,
 } from "../../src/browser-control/index.ts";
+import { makePng } from "../support/png.ts";
 import { waitUntil } from "../support/wait.ts";
-import { IDENTITY, makePng, sleep, streamPair, type TestStream } from "./support.ts";
+import { IDENTITY, sleep, streamPair, type TestStream } from "./support.ts";
 
-const PNG_BYTES = makePng(8, 6, 3);
+const PNG_BYTES = makePng(8, 6, { seed: 3, alpha: true });
 
 /** Await a rejection and check its executor code and disposition. */
 async function expectFailure(p: Promise<unknown>, code: BrowserControlErrorCode, disposition: ActionDisposition): Promise<BrowserControlError> {

@@ -15,12 +15,13 @@ import {
   replySchema,
   requestSchema,
 } from "../../src/browser-control/index.ts";
+import { makePng } from "../support/png.ts";
 import { rng } from "../support/rng.ts";
-import { concat, IDENTITY, makePng, sleep, streamPair } from "./support.ts";
+import { concat, IDENTITY, sleep, streamPair } from "./support.ts";
 
 /** Yield to the event loop once (lets stream events and microtasks run). */
 const tick = () => new Promise<void>((r) => setImmediate(r));
-const PNG_B64 = Buffer.from(makePng(4, 3, 9)).toString("base64");
+const PNG_B64 = Buffer.from(makePng(4, 3, { seed: 9, alpha: true })).toString("base64");
 const base = { version: 1, identity: IDENTITY };
 const VALID: Array<Record<string, unknown>> = [
   { ...base, type: "request", seq: 1, requestId: "request-1", operation: "HELLO" },
@@ -144,7 +145,7 @@ test("dispatcher under mutated request streams: always closes with a typed code 
       transport: gt,
       identity: IDENTITY,
       executor: {
-        observe: async () => ({ png: makePng(2, 2), stateSignature: "s" }),
+        observe: async () => ({ png: makePng(2, 2, { alpha: true }), stateSignature: "s" }),
         execute: async () => {
           executed++;
         },

@@ -5,7 +5,8 @@
  */
 import { createServer } from "node:net";
 import { attachBrowserControlDispatcher, BrowserControlError, type BrowserExecutor, createSocketTransport } from "../../src/browser-control/index.ts";
-import { IDENTITY, makePng } from "./support.ts";
+import { makePng } from "../support/png.ts";
+import { IDENTITY } from "./support.ts";
 
 const socketPath = process.argv[2];
 if (!socketPath) throw new Error("usage: guest-process.ts <socket path>");
@@ -15,7 +16,7 @@ const executed: unknown[] = [];
 const executor: BrowserExecutor = {
   async observe() {
     observed++;
-    return { png: makePng(64, 48, observed), stateSignature: `frame-${observed}`, title: "fixture" };
+    return { png: makePng(64, 48, { seed: observed, alpha: true }), stateSignature: `frame-${observed}`, title: "fixture" };
   },
   async execute(action, signal) {
     if (signal.aborted) throw new BrowserControlError("session_revoked", "not_dispatched");

@@ -3,7 +3,6 @@
  * delayed (a lost acknowledgement) or failed, and real PNG screenshots made with pngjs.
  */
 import { Duplex } from "node:stream";
-import { PNG } from "pngjs";
 import type { BrowserControlIdentity } from "../../src/browser-control/index.ts";
 
 /** How a {@link TestStream} answers writes. */
@@ -74,18 +73,6 @@ export const IDENTITY: BrowserControlIdentity = {
   challenge: "chal.abc_DEF",
   runtimeRevision: `guest-api1-${"ab".repeat(32)}`,
 };
-
-/** A real RGBA PNG of `width`×`height` with a deterministic pattern (seeded by `seed`). */
-export function makePng(width: number, height: number, seed = 1): Uint8Array {
-  const png = new PNG({ width, height });
-  for (let i = 0; i < width * height; i++) {
-    png.data[i * 4] = (i * 7 + seed) & 0xff;
-    png.data[i * 4 + 1] = (i * 13 + seed * 3) & 0xff;
-    png.data[i * 4 + 2] = ((i >> 3) + seed) & 0xff;
-    png.data[i * 4 + 3] = 255;
-  }
-  return new Uint8Array(PNG.sync.write(png));
-}
 
 /** Resolve after `ms` milliseconds. */
 export function sleep(ms: number): Promise<void> {

@@ -4,7 +4,6 @@
  * (screenshots encoded with pngjs, report). Everything goes through the real writer.
  */
 import { afterEach, expect } from "bun:test";
-import { PNG } from "pngjs";
 import {
   type ActorTrace,
   buildNoSpendProof,
@@ -18,6 +17,7 @@ import {
 } from "../../src/bundle/index.ts";
 import { type HumanishError, isHumanishError } from "../../src/errors.ts";
 import { browserParticipant, noSpendTerminalCost, scriptedTrace, labBlock as sharedLabBlock, tempProject as sharedTempProject } from "../support/bundles.ts";
+import { makePng } from "../support/png.ts";
 
 /** A canary secret with no recognisable secret shape: only the literal scrub can catch it. */
 export const CANARY = "canary-7f3a9c2e-Zq41x";
@@ -59,15 +59,6 @@ export async function expectCode(p: Promise<unknown> | (() => unknown), code: st
     return e as HumanishError;
   }
   throw new Error(`expected ${code}`);
-}
-
-/** A small RGB PNG of the given size, encoded by pngjs. */
-export function makePng(width = 4, height = 3, seed = 1): Uint8Array {
-  const png = new PNG({ width, height, colorType: 2, inputColorType: 2, inputHasAlpha: false });
-  const data = Buffer.alloc(width * height * 3);
-  for (let i = 0; i < data.length; i++) data[i] = (i * 37 + seed * 11) & 0xff;
-  (png as unknown as { data: Buffer }).data = data;
-  return new Uint8Array(PNG.sync.write(png, { colorType: 2, inputColorType: 2, inputHasAlpha: false }));
 }
 
 function labBlock(id: string) {
@@ -234,8 +225,8 @@ export async function writeLiveBrowser(cwd: string, runId = "browser-1"): Promis
   const id = "d".repeat(64);
   await w.appendNdjson("sandbox-receipts.ndjson", { at: T0, provider: "docker", id, kind: "desktop" }, { kind: "sandbox-receipts", durable: true });
   const shots = ["screenshots/001.png", "screenshots/002.png"];
-  await w.writeArtifact(shots[0]!, makePng(4, 3, 1), { kind: "screenshot" });
-  await w.writeArtifact(shots[1]!, makePng(4, 3, 2), { kind: "screenshot" });
+  await w.writeArtifact(shots[0]!, makePng(4, 3, { seed: 1 }), { kind: "screenshot" });
+  await w.writeArtifact(shots[1]!, makePng(4, 3, { seed: 2 }), { kind: "screenshot" });
   await w.writeJson("actor.json", browserTrace(shots), { kind: "actor-trace" });
   const input: RunBundleInput = {
     route: "browser",

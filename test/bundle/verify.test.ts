@@ -14,7 +14,8 @@ import {
   verifyRun,
   writeSignedAppendix,
 } from "../../src/bundle/index.ts";
-import { makePng, projectPerTest, terminalLedgers, terminalTrace, writeDryRunTerminal, writeLiveBrowser, writeLiveTerminal } from "./helpers.ts";
+import { makePng } from "../support/png.ts";
+import { projectPerTest, terminalLedgers, terminalTrace, writeDryRunTerminal, writeLiveBrowser, writeLiveTerminal } from "./helpers.ts";
 
 const project = projectPerTest();
 

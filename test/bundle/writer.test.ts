@@ -4,18 +4,9 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync
 import { join } from "node:path";
 import { createRunWriter, LatestRunSchema, RunBundleSchema, RunStatusSchema, reopenRunWriter, verifyRun } from "../../src/bundle/index.ts";
 import { isHumanishError } from "../../src/errors.ts";
+import { makePng } from "../support/png.ts";
 import { waitUntil } from "../support/wait.ts";
-import {
-  CANARY,
-  expectCode,
-  makePng,
-  projectPerTest,
-  terminalLedgers,
-  terminalTrace,
-  writeDryRunTerminal,
-  writeLiveBrowser,
-  writeLiveTerminal,
-} from "./helpers.ts";
+import { CANARY, expectCode, projectPerTest, terminalLedgers, terminalTrace, writeDryRunTerminal, writeLiveBrowser, writeLiveTerminal } from "./helpers.ts";
 
 const project = projectPerTest();
 
@@ -283,7 +274,7 @@ describe("run writer", () => {
 
   test("a self-contained report keeps embedded PNG payloads byte-exact and verify re-admits them", async () => {
     const cwd = project();
-    const png = makePng(6, 5, 3);
+    const png = makePng(6, 5, { seed: 3 });
     const b64 = Buffer.from(png).toString("base64");
     // A "secret" that happens to occur inside the base64 payload: a chance match, not a disclosure.
     const chance = b64.slice(20, 28);

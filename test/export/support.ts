@@ -10,8 +10,9 @@
  */
 import { CodexEventStream, codexTokenUsage } from "../../src/actors/codex-exec/events.ts";
 import { type ActorTrace, createRunWriter, digestText, type RunBundleInput, summarizeCost, type TraceItem } from "../../src/bundle/index.ts";
-import { makePng, terminalLedgers } from "../bundle/helpers.ts";
+import { terminalLedgers } from "../bundle/helpers.ts";
 import { labBlock } from "../support/bundles.ts";
+import { makePng } from "../support/png.ts";
 
 /** A secret value of the run: it must never reach a trajectory. */
 export const SECRET = "sk-proj-exportCANARY-3b7e1f9c0a2d4e68";
@@ -302,8 +303,8 @@ export async function writeComputerUseRun(cwd: string, runId = "cua-export-1"): 
   const id = "f".repeat(64);
   await w.appendNdjson("sandbox-receipts.ndjson", { at: T0, provider: "docker", id, kind: "desktop" }, { kind: "sandbox-receipts", durable: true });
   const shots = ["screenshots/p1-turn-00.png", "screenshots/p1-turn-01.png"];
-  await w.writeArtifact(shots[0]!, makePng(8, 6, 1), { kind: "screenshot" });
-  await w.writeArtifact(shots[1]!, makePng(8, 6, 2), { kind: "screenshot" });
+  await w.writeArtifact(shots[0]!, makePng(8, 6, { seed: 1 }), { kind: "screenshot" });
+  await w.writeArtifact(shots[1]!, makePng(8, 6, { seed: 2 }), { kind: "screenshot" });
   await w.writeJson("actor.json", computerUseTrace(shots), { kind: "actor-trace" });
   // The first response is priced; the second's cost is unknown (null): its step gets no cost_usd.
   const lines = [ledgerLine(1, 1800, 120, 0.0042), ledgerLine(2, 3900, 60, null)];

@@ -8,9 +8,9 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PNG } from "pngjs";
 import { createRunWriter } from "../../src/bundle/writer.ts";
 import { type Observer, startObserver } from "../../src/observer/index.ts";
+import { makePng } from "../support/png.ts";
 
 const dirs: string[] = [];
 const observers: Observer[] = [];
@@ -18,13 +18,6 @@ afterEach(async () => {
   for (const o of observers.splice(0)) await o.stop();
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
-
-function png(w: number, h: number, shade: number): Uint8Array {
-  const p = new PNG({ width: w, height: h });
-  p.data.fill(shade);
-  for (let i = 3; i < p.data.length; i += 4) p.data[i] = 255;
-  return new Uint8Array(PNG.sync.write(p));
-}
 
 async function setup(seats = ["s1", "s2"]) {
   const cwd = mkdtempSync(join(tmpdir(), "humanish-observer-"));
@@ -99,11 +92,11 @@ describe("observer server", () => {
     expect(first[0]!.type).toBe("snapshot");
     const lastId = first[0]!.id;
     // While disconnected: two frames of s1, one of s2.
-    await writer.writeArtifact("screenshots/s1/01-a.png", png(8, 8, 10), { kind: "screenshot" });
+    await writer.writeArtifact("screenshots/s1/01-a.png", makePng(8, 8, { seed: 10, fill: "flat", alpha: true }), { kind: "screenshot" });
     o.feed.scanNow();
-    await writer.writeArtifact("screenshots/s2/01-a.png", png(8, 8, 20), { kind: "screenshot" });
+    await writer.writeArtifact("screenshots/s2/01-a.png", makePng(8, 8, { seed: 20, fill: "flat", alpha: true }), { kind: "screenshot" });
     o.feed.scanNow();
-    await writer.writeArtifact("screenshots/s1/02-b.png", png(8, 8, 30), { kind: "screenshot" });
+    await writer.writeArtifact("screenshots/s1/02-b.png", makePng(8, 8, { seed: 30, fill: "flat", alpha: true }), { kind: "screenshot" });
     o.feed.scanNow();
     const missed = o.feed.since(lastId)!;
     expect(missed.length).toBeGreaterThanOrEqual(3);
@@ -117,7 +110,7 @@ describe("observer server", () => {
     // Up to date: nothing is repeated, the stream waits for the next change.
     const latest = again.at(-1)!.id;
     const tail = readEvents(url, { "last-event-id": String(latest) }, (e) => e.length >= 1);
-    await writer.writeArtifact("screenshots/s2/02-b.png", png(8, 8, 40), { kind: "screenshot" });
+    await writer.writeArtifact("screenshots/s2/02-b.png", makePng(8, 8, { seed: 40, fill: "flat", alpha: true }), { kind: "screenshot" });
     o.feed.scanNow();
     const next = await tail;
     expect(next[0]!.id).toBe(latest + 1);
@@ -128,7 +121,7 @@ describe("observer server", () => {
 
   test("serves a frame only after the PNG gate admits it, and nothing outside the run", async () => {
     const { writer, o } = await setup();
-    await writer.writeArtifact("screenshots/s1/01-a.png", png(8, 8, 10), { kind: "screenshot" });
+    await writer.writeArtifact("screenshots/s1/01-a.png", makePng(8, 8, { seed: 10, fill: "flat", alpha: true }), { kind: "screenshot" });
     o.feed.scanNow();
     const ok = await fetch(`${o.url}frames/s1/01-a.png`);
     expect(ok.status).toBe(200);

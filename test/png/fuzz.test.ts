@@ -7,14 +7,14 @@ import { expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join as joinPath } from "node:path";
 import { admitPng, PNG_REJECTION_CODES } from "../../src/png/index.ts";
-import { makePng } from "../browser-control/support.ts";
+import { makePng } from "../support/png.ts";
 import { rng } from "../support/rng.ts";
 import { chunk, fixCrcs, idat, join, png, scanlines } from "./support.ts";
 
 const SUITE = joinPath(import.meta.dir, "../fixtures/pngsuite");
 const SEEDS: Uint8Array[] = [
-  makePng(16, 9, 1),
-  makePng(3, 40, 2),
+  makePng(16, 9, { seed: 1, alpha: true }),
+  makePng(3, 40, { seed: 2, alpha: true }),
   png(5, 4, 3, [
     chunk(
       "PLTE",

@@ -1,10 +1,3 @@
-/**
- * Real run bundles for the report and library tests, written through the bundle layer's own
- * writer (so `verifyRun` judges them like any run): a live terminal run whose participant
- * printed hostile markup, a dry run, a live browser run with two screenshots, and a live
- * five-seat browser study (plus its hostile twin).
- */
-import { PNG } from "pngjs";
 import {
   type ActorTrace,
   buildNoSpendProof,
@@ -17,6 +10,7 @@ import {
   unmeasuredLine,
 } from "../../src/bundle/index.ts";
 import { browserParticipant, labBlock, noSpendTerminalCost, scriptedTrace, tempProject as sharedTempProject } from "../support/bundles.ts";
+import { makePng } from "../support/png.ts";
 
 /** What a hostile participant printed: it must render as text, never as markup. */
 export const HOSTILE = `<script>document.title="PWNED"</script></pre><h1 id="injected">x</h1>"><img src=x onerror="document.title='PWNED2'">`;
@@ -28,22 +22,6 @@ const T2 = "2026-11-30T02:00:09.000Z";
 /** A fresh project directory (real path) readable by other users (Chromium runs as nobody). */
 export function tempProject(prefix = "humanish-report-"): { cwd: string; cleanup: () => void } {
   return sharedTempProject(prefix, 0o755);
-}
-
-/** A `width`×`height` RGB PNG with a coloured band per `seed`, encoded by pngjs. */
-export function makePng(width: number, height: number, seed: number): Uint8Array {
-  const png = new PNG({ width, height });
-  for (let y = 0; y < height; y++) {
-    for (let x = 0; x < width; x++) {
-      const i = (y * width + x) * 4;
-      const band = Math.floor((x / width) * 4);
-      png.data[i] = (band * 60 + seed * 90) & 0xff;
-      png.data[i + 1] = (y * 255) / height;
-      png.data[i + 2] = 200 - band * 40;
-      png.data[i + 3] = 255;
-    }
-  }
-  return new Uint8Array(PNG.sync.write(png, { colorType: 2 }));
 }
 
 function lab(id: string, title: string) {
@@ -170,19 +148,6 @@ export async function writeDryRun(cwd: string, runId = "dry-run-1"): Promise<str
   return w.runDir;
 }
 
-/** A `width`×`height` RGB PNG of seeded noise: incompressible, so its size is about 3 bytes a pixel. */
-export function makeNoisePng(width: number, height: number, seed: number): Uint8Array {
-  const png = new PNG({ width, height });
-  let x = seed * 2654435761 || 1;
-  for (let i = 0; i < png.data.length; i++) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    png.data[i] = (i & 3) === 3 ? 255 : x & 0xff;
-  }
-  return new Uint8Array(PNG.sync.write(png, { colorType: 2 }));
-}
-
 /**
  * A live browser run with two screenshots (raw frames) — or, with `extraNoiseShots`, that many
  * more 160×120 noise frames (~58 KB each) after them, attributed to p1 by their folder.
@@ -192,10 +157,12 @@ export async function writeBrowserRun(cwd: string, runId = "browser-run-1", opts
   const desktop = "f".repeat(64);
   await w.appendNdjson("sandbox-receipts.ndjson", { at: T0, provider: "docker", id: desktop, kind: "desktop" }, { kind: "sandbox-receipts", durable: true });
   const shots = ["screenshots/p1/turn-01.png", "screenshots/p1/turn-02.png"];
-  await w.writeArtifact(shots[0]!, makePng(320, 200, 1), { kind: "screenshot" });
-  await w.writeArtifact(shots[1]!, makePng(320, 200, 2), { kind: "screenshot" });
+  await w.writeArtifact(shots[0]!, makePng(320, 200, { seed: 1, fill: "bands" }), { kind: "screenshot" });
+  await w.writeArtifact(shots[1]!, makePng(320, 200, { seed: 2, fill: "bands" }), { kind: "screenshot" });
   for (let k = 0; k < (opts.extraNoiseShots ?? 0); k++) {
-    await w.writeArtifact(`screenshots/p1/noise-${String(k + 1).padStart(2, "0")}.png`, makeNoisePng(160, 120, k + 1), { kind: "screenshot" });
+    await w.writeArtifact(`screenshots/p1/noise-${String(k + 1).padStart(2, "0")}.png`, makePng(160, 120, { seed: k + 1, fill: "noise" }), {
+      kind: "screenshot",
+    });
   }
   const trace = scriptedTrace("browser", {
     startedAt: T0,
@@ -280,7 +247,7 @@ export async function writeStudyRun(cwd: string, opts: StudyRunOptions = {}): Pr
     const items: ActorTrace["items"] = [];
     for (let k = 1; k <= s.shots; k++) {
       const path = `screenshots/${s.id}/turn-0${k}.png`;
-      await w.writeArtifact(path, makePng(size.width, size.height, i * 3 + k), { kind: "screenshot" });
+      await w.writeArtifact(path, makePng(size.width, size.height, { seed: i * 3 + k, fill: "bands" }), { kind: "screenshot" });
       // p5's last frame is referenced by no trace item: the report attributes it by its path.
       if (s.id === "p5" && k === s.shots) continue;
       items.push({ id: `ui_action-00${k}`, kind: "ui_action", lifecycle: "completed", title: `step ${k}`, at: T1, action: { type: "click", x: k } });

@@ -21,7 +21,7 @@ import type { CodexAccountSession, CodexTurnInput, CodexTurnResult } from "../..
 import type { BrowserAction, BrowserControlExecutor } from "../../../src/browser-control/index.ts";
 import { ActorTraceSchema, CostLineSchema } from "../../../src/bundle/schemas.ts";
 import { parseLab } from "../../../src/lab/index.ts";
-import { makePng } from "../../browser-control/support.ts";
+import { makePng } from "../../support/png.ts";
 
 const FRAME = { width: 200, height: 100 };
 const click = (x: number, y: number) => ({ kind: "click", x, y });
@@ -122,7 +122,7 @@ describe("judging a humanish_ui call", () => {
 
 describe("the tool result and the final answer", () => {
   test("the frame passes the PNG gate into a data URL; a broken PNG never reaches the model", () => {
-    const png = makePng(40, 30);
+    const png = makePng(40, 30, { alpha: true });
     const ok = frameDataUrl(png);
     if (typeof ok === "string") throw new Error(ok);
     expect(ok.frame).toEqual({ width: 40, height: 30 });
@@ -204,7 +204,7 @@ function memoryDesktop(): BrowserControlExecutor & { sent: BrowserAction[] } {
     async observe() {
       const typed = sent.filter((a) => a.kind === "type").map((a) => (a.kind === "type" ? a.text : ""));
       return {
-        png: makePng(FRAME.width, FRAME.height, sent.length + 1),
+        png: makePng(FRAME.width, FRAME.height, { seed: sent.length + 1, alpha: true }),
         stateSignature: `s${sent.length}`,
         url: "http://127.0.0.1:41999/",
         text: typed.join("\n"),

@@ -6,18 +6,12 @@
  * or has the wrong size ends the session; the capture command is fixed tokens only.
  */
 import { describe, expect, test } from "bun:test";
-import { PNG } from "pngjs";
 import { isBrowserControlError } from "../../../src/browser-control/index.ts";
 import { createE2BDesktopExecutor, type DesktopShell } from "../../../src/lanes/e2b-desktop/executor.ts";
 import { e2bDesktopConcurrency } from "../../../src/routes/browser/e2b-desktop.ts";
+import { makePng } from "../../support/png.ts";
 
 const PATHS = { dir: "/tmp/humanish-x", socket: "/tmp/humanish-x/facts.sock", factsPy: "/tmp/humanish-x/facts.py" };
-
-function png(width: number, height: number): Uint8Array {
-  const p = new PNG({ width, height });
-  p.data.fill(200);
-  return new Uint8Array(PNG.sync.write(p, { colorType: 2 }));
-}
 
 function shell(o: { failOn?: RegExp; frame?: Uint8Array; facts?: string } = {}): DesktopShell & { cmds: string[] } {
   const cmds: string[] = [];
@@ -29,7 +23,7 @@ function shell(o: { failOn?: RegExp; frame?: Uint8Array; facts?: string } = {}):
       return { stdout: cmd.startsWith("scrot") ? (o.facts ?? "") : "" };
     },
     async read() {
-      return o.frame ?? png(64, 48);
+      return o.frame ?? makePng(64, 48, { fill: "flat", seed: 200 });
     },
   };
 }
@@ -102,7 +96,7 @@ describe("E2B desktop executor", () => {
     ]);
     expect(obs).toMatchObject({ url: "http://127.0.0.1:4173/", title: "T", text: "2 items left", scrollY: 0 });
     expect(obs.stateSignature).toHaveLength(1025);
-    const wrong = createE2BDesktopExecutor({ shell: shell({ frame: png(32, 32) }), paths: PATHS, width: 64, height: 48 });
+    const wrong = createE2BDesktopExecutor({ shell: shell({ frame: makePng(32, 32, { fill: "flat", seed: 200 }) }), paths: PATHS, width: 64, height: 48 });
     expect(await codeOf(wrong.observe())).toBe("invalid_response/not_dispatched");
     expect(wrong.terminal).toBe(true);
     const junk = createE2BDesktopExecutor({ shell: shell({ frame: new TextEncoder().encode("not a png") }), paths: PATHS, width: 64, height: 48 });
@@ -123,7 +117,7 @@ function probingShell(probes: { timeOrigin: number; readyState?: string; focused
       return { stdout: `${JSON.stringify({ ok: true, facts: { pages: 1, readyState: "complete", ...p } })}\n` };
     },
     async read() {
-      return png(64, 48);
+      return makePng(64, 48, { fill: "flat", seed: 200 });
     },
   };
 }
