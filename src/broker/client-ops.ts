@@ -7,17 +7,8 @@
  */
 import { Capability, type CapabilityBinding, capabilityHash, randomHex, sameHash } from "./capability.ts";
 import { brokerError } from "./errors.ts";
-import {
-  type AllocationRecord,
-  type AllocationView,
-  allocationView,
-  type BrokerMode,
-  type Effect,
-  isLive,
-  type StudyRecord,
-  type StudyView,
-  studyView,
-} from "./model.ts";
+import type { AllocationRecord, AllocationView, BrokerMode, Effect, StudyRecord, StudyView } from "./model.ts";
+import { allocationView, isLive, studyView } from "./model.ts";
 import type { BrokerRequest } from "./request.ts";
 import { attemptKey, type CoreState, identityOf, terminate } from "./state.ts";
 

@@ -305,7 +305,7 @@ export class FrameDecoder {
     let allAscii = false;
     if (view !== null) {
       try {
-        o = this.scanBlanking(chunk, view, off, out);
+        o = this.scanFrames(chunk, view, off, out);
         const count = out.count;
         if (count - first >= 2) {
           const region = chunk.subarray(out.starts[first]!, out.ends[count - 1]!);
@@ -313,11 +313,11 @@ export class FrameDecoder {
           allAscii = ok && !this.raw && isAscii(region);
         }
       } finally {
-        // Restore every length prefix blanked by scanBlanking (frames first … count-1).
+        // Restore every length prefix blanked by scanFrames (frames first … count-1).
         const { starts, ends } = out;
         for (let i = first, count = out.count; i < count; i++) view.setUint32(starts[i]! - 4, ends[i]! - starts[i]!, false);
       }
-    } else o = this.scanPlain(chunk, off, out);
+    } else o = this.scanFrames(chunk, null, off, out);
     const count = out.count;
     if (ok) {
       if (!this.raw) out.ascii.fill(allAscii ? 1 : 0, first, count);
@@ -347,22 +347,22 @@ export class FrameDecoder {
   }
 
   /**
-   * The frame walk of {@link scanWhole} on a writable chunk: records whole frames from `off` in
-   * `out` (advancing `out.count`), blanking each recorded frame's length prefix as it goes (the
-   * first one lies outside the checked region; blanking it too keeps the loop branch-free); a length or BOM
-   * fault is left in `stopped`. Returns the offset where the walk stopped.
+   * The frame walk of {@link scanWhole}: records whole frames from `off` in `out` (advancing
+   * `out.count`); a length or BOM fault is left in `stopped`. Given `view` (the chunk may be
+   * written), it also blanks each recorded frame's length prefix as it goes (the first one lies
+   * outside the checked region; blanking it too keeps the loop simple). Returns the offset where
+   * the walk stopped.
    */
-  private scanBlanking(chunk: Uint8Array, view: DataView, off: number, out: FrameSpans): number {
+  private scanFrames(chunk: Uint8Array, view: DataView | null, off: number, out: FrameSpans): number {
     const n = chunk.byteLength;
     const max = this.max;
-    const first = out.count;
     let starts = out.starts;
     let ends = out.ends;
-    let count = first;
+    let count = out.count;
     let o = off;
     try {
       while (n - o >= 4) {
-        const len = view.getUint32(o, false);
+        const len = view !== null ? view.getUint32(o, false) : u32(chunk, o);
         if (len === 0 || len > max) {
           this.stopped = this.lengthFault(len);
           break;
@@ -378,7 +378,7 @@ export class FrameDecoder {
           starts = out.starts;
           ends = out.ends;
         }
-        view.setUint32(o, BLANK, false);
+        if (view !== null) view.setUint32(o, BLANK, false);
         o = start + len;
         starts[count] = start;
         ends[count++] = o;
@@ -386,39 +386,6 @@ export class FrameDecoder {
     } finally {
       out.count = count;
     }
-    return o;
-  }
-
-  /** The frame walk of {@link scanWhole} without writing to the chunk. */
-  private scanPlain(chunk: Uint8Array, off: number, out: FrameSpans): number {
-    const n = chunk.byteLength;
-    const max = this.max;
-    let starts = out.starts;
-    let ends = out.ends;
-    let count = out.count;
-    let o = off;
-    while (n - o >= 4) {
-      const len = u32(chunk, o);
-      if (len === 0 || len > max) {
-        this.stopped = this.lengthFault(len);
-        break;
-      }
-      const start = o + 4;
-      if (n - start < len) break;
-      if (hasBom(chunk, start, start + len)) {
-        this.stopped = BOM;
-        break;
-      }
-      if (count === starts.length) {
-        this.grow(count + 1);
-        starts = out.starts;
-        ends = out.ends;
-      }
-      o = start + len;
-      starts[count] = start;
-      ends[count++] = o;
-    }
-    out.count = count;
     return o;
   }
 

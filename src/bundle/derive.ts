@@ -1,6 +1,6 @@
 /**
  * Pure derivations over bundle data: review (verdict, participant tallies, task funnel), the
- * stakeholder line, cost summaries and the terminal cost ledger / no-spend proof. Routes use
+ * study's seat totals, the stakeholder line, cost summaries and the terminal cost ledger / no-spend proof. Routes use
  * these so the numbers they write are the numbers `verifyRun` recomputes.
  */
 import type {
@@ -14,6 +14,8 @@ import type {
   RunCostSummary,
   RunOutcome,
   RunParticipant,
+  Study,
+  StudySeat,
   TaskResult,
   TerminalCostLedger,
   Verdict,
@@ -97,6 +99,25 @@ export function taskFunnel(tasks: readonly TaskResult[], sessions: number): Revi
     if (t.status !== "not_run") e.observable = true;
   }
   return { sessions, tasks: order.map((id) => ({ id, ...by.get(id)! })) };
+}
+
+/**
+ * A study's totals from its seats: counts by state, the known spend (USD, rounded to 6 dp) and
+ * billable jobs summed, and the seats whose capacity slot stayed held (release `retained` or
+ * `unconfirmed`). The study writer and `verifyRun` both call it, so they agree by construction.
+ */
+export function studyTotals(seats: readonly StudySeat[]): Study["totals"] {
+  const count = (state: StudySeat["state"]) => seats.filter((s) => s.state === state).length;
+  return {
+    seats: seats.length,
+    completed: count("completed"),
+    failed: count("failed"),
+    interrupted: count("interrupted"),
+    budgetReached: count("budget_reached"),
+    knownUsd: round6(seats.reduce((a, s) => a + s.usd, 0)),
+    knownJobs: seats.reduce((a, s) => a + s.jobs, 0),
+    heldSlots: seats.filter((s) => s.release === "retained" || s.release === "unconfirmed").length,
+  };
 }
 
 /**

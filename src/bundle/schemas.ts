@@ -548,6 +548,25 @@ export const ContinuesSchema = z.strictObject({
 });
 export type Continues = z.infer<typeof ContinuesSchema>;
 
+/**
+ * The optional blocks that close both `run.json` and the writer's input, in this order: a route
+ * hands each over as it will be written, so the two schemas share the one declaration.
+ */
+const RunBundleOptionalBlocks = {
+  /** The study runner's seats and totals (absent in bundles written before seats existed). */
+  study: StudySchema.optional(),
+  /** The lab's scorer module, as loaded (absent when the lab declares none). */
+  scorerProvenance: ScorerProvenanceSchema.optional(),
+  /** The scorer's `score` result. */
+  adapterScore: RunAdapterScoreSchema.optional(),
+  /** The scorer's `deriveFeedback` results. */
+  feedbackCandidates: z.array(RunFeedbackCandidateSchema).optional(),
+  /** The files the scorer's `deriveArtifacts` added under `adapter/`. */
+  adapterArtifacts: z.array(RunAdapterArtifactSchema).optional(),
+  /** The earlier run this one continues (absent in a run that continues nothing, and in older bundles). */
+  continues: ContinuesSchema.optional(),
+};
+
 /** `run.json` — `humanish.run-bundle.v1`, the evidence of record. */
 export const RunBundleSchema = z.strictObject({
   schema: z.literal("humanish.run-bundle.v1"),
@@ -587,18 +606,7 @@ export const RunBundleSchema = z.strictObject({
   warnings: z.array(WarningSchema),
   redaction: z.strictObject({ status: z.literal("passed"), notes: z.string() }),
   artifacts: z.array(ArtifactEntrySchema),
-  /** The study runner's seats and totals (absent in bundles written before seats existed). */
-  study: StudySchema.optional(),
-  /** The lab's scorer module, as loaded (absent when the lab declares none). */
-  scorerProvenance: ScorerProvenanceSchema.optional(),
-  /** The scorer's `score` result. */
-  adapterScore: RunAdapterScoreSchema.optional(),
-  /** The scorer's `deriveFeedback` results. */
-  feedbackCandidates: z.array(RunFeedbackCandidateSchema).optional(),
-  /** The files the scorer's `deriveArtifacts` added under `adapter/`. */
-  adapterArtifacts: z.array(RunAdapterArtifactSchema).optional(),
-  /** The earlier run this one continues (absent in a run that continues nothing, and in older bundles). */
-  continues: ContinuesSchema.optional(),
+  ...RunBundleOptionalBlocks,
 });
 export type RunBundle = z.infer<typeof RunBundleSchema>;
 
@@ -628,12 +636,7 @@ export const RunBundleInputSchema = z.strictObject({
   cleanup: z.array(CleanupProofSchema).default([]),
   warnings: z.array(WarningSchema).default([]),
   redactionNotes: z.string().optional(),
-  study: StudySchema.optional(),
-  scorerProvenance: ScorerProvenanceSchema.optional(),
-  adapterScore: RunAdapterScoreSchema.optional(),
-  feedbackCandidates: z.array(RunFeedbackCandidateSchema).optional(),
-  adapterArtifacts: z.array(RunAdapterArtifactSchema).optional(),
-  continues: ContinuesSchema.optional(),
+  ...RunBundleOptionalBlocks,
 });
 export type RunBundleInput = z.input<typeof RunBundleInputSchema>;
 

@@ -105,27 +105,25 @@ export function summaryLine(
   }[],
 ): string | null {
   if (seats.length < 2) return null;
-  let done = 0;
-  let running = 0;
-  let waiting = 0;
-  let known = 0;
-  let reached = 0;
-  let passed = 0;
-  let total = 0;
+  // Seats by state; the goal is known only of done seats, tasks of any seat that has some.
+  const by = { done: 0, running: 0, waiting: 0 };
+  const goal = { known: 0, reached: 0 };
+  const tasks = { passed: 0, total: 0 };
   for (const s of seats) {
     const state = seatStateOf(s.phase, s.detail);
-    if (state === "done") done++;
-    else if (state === "running") running++;
-    else waiting++;
+    by[state]++;
     if (state === "done" && s.reachedGoal !== undefined) {
-      known++;
-      if (s.reachedGoal) reached++;
+      goal.known++;
+      if (s.reachedGoal) goal.reached++;
     }
     if (s.tasksTotal !== undefined && s.tasksTotal > 0) {
-      passed += s.tasksPassed ?? 0;
-      total += s.tasksTotal;
+      tasks.passed += s.tasksPassed ?? 0;
+      tasks.total += s.tasksTotal;
     }
   }
+  const { done, running, waiting } = by;
+  const { known, reached } = goal;
+  const { passed, total } = tasks;
   const parts = [`${done}/${seats.length} seats done`];
   if (running > 0) parts.push(`${running} running`);
   if (waiting > 0) parts.push(`${waiting} waiting`);

@@ -29,11 +29,8 @@ import { HumanishError } from "../errors.ts";
 /** Deadline of one fence round trip, ms (the browser's UI thread must reach the ping). */
 export const FENCE_TIMEOUT_MS = 10_000;
 
-const OP_CHANGE_WINDOW_ATTRIBUTES = 2;
-const OP_QUERY_TREE = 15;
-const OP_INTERN_ATOM = 16;
-const OP_GET_PROPERTY = 20;
-const OP_SEND_EVENT = 25;
+/** The core X11 request opcodes the fence sends. */
+const OP = { changeWindowAttributes: 2, queryTree: 15, internAtom: 16, getProperty: 20, sendEvent: 25 } as const;
 const CLIENT_MESSAGE = 33;
 const CW_EVENT_MASK = 0x800;
 const SUBSTRUCTURE_NOTIFY = 0x80000;
@@ -113,7 +110,7 @@ export class XFence {
     f.wmProtocols = await f.internAtom("WM_PROTOCOLS");
     f.netWmPing = await f.internAtom("_NET_WM_PING");
     // Listen on the root for the pings Chromium sends back.
-    f.request(OP_CHANGE_WINDOW_ATTRIBUTES, 0, u32(f.root, CW_EVENT_MASK, SUBSTRUCTURE_NOTIFY));
+    f.request(OP.changeWindowAttributes, 0, u32(f.root, CW_EVENT_MASK, SUBSTRUCTURE_NOTIFY));
     for (const child of await f.children(f.root)) {
       if ((await f.atomsOf(child, f.wmProtocols)).includes(f.netWmPing)) {
         f.target = child;
@@ -154,7 +151,7 @@ export class XFence {
     event.writeUInt32LE(this.target, 20); // data[2]: the window, as the protocol asks
     event.writeUInt32LE(token, 24); // data[3]: our token, echoed back unchanged
     // Event mask 0: delivered to the client that created the window — Chromium.
-    this.request(OP_SEND_EVENT, 0, Buffer.concat([u32(this.target, 0), event]));
+    this.request(OP.sendEvent, 0, Buffer.concat([u32(this.target, 0), event]));
     await answered;
   }
 
@@ -251,17 +248,17 @@ export class XFence {
   private async internAtom(name: string): Promise<number> {
     const n = Buffer.from(name, "latin1");
     const body = Buffer.concat([Buffer.from([n.length & 0xff, n.length >> 8, 0, 0]), n, Buffer.alloc(pad4(n.length))]);
-    return (await this.withReply(OP_INTERN_ATOM, 0, body)).readUInt32LE(8);
+    return (await this.withReply(OP.internAtom, 0, body)).readUInt32LE(8);
   }
 
   private async children(window: number): Promise<number[]> {
-    const r = await this.withReply(OP_QUERY_TREE, 0, u32(window));
+    const r = await this.withReply(OP.queryTree, 0, u32(window));
     const n = r.readUInt16LE(16);
     return Array.from({ length: n }, (_, i) => r.readUInt32LE(32 + 4 * i));
   }
 
   private async atomsOf(window: number, property: number): Promise<number[]> {
-    const r = await this.withReply(OP_GET_PROPERTY, 0, u32(window, property, ATOM_TYPE, 0, 64));
+    const r = await this.withReply(OP.getProperty, 0, u32(window, property, ATOM_TYPE, 0, 64));
     if (r[1] !== 32) return [];
     const n = r.readUInt32LE(16);
     return Array.from({ length: n }, (_, i) => r.readUInt32LE(32 + 4 * i));

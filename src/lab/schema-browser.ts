@@ -118,6 +118,19 @@ export const SCROLL_MAX_STEPS = 100;
 /** Longest `type` text, in UTF-8 bytes (the browser-control text bound). */
 export const TYPE_MAX_BYTES = 65_536;
 
+/** Strings looked for in the page's visible text: one, or a non-empty list (each non-blank). */
+const pageTexts = () => z.union([nonBlank(), z.array(nonBlank()).min(1)]).optional();
+
+/** The URL conditions a hidden check and a `stopWhen` rule share: a substring, or the exact path. */
+const UrlConditions = {
+  urlIncludes: targetString()
+    .refine((u) => u.trim().length > 0, { message: "must be a non-empty string" })
+    .optional(),
+  urlPathEquals: targetString()
+    .regex(/^\/(?!\/)/, { message: "must be a path starting with a single `/`" })
+    .optional(),
+};
+
 /**
  * A browser task's hidden check (the upstream stop-when rule, plus our `textExcludes`).
  * Evaluated after the participant ends, over every observation recorded during the session
@@ -129,14 +142,9 @@ export const TYPE_MAX_BYTES = 65_536;
  */
 export const BrowserCheckSchema = strictObject(
   {
-    textIncludes: z.union([nonBlank(), z.array(nonBlank()).min(1)]).optional(),
-    textExcludes: z.union([nonBlank(), z.array(nonBlank()).min(1)]).optional(),
-    urlIncludes: targetString()
-      .refine((u) => u.trim().length > 0, { message: "must be a non-empty string" })
-      .optional(),
-    urlPathEquals: targetString()
-      .regex(/^\/(?!\/)/, { message: "must be a path starting with a single `/`" })
-      .optional(),
+    textIncludes: pageTexts(),
+    textExcludes: pageTexts(),
+    ...UrlConditions,
   },
   {
     run: NOT_ON_BROWSER,
@@ -269,13 +277,8 @@ export const ScriptedBrowserActorSchema = strictObject(
 export const StopRuleSchema = strictObject(
   {
     id: taskId.optional(),
-    textIncludes: z.union([nonBlank(), z.array(nonBlank()).min(1)]).optional(),
-    urlIncludes: targetString()
-      .refine((u) => u.trim().length > 0, { message: "must be a non-empty string" })
-      .optional(),
-    urlPathEquals: targetString()
-      .regex(/^\/(?!\/)/, { message: "must be a path starting with a single `/`" })
-      .optional(),
+    textIncludes: pageTexts(),
+    ...UrlConditions,
   },
   { appStatePathEquals: REFERENCE_ONLY },
 )

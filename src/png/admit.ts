@@ -85,12 +85,14 @@ export type PngAdmission =
 
 const SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a] as const;
 const CHANNELS: Record<number, number> = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 };
-const IHDR = 0x49484452;
-const PLTE = 0x504c5445;
-const IDAT = 0x49444154;
-const IEND = 0x49454e44;
-const TRNS = 0x74524e53;
-const GAMA = 0x67414d41;
+/** A chunk type as the u32 its four ASCII letters spell big-endian (`IHDR` → 0x49484452). */
+const chunkType = (name: string): number => [...name].reduce((n, c) => n * 256 + c.charCodeAt(0), 0);
+const IHDR = chunkType("IHDR");
+const PLTE = chunkType("PLTE");
+const IDAT = chunkType("IDAT");
+const IEND = chunkType("IEND");
+const TRNS = chunkType("tRNS");
+const GAMA = chunkType("gAMA");
 
 function reject(code: PngRejectionCode, detail: string): PngAdmission {
   return { ok: false, code, detail };

@@ -2,7 +2,7 @@
  * What a lane hands back for one seat, and how the seats of a study become one bundle's
  * participants, tasks, cleanup, cost lines, lifecycle and study section — pure, no I/O.
  */
-import { round6 } from "../bundle/derive.ts";
+import { round6, studyTotals } from "../bundle/derive.ts";
 import { GOAL_RULE, goalCheckOf } from "../bundle/goal.ts";
 import type { CleanupProof, CostLine, LifecycleEvent, RunParticipant, Study, TaskResult } from "../bundle/schemas.ts";
 import type { SeatsRun } from "./runner.ts";
@@ -133,7 +133,6 @@ export function assembleStudy<L>(
     });
   }
   lifecycle.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
-  const count = (s: string) => seats.filter((x) => x.state === s).length;
   const declared = run.seats.length;
   const concurrency = Math.max(1, Math.min(o.concurrency, declared));
   const study: Study = {
@@ -145,16 +144,7 @@ export function assembleStudy<L>(
     maxTotalUsd: o.maxTotalUsd,
     goalRule: GOAL_RULE,
     seats,
-    totals: {
-      seats: seats.length,
-      completed: count("completed"),
-      failed: count("failed"),
-      interrupted: count("interrupted"),
-      budgetReached: count("budget_reached"),
-      knownUsd: round6(seats.reduce((a, s) => a + s.usd, 0)),
-      knownJobs: seats.reduce((a, s) => a + s.jobs, 0),
-      heldSlots: seats.filter((s) => s.release === "retained" || s.release === "unconfirmed").length,
-    },
+    totals: studyTotals(seats),
   };
   failures.sort((a, b) => Number(b.code.endsWith("CLEANUP_UNPROVEN")) - Number(a.code.endsWith("CLEANUP_UNPROVEN")));
   return { participants, tasks, cleanup, costLines, lifecycle, study, failures, seatFailures, resultErrors };

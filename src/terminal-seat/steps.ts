@@ -8,8 +8,9 @@ import type { RunContext, TerminalParticipant, TerminalParticipantOutcome } from
 import type { CleanupProof, TaskResult } from "../bundle/schemas.ts";
 import { TERMINAL_STUDY_DIR, type TerminalLabConfig } from "../lab/schema.ts";
 import type { Sandbox } from "../sandbox/types.ts";
-import type { SeatEvidence, StudyError } from "../study/evidence.ts";
-import type { SeatHooks, SeatRelease, SeatSession, SeatSpec } from "../study/types.ts";
+import { evidenceSummary, type SeatEvidence, type StudyError } from "../study/evidence.ts";
+import type { Lane, SeatHooks, SeatRelease, SeatSession, SeatSpec } from "../study/types.ts";
+import type { TerminalPlan } from "./plan.ts";
 import { PARTICIPANT_USER, runInstall } from "./provision.ts";
 import { checkSeat, type TerminalSeatBase } from "./seat.ts";
 
@@ -32,19 +33,23 @@ export interface TerminalSeatState<S extends Sandbox, F> {
   evidence?: SeatEvidence<F>;
 }
 
+/** The steps a terminal lane writes for one seat; {@link terminalSeatSession} puts the rest around them. */
+export interface TerminalSeatSteps {
+  prepare(): Promise<void>;
+  participate(): Promise<void>;
+  /** Runs after the session opened teardown (the seat's error logged, the `teardown` phase). */
+  finalize(end: { error?: StudyError; interrupted: boolean }): Promise<SeatRelease>;
+}
+
 /**
  * The seat session of a terminal lane over its state and its own steps: openSession enters the
  * `participate` phase (named by `actorType`, the plan's participant type), check runs the hidden checks in the
- * sandbox, snapshot gives the evidence `finalize` wrote.
+ * sandbox, finalize opens teardown before the lane's own, snapshot gives the evidence `finalize` wrote.
  */
 export function terminalSeatSession<S extends Sandbox, F>(
   s: TerminalSeatState<S, F>,
   actorType: string,
-  steps: {
-    prepare(): Promise<void>;
-    participate(): Promise<void>;
-    finalize(end: { error?: StudyError; interrupted: boolean }): Promise<SeatRelease>;
-  },
+  steps: TerminalSeatSteps,
 ): SeatSession<SeatEvidence<F>> {
   return {
     prepare: () => steps.prepare(),
@@ -55,11 +60,55 @@ export function terminalSeatSession<S extends Sandbox, F>(
     async check() {
       if (s.sandbox) s.checked = await checkSeat(s.base, s.lab, s.sandbox, s.hooks);
     },
-    finalize: (end) => steps.finalize(end),
+    async finalize(end) {
+      await beginTeardown(s.base, end.error, s.createdId);
+      return steps.finalize(end);
+    },
     snapshot(): SeatEvidence<F> {
       if (!s.evidence) throw new Error(`seat ${s.seat.id}: snapshot before finalize`);
       return s.evidence;
     },
+  };
+}
+
+/** What a terminal lane writes of its seats: a new seat's state, and its own steps over it. */
+export interface TerminalLaneSeats<T> {
+  /** The state of a new seat (nothing created yet). */
+  state(seat: SeatSpec, hooks: SeatHooks): T;
+  prepare(s: T): Promise<void>;
+  participate(s: T): Promise<void>;
+  /** Runs after the session opened teardown (the seat's error logged, the `teardown` phase). */
+  finalize(s: T, end: { error?: StudyError; interrupted: boolean }): Promise<SeatRelease>;
+}
+
+/**
+ * A terminal lane named `name` (`docker-terminal`, `e2b-terminal`) over the study's `plan`: a
+ * seat's known spend (USD) and billable jobs are its evidence's, a participant that brings its
+ * own model may start one job a seat, and each seat's session (see {@link terminalSeatSession})
+ * runs the lane's steps over the seat's state. `harnessError` is the lane's study error for a
+ * step that threw.
+ */
+export function terminalLane<F, T extends TerminalSeatState<Sandbox, F>>(
+  name: string,
+  plan: TerminalPlan,
+  seats: TerminalLaneSeats<T>,
+  harnessError: (e: unknown, phase: string) => StudyError,
+): Lane<SeatEvidence<F>> {
+  return {
+    name,
+    spentUsd: (f) => f.usd,
+    jobs: (f) => f.jobs,
+    jobsPerSeat: plan.descriptor.capabilities.byoModel ? 1 : 0,
+    summary: evidenceSummary,
+    session(seat, hooks) {
+      const s = seats.state(seat, hooks);
+      return terminalSeatSession<Sandbox, F>(s, plan.descriptor.type, {
+        prepare: () => seats.prepare(s),
+        participate: () => seats.participate(s),
+        finalize: (end) => seats.finalize(s, end),
+      });
+    },
+    harnessError,
   };
 }
 

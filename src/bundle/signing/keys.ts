@@ -19,11 +19,12 @@
  * `ed25519:<hex SHA-256 of the raw public key, first 16 bytes>`.
  */
 import { createPrivateKey, generateKeyPairSync, type KeyObject, randomBytes } from "node:crypto";
-import { chmodSync, closeSync, existsSync, fsyncSync, linkSync, lstatSync, mkdirSync, openSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { chmodSync, existsSync, linkSync, lstatSync, mkdirSync, statSync, unlinkSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
 import { sha256Hex } from "../../bytes/sha256.ts";
 import { HumanishError } from "../../errors.ts";
+import { writeNewFileSynced } from "../atomic.ts";
 import { safeReadFile } from "../safe-read.ts";
 import { fingerprintOf, NO_TRUST, publicKeyOf, singlePemBlock, type TrustSet } from "./trust.ts";
 
@@ -103,13 +104,7 @@ function createKeyFile(dir: string, file: string): boolean {
   const pem = generateKeyPairSync("ed25519").privateKey.export({ format: "pem", type: "pkcs8" }) as string;
   const tmp = join(dir, `.tmp-key-${randomBytes(6).toString("hex")}`);
   try {
-    const fd = openSync(tmp, "wx", 0o600);
-    try {
-      writeSync(fd, pem);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
+    writeNewFileSynced(tmp, new TextEncoder().encode(pem));
     chmodSync(tmp, 0o600);
     try {
       linkSync(tmp, file);

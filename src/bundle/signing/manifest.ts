@@ -48,11 +48,16 @@ export interface BundleManifest {
 const Base64Key = z.string().regex(/^[A-Za-z0-9+/]{43}=$/, "expected base64 of 32 bytes");
 const Base64Sig = z.string().regex(/^[A-Za-z0-9+/]{86}==$/, "expected base64 of 64 bytes");
 
+/**
+ * Who signed, as every signature document opens after its `schema`: the algorithm (Ed25519 only)
+ * and the signer's raw public key in base64 (32 bytes).
+ */
+const Signer = { algorithm: z.literal("ed25519"), publicKey: Base64Key };
+
 /** `signature.json`. */
 export const BundleSignatureSchema = z.strictObject({
   schema: z.literal("humanish.bundle-signature.v1"),
-  algorithm: z.literal("ed25519"),
-  publicKey: Base64Key,
+  ...Signer,
   manifestSha256: Sha256Hex,
   signature: Base64Sig,
 });
@@ -61,8 +66,7 @@ export type BundleSignature = z.infer<typeof BundleSignatureSchema>;
 /** `<appendix>.sig.json`. */
 export const AppendixSignatureSchema = z.strictObject({
   schema: z.literal("humanish.bundle-appendix-signature.v1"),
-  algorithm: z.literal("ed25519"),
-  publicKey: Base64Key,
+  ...Signer,
   runId: z.string().min(1),
   path: z.string().min(1),
   bytes: z.number().int().nonnegative(),

@@ -9,9 +9,11 @@ import { ORPHAN_RELEASE_FILE } from "../paths.ts";
 import { admitPngBytes, type PngAdmission } from "../png.ts";
 import { decodeBase64Payload, splitPngDataUris } from "../redact.ts";
 import {
+  type ActorTrace,
   ActorTraceSchema,
   OrphanReleaseSchema,
   type RunBundle,
+  type RunParticipant,
   RunStatusSchema,
   SandboxReceiptSchema,
   TERMINAL_COST_CATEGORIES,
@@ -246,6 +248,24 @@ function ledgerProblems(L: TerminalLedgers | null | undefined, b: RunBundle, sea
   return problems;
 }
 
+/**
+ * Walks the participants in order and hands `check` each one whose trace is present; pushes onto
+ * `problems` a participant without a trace (allowed only when it failed or its seat never
+ * started) and a listed trace that is missing or did not parse.
+ */
+function eachTrace(ctx: VerifyContext, b: RunBundle, problems: string[], check: (p: RunParticipant, t: ActorTrace) => void): void {
+  const notStarted = new Set((b.study?.seats ?? []).filter((s) => s.phase === "not_started").map((s) => s.id));
+  for (const p of b.participants) {
+    if (p.trace === null) {
+      if (p.status !== "failed" && !notStarted.has(p.id)) problems.push(`participant ${p.id} has no trace`);
+      continue;
+    }
+    const t = ctx.traces.get(p.trace);
+    if (!t) problems.push(`participant ${p.id}: trace ${p.trace} missing or invalid`);
+    else check(p, t);
+  }
+}
+
 /** `terminal-product evidence`: a live terminal run lists its ledgers, events, transcript and terminal traces (dry run exempt). */
 export function terminalEvidence(ctx: VerifyContext): CheckOutcome {
   const b = ctx.bundle;
@@ -270,16 +290,9 @@ export function terminalEvidence(ctx: VerifyContext): CheckOutcome {
     if (!listed("terminal-events", `${set.prefix}terminal-events.ndjson`)) problems.push(`${set.prefix}terminal-events.ndjson is not listed`);
     if (!listed("terminal-transcript", `${set.prefix}terminal-transcript.txt`)) problems.push(`${set.prefix}terminal-transcript.txt is not listed`);
   }
-  const notStarted = new Set((b.study?.seats ?? []).filter((s) => s.phase === "not_started").map((s) => s.id));
-  for (const p of b.participants) {
-    if (p.trace === null) {
-      if (p.status !== "failed" && !notStarted.has(p.id)) problems.push(`participant ${p.id} has no trace`);
-      continue;
-    }
-    const t = ctx.traces.get(p.trace);
-    if (!t) problems.push(`participant ${p.id}: trace ${p.trace} missing or invalid`);
-    else if (t.lane !== "terminal") problems.push(`participant ${p.id}: trace lane ${t.lane}, expected terminal`);
-  }
+  eachTrace(ctx, b, problems, (p, t) => {
+    if (t.lane !== "terminal") problems.push(`participant ${p.id}: trace lane ${t.lane}, expected terminal`);
+  });
   return { problems, ok: "ledgers, events, transcript and traces complete" };
 }
 
@@ -290,21 +303,11 @@ export function browserEvidence(ctx: VerifyContext): CheckOutcome {
   if (b.route !== "browser") return { problems: [], ok: "not a browser run" };
   if (b.mode === "dry-run") return { problems: [], ok: "dry run: contract only, exempt" };
   const problems: string[] = [];
-  const notStarted = new Set((b.study?.seats ?? []).filter((s) => s.phase === "not_started").map((s) => s.id));
-  for (const p of b.participants) {
-    if (p.trace === null) {
-      if (p.status !== "failed" && !notStarted.has(p.id)) problems.push(`participant ${p.id} has no trace`);
-      continue;
-    }
-    const t = ctx.traces.get(p.trace);
-    if (!t) {
-      problems.push(`participant ${p.id}: trace ${p.trace} missing or invalid`);
-      continue;
-    }
+  eachTrace(ctx, b, problems, (p, t) => {
     if (t.lane !== "scripted-browser" && t.lane !== "computer-use")
       problems.push(`participant ${p.id}: trace lane ${t.lane}, expected scripted-browser or computer-use`);
     if (!p.desktopGeometry) problems.push(`participant ${p.id}: no desktop geometry recorded`);
     if (p.status === "passed" && !t.items.some((i) => i.screenshotRef)) problems.push(`participant ${p.id} passed without a single screenshot`);
-  }
+  });
   return { problems, ok: "traces, geometry and screenshots present" };
 }

@@ -4,7 +4,7 @@
  * seat and the review's funnel counts what the task results say; each created seat has its
  * cleanup proof; the known spend stays within `maxTotalUsd`.
  */
-import { round6 } from "../derive.ts";
+import { studyTotals } from "../derive.ts";
 import type { CheckOutcome, VerifyContext } from "./context.ts";
 
 export function studySeats(ctx: VerifyContext): CheckOutcome {
@@ -37,18 +37,8 @@ export function studySeats(ctx: VerifyContext): CheckOutcome {
       else if (proof.outcome !== s.release) problems.push(`seat ${s.id}: release ${s.release} but its cleanup proof says ${proof.outcome}`);
     }
   }
-  const count = (state: string) => seats.filter((s) => s.state === state).length;
   const t = st.totals;
-  const expect = {
-    seats: seats.length,
-    completed: count("completed"),
-    failed: count("failed"),
-    interrupted: count("interrupted"),
-    budgetReached: count("budget_reached"),
-    knownUsd: round6(seats.reduce((a, s) => a + s.usd, 0)),
-    knownJobs: seats.reduce((a, s) => a + s.jobs, 0),
-    heldSlots: seats.filter((s) => s.release === "retained" || s.release === "unconfirmed").length,
-  };
+  const expect = studyTotals(seats);
   for (const [k, v] of Object.entries(expect)) {
     const got = t[k as keyof typeof t];
     if (got !== v) problems.push(`totals.${k} ${got} != ${v} from the seats`);

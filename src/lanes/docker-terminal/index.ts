@@ -7,7 +7,7 @@ import { ledgerCostLines } from "../../models/ledger.ts";
 import { PROJECT_LABEL } from "../../sandbox/controller.ts";
 import { releaseContainer } from "../../sandbox/index.ts";
 import type { ReleaseProof, Sandbox, SandboxProvider } from "../../sandbox/types.ts";
-import { evidenceSummary, type SeatEvidence, type StudyError } from "../../study/evidence.ts";
+import type { SeatEvidence, StudyError } from "../../study/evidence.ts";
 import { appendSandboxReceipt } from "../../study/receipts.ts";
 import type { Lane, SeatHooks, SeatRelease, SeatSpec } from "../../study/types.ts";
 import type { SandboxCa } from "../../terminal-seat/ca.ts";
@@ -16,14 +16,7 @@ import { createTerminalParticipant, type TerminalPlan } from "../../terminal-sea
 import { PARTICIPANT_USER, readyProbe } from "../../terminal-seat/provision.ts";
 import { copySandboxCa, participantResultError, recordRelease, seatRelease, terminalSeatBase, terminalSeatFailure } from "../../terminal-seat/seat.ts";
 import { cleanupFailure, jobsCapFailure, writeTerminalSeatFiles } from "../../terminal-seat/seat-files.ts";
-import {
-  beginTeardown,
-  participantEnded,
-  provisionTerminalSeat,
-  runTerminalParticipant,
-  type TerminalSeatState,
-  terminalSeatSession,
-} from "../../terminal-seat/steps.ts";
+import { participantEnded, provisionTerminalSeat, runTerminalParticipant, type TerminalSeatState, terminalLane } from "../../terminal-seat/steps.ts";
 import { ledgerProviderLine, MODEL_LEDGER_FILE, refusedRequestsNote, turnSumMismatch } from "./model-evidence.ts";
 import { type ModelSeat, startSandboxForwarder } from "./model-seat.ts";
 import type { EngineReady } from "./preflight.ts";
@@ -62,15 +55,12 @@ export interface TerminalSeatFacts {
 
 /** The Docker terminal lane over one study's plan and engine. */
 export function dockerTerminalLane(o: DockerTerminalLaneOptions): Lane<SeatEvidence<TerminalSeatFacts>> {
-  return {
-    name: "docker-terminal",
-    spentUsd: (f) => f.usd,
-    jobs: (f) => f.jobs,
-    jobsPerSeat: o.plan.descriptor.capabilities.byoModel ? 1 : 0,
-    summary: evidenceSummary,
-    session: (seat, hooks) => terminalSeat(o, seat, hooks),
-    harnessError: seatFailure,
-  };
+  return terminalLane(
+    "docker-terminal",
+    o.plan,
+    { state: (seat, hooks) => terminalSeat(o, seat, hooks), prepare: prepareSeat, participate: participateSeat, finalize: finalizeSeat },
+    seatFailure,
+  );
 }
 
 /**
@@ -82,7 +72,8 @@ interface DockerSeat extends TerminalSeatState<Sandbox, TerminalSeatFacts> {
   modelSeat: ModelSeat | undefined;
 }
 
-function terminalSeat(o: DockerTerminalLaneOptions, seat: SeatSpec, hooks: SeatHooks) {
+/** A new seat's state (nothing created yet). */
+function terminalSeat(o: DockerTerminalLaneOptions, seat: SeatSpec, hooks: SeatHooks): DockerSeat {
   const s: DockerSeat = {
     o,
     lab: o.lab,
@@ -96,11 +87,7 @@ function terminalSeat(o: DockerTerminalLaneOptions, seat: SeatSpec, hooks: SeatH
     provisionLog: [],
     cleanup: [],
   };
-  return terminalSeatSession(s, o.plan.descriptor.type, {
-    prepare: () => prepareSeat(s),
-    participate: () => participateSeat(s),
-    finalize: (end) => finalizeSeat(s, end),
-  });
+  return s;
 }
 
 /**
@@ -223,12 +210,12 @@ async function participateSeat(s: DockerSeat): Promise<void> {
 }
 
 /**
- * The seat's `finalize` (always): close the gateway, release the sandbox by exact id with proof
- * (a container created but never handed over is removed by its id), then the seat's evidence.
+ * The seat's `finalize` (always, after the session opened teardown): close the gateway, release
+ * the sandbox by exact id with proof (a container created but never handed over is removed by its
+ * id), then the seat's evidence.
  */
 async function finalizeSeat(s: DockerSeat, end: { error?: StudyError; interrupted: boolean }): Promise<SeatRelease> {
   const { o, base } = s;
-  await beginTeardown(base, end.error, s.createdId);
   await s.modelSeat?.close().catch(() => undefined);
   let proof: ReleaseProof | undefined;
   if (s.sandbox) proof = await s.sandbox.release();

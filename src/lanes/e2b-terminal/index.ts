@@ -21,21 +21,14 @@ import { HumanishError } from "../../errors.ts";
 import { TERMINAL_STUDY_DIR, type TerminalLabConfig } from "../../lab/schema.ts";
 import type { E2BSandboxHandleApi, E2BSandboxProvider } from "../../sandbox/e2b.ts";
 import type { ReleaseProof } from "../../sandbox/types.ts";
-import { evidenceSummary, type SeatEvidence, type StudyError } from "../../study/evidence.ts";
+import type { SeatEvidence, StudyError } from "../../study/evidence.ts";
 import { appendSandboxReceipt } from "../../study/receipts.ts";
 import type { Lane, SeatHooks, SeatRelease, SeatSpec } from "../../study/types.ts";
 import { SANDBOX_CA_PATH, type SandboxCa } from "../../terminal-seat/ca.ts";
 import { createTerminalParticipant, type TerminalPlan } from "../../terminal-seat/plan.ts";
 import { PARTICIPANT_USER } from "../../terminal-seat/provision.ts";
 import { copySandboxCa, participantResultError, recordRelease, seatRelease, terminalSeatBase, terminalSeatFailure } from "../../terminal-seat/seat.ts";
-import {
-  beginTeardown,
-  participantEnded,
-  provisionTerminalSeat,
-  runTerminalParticipant,
-  type TerminalSeatState,
-  terminalSeatSession,
-} from "../../terminal-seat/steps.ts";
+import { participantEnded, provisionTerminalSeat, runTerminalParticipant, type TerminalSeatState, terminalLane } from "../../terminal-seat/steps.ts";
 import { type E2BTerminalSeatFacts, writeE2BSeatEvidence } from "./evidence.ts";
 import { ensureNode } from "./node.ts";
 import type { E2BAccess } from "./preflight.ts";
@@ -92,15 +85,12 @@ export function laneEgress(lab: TerminalLabConfig, plan: TerminalPlan): EgressPl
 /** The E2B terminal lane over one study's plan. */
 export function e2bTerminalLane(o: E2BTerminalLaneOptions): Lane<SeatEvidence<E2BTerminalSeatFacts>> {
   const egress = laneEgress(o.lab, o.plan);
-  return {
-    name: "e2b-terminal",
-    spentUsd: (f) => f.usd,
-    jobs: (f) => f.jobs,
-    jobsPerSeat: o.plan.descriptor.capabilities.byoModel ? 1 : 0,
-    summary: evidenceSummary,
-    session: (seat, hooks) => e2bSeat(o, egress, seat, hooks),
-    harnessError: seatFailure,
-  };
+  return terminalLane(
+    "e2b-terminal",
+    o.plan,
+    { state: (seat, hooks) => e2bSeat(o, egress, seat, hooks), prepare: prepareSeat, participate: participateSeat, finalize: finalizeSeat },
+    seatFailure,
+  );
 }
 
 /** One E2B terminal seat's state, shared by its steps (filled in as the seat goes). */
@@ -115,7 +105,8 @@ interface E2BSeat extends TerminalSeatState<E2BSandboxHandleApi, E2BTerminalSeat
   resources?: { cpuCount: number; memoryMB: number };
 }
 
-function e2bSeat(o: E2BTerminalLaneOptions, egress: EgressPlan, seat: SeatSpec, hooks: SeatHooks) {
+/** A new seat's state (nothing created yet). */
+function e2bSeat(o: E2BTerminalLaneOptions, egress: EgressPlan, seat: SeatSpec, hooks: SeatHooks): E2BSeat {
   const { lab, plan } = o;
   const codex = plan.descriptor.runtimeKeyNames.length > 0;
   const s: E2BSeat = {
@@ -135,11 +126,7 @@ function e2bSeat(o: E2BTerminalLaneOptions, egress: EgressPlan, seat: SeatSpec, 
     provisionLog: [],
     cleanup: [],
   };
-  return terminalSeatSession(s, plan.descriptor.type, {
-    prepare: () => prepareSeat(s),
-    participate: () => participateSeat(s),
-    finalize: (end) => finalizeSeat(s, end),
-  });
+  return s;
 }
 
 /**
@@ -308,14 +295,14 @@ async function releaseSeatSandbox(s: E2BSeat, failed: StudyError | undefined): P
 }
 
 /**
- * The seat's `finalize` (always): release by exact id (released / unconfirmed), the sandbox
- * time line, then the seat's trace, ledgers, transcript and events.
+ * The seat's `finalize` (always, after the session opened teardown): release by exact id
+ * (released / unconfirmed), the sandbox time line, then the seat's trace, ledgers, transcript and
+ * events.
  */
 async function finalizeSeat(s: E2BSeat, end: { error?: StudyError; interrupted: boolean }): Promise<SeatRelease> {
   const { o, base, seat } = s;
   const { lab, plan, writer } = o;
   const caps = plan.caps;
-  await beginTeardown(base, end.error, s.createdId);
   const { proof, failure } = await releaseSeatSandbox(s, end.error);
   const releasedAt = Date.now();
   recordRelease(base, proof, s.cleanup, end.interrupted);
