@@ -76,120 +76,152 @@ interface CacheEntry {
   value: unknown;
 }
 
+/** A scanner of one run directory (see {@link createRunScanner}). */
+export interface RunScanner {
+  /** One scan of the directory (synchronous; bounded by the file bounds above). */
+  scan(): RunFiles;
+}
+
+/** What one scanner keeps between scans; every step below takes it. */
+interface ScanState {
+  /** Absolute run directory; every `rel` below is inside it. */
+  readonly runDir: string;
+  /** The seats the study planned. */
+  readonly seatIds: readonly string[];
+  /** Each file's last parse, keyed by its relative path. */
+  readonly cache: Map<string, CacheEntry>;
+}
+
 /**
  * A scanner of one run directory that remembers what it parsed, so an unchanged file costs an
  * `lstat`. `seatIds` are the seats the study planned (they show before any file of theirs exists).
  */
-export function createRunScanner(runDir: string, seatIds: readonly string[] = []) {
-  const cache = new Map<string, CacheEntry>();
+export function createRunScanner(runDir: string, seatIds: readonly string[] = []): RunScanner {
+  const s: ScanState = { runDir, seatIds, cache: new Map() };
+  return { scan: () => scanRun(s) };
+}
 
-  const stat = (rel: string): Stats | null => {
-    try {
-      return lstatSync(join(runDir, rel));
-    } catch {
-      return null;
-    }
-  };
-  /** The parsed value of `rel` (re-read only when its size or mtime changed), or null. */
-  const cached = <T>(rel: string, max: number, parse: (text: string) => T): T | null => {
-    const st = stat(rel);
-    if (!st?.isFile()) {
-      cache.delete(rel);
-      return null;
-    }
-    const key = `${st.size}:${st.mtimeMs}:${st.ino}`;
-    const hit = cache.get(rel);
-    if (hit && hit.key === key) return hit.value as T | null;
-    const r = safeReadFile(join(runDir, rel), max);
-    let value: T | null = null;
-    if (r.ok) {
-      try {
-        value = parse(new TextDecoder().decode(r.bytes));
-      } catch {
-        value = null;
-      }
-    }
-    cache.set(rel, { key, value });
-    return value;
-  };
-  const list = (rel: string): string[] => {
-    const st = stat(rel);
-    if (!st?.isDirectory()) return [];
-    try {
-      return readdirSync(join(runDir, rel)).slice(0, MAX_ENTRIES).sort();
-    } catch {
-      return [];
-    }
-  };
-  const ndjson = (text: string): Record<string, unknown>[] =>
-    text
-      .split("\n")
-      .filter((l) => l.trim() !== "")
-      .flatMap((l) => {
-        try {
-          const v = JSON.parse(l) as unknown;
-          return v && typeof v === "object" ? [v as Record<string, unknown>] : [];
-        } catch {
-          // a line being appended right now is complete on the next scan
-          return [];
-        }
-      });
+/** One scan: the study's files, then every seat known from the plan, the receipts, the folders or the sealed bundle. */
+function scanRun(s: ScanState): RunFiles {
+  const status = cached(s, "status.json", MAX_SMALL_BYTES, (t) => JSON.parse(t) as RunFiles["status"]);
+  const receipts = cached(s, "sandbox-receipts.ndjson", MAX_SMALL_BYTES, ndjson) ?? [];
+  const ids = seatIdsOnDisk(s, receipts);
+  const sealedRaw = cached(s, "run.json", MAX_RUN_BYTES, (t) => JSON.parse(t) as Record<string, unknown>);
+  const sealed = sealedRaw ? sealedFacts(sealedRaw) : null;
+  for (const p of sealed?.participants ?? []) ids.add(p.id);
+  const many = ids.size > 1 || list(s, "seats").length > 0;
+  const seats = new Map<string, SeatFiles>();
+  for (const id of ids) seats.set(id, seatFiles(s, id, many, receipts));
+  const rep = stat(s, "report/index.html");
+  return { status, seats, sealed, report: !!rep && rep.isFile() };
+}
 
-  const frameFiles = (dir: string, prefix: string): FrameFile[] =>
-    list(dir)
-      .filter((f) => f.startsWith(prefix) && f.endsWith(".png"))
-      .flatMap((f) => {
-        const rel = dir ? `${dir}/${f}` : f;
-        const st = stat(rel);
-        if (!st?.isFile()) return [];
-        return [{ path: rel, name: f.slice(prefix.length, -".png".length), mtimeMs: st.mtimeMs, size: st.size }];
-      });
+/** The planned seats plus every seat a receipt, a `seats/` folder or a `screenshots/` folder names. */
+function seatIdsOnDisk(s: ScanState, receipts: Record<string, unknown>[]): Set<string> {
+  const ids = new Set<string>(s.seatIds);
+  for (const r of receipts) if (typeof r.participantId === "string") ids.add(r.participantId);
+  for (const d of list(s, "seats")) ids.add(d);
+  for (const d of list(s, "screenshots")) if (stat(s, `screenshots/${d}`)?.isDirectory()) ids.add(d);
+  return ids;
+}
 
+/** What the files say about seat `id`: in `seats/<id>/` when the study has `many` seats, else the one-seat layout. */
+function seatFiles(s: ScanState, id: string, many: boolean, receipts: Record<string, unknown>[]): SeatFiles {
+  const folder = many ? `seats/${id}/` : "";
+  const receipt = receipts.find((r) => r.participantId === id);
+  const frames = many ? frameFiles(s, `screenshots/${id}`, "") : frameFiles(s, "screenshots", `${id}-`);
+  const events = cached(s, `${folder}terminal-events.ndjson`, MAX_EVENTS_BYTES, ndjson);
+  const tracePath = many ? `${folder}actor.json` : `actors/${id}.json`;
+  const trace = cached(s, tracePath, MAX_SMALL_BYTES, (t) => JSON.parse(t) as { status?: unknown });
+  const ledger = cached(s, many ? `${folder}model-ledger.json` : `model-ledger-${id}.json`, MAX_SMALL_BYTES, (t) => JSON.parse(t) as { usd?: unknown });
+  const traceStat = trace ? stat(s, tracePath) : null;
   return {
-    /** One scan of the directory (synchronous; bounded by the file bounds above). */
-    scan(): RunFiles {
-      const status = cached("status.json", MAX_SMALL_BYTES, (t) => JSON.parse(t) as RunFiles["status"]);
-      const receipts = cached("sandbox-receipts.ndjson", MAX_SMALL_BYTES, ndjson) ?? [];
-      const ids = new Set<string>(seatIds);
-      for (const r of receipts) if (typeof r.participantId === "string") ids.add(r.participantId);
-      for (const d of list("seats")) ids.add(d);
-      for (const d of list("screenshots")) if (stat(`screenshots/${d}`)?.isDirectory()) ids.add(d);
-      const sealedRaw = cached("run.json", MAX_RUN_BYTES, (t) => JSON.parse(t) as Record<string, unknown>);
-      const sealed = sealedRaw ? sealedFacts(sealedRaw) : null;
-      for (const p of sealed?.participants ?? []) ids.add(p.id);
-      const many = ids.size > 1 || list("seats").length > 0;
-      const seats = new Map<string, SeatFiles>();
-      for (const id of ids) {
-        const folder = many ? `seats/${id}/` : "";
-        const receipt = receipts.find((r) => r.participantId === id);
-        const frames = many ? frameFiles(`screenshots/${id}`, "") : frameFiles("screenshots", `${id}-`);
-        const events = cached(`${folder}terminal-events.ndjson`, MAX_EVENTS_BYTES, ndjson);
-        const tracePath = many ? `${folder}actor.json` : `actors/${id}.json`;
-        const trace = cached(tracePath, MAX_SMALL_BYTES, (t) => JSON.parse(t) as { status?: unknown });
-        const ledger = cached(many ? `${folder}model-ledger.json` : `model-ledger-${id}.json`, MAX_SMALL_BYTES, (t) => JSON.parse(t) as { usd?: unknown });
-        const traceStat = trace ? stat(tracePath) : null;
-        seats.set(id, {
-          id,
-          allocatedAt: typeof receipt?.at === "string" ? Date.parse(receipt.at) : null,
-          frames,
-          terminal: events
-            ? {
-                chunks: events.flatMap((e) =>
-                  typeof e.chunk === "string"
-                    ? [{ stream: String(e.stream), ...(typeof e.source === "string" ? { source: e.source } : {}), chunk: e.chunk }]
-                    : [],
-                ),
-              }
-            : null,
-          traceStatus: typeof trace?.status === "string" ? trace.status : null,
-          endedAt: traceStat ? traceStat.mtimeMs : null,
-          usd: typeof ledger?.usd === "number" ? ledger.usd : null,
-        });
-      }
-      const rep = stat("report/index.html");
-      return { status, seats, sealed, report: !!rep && rep.isFile() };
-    },
+    id,
+    allocatedAt: typeof receipt?.at === "string" ? Date.parse(receipt.at) : null,
+    frames,
+    terminal: events ? { chunks: terminalChunks(events) } : null,
+    traceStatus: typeof trace?.status === "string" ? trace.status : null,
+    endedAt: traceStat ? traceStat.mtimeMs : null,
+    usd: typeof ledger?.usd === "number" ? ledger.usd : null,
   };
+}
+
+/** The output chunks of a terminal seat's events (events without a text chunk are skipped). */
+function terminalChunks(events: Record<string, unknown>[]): { stream: string; source?: string; chunk: string }[] {
+  return events.flatMap((e) =>
+    typeof e.chunk === "string" ? [{ stream: String(e.stream), ...(typeof e.source === "string" ? { source: e.source } : {}), chunk: e.chunk }] : [],
+  );
+}
+
+/** `lstat` of `rel`, or null when it cannot be read. */
+function stat(s: ScanState, rel: string): Stats | null {
+  try {
+    return lstatSync(join(s.runDir, rel));
+  } catch {
+    return null;
+  }
+}
+
+/** The parsed value of `rel` (re-read only when its size or mtime changed), or null. */
+function cached<T>(s: ScanState, rel: string, max: number, parse: (text: string) => T): T | null {
+  const st = stat(s, rel);
+  if (!st?.isFile()) {
+    s.cache.delete(rel);
+    return null;
+  }
+  const key = `${st.size}:${st.mtimeMs}:${st.ino}`;
+  const hit = s.cache.get(rel);
+  if (hit && hit.key === key) return hit.value as T | null;
+  const r = safeReadFile(join(s.runDir, rel), max);
+  let value: T | null = null;
+  if (r.ok) {
+    try {
+      value = parse(new TextDecoder().decode(r.bytes));
+    } catch {
+      value = null;
+    }
+  }
+  s.cache.set(rel, { key, value });
+  return value;
+}
+
+/** The sorted names in directory `rel` (at most {@link MAX_ENTRIES}), or none when it is no directory. */
+function list(s: ScanState, rel: string): string[] {
+  const st = stat(s, rel);
+  if (!st?.isDirectory()) return [];
+  try {
+    return readdirSync(join(s.runDir, rel)).slice(0, MAX_ENTRIES).sort();
+  } catch {
+    return [];
+  }
+}
+
+/** The JSON objects of an NDJSON text; a line that does not parse (yet) is skipped. */
+function ndjson(text: string): Record<string, unknown>[] {
+  return text
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .flatMap((l) => {
+      try {
+        const v = JSON.parse(l) as unknown;
+        return v && typeof v === "object" ? [v as Record<string, unknown>] : [];
+      } catch {
+        // a line being appended right now is complete on the next scan
+        return [];
+      }
+    });
+}
+
+/** The `.png` frames in `dir` whose names start with `prefix`, named without the prefix and extension. */
+function frameFiles(s: ScanState, dir: string, prefix: string): FrameFile[] {
+  return list(s, dir)
+    .filter((f) => f.startsWith(prefix) && f.endsWith(".png"))
+    .flatMap((f) => {
+      const rel = dir ? `${dir}/${f}` : f;
+      const st = stat(s, rel);
+      if (!st?.isFile()) return [];
+      return [{ path: rel, name: f.slice(prefix.length, -".png".length), mtimeMs: st.mtimeMs, size: st.size }];
+    });
 }
 
 function sealedFacts(run: Record<string, unknown>): NonNullable<RunFiles["sealed"]> {

@@ -10,12 +10,12 @@
  *
  * Sequence: private io dir (0700) → host app forwarder `<io>/app.sock` → real
  * `127.0.0.1:<appPort>` → create → `onCreated(id)` (the caller records the id BEFORE anything
- * else) → start → wait for `<io>/control.sock` (45 s, container must stay running) → browser-
- * control client (HELLO). Release is by exact id, always, with outcome released | retained |
- * unconfirmed; the io dir is removed afterwards.
+ * else) → start → wait for `<io>/control.sock` (./guest-start.ts: 45 s, container must stay
+ * running) → browser-control client (HELLO). Release is by exact id, always, with outcome
+ * released | retained | unconfirmed; the io dir is removed afterwards.
  */
 import { randomUUID } from "node:crypto";
-import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chownSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import seccompProfile from "../../runtime/seccomp/guest.json";
@@ -28,7 +28,10 @@ import { CONTROLLER_LABEL, controllerIdentity } from "../sandbox/controller.ts";
 import { releaseContainer } from "../sandbox/release.ts";
 import type { ReleaseProof } from "../sandbox/types.ts";
 import type { GuestImage } from "./guest-image.ts";
+import { waitForControlSocket } from "./guest-start.ts";
 import { connectUnixSocketTransport } from "./transport.ts";
+
+export { GUEST_START_TIMEOUT_MS } from "./guest-start.ts";
 
 /** The seccomp profile text applied to every guest container. */
 export const GUEST_SECCOMP_PROFILE: string = JSON.stringify(seccompProfile);
@@ -36,8 +39,6 @@ export const GUEST_SECCOMP_PROFILE: string = JSON.stringify(seccompProfile);
 export const GUEST_MEMORY_BYTES = 2 * 1024 ** 3;
 /** Max processes in a guest (Chromium runs many). */
 export const GUEST_PIDS_LIMIT = 512;
-/** Deadline from container start to the guest's control socket, ms. */
-export const GUEST_START_TIMEOUT_MS = 45_000;
 /** uid/gid of the guest user baked into the image. */
 export const GUEST_UID = 1000;
 /** Label value marking a container as a browser guest. */
@@ -85,10 +86,6 @@ export interface LocalDesktop {
   release(opts?: { retainForDebug?: boolean }): Promise<ReleaseProof>;
 }
 
-function guestStartError(detail: string, next = "run `humanish runtime status`; see the guest container log"): HumanishError {
-  return new HumanishError("HUMANISH_LOCAL_DESKTOP_START_FAILED", `guest desktop did not start: ${detail}`, { next });
-}
-
 /** Host uid/gid the guest runs as: the host user when non-root, else the image's 1000:1000. */
 export function guestUser(): { uid: number; gid: number } {
   const uid = process.getuid?.() ?? GUEST_UID;
@@ -122,6 +119,22 @@ export function guestHostConfig(io: string, user: { uid: number; gid: number }) 
   };
 }
 
+/** What one allocation keeps while it starts and until it is released; every step below takes it. */
+interface DesktopAllocation {
+  readonly opts: DesktopAllocationOptions;
+  /** Host uid/gid the guest runs as. */
+  readonly user: { uid: number; gid: number };
+  /** The private host directory bound at {@link GUEST_IO_DIR}. */
+  readonly io: string;
+  readonly identity: BrowserControlIdentity;
+  forwarder?: Forwarder;
+  /** The exact container id, once created. */
+  containerId?: string;
+  client?: ReturnType<typeof createBrowserControlClient>;
+  /** The one release in progress or done. */
+  releasing?: Promise<ReleaseProof>;
+}
+
 /**
  * Allocate one guest desktop and open browser control to it.
  * @throws HumanishError `HUMANISH_LOCAL_DESKTOP_START_FAILED` (the container, if created, has
@@ -129,103 +142,28 @@ export function guestHostConfig(io: string, user: { uid: number; gid: number }) 
  */
 export async function allocateDesktop(opts: DesktopAllocationOptions): Promise<LocalDesktop> {
   const { docker } = opts;
-  if (!Number.isInteger(opts.appPort) || opts.appPort < 1024 || opts.appPort > 65535) {
-    throw new HumanishError("HUMANISH_LAB_INVALID", `app port ${opts.appPort} must be a loopback port in 1024–65535`, {
-      next: "serve the app on a port above 1023",
-    });
-  }
+  checkAppPort(opts.appPort);
   const user = guestUser();
   const io = mkdtempSync(join(tmpdir(), "humanish-gd-"));
   if (process.getuid?.() === 0) chownSync(io, user.uid, user.gid);
-  let forwarder: Forwarder | undefined;
-  let containerId: string | undefined;
-  let client: ReturnType<typeof createBrowserControlClient> | undefined;
   const identity: BrowserControlIdentity = { generation: randomUUID(), challenge: randomUUID(), runtimeRevision: opts.image.runtimeRevision };
-  let releasing: Promise<ReleaseProof> | undefined;
-  const release = (r: { retainForDebug?: boolean } = {}): Promise<ReleaseProof> => {
-    releasing ??= (async () => {
-      try {
-        client?.close();
-      } catch {
-        /* closing never undoes input; the container goes next */
-      }
-      await forwarder?.close().catch(() => undefined);
-      let proof: ReleaseProof;
-      if (!containerId) proof = { id: "none", provider: "docker", outcome: "released", reason: "no container was created", at: new Date().toISOString() };
-      else if (r.retainForDebug)
-        proof = { id: containerId, provider: "docker", outcome: "retained", reason: "retained for debugging", at: new Date().toISOString() };
-      else proof = await releaseContainer(docker, containerId);
-      rmSync(io, { recursive: true, force: true });
-      return proof;
-    })();
-    return releasing;
-  };
+  const s: DesktopAllocation = { opts, user, io, identity };
+  const release = (r: { retainForDebug?: boolean } = {}): Promise<ReleaseProof> => releaseDesktop(s, r);
   const t0 = performance.now();
   try {
-    forwarder = await startForwarder({ path: `${io}/app.sock` }, { host: "127.0.0.1", port: opts.appPort });
-    if (process.getuid?.() === 0) chownSync(`${io}/app.sock`, user.uid, user.gid);
-    writeFileSync(
-      `${io}/config.json`,
-      JSON.stringify({
-        schema: "humanish.guest-config.v1",
-        identity,
-        appPort: opts.appPort,
-        initialPath: opts.initialPath,
-        width: opts.width,
-        height: opts.height,
-        lifetimeMs: opts.lifetimeMs ?? 20 * 60_000,
-      }),
-      { mode: 0o600 },
-    );
-    if (process.getuid?.() === 0) chownSync(`${io}/config.json`, user.uid, user.gid);
-    const created = await docker.containerCreate({
-      Image: opts.image.ref,
-      User: `${user.uid}:${user.gid}`,
-      Labels: {
-        ...(opts.labels ?? {}),
-        "humanish.owner": "humanish",
-        "humanish.run": opts.runId,
-        "humanish.role": GUEST_ROLE,
-        "humanish.participant": opts.participantId,
-        [CONTROLLER_LABEL]: controllerIdentity(),
-      },
-      NetworkDisabled: true,
-      StopSignal: "SIGTERM",
-      HostConfig: guestHostConfig(io, user),
-    });
-    containerId = created.Id;
+    await prepareIo(s);
+    const containerId = await createGuestContainer(s);
+    s.containerId = containerId;
     await opts.onCreated(containerId);
     await docker.containerStart(containerId);
-    const deadline = Date.now() + GUEST_START_TIMEOUT_MS;
-    let lastInspect = 0;
-    while (!existsSync(`${io}/control.sock`)) {
-      if (opts.signal?.aborted) throw guestStartError("interrupted");
-      if (existsSync(`${io}/guest-error.json`)) {
-        let rec: { code?: string; message?: string; phase?: string } = {};
-        try {
-          rec = JSON.parse(readFileSync(`${io}/guest-error.json`, "utf8"));
-        } catch {
-          /* unreadable record: report generically */
-        }
-        throw guestStartError(`${rec.code ?? "unknown"} in phase ${rec.phase ?? "unknown"}: ${rec.message ?? ""}`.trim());
-      }
-      if (Date.now() > deadline) throw guestStartError(`no control socket within ${GUEST_START_TIMEOUT_MS} ms`);
-      if (Date.now() - lastInspect > 1000) {
-        lastInspect = Date.now();
-        const info = await docker.containerInspect(containerId);
-        if (!info.State.Running && !existsSync(`${io}/control.sock`) && !existsSync(`${io}/guest-error.json`)) {
-          throw guestStartError(`container exited with ${info.State.ExitCode}${info.State.OOMKilled ? " (out of memory)" : ""}`);
-        }
-      }
-      await Bun.sleep(50);
-    }
+    await waitForControlSocket({ docker, containerId, io, signal: opts.signal });
     const transport = await connectUnixSocketTransport(`${io}/control.sock`);
-    client = createBrowserControlClient({ transport, identity });
+    const client = createBrowserControlClient({ transport, identity });
+    s.client = client;
     await client.ready();
     const startMs = performance.now() - t0;
-    const id = containerId;
     return {
-      containerId: id,
+      containerId,
       executor: client.executor,
       identity,
       width: opts.width,
@@ -237,4 +175,85 @@ export async function allocateDesktop(opts: DesktopAllocationOptions): Promise<L
     await release();
     throw e;
   }
+}
+
+/**
+ * Refuses an app port outside 1024–65535.
+ * @throws HumanishError HUMANISH_LAB_INVALID
+ */
+function checkAppPort(appPort: number): void {
+  if (!Number.isInteger(appPort) || appPort < 1024 || appPort > 65535) {
+    throw new HumanishError("HUMANISH_LAB_INVALID", `app port ${appPort} must be a loopback port in 1024–65535`, {
+      next: "serve the app on a port above 1023",
+    });
+  }
+}
+
+/**
+ * Fills the io dir: the forwarder `<io>/app.sock` → `127.0.0.1:<appPort>` (kept in `s` as soon
+ * as it listens) and the guest's `config.json` (0600), both owned by the guest user when we are root.
+ */
+async function prepareIo(s: DesktopAllocation): Promise<void> {
+  const { opts, io, user } = s;
+  s.forwarder = await startForwarder({ path: `${io}/app.sock` }, { host: "127.0.0.1", port: opts.appPort });
+  if (process.getuid?.() === 0) chownSync(`${io}/app.sock`, user.uid, user.gid);
+  writeFileSync(
+    `${io}/config.json`,
+    JSON.stringify({
+      schema: "humanish.guest-config.v1",
+      identity: s.identity,
+      appPort: opts.appPort,
+      initialPath: opts.initialPath,
+      width: opts.width,
+      height: opts.height,
+      lifetimeMs: opts.lifetimeMs ?? 20 * 60_000,
+    }),
+    { mode: 0o600 },
+  );
+  if (process.getuid?.() === 0) chownSync(`${io}/config.json`, user.uid, user.gid);
+}
+
+/** Creates (does not start) the guest container, labelled and confined; returns its exact id. */
+async function createGuestContainer(s: DesktopAllocation): Promise<string> {
+  const { opts, io, user } = s;
+  const created = await opts.docker.containerCreate({
+    Image: opts.image.ref,
+    User: `${user.uid}:${user.gid}`,
+    Labels: {
+      ...(opts.labels ?? {}),
+      "humanish.owner": "humanish",
+      "humanish.run": opts.runId,
+      "humanish.role": GUEST_ROLE,
+      "humanish.participant": opts.participantId,
+      [CONTROLLER_LABEL]: controllerIdentity(),
+    },
+    NetworkDisabled: true,
+    StopSignal: "SIGTERM",
+    HostConfig: guestHostConfig(io, user),
+  });
+  return created.Id;
+}
+
+/**
+ * Closes the channel and the forwarder, then removes the container by its exact id (or keeps it,
+ * `retained`, with `retainForDebug`), then the io dir. One release per allocation: later calls
+ * share its promise. Never throws.
+ */
+function releaseDesktop(s: DesktopAllocation, r: { retainForDebug?: boolean }): Promise<ReleaseProof> {
+  s.releasing ??= (async () => {
+    try {
+      s.client?.close();
+    } catch {
+      /* closing never undoes input; the container goes next */
+    }
+    await s.forwarder?.close().catch(() => undefined);
+    let proof: ReleaseProof;
+    if (!s.containerId) proof = { id: "none", provider: "docker", outcome: "released", reason: "no container was created", at: new Date().toISOString() };
+    else if (r.retainForDebug)
+      proof = { id: s.containerId, provider: "docker", outcome: "retained", reason: "retained for debugging", at: new Date().toISOString() };
+    else proof = await releaseContainer(s.opts.docker, s.containerId);
+    rmSync(s.io, { recursive: true, force: true });
+    return proof;
+  })();
+  return s.releasing;
 }
