@@ -17,15 +17,6 @@ import type { SandboxCreateOptions } from "./types.ts";
  */
 export const SANDBOX_SECCOMP_PROFILE: string = JSON.stringify(sandboxSeccomp);
 
-/** Default memory limit, bytes (1 GiB). */
-export const DEFAULT_MEMORY_BYTES = 1024 ** 3;
-/** Default CPU limit, CPUs. */
-export const DEFAULT_CPUS = 1;
-/** Default pids limit. */
-export const DEFAULT_PIDS_LIMIT = 256;
-/** Default working directory. */
-export const DEFAULT_WORKDIR = "/home/user";
-
 /** A sandbox's resolved limits. */
 export interface SandboxLimits {
   /** Memory, bytes (swap is not granted on top). */
@@ -36,6 +27,15 @@ export interface SandboxLimits {
   /** Disk bound, bytes: the per-file size limit and the writable-layer watchdog's bound. */
   diskBytes: number;
 }
+
+/** Default memory limit, bytes (1 GiB). */
+export const DEFAULT_MEMORY_BYTES = 1024 ** 3;
+/** Default CPU limit, CPUs. */
+export const DEFAULT_CPUS = 1;
+/** Default pids limit. */
+export const DEFAULT_PIDS_LIMIT = 256;
+/** Default working directory. */
+export const DEFAULT_WORKDIR = "/home/user";
 
 /**
  * Checks the run id and image and resolves the limits with their defaults.
