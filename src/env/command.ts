@@ -13,6 +13,7 @@ import type { ReleaseProof } from "../sandbox/types.ts";
 import { secretValuesFromEnv } from "../secrets/index.ts";
 import { envBackendFromProvider } from "./backends.ts";
 import type { EnvBackend } from "./environment.ts";
+import type { ReleaseSummary } from "./ledger.ts";
 import { ENV_DEFAULTS, type EnvServerHandle, type EnvServerOptions, startEnvServer } from "./server.ts";
 
 /**
@@ -116,62 +117,59 @@ async function buildBackend(
 }
 
 /**
- * Runs the server until SIGINT/SIGTERM (or `opts.signal`), then releases every owned sandbox
- * by exact id. Never throws: failures come back as `ok: false` with `error` and exit code 1 for
- * a bad option (usage), 2 for anything else (port in use, missing image); exit code 2 too when
- * any release was not confirmed.
+ * The outcome of a command that failed before or while starting: a HumanishError keeps its code,
+ * message and `next`; anything else is `HUMANISH_ENV_SERVE_FAILED`. Exit code 1 for a bad option
+ * (usage), 2 for anything else (port in use, missing image).
  */
-export async function runEnvServeCommand(opts: EnvServeCommandOptions = {}): Promise<EnvServeCommandOutcome> {
-  const env = opts.env ?? process.env;
-  const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const backendName = opts.backend ?? "docker";
-  const fail = (e: unknown): EnvServeCommandOutcome => {
-    const error = isHumanishError(e)
-      ? { code: e.code, message: e.message, ...(e.next ? { next: e.next } : {}) }
-      : { code: "HUMANISH_ENV_SERVE_FAILED", message: (e as Error)?.message ?? String(e) };
-    return {
-      ok: false,
-      backend: backendName,
-      url: null,
-      released: 0,
-      unconfirmed: 0,
-      retained: 0,
-      releases: [],
-      stoppedBy: null,
-      error,
-      human: `env serve failed: ${error.message}`,
-      // A bad option is a usage error (1); anything else (port in use, missing image) a domain failure (2).
-      exitCode: error.code === "HUMANISH_ENV_OPTIONS_INVALID" ? 1 : 2,
-    };
+function failedOutcome(backendName: string, e: unknown): EnvServeCommandOutcome {
+  const error = isHumanishError(e)
+    ? { code: e.code, message: e.message, ...(e.next ? { next: e.next } : {}) }
+    : { code: "HUMANISH_ENV_SERVE_FAILED", message: (e as Error)?.message ?? String(e) };
+  return {
+    ok: false,
+    backend: backendName,
+    url: null,
+    released: 0,
+    unconfirmed: 0,
+    retained: 0,
+    releases: [],
+    stoppedBy: null,
+    error,
+    human: `env serve failed: ${error.message}`,
+    // A bad option is a usage error (1); anything else (port in use, missing image) a domain failure (2).
+    exitCode: error.code === "HUMANISH_ENV_OPTIONS_INVALID" ? 1 : 2,
   };
+}
 
-  let server: EnvServerHandle;
-  try {
-    const maxConcurrent = resolveMaxConcurrent(opts.maxConcurrent, env.MAX_CONCURRENT_ENVS);
-    const sandboxTimeoutMs = opts.sandboxTimeoutMs ?? ENV_DEFAULTS.sandboxTimeoutMs;
-    const backend = await buildBackend(opts, env, log, sandboxTimeoutMs);
-    server = await startEnvServer({
-      backend,
-      host: opts.host ?? ENV_DEFAULTS.host,
-      port: opts.port ?? ENV_DEFAULTS.port,
-      maxConcurrent,
-      sandboxTimeoutMs,
-      ...(opts.sessionTimeoutMs !== undefined ? { sessionTimeoutMs: opts.sessionTimeoutMs } : {}),
-      ...(opts.commandTimeoutMs !== undefined ? { commandTimeoutMs: opts.commandTimeoutMs } : {}),
-      secrets: secretValuesFromEnv(env),
-      log,
-    });
-  } catch (e) {
-    return fail(e);
-  }
+/**
+ * Resolves the limits, builds the backend and starts the server; resolves once it listens.
+ * Timeouts are in ms. Throws what {@link resolveMaxConcurrent}, {@link buildBackend} and
+ * {@link startEnvServer} throw (`HUMANISH_ENV_OPTIONS_INVALID`, `HUMANISH_SANDBOX_IMAGE_MISSING`,
+ * `HUMANISH_ENV_LISTEN_FAILED`, an engine error).
+ */
+async function startServer(opts: EnvServeCommandOptions, env: Record<string, string | undefined>, log: (line: string) => void): Promise<EnvServerHandle> {
+  const maxConcurrent = resolveMaxConcurrent(opts.maxConcurrent, env.MAX_CONCURRENT_ENVS);
+  const sandboxTimeoutMs = opts.sandboxTimeoutMs ?? ENV_DEFAULTS.sandboxTimeoutMs;
+  const backend = await buildBackend(opts, env, log, sandboxTimeoutMs);
+  return startEnvServer({
+    backend,
+    host: opts.host ?? ENV_DEFAULTS.host,
+    port: opts.port ?? ENV_DEFAULTS.port,
+    maxConcurrent,
+    sandboxTimeoutMs,
+    ...(opts.sessionTimeoutMs !== undefined ? { sessionTimeoutMs: opts.sessionTimeoutMs } : {}),
+    ...(opts.commandTimeoutMs !== undefined ? { commandTimeoutMs: opts.commandTimeoutMs } : {}),
+    secrets: secretValuesFromEnv(env),
+    log,
+  });
+}
 
-  const stats = server.stats();
-  log(
-    `humanish env serve: listening on ${server.url} (backend ${backendName}, max ${stats.maxConcurrent} concurrent) — web UI ${server.url}/web; Ctrl-C to stop`,
-  );
-  opts.onListening?.(server);
-
-  const stoppedBy = await new Promise<string>((resolve) => {
+/**
+ * Resolves with what stopped the server: `SIGINT`, `SIGTERM`, or `abort` when `signal` aborts
+ * (at once when it already has). Removes its listeners before resolving. Never rejects.
+ */
+function waitForStop(signal: AbortSignal | undefined): Promise<string> {
+  return new Promise<string>((resolve) => {
     const onSignal = (sig: NodeJS.Signals) => {
       cleanup();
       resolve(sig);
@@ -183,15 +181,21 @@ export async function runEnvServeCommand(opts: EnvServeCommandOptions = {}): Pro
     const cleanup = () => {
       process.off("SIGINT", onSignal);
       process.off("SIGTERM", onSignal);
-      opts.signal?.removeEventListener("abort", onAbort);
+      signal?.removeEventListener("abort", onAbort);
     };
     process.on("SIGINT", onSignal);
     process.on("SIGTERM", onSignal);
-    if (opts.signal?.aborted) onAbort();
-    else opts.signal?.addEventListener("abort", onAbort);
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener("abort", onAbort);
   });
-  log(`humanish env serve: ${stoppedBy} received; releasing every owned sandbox by exact id…`);
-  const summary = await server.stop();
+}
+
+/**
+ * The outcome once the server stopped and released what it owned: ok only when every release was
+ * confirmed (else `HUMANISH_ENV_RELEASE_UNCONFIRMED` and exit code 2); otherwise 130/143 after
+ * SIGINT/SIGTERM, 0 after an abort.
+ */
+function stoppedOutcome(backendName: string, url: string, stoppedBy: string, summary: ReleaseSummary): EnvServeCommandOutcome {
   const lines = summary.proofs.map((p) => `  ${p.provider} ${p.id}: ${p.outcome} (${p.reason})`);
   const human = [
     `env serve stopped (${stoppedBy}): ${summary.released} released, ${summary.unconfirmed} unconfirmed, ${summary.retained} retained`,
@@ -202,7 +206,7 @@ export async function runEnvServeCommand(opts: EnvServeCommandOptions = {}): Pro
   return {
     ok,
     backend: backendName,
-    url: server.url,
+    url,
     released: summary.released,
     unconfirmed: summary.unconfirmed,
     retained: summary.retained,
@@ -221,4 +225,33 @@ export async function runEnvServeCommand(opts: EnvServeCommandOptions = {}): Pro
     // Like every humanish command: 130/143 after SIGINT/SIGTERM once cleanup has run; 2 when a release is unconfirmed.
     exitCode: !ok ? 2 : stoppedBy === "SIGINT" ? 130 : stoppedBy === "SIGTERM" ? 143 : 0,
   };
+}
+
+/**
+ * Runs the server until SIGINT/SIGTERM (or `opts.signal`), then releases every owned sandbox
+ * by exact id. Never throws: failures come back as `ok: false` with `error` and exit code 1 for
+ * a bad option (usage), 2 for anything else (port in use, missing image); exit code 2 too when
+ * any release was not confirmed.
+ */
+export async function runEnvServeCommand(opts: EnvServeCommandOptions = {}): Promise<EnvServeCommandOutcome> {
+  const env = opts.env ?? process.env;
+  const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const backendName = opts.backend ?? "docker";
+  let server: EnvServerHandle;
+  try {
+    server = await startServer(opts, env, log);
+  } catch (e) {
+    return failedOutcome(backendName, e);
+  }
+
+  const stats = server.stats();
+  log(
+    `humanish env serve: listening on ${server.url} (backend ${backendName}, max ${stats.maxConcurrent} concurrent) — web UI ${server.url}/web; Ctrl-C to stop`,
+  );
+  opts.onListening?.(server);
+
+  const stoppedBy = await waitForStop(opts.signal);
+  log(`humanish env serve: ${stoppedBy} received; releasing every owned sandbox by exact id…`);
+  const summary = await server.stop();
+  return stoppedOutcome(backendName, server.url, stoppedBy, summary);
 }

@@ -11,30 +11,21 @@
 import type { z } from "zod";
 import { findActor } from "../actor-registry/registry.ts";
 import { errorMessage } from "../errors.ts";
-import { nearest } from "../text/nearest.ts";
 import { parseBrowserSteps } from "./browser-steps.ts";
 import { formatPath, type Problem, problemFromZod, renderFirstProblem } from "./issues.ts";
-import { type LabBackend, ROUTE_ACTOR_TYPES, ROUTE_SOURCES } from "./routing.ts";
+import { actorProblem, isMapping, rootProblem, routeOf, targetProblem } from "./route-gate.ts";
+import { ROUTE_ACTOR_TYPES } from "./routing.ts";
 import {
   type BrowserLabConfig,
   BrowserLabSchema,
-  BrowserSubjectSchema,
-  CodexExecActorSchema,
-  ComputerUseActorSchema,
   DEVICE_PRESETS,
   LAB_SCHEMA_ID,
   type LabConfig,
   type LabWarning,
-  LocalAgentActorSchema,
-  ScriptedBrowserActorSchema,
-  ScriptedTerminalActorSchema,
   type TerminalLabConfig,
   TerminalLabSchema,
-  TerminalSubjectSchema,
 } from "./schema.ts";
-import { topForeign } from "./schema-common.ts";
 import { browserSeatDevices, isDevicePair, type SeatDeclaration, seatProblems } from "./seats.ts";
-import { unknownKeyText } from "./strict.ts";
 import { loadStrictYaml, type StrictYaml } from "./yaml.ts";
 
 /** Largest lab accepted, in UTF-8 bytes (1 MiB); a file is refused by its size before it is read. */
@@ -53,8 +44,6 @@ export interface ParseLabOptions {
    */
   seatCount?: number;
 }
-
-const REFERENCE_SOURCES = ["this-repo", "clone", "local-app", "desktop-cli", "local-tree"];
 
 /**
  * Parses and validates a lab manifest. Never throws for bad input: every problem is returned
@@ -75,137 +64,56 @@ function invalid(message: string): ParseLabResult {
   return { ok: false, error: { code: "HUMANISH_LAB_INVALID", message } };
 }
 
-function isMapping(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-function parseInner(text: string, source: string, seatCount?: number): ParseLabResult {
-  if (typeof text !== "string") return invalid(`${source}: the lab text must be a string`);
+/**
+ * The refusal of a lab text before YAML is read: not a string, over {@link MAX_LAB_BYTES} UTF-8
+ * bytes, or holding a NUL byte. Undefined to proceed.
+ */
+function textRefusal(text: string, source: string): string | undefined {
+  if (typeof text !== "string") return `${source}: the lab text must be a string`;
   // Every UTF-16 unit is at least one UTF-8 byte, so a string far past the bound in units is
   // refused without measuring all of it.
   const measured = text.length <= 4 * MAX_LAB_BYTES;
   const bytes = measured ? Buffer.byteLength(text, "utf8") : text.length;
   if (bytes > MAX_LAB_BYTES) {
-    return invalid(`${source}: the lab is ${measured ? "" : "at least "}${bytes} bytes; a lab may be at most ${MAX_LAB_BYTES} bytes (1 MiB)`);
+    return `${source}: the lab is ${measured ? "" : "at least "}${bytes} bytes; a lab may be at most ${MAX_LAB_BYTES} bytes (1 MiB)`;
   }
-  if (text.includes("\u0000")) return invalid(`${source}: the lab contains a NUL byte; it must be UTF-8 YAML text`);
+  if (text.includes("\u0000")) return `${source}: the lab contains a NUL byte; it must be UTF-8 YAML text`;
+  return undefined;
+}
 
+/**
+ * `--count N` in place of `actors[0].count`: written into `root` before validation, so it meets
+ * exactly the key's own rules. Returns the refusal when the lab names its seats (`lanes` or
+ * `roster`), else undefined.
+ */
+function applySeatCount(root: Record<string, unknown>, seatCount: number, source: string): string | undefined {
+  const a = rawActor(root);
+  const named = (["lanes", "roster"] as const).find((k) => a[k] !== undefined);
+  if (named) return `${source}: --count cannot override actors[0].${named}: this lab names its seats; remove --count or edit the lab`;
+  (root.actors as unknown[])[0] = { ...a, count: seatCount };
+  return undefined;
+}
+
+/** {@link parseLab} without its guard against a throwing validator (see the module doc for the order of checks). */
+function parseInner(text: string, source: string, seatCount?: number): ParseLabResult {
+  const refused = textRefusal(text, source);
+  if (refused) return invalid(refused);
   const loaded = loadStrictYaml(text);
   if (!loaded.ok) return invalid(`${source}:${loaded.problem.message}`);
   const yaml = loaded.yaml;
   const root = yaml.value;
   const fail = (problems: Problem[]) => invalid(renderFirstProblem(problems, yaml, source));
-
   if (root === null || root === undefined) return invalid(`${source}:1:1: the lab is empty (expected a mapping starting with \`schema: ${LAB_SCHEMA_ID}\`)`);
   if (!isMapping(root)) return fail([{ path: [], message: `must be a mapping (got ${Array.isArray(root) ? "a list" : typeof root})` }]);
-
-  // schema first: a v1 or foreign file should say so rather than list its key problems.
-  if (!("schema" in root)) return fail([{ path: [], key: undefined, message: `needs \`schema: ${LAB_SCHEMA_ID}\`` }]);
-  if (root.schema !== LAB_SCHEMA_ID) {
-    return fail([
-      { path: ["schema"], message: `must be exactly ${LAB_SCHEMA_ID} (got ${JSON.stringify(root.schema)}; there is no compatibility with other versions)` },
-    ]);
-  }
-
-  // Unknown keys at the top level are reported before what they leave missing.
-  const topUnknown = unknownKeyProblem(root, [], Object.keys(TerminalLabSchema.shape), topForeign);
-  if (topUnknown) return fail([topUnknown]);
-
-  // Route from subject.source.
-  const subject = root.subject;
-  if (subject === undefined) return fail([{ path: ["subject"], message: "is required (a mapping with `source: terminal-product` or `source: app-url`)" }]);
-  if (!isMapping(subject)) return fail([{ path: ["subject"], message: "must be a mapping" }]);
-  const src = subject.source;
-  let route: LabBackend;
-  if (src === ROUTE_SOURCES.terminal) route = "terminal";
-  else if (src === ROUTE_SOURCES.browser) route = "browser";
-  else if (src === undefined && unknownKeyProblem(subject, ["subject"], SUBJECT_KEYS, {}))
-    return fail([unknownKeyProblem(subject, ["subject"], SUBJECT_KEYS, {})!]);
-  else if (typeof src !== "string")
-    return fail([
-      {
-        path: ["subject", "source"],
-        message: src === undefined ? "is required: terminal-product or app-url" : "must be the string terminal-product or app-url",
-      },
-    ]);
-  else if (REFERENCE_SOURCES.includes(src))
-    return fail([
-      { path: ["subject", "source"], message: `\`${src}\` is a reference humanish source this humanish does not run; use terminal-product or app-url` },
-    ]);
-  else {
-    const hint = nearest(src, [...Object.values(ROUTE_SOURCES), ...REFERENCE_SOURCES]);
-    return fail([
-      {
-        path: ["subject", "source"],
-        message: `\`${src}\` is not a subject source${hint ? ` (did you mean \`${hint}\`?)` : ""}; use terminal-product or app-url`,
-      },
-    ]);
-  }
-
-  // Exactly one actor of this route.
-  const actors = root.actors;
-  if (actors === undefined)
-    return fail([{ path: ["actors"], message: `is required: a list with exactly one actor (${ROUTE_ACTOR_TYPES[route].join(" or ")})` }]);
-  if (!Array.isArray(actors)) return fail([{ path: ["actors"], message: "must be a list with exactly one actor" }]);
-  if (actors.length !== 1) {
-    return fail([
-      {
-        path: ["actors"],
-        message:
-          actors.length === 0
-            ? "must list exactly one actor (got none)"
-            : `must list exactly one actor (got ${actors.length}; only one participant type runs per lab — use count for more surfaces)`,
-      },
-    ]);
-  }
-  const actor = actors[0];
-  if (!isMapping(actor)) return fail([{ path: ["actors", 0], message: "must be a mapping with a `type`" }]);
-  const type = actor.type;
-  if (type === undefined) {
-    const typo = unknownKeyProblem(actor, ["actors", 0], ACTOR_KEYS, {});
-    if (typo) return fail([typo]);
-  }
-  if (typeof type !== "string") {
-    const want = `one of ${ROUTE_ACTOR_TYPES[route].join(", ")}`;
-    return fail([{ path: ["actors", 0, "type"], message: type === undefined ? `is required: ${want}` : `must be a string: ${want}` }]);
-  }
-  if (!ROUTE_ACTOR_TYPES[route].includes(type)) {
-    const other: LabBackend = route === "terminal" ? "browser" : "terminal";
-    if (ROUTE_ACTOR_TYPES[other].includes(type)) {
-      return fail([
-        {
-          path: ["actors", 0, "type"],
-          message: `\`${type}\` cannot act on subject.source ${ROUTE_SOURCES[route]}: it is a ${other} participant; use ${ROUTE_ACTOR_TYPES[route].join(" or ")}`,
-        },
-      ]);
-    }
-    const hint = nearest(type, ROUTE_ACTOR_TYPES[route]);
-    return fail([
-      {
-        path: ["actors", 0, "type"],
-        message: `\`${type}\` is not a ${route} participant${hint ? ` (did you mean \`${hint}\`?)` : ""}; use ${ROUTE_ACTOR_TYPES[route].join(" or ")}`,
-      },
-    ]);
-  }
-
-  // execution.target of the other route gets a route-specific message.
-  const execution = root.execution;
-  if (isMapping(execution) && typeof execution.target === "string") {
-    const targets = route === "terminal" ? ["docker", "e2b-terminal"] : ["local", "e2b-desktop"];
-    const otherTargets = route === "terminal" ? ["local", "e2b-desktop"] : ["docker", "e2b-terminal"];
-    if (otherTargets.includes(execution.target)) {
-      return fail([
-        { path: ["execution", "target"], message: `\`${execution.target}\` cannot act on subject.source ${ROUTE_SOURCES[route]}; use ${targets.join(" or ")}` },
-      ]);
-    }
-  }
-
+  const bad = rootProblem(root);
+  if (bad) return fail([bad]);
+  const route = routeOf(root);
+  if (typeof route !== "string") return fail([route]);
+  const gated = actorProblem(root, route) ?? targetProblem(root, route);
+  if (gated) return fail([gated]);
   if (seatCount !== undefined) {
-    const a = rawActor(root);
-    const named = (["lanes", "roster"] as const).find((k) => a[k] !== undefined);
-    if (named) return invalid(`${source}: --count cannot override actors[0].${named}: this lab names its seats; remove --count or edit the lab`);
-    // The override replaces the key before validation, so it meets exactly the key's own rules.
-    (root.actors as unknown[])[0] = { ...a, count: seatCount };
+    const countRefused = applySeatCount(root, seatCount, source);
+    if (countRefused) return invalid(countRefused);
   }
   const r = route === "terminal" ? parseTerminal(root, yaml, fail) : parseBrowser(root, yaml, fail);
   if (r.ok && seatCount !== undefined) {
@@ -219,30 +127,6 @@ function parseInner(text: string, source: string, seatCount?: number): ParseLabR
 }
 
 type Fail = (problems: Problem[]) => ParseLabResult;
-
-/** Every key a `subject` may hold on some route (for "did you mean" before the route is known). */
-const SUBJECT_KEYS = [...new Set([...Object.keys(TerminalSubjectSchema.shape), ...Object.keys(BrowserSubjectSchema.shape)])];
-/** Every key an actor may hold on some route. */
-const ACTOR_KEYS = [
-  ...new Set(
-    [ScriptedTerminalActorSchema, CodexExecActorSchema, ScriptedBrowserActorSchema, ComputerUseActorSchema, LocalAgentActorSchema].flatMap((s) =>
-      Object.keys(s.shape),
-    ),
-  ),
-];
-
-/** The first key of `obj` outside `known` as an unknown-key problem (or a foreign-key one), if any. */
-function unknownKeyProblem(
-  obj: Record<string, unknown>,
-  path: PropertyKey[],
-  known: readonly string[],
-  foreign: Readonly<Record<string, string>>,
-): Problem | undefined {
-  const key = Object.keys(obj).find((k) => !known.includes(k));
-  if (key === undefined) return undefined;
-  if (key in foreign) return { path, key, message: `${foreign[key]}; remove it`, unknownKey: true };
-  return { path, key, message: unknownKeyText(key, known), unknownKey: true };
-}
 
 function zodProblems(err: z.ZodError, yaml: StrictYaml): Problem[] {
   return err.issues.map((i) => problemFromZod(i, yaml));

@@ -5,32 +5,22 @@
  * no-follow reader (files.ts), only when `run.json` lists it.
  */
 
-import { createHash } from "node:crypto";
 import { contradictionLine, GOAL_RULE } from "../bundle/goal.ts";
-import {
-  type ActorTrace,
-  ActorTraceSchema,
-  admitPngBytes,
-  type RunBundle,
-  RunBundleSchema,
-  stakeholderLine,
-  type TraceItem,
-  type VerifyResult,
-} from "../bundle/index.ts";
+import { type ActorTrace, ActorTraceSchema, type RunBundle, RunBundleSchema, stakeholderLine, type VerifyResult } from "../bundle/index.ts";
 import { HumanishError } from "../errors.ts";
 import { loadCombined } from "./combined.ts";
 import { readContainedFile, readContainedOrThrow } from "./files.ts";
 import { loadFindings } from "./findings.ts";
-import { chooseInlined, INLINE_BUDGET_BYTES } from "./inline.ts";
-import type { ReportCleanup, ReportCostLine, ReportModel, ReportParticipant, ReportScreenshot, ReportTask, ReportTimelineEntry } from "./model.ts";
-import { seatOfPath, seatRow } from "./seats.ts";
+import { INLINE_BUDGET_BYTES } from "./inline.ts";
+import type { ReportCleanup, ReportCostLine, ReportModel, ReportParticipant, ReportTask } from "./model.ts";
+import { orderScreenshots, readScreenshots } from "./screenshots.ts";
+import { seatRow } from "./seats.ts";
+import { timelineOf } from "./timeline.ts";
 
 /** Largest `run.json` / trace / transcript read, in bytes. */
 const MAX_JSON_BYTES = 32 * 1024 * 1024;
 /** Largest transcript shown, in bytes (the route caps it at 512 KiB of raw input). */
 const MAX_TRANSCRIPT_BYTES = 4 * 1024 * 1024;
-/** Largest screenshot inlined, in bytes. */
-const MAX_SCREENSHOT_BYTES = 12 * 1024 * 1024;
 
 function decodeText(bytes: Uint8Array): string {
   return new TextDecoder("utf-8", { fatal: false }).decode(bytes);
@@ -76,59 +66,6 @@ function readTrace(runDir: string, rel: string): ActorTrace | null {
   }
 }
 
-function describeAction(action: { type: string } & Record<string, unknown>): string {
-  const params = Object.entries(action)
-    .filter(([k]) => k !== "type")
-    .map(([k, v]) => `${k}=${typeof v === "string" ? JSON.stringify(v) : JSON.stringify(v ?? null)}`);
-  return params.length ? `${action.type} ${params.join(" ")}` : action.type;
-}
-
-function timelineOfItem(item: TraceItem, participant: string, multi: boolean): ReportTimelineEntry | null {
-  const who = multi ? `${participant}: ` : "";
-  const base = { ...(item.at ? { at: item.at } : {}) };
-  switch (item.kind) {
-    case "command": {
-      const exit = item.command?.exitCode;
-      return {
-        ...base,
-        kind: "command",
-        title: `${who}$ ${item.command?.text ?? item.title}`,
-        ...(item.command?.outputTail ? { detail: item.command.outputTail } : {}),
-        ...(exit !== undefined ? { exitCode: exit } : {}),
-        problem: (typeof exit === "number" && exit !== 0) || item.command?.timedOut === true || item.status === "failed",
-      };
-    }
-    case "ui_action":
-      return {
-        ...base,
-        kind: "action",
-        title: `${who}${item.action ? describeAction(item.action as { type: string } & Record<string, unknown>) : item.title}`,
-        ...(item.text ? { detail: item.text } : {}),
-        problem: item.status === "failed" || item.status === "error",
-      };
-    case "message":
-    case "reasoning":
-    case "plan":
-      return { ...base, kind: item.kind, title: `${who}${item.title}`, ...(item.text ? { detail: item.text } : {}) };
-    case "notice":
-      return {
-        ...base,
-        kind: "notice",
-        title: `${who}${item.title}`,
-        ...(item.text ? { detail: item.text } : {}),
-        problem: item.status === "error",
-      };
-    case "screenshot":
-      return { ...base, kind: "screenshot", title: `${who}${item.title}${item.screenshotRef ? ` (${item.screenshotRef.path})` : ""}` };
-    case "tool_call":
-    case "file_change":
-    case "approval":
-      return { ...base, kind: item.kind, title: `${who}${item.title}`, ...(item.text ? { detail: item.text } : {}) };
-    case "usage":
-      return null;
-  }
-}
-
 /**
  * The denominator line: `5/8 reached the goal (1 harness failure: not a finding); tasks: add-todo
  * 8/8 · clear-completed 5/8`, the same words `humanish runs` prints; a dry run says nobody ran.
@@ -158,40 +95,18 @@ export interface LoadReportOptions {
   inlineBudgetBytes?: number;
 }
 
-/**
- * The pixel size of a screenshot about to be inlined; only an admitted PNG is inlined. When the
- * bundle verified just now (`verifiedSha256` is the listed digest) and these bytes still have that
- * digest, they are the bytes verify admitted, so the IHDR is read instead of decoding again — a
- * decode is ~4 MB of pixels per frame the report never shows. Otherwise the PNG is admitted here.
- * @throws HumanishError HUMANISH_INVALID_RUN_BUNDLE when the PNG is not admitted
- */
-async function inlinableSize(png: Uint8Array, path: string, verifiedSha256: string | undefined): Promise<{ width: number; height: number }> {
-  if (verifiedSha256 !== undefined && png.byteLength >= 24 && createHash("sha256").update(png).digest("hex") === verifiedSha256) {
-    const ihdr = new DataView(png.buffer, png.byteOffset + 16, 8);
-    return { width: ihdr.getUint32(0), height: ihdr.getUint32(4) };
-  }
-  const admitted = await admitPngBytes(png);
-  if (!admitted.ok) {
-    throw new HumanishError("HUMANISH_INVALID_RUN_BUNDLE", `Screenshot ${path} is not an admitted PNG (${admitted.code}: ${admitted.detail}).`, {
-      next: "Run `humanish verify --run <id>`; verify re-admits every screenshot.",
-    });
-  }
-  return { width: admitted.width, height: admitted.height };
-}
+/** An artifact as run.json lists it. */
+type ListedArtifact = RunBundle["artifacts"][number];
 
 /**
- * Reads the run directory `runDir` (absolute) into a report model.
- *
- * @throws HumanishError `HUMANISH_RUN_NOT_FOUND` when run.json is missing,
- *   `HUMANISH_INVALID_RUN_BUNDLE` when it is unreadable, malformed or refused (symlink, hard link)
- *   or a listed transcript/screenshot cannot be read or a screenshot is not an admitted PNG.
+ * One row per participant (seat) with its trace, read only when run.json lists it; an unreadable
+ * or invalid trace is left out. Returns the rows and the traces read, by participant id.
  */
-export async function loadReportModel(runDir: string, opts: LoadReportOptions): Promise<ReportModel> {
-  const b = readRunBundle(runDir);
-  const listed = new Map(b.artifacts.map((a) => [a.path, a]));
-  const multi = b.participants.length > 1;
-
-  // Participants (seats) and their traces.
+function participantsOf(
+  runDir: string,
+  b: RunBundle,
+  listed: ReadonlyMap<string, ListedArtifact>,
+): { participants: ReportParticipant[]; traces: Map<string, ActorTrace> } {
   const traces = new Map<string, ActorTrace>();
   const participants: ReportParticipant[] = b.participants.map((p) => {
     const trace = p.trace && listed.has(p.trace) ? readTrace(runDir, p.trace) : null;
@@ -204,10 +119,14 @@ export async function loadReportModel(runDir: string, opts: LoadReportOptions): 
       b.study?.seats.find((s) => s.id === p.id),
     );
   });
-  const reached = b.review.participants.reachedGoal;
-  const total = Math.max(b.review.participants.total, b.participants.length);
+  return { participants, traces };
+}
 
-  // Task funnel: one row per task id, counted over participants.
+/**
+ * The task funnel: one row per task id in first-seen order, counted over participants, then the
+ * review's tasks no seat's check names (counted over `sessions`, at least 1).
+ */
+function taskFunnel(b: RunBundle): ReportTask[] {
   const taskOrder: string[] = [];
   const byId = new Map<string, ReportTask>();
   const sessions = Math.max(1, b.participants.length);
@@ -232,97 +151,11 @@ export async function loadReportModel(runDir: string, opts: LoadReportOptions): 
       taskOrder.push(rt.id);
     }
   }
-  const tasks = taskOrder.map((id) => byId.get(id)!);
+  return taskOrder.map((id) => byId.get(id)!);
+}
 
-  // Timeline: lifecycle + trace items, ordered by time where known (stable).
-  const entries: { t: number; seq: number; e: ReportTimelineEntry }[] = [];
-  let seq = 0;
-  const push = (e: ReportTimelineEntry): void => {
-    const t = e.at ? Date.parse(e.at) : NaN;
-    entries.push({ t: Number.isFinite(t) ? t : Number.POSITIVE_INFINITY, seq: seq++, e });
-  };
-  for (const l of b.lifecycle) {
-    push({
-      at: l.at,
-      kind: "lifecycle",
-      title: l.event,
-      ...(l.message ? { detail: l.message } : {}),
-      problem: /error|fail|timed_out|exceeded|unconfirmed/.test(l.event),
-    });
-  }
-  for (const p of b.participants) {
-    const trace = traces.get(p.id);
-    if (!trace) continue;
-    for (const item of trace.items) {
-      const e = timelineOfItem(item, p.id, multi);
-      if (e) push(e);
-    }
-  }
-  entries.sort((a, c) => (a.t === c.t ? a.seq - c.seq : a.t - c.t));
-  const timeline = entries.map((x) => x.e);
-  for (const t of b.tasks) {
-    timeline.push({
-      kind: "check",
-      title: `${t.participantId && multi ? `${t.participantId}: ` : ""}task ${t.id}: ${t.status}`,
-      ...(t.detail ? { detail: t.detail } : {}),
-      problem: t.status === "failed",
-    });
-  }
-
-  // Transcript (terminal route): the listed terminal-transcript artifact.
-  const transcriptEntry = b.artifacts.find((a) => a.kind === "terminal-transcript");
-  const transcript = transcriptEntry ? decodeText(readContainedOrThrow(runDir, transcriptEntry.path, MAX_TRANSCRIPT_BYTES)) : null;
-
-  // Screenshots: seat by seat in participant order, each seat's in the order its trace references
-  // them; a listed screenshot no trace references goes to the seat its path names (else none),
-  // by path. Grouping by seat is what the report's per-seat strips show.
-  const seatIds = b.participants.map((p) => p.id);
-  const shotPaths: { path: string; caption: string; participantId?: string }[] = [];
-  const seen = new Set<string>();
-  const byTrace = new Map<string, { path: string; caption: string; participantId: string }[]>();
-  for (const p of b.participants) {
-    const trace = traces.get(p.id);
-    const mine: { path: string; caption: string; participantId: string }[] = [];
-    byTrace.set(p.id, mine);
-    if (!trace) continue;
-    for (const item of trace.items) {
-      const ref = item.screenshotRef?.path;
-      if (ref && !seen.has(ref) && listed.get(ref)?.kind === "screenshot") {
-        seen.add(ref);
-        mine.push({ path: ref, caption: item.title, participantId: p.id });
-      }
-    }
-  }
-  const unattributed: { path: string; caption: string }[] = [];
-  for (const a of [...b.artifacts].filter((x) => x.kind === "screenshot").sort((x, y) => x.path.localeCompare(y.path))) {
-    if (seen.has(a.path)) continue;
-    seen.add(a.path);
-    const caption = a.path.split("/").pop() ?? a.path;
-    const owner = seatOfPath(a.path, seatIds);
-    if (owner) byTrace.get(owner)?.push({ path: a.path, caption, participantId: owner });
-    else unattributed.push({ path: a.path, caption });
-  }
-  for (const id of seatIds) shotPaths.push(...(byTrace.get(id) ?? []));
-  shotPaths.push(...unattributed);
-  for (const row of participants) row.screenshotCount = byTrace.get(row.id)?.length ?? 0;
-  const screenshots: ReportScreenshot[] = [];
-  // Only the inlined ones are read: the rest are linked, so the report's memory is bounded by the
-  // inline budget, not by the study's length (verify re-admits every screenshot on its own pass).
-  const inlined = chooseInlined(
-    shotPaths.map((s) => ({ ...s, bytes: listed.get(s.path)?.bytes ?? 0 })),
-    opts.inlineBudgetBytes ?? INLINE_BUDGET_BYTES,
-  );
-  for (const s of shotPaths) {
-    if (!inlined.has(s.path)) {
-      screenshots.push({ path: s.path, caption: s.caption, ...(s.participantId ? { participantId: s.participantId } : {}) });
-      continue;
-    }
-    const png = readContainedOrThrow(runDir, s.path, MAX_SCREENSHOT_BYTES);
-    const size = await inlinableSize(png, s.path, opts.verify?.ok === true ? listed.get(s.path)?.sha256 : undefined);
-    screenshots.push({ path: s.path, caption: s.caption, png, ...size, ...(s.participantId ? { participantId: s.participantId } : {}) });
-  }
-
-  // Cost.
+/** The cost lines (USD; null = unmeasured, never 0) and whether every line was measured. */
+function costOf(b: RunBundle): { cost: ReportCostLine[]; fullyMeasured: boolean } {
   const cost: ReportCostLine[] = b.cost.lines.map((l) => ({
     label: costLabel(l),
     usd: l.usd,
@@ -330,22 +163,68 @@ export async function loadReportModel(runDir: string, opts: LoadReportOptions): 
     source: l.usd === null ? (l.reason ?? l.basis) : (l.source ?? l.basis),
     ...(l.note ? { note: l.note } : {}),
   }));
-  const fullyMeasured = b.cost.lines.length > 0 && b.cost.lines.every((l) => l.usd !== null);
+  return { cost, fullyMeasured: b.cost.lines.length > 0 && b.cost.lines.every((l) => l.usd !== null) };
+}
 
-  const cleanup: ReportCleanup[] = b.cleanup.map((c) => ({
+/** One row per released, retained or unconfirmed resource, by exact id. */
+function cleanupOf(b: RunBundle): ReportCleanup[] {
+  return b.cleanup.map((c) => ({
     resource: `${c.provider} ${c.kind ?? "sandbox"}${c.participantId ? ` (${c.participantId})` : ""}`,
     id: c.id,
     outcome: c.outcome,
     reason: c.reason,
   }));
+}
 
+/** The warnings shown: an interruption first, then the run's error, the bundle's warnings and verify's. */
+function warningsOf(b: RunBundle, verify: VerifyResult | null): ReportModel["warnings"] {
   const warnings = [
     ...b.warnings.map((w) => ({ code: w.code, message: w.path ? `${w.message} (${w.path})` : w.message })),
-    ...(opts.verify?.warnings ?? []).map((w) => ({ code: "VERIFY_WARNING", message: w })),
+    ...(verify?.warnings ?? []).map((w) => ({ code: "VERIFY_WARNING", message: w })),
   ];
   if (b.outcome.error) warnings.unshift({ code: b.outcome.error.code, message: b.outcome.error.message });
   if (b.outcome.interrupted) warnings.unshift({ code: "INTERRUPTED", message: `The run was interrupted by ${b.outcome.interrupted}.` });
+  return warnings;
+}
 
+/** The study runner's plan and totals (USD), when the bundle has a study section. */
+function studyOf(b: RunBundle): Pick<ReportModel, "study"> {
+  if (!b.study) return {};
+  return {
+    study: {
+      lane: b.study.lane,
+      declaredSeats: b.study.declaredSeats,
+      concurrency: b.study.concurrency,
+      waves: b.study.waves,
+      maxTotalUsd: b.study.maxTotalUsd,
+      knownUsd: b.study.totals.knownUsd,
+      heldSlots: b.study.totals.heldSlots,
+    },
+  };
+}
+
+/**
+ * Reads the run directory `runDir` (absolute) into a report model.
+ *
+ * @throws HumanishError `HUMANISH_RUN_NOT_FOUND` when run.json is missing,
+ *   `HUMANISH_INVALID_RUN_BUNDLE` when it is unreadable, malformed or refused (symlink, hard link)
+ *   or a listed transcript/screenshot cannot be read or a screenshot is not an admitted PNG.
+ */
+export async function loadReportModel(runDir: string, opts: LoadReportOptions): Promise<ReportModel> {
+  const b = readRunBundle(runDir);
+  const listed = new Map(b.artifacts.map((a) => [a.path, a]));
+  const multi = b.participants.length > 1;
+  const { participants, traces } = participantsOf(runDir, b, listed);
+  const total = Math.max(b.review.participants.total, b.participants.length);
+  const tasks = taskFunnel(b);
+  const timeline = timelineOf(b, traces, multi);
+  // Transcript (terminal route): the listed terminal-transcript artifact.
+  const transcriptEntry = b.artifacts.find((a) => a.kind === "terminal-transcript");
+  const transcript = transcriptEntry ? decodeText(readContainedOrThrow(runDir, transcriptEntry.path, MAX_TRANSCRIPT_BYTES)) : null;
+  const order = orderScreenshots(b, listed, traces);
+  for (const row of participants) row.screenshotCount = order.perSeat.get(row.id) ?? 0;
+  const screenshots = await readScreenshots(runDir, order.shots, listed, opts.inlineBudgetBytes ?? INLINE_BUDGET_BYTES, opts.verify);
+  const { cost, fullyMeasured } = costOf(b);
   const v = opts.verify;
   const combined = await loadCombined(runDir, b);
   return {
@@ -359,24 +238,12 @@ export async function loadReportModel(runDir: string, opts: LoadReportOptions): 
     durationMs: b.durationMs,
     verdict: b.review.verdict,
     verdictLine: verdictLineOf(b, tasks, total),
-    reached,
+    reached: b.review.participants.reachedGoal,
     total,
     ...(contradictionLine(b.participants) ? { contradictions: contradictionLine(b.participants) } : {}),
     ...(b.mode === "live" && b.study?.goalRule !== GOAL_RULE ? { olderGoalRule: true } : {}),
     harnessFailed: b.review.participants.harnessFailed,
-    ...(b.study
-      ? {
-          study: {
-            lane: b.study.lane,
-            declaredSeats: b.study.declaredSeats,
-            concurrency: b.study.concurrency,
-            waves: b.study.waves,
-            maxTotalUsd: b.study.maxTotalUsd,
-            knownUsd: b.study.totals.knownUsd,
-            heldSlots: b.study.totals.heldSlots,
-          },
-        }
-      : {}),
+    ...studyOf(b),
     summary: b.review.summary,
     gaps: b.review.gaps,
     participants,
@@ -386,8 +253,8 @@ export async function loadReportModel(runDir: string, opts: LoadReportOptions): 
     screenshots,
     cost,
     costTotal: { usd: b.cost.estimatedTotalUsd, fullyMeasured },
-    cleanup,
-    warnings,
+    cleanup: cleanupOf(b),
+    warnings: warningsOf(b, v),
     verify: v ? { ok: v.ok, shareSafety: v.shareSafety.status, shareReasons: v.shareSafety.reasons, checks: v.checks } : null,
     generatedAt: (opts.now ?? (() => new Date()))().toISOString(),
     findings: loadFindings(runDir, b),

@@ -134,96 +134,125 @@ export function checkBind(host: string | undefined, port: number | undefined): {
   return { hostname: "127.0.0.1", port: p };
 }
 
+/** What the request steps share: where the runs are, whom to trust, and the bound port (0 until listening). */
+interface LibraryState {
+  /** Project directory (absolute). */
+  cwd: string;
+  /** Its `.humanish/runs/`. */
+  root: string;
+  trust: TrustSet;
+  /** The port the Host/Origin rule expects; set once the server listens. */
+  port: number;
+}
+
 /**
- * Starts the library server for `opts.cwd` (see module doc).
- * @throws HumanishError HUMANISH_SERVE_NON_LOOPBACK (non-loopback host), HUMANISH_INVALID_PORT,
- *   HUMANISH_PORT_IN_USE (the port is taken)
+ * The refusal of a request that is not a plain loopback GET/HEAD of a plain path: 405 for another
+ * method, 421 for a foreign Host/Origin, 400 for `%`, a backslash, or a dot or empty segment.
+ * Undefined to proceed.
  */
-export async function startLibraryServer(opts: LibraryServerOptions): Promise<LibraryServer> {
-  const bind = checkBind(opts.host, opts.port);
-  const root = runsDir(opts.cwd);
-  const trust = opts.trust ?? defaultTrust();
-  let port = 0;
+function refuseRequest(req: Request, path: string, port: number, head: boolean): Response | undefined {
+  if (req.method !== "GET" && !head) return respond(405, "method not allowed: the run library is read-only\n");
+  if (foreignRequest(req, port) !== null) return respond(421, "misdirected request: this server answers only its loopback origin\n", undefined, head);
+  if (path.includes("%") || path.includes("\\")) return respond(400, "bad request: encoded or escaped paths are refused\n", undefined, head);
+  const segs = path.split("/").slice(1);
+  if (segs.some((s, i) => s === "." || s === ".." || (s === "" && i !== segs.length - 1))) {
+    return respond(400, "bad request: dot or empty path segments are refused\n", undefined, head);
+  }
+  return undefined;
+}
 
-  const handle = async (req: Request): Promise<Response> => {
-    const head = req.method === "HEAD";
-    if (req.method !== "GET" && !head) return respond(405, "method not allowed: the run library is read-only\n");
-    if (foreignRequest(req, port) !== null) return respond(421, "misdirected request: this server answers only its loopback origin\n", undefined, head);
+/** The index page: every run, newest first, each verified on this request (a cached state could be stale by one edited file). */
+async function indexResponse(state: LibraryState, head: boolean): Promise<Response> {
+  const runs = await listRuns(state.cwd);
+  const states = new Map<string, { label: string; cls: string }>();
+  for (const r of runs) {
+    const st = servedState(await verifyRun(join(state.root, r.runId), { trust: state.trust }));
+    states.set(r.runId, { label: st.label, cls: stateClass(st) });
+  }
+  return respond(200, renderLibraryIndexHtml(runs, new Date().toISOString(), states), "text/html; charset=utf-8", head);
+}
 
-    const path = pathOf(req);
-    if (path.includes("%") || path.includes("\\")) return respond(400, "bad request: encoded or escaped paths are refused\n", undefined, head);
-    const segs = path.split("/").slice(1);
-    if (segs.some((s, i) => s === "." || s === ".." || (s === "" && i !== segs.length - 1))) {
-      return respond(400, "bad request: dot or empty path segments are refused\n", undefined, head);
-    }
-
-    if (path === "/" || path === "/index.html") {
-      const runs = await listRuns(opts.cwd);
-      // Each run is verified for the index, as for its page: a state read from a cache could be
-      // stale by one edited file.
-      const states = new Map<string, { label: string; cls: string }>();
-      for (const r of runs) {
-        const st = servedState(await verifyRun(join(root, r.runId), { trust }));
-        states.set(r.runId, { label: st.label, cls: stateClass(st) });
-      }
-      return respond(200, renderLibraryIndexHtml(runs, new Date().toISOString(), states), "text/html; charset=utf-8", head);
-    }
-    const shot = SHOT_ROUTE.exec(path);
-    const m = shot ?? RUN_ROUTE.exec(path);
-    if (!m) return respond(404, "not found\n", undefined, head);
-    const runId = m[1]!;
-    if (!isSafeRunSegment(runId) || runId.startsWith(".") || runId === "latest.json") return respond(404, "not found\n", undefined, head);
-
-    // The runs directory and the run directory must be real directories.
-    for (const dir of [join(opts.cwd, ".humanish"), root, join(root, runId)]) {
-      let st: Stats;
-      try {
-        st = lstatSync(dir);
-      } catch {
-        return respond(404, "run not found\n", undefined, head);
-      }
-      if (st.isSymbolicLink()) return respond(403, "forbidden: symlinked run directories are refused\n", undefined, head);
-      if (!st.isDirectory()) return respond(404, "run not found\n", undefined, head);
-    }
-    const runDir = join(root, runId);
-    if (shot) {
-      const verify = await verifyRun(runDir, { trust });
-      const st = servedState(verify);
-      if (st.kind === "not_sealed" || st.kind === "not_verified") return respond(409, "refused: the run's bundle does not verify\n", undefined, head);
-      return screenshotResponse(runDir, shot[2]!, head);
-    }
-    // A report file that is not a plain contained file is refused as such, whatever the bundle says.
-    const file = readContainedFile(runDir, REPORT_PATH, MAX_REPORT_BYTES);
-    if (!file.ok && file.reason !== "not_found") {
-      return respond(403, `forbidden: the report file is refused (${file.reason.replace(/_/g, " ")})\n`, undefined, head);
-    }
-    // The bundle is verified on every request before any byte of its report is sent.
-    const verify = await verifyRun(runDir, { trust });
-    const state = servedState(verify);
-    if (state.kind === "not_sealed") {
-      return respond(
-        404,
-        `run ${runId} has no sealed run.json yet: it is still running, or it was interrupted before its bundle was written.\n`,
-        undefined,
-        head,
-      );
-    }
-    if (state.kind === "not_verified") return respond(409, refusedReportHtml(runId, state), "text/html; charset=utf-8", head);
-    const mark = (html: string) => rebaseLinks(state.kind === "local_only" ? withBanner(html, localOnlyBanner(runId, state)) : html, runId);
-    if (file.ok) return respond(200, mark(new TextDecoder().decode(file.bytes)), "text/html; charset=utf-8", head);
-    // No report on disk yet: render one in memory (read-only; nothing is written).
+/**
+ * The refusal of a run whose `.humanish`, runs directory or run directory is not a real
+ * directory: 403 for a symlink, 404 for a missing one or another kind of file. Undefined to proceed.
+ */
+function refuseRunDirs(state: LibraryState, runId: string, head: boolean): Response | undefined {
+  for (const dir of [join(state.cwd, ".humanish"), state.root, join(state.root, runId)]) {
+    let st: Stats;
     try {
-      const model = await loadReportModel(runDir, { verify });
-      return respond(200, mark(renderReportHtml(model)), "text/html; charset=utf-8", head);
-    } catch (err) {
-      if (err instanceof HumanishError) return respond(422, `${err.code}: ${err.message}\n`, undefined, head);
-      return respond(500, "HUMANISH_UNEXPECTED: the report could not be rendered\n", undefined, head);
+      st = lstatSync(dir);
+    } catch {
+      return respond(404, "run not found\n", undefined, head);
     }
-  };
+    if (st.isSymbolicLink()) return respond(403, "forbidden: symlinked run directories are refused\n", undefined, head);
+    if (!st.isDirectory()) return respond(404, "run not found\n", undefined, head);
+  }
+  return undefined;
+}
 
-  let server: ReturnType<typeof Bun.serve>;
+/**
+ * A run's report (see module doc): 403 for a report file that is not plain, 404 while unsealed,
+ * 409 with the reasons when the bundle does not verify on this request; else the report on disk,
+ * or one rendered in memory (422 with the code when it cannot be, 500 on anything unexpected).
+ */
+async function reportResponse(state: LibraryState, runDir: string, runId: string, head: boolean): Promise<Response> {
+  // A report file that is not a plain contained file is refused as such, whatever the bundle says.
+  const file = readContainedFile(runDir, REPORT_PATH, MAX_REPORT_BYTES);
+  if (!file.ok && file.reason !== "not_found") {
+    return respond(403, `forbidden: the report file is refused (${file.reason.replace(/_/g, " ")})\n`, undefined, head);
+  }
+  // The bundle is verified on every request before any byte of its report is sent.
+  const verify = await verifyRun(runDir, { trust: state.trust });
+  const served = servedState(verify);
+  if (served.kind === "not_sealed") {
+    return respond(
+      404,
+      `run ${runId} has no sealed run.json yet: it is still running, or it was interrupted before its bundle was written.\n`,
+      undefined,
+      head,
+    );
+  }
+  if (served.kind === "not_verified") return respond(409, refusedReportHtml(runId, served), "text/html; charset=utf-8", head);
+  const mark = (html: string) => rebaseLinks(served.kind === "local_only" ? withBanner(html, localOnlyBanner(runId, served)) : html, runId);
+  if (file.ok) return respond(200, mark(new TextDecoder().decode(file.bytes)), "text/html; charset=utf-8", head);
+  // No report on disk yet: render one in memory (read-only; nothing is written).
   try {
-    server = Bun.serve({
+    const model = await loadReportModel(runDir, { verify });
+    return respond(200, mark(renderReportHtml(model)), "text/html; charset=utf-8", head);
+  } catch (err) {
+    if (err instanceof HumanishError) return respond(422, `${err.code}: ${err.message}\n`, undefined, head);
+    return respond(500, "HUMANISH_UNEXPECTED: the report could not be rendered\n", undefined, head);
+  }
+}
+
+/** One request (see module doc for the routes and refusals). */
+async function handleRequest(state: LibraryState, req: Request): Promise<Response> {
+  const head = req.method === "HEAD";
+  const path = pathOf(req);
+  const refused = refuseRequest(req, path, state.port, head);
+  if (refused) return refused;
+  if (path === "/" || path === "/index.html") return indexResponse(state, head);
+  const shot = SHOT_ROUTE.exec(path);
+  const m = shot ?? RUN_ROUTE.exec(path);
+  if (!m) return respond(404, "not found\n", undefined, head);
+  const runId = m[1]!;
+  if (!isSafeRunSegment(runId) || runId.startsWith(".") || runId === "latest.json") return respond(404, "not found\n", undefined, head);
+  const badDir = refuseRunDirs(state, runId, head);
+  if (badDir) return badDir;
+  const runDir = join(state.root, runId);
+  if (!shot) return reportResponse(state, runDir, runId, head);
+  const st = servedState(await verifyRun(runDir, { trust: state.trust }));
+  if (st.kind === "not_sealed" || st.kind === "not_verified") return respond(409, "refused: the run's bundle does not verify\n", undefined, head);
+  return screenshotResponse(runDir, shot[2]!, head);
+}
+
+/**
+ * Binds `bind`; every request goes to `handle`, and anything it throws answers 500.
+ * @throws HumanishError HUMANISH_PORT_IN_USE (the port is taken); any other bind error as is
+ */
+function listen(bind: { hostname: string; port: number }, handle: (req: Request) => Promise<Response>): ReturnType<typeof Bun.serve> {
+  try {
+    return Bun.serve({
       hostname: bind.hostname,
       port: bind.port,
       fetch: (req) => handle(req).catch(() => respond(500, "HUMANISH_UNEXPECTED: internal error\n")),
@@ -238,7 +267,19 @@ export async function startLibraryServer(opts: LibraryServerOptions): Promise<Li
     }
     throw err;
   }
-  port = server.port!;
+}
+
+/**
+ * Starts the library server for `opts.cwd` (see module doc).
+ * @throws HumanishError HUMANISH_SERVE_NON_LOOPBACK (non-loopback host), HUMANISH_INVALID_PORT,
+ *   HUMANISH_PORT_IN_USE (the port is taken)
+ */
+export async function startLibraryServer(opts: LibraryServerOptions): Promise<LibraryServer> {
+  const bind = checkBind(opts.host, opts.port);
+  const state: LibraryState = { cwd: opts.cwd, root: runsDir(opts.cwd), trust: opts.trust ?? defaultTrust(), port: 0 };
+  const server = listen(bind, (req) => handleRequest(state, req));
+  state.port = server.port!;
+  const port = state.port;
   let stopped = false;
   return {
     url: `http://127.0.0.1:${port}/`,

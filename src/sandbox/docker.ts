@@ -16,19 +16,14 @@
 
 import { randomBytes } from "node:crypto";
 import { posix } from "node:path";
-import sandboxSeccomp from "../../runtime/seccomp/sandbox.json";
 import { type DockerClient, isDockerApiError, runExec, tarPack, tarUnpack } from "../docker/index.ts";
 import { errorMessage, HumanishError } from "../errors.ts";
-import { CONTROLLER_LABEL, controllerIdentity } from "./controller.ts";
-import { DEFAULT_DISK_BYTES, type DiskLimitBreach, type DiskWatch, watchDisk } from "./disk-watch.ts";
+import { type DiskLimitBreach, type DiskWatch, watchDisk } from "./disk-watch.ts";
+import { containerCreateBody, createLimits, rootFileCaps, type SandboxLimits } from "./docker-spec.ts";
 import { type ReleaseDeadlines, releaseContainer } from "./release.ts";
 import type { ExecOptions, ExecResult, ReleaseProof, Sandbox, SandboxCreateOptions, SandboxProvider } from "./types.ts";
 
-/**
- * The seccomp profile of every sandbox: Docker's default allow-list less `fallocate` (answered
- * EOPNOTSUPP), so a participant cannot reserve disk faster than the writable-layer watchdog polls.
- */
-export const SANDBOX_SECCOMP_PROFILE: string = JSON.stringify(sandboxSeccomp);
+export { DEFAULT_CPUS, DEFAULT_MEMORY_BYTES, DEFAULT_PIDS_LIMIT, DEFAULT_WORKDIR, SANDBOX_SECCOMP_PROFILE } from "./docker-spec.ts";
 
 /** Options of `createDockerSandboxProvider`. */
 export interface DockerSandboxProviderOptions {
@@ -46,14 +41,6 @@ export interface DockerSandboxProviderOptions {
  * KEY/SECRET/TOKEN so tools that strip secret-looking variables from their children keep it.
  */
 export const EXEC_TOKEN_ENV = "HUMANISH_EXEC_ID";
-/** Default memory limit, bytes (1 GiB). */
-export const DEFAULT_MEMORY_BYTES = 1024 ** 3;
-/** Default CPU limit, CPUs. */
-export const DEFAULT_CPUS = 1;
-/** Default pids limit. */
-export const DEFAULT_PIDS_LIMIT = 256;
-/** Default working directory. */
-export const DEFAULT_WORKDIR = "/home/user";
 /** Default `readFile` bound, bytes (16 MiB). */
 export const DEFAULT_READ_MAX_BYTES = 16 * 1024 * 1024;
 
@@ -477,6 +464,76 @@ function splitPath(path: string, op: string): { dir: string; base: string } {
 }
 
 /**
+ * Creates the container of `o` ({@link containerCreateBody}). With `rootCaps` it first reads the
+ * image's own user: root keeps capabilities only in a container that itself runs as root, and
+ * execs that name no user still run as the image's user. Returns the exact id and that user.
+ * @throws HumanishError HUMANISH_SANDBOX_IMAGE_MISSING (404), HUMANISH_SANDBOX_CREATE_FAILED, HUMANISH_DOCKER_UNAVAILABLE
+ */
+async function createContainer(
+  docker: DockerClient,
+  o: SandboxCreateOptions,
+  limits: SandboxLimits,
+  env: string[],
+  rootCaps: string[] | undefined,
+): Promise<{ id: string; defaultUser: string | undefined }> {
+  try {
+    const defaultUser = rootCaps ? (await docker.imageInspect(o.image)).Config?.User || undefined : undefined;
+    const created = await docker.containerCreate(containerCreateBody(o, limits, env, rootCaps));
+    return { id: created.Id, defaultUser };
+  } catch (e) {
+    if (isDockerApiError(e, 404)) {
+      throw new HumanishError("HUMANISH_SANDBOX_IMAGE_MISSING", `create: image ${o.image} is not present in the Docker engine (${e.engineMessage})`, {
+        next: "build it with `humanish runtime setup` (or `bash scripts/setup-images.sh`)",
+        cause: e,
+      });
+    }
+    throw wrap(
+      e,
+      "HUMANISH_SANDBOX_CREATE_FAILED",
+      `create: container for run ${o.runId} from image ${o.image} could not be created`,
+      "check `docker info` and the image; retry",
+    );
+  }
+}
+
+/**
+ * Tells the caller the new id (`o.onCreated`), then starts the container. Either failing releases
+ * the container by its exact id before the error is rethrown (a start failure as
+ * HUMANISH_SANDBOX_START_FAILED).
+ */
+async function startCreated(sandbox: DockerSandbox, docker: DockerClient, o: SandboxCreateOptions): Promise<void> {
+  try {
+    await o.onCreated?.(sandbox.id);
+  } catch (e) {
+    await sandbox.release();
+    throw e;
+  }
+  try {
+    await docker.containerStart(sandbox.id);
+  } catch (e) {
+    await sandbox.release();
+    throw wrap(
+      e,
+      "HUMANISH_SANDBOX_START_FAILED",
+      `create: container ${sandbox.id} for run ${o.runId} could not be started`,
+      "check `docker info` and the image's entrypoint requirements (`sleep` must exist)",
+    );
+  }
+}
+
+/** One sandbox of the provider made with `opts` (see {@link createDockerSandboxProvider}). */
+async function createSandbox(opts: DockerSandboxProviderOptions, o: SandboxCreateOptions): Promise<Sandbox> {
+  const limits = createLimits(o);
+  const env = envList(o.env, "create");
+  const rootCaps = rootFileCaps(o);
+  const { id, defaultUser } = await createContainer(opts.docker, o, limits, env, rootCaps);
+  const sandbox = new DockerSandbox(id, opts.docker, opts, limits.diskBytes, defaultUser);
+  await startCreated(sandbox, opts.docker, o);
+  sandbox.startDiskWatch();
+  return sandbox;
+}
+
+/**
  * Creates the Docker sandbox provider. `create` makes and starts a hardened container, calling
  * `onCreated(id)` right after the create call (before start or any provisioning). If `onCreated` or
  * start fails, the container is released by its exact id before the error is rethrown.
@@ -484,104 +541,8 @@ function splitPath(path: string, op: string): { dir: string; base: string } {
  * (e.g. 409), `HUMANISH_SANDBOX_START_FAILED`, `HUMANISH_DOCKER_UNAVAILABLE`, `HUMANISH_SANDBOX_ENV_INVALID`.
  */
 export function createDockerSandboxProvider(opts: DockerSandboxProviderOptions): SandboxProvider {
-  const { docker } = opts;
   return {
     provider: "docker",
-    async create(o: SandboxCreateOptions): Promise<Sandbox> {
-      if (!o.runId) throw new HumanishError("HUMANISH_SANDBOX_CREATE_INVALID", "create: runId is required", { next: "pass the run id" });
-      if (!o.image)
-        throw new HumanishError("HUMANISH_SANDBOX_CREATE_INVALID", "create: image is required", {
-          next: "pass an image reference, e.g. the sandbox image tag",
-        });
-      const memory = o.memoryBytes ?? DEFAULT_MEMORY_BYTES;
-      const cpus = o.cpus ?? DEFAULT_CPUS;
-      const pids = o.pidsLimit ?? DEFAULT_PIDS_LIMIT;
-      const disk = o.diskBytes ?? DEFAULT_DISK_BYTES;
-      if (!(memory >= 6 * 1024 * 1024) || !(cpus > 0) || !(pids > 0) || !(Number.isSafeInteger(disk) && disk >= 1024 * 1024)) {
-        throw new HumanishError(
-          "HUMANISH_SANDBOX_CREATE_INVALID",
-          `create: limits must be positive (memoryBytes ≥ 6 MiB, cpus > 0, pidsLimit > 0, diskBytes ≥ 1 MiB; got ${memory}, ${cpus}, ${pids}, ${disk})`,
-          {
-            next: "fix the limits",
-          },
-        );
-      }
-      const env = envList(o.env, "create");
-      const rootCaps = o.rootFileCaps && o.rootFileCaps.length > 0 ? [...o.rootFileCaps] : undefined;
-      const notFileCap = rootCaps?.find((c) => c !== "CHOWN" && c !== "FOWNER" && c !== "DAC_OVERRIDE");
-      if (notFileCap !== undefined) {
-        throw new HumanishError("HUMANISH_SANDBOX_CREATE_INVALID", `create: rootFileCaps may only hold CHOWN, FOWNER, DAC_OVERRIDE (got ${notFileCap})`, {
-          next: "give the sandbox's root no other capability",
-        });
-      }
-      let id: string;
-      let defaultUser: string | undefined;
-      try {
-        // Root keeps capabilities only in a container that itself runs as root; execs that name
-        // no user still run as the image's user.
-        if (rootCaps) defaultUser = (await docker.imageInspect(o.image)).Config?.User || undefined;
-        const created = await docker.containerCreate({
-          Image: o.image,
-          ...(rootCaps ? { User: "0:0" } : {}),
-          Entrypoint: ["sleep", "infinity"],
-          Cmd: [],
-          Env: env,
-          WorkingDir: o.workdir ?? DEFAULT_WORKDIR,
-          Labels: { ...(o.labels ?? {}), "humanish.run": o.runId, "humanish.owner": "humanish", [CONTROLLER_LABEL]: controllerIdentity() },
-          Tty: false,
-          OpenStdin: false,
-          HostConfig: {
-            Init: true,
-            NetworkMode: o.dockerNetwork ?? (o.network === "bridge" ? "bridge" : "none"),
-            ...(o.extraHosts && o.extraHosts.length > 0 ? { ExtraHosts: o.extraHosts } : {}),
-            CapDrop: ["ALL"],
-            ...(rootCaps ? { CapAdd: rootCaps } : {}),
-            SecurityOpt: ["no-new-privileges", `seccomp=${o.seccompProfile ?? SANDBOX_SECCOMP_PROFILE}`],
-            ...(o.shmBytes !== undefined ? { ShmSize: o.shmBytes } : {}),
-            Memory: memory,
-            MemorySwap: memory,
-            NanoCpus: Math.round(cpus * 1e9),
-            PidsLimit: pids,
-            // The kernel refuses to grow any one file past the bound (no storage driver needed).
-            Ulimits: [{ Name: "fsize", Soft: disk, Hard: disk }],
-            ...(o.mounts && o.mounts.length > 0 ? { Binds: o.mounts.map((m) => `${m.hostPath}:${m.containerPath}:${m.readOnly ? "ro" : "rw"}`) } : {}),
-          },
-        });
-        id = created.Id;
-      } catch (e) {
-        if (isDockerApiError(e, 404)) {
-          throw new HumanishError("HUMANISH_SANDBOX_IMAGE_MISSING", `create: image ${o.image} is not present in the Docker engine (${e.engineMessage})`, {
-            next: "build it with `humanish runtime setup` (or `bash scripts/setup-images.sh`)",
-            cause: e,
-          });
-        }
-        throw wrap(
-          e,
-          "HUMANISH_SANDBOX_CREATE_FAILED",
-          `create: container for run ${o.runId} from image ${o.image} could not be created`,
-          "check `docker info` and the image; retry",
-        );
-      }
-      const sandbox = new DockerSandbox(id, docker, opts, disk, defaultUser);
-      try {
-        await o.onCreated?.(id);
-      } catch (e) {
-        await sandbox.release();
-        throw e;
-      }
-      try {
-        await docker.containerStart(id);
-      } catch (e) {
-        await sandbox.release();
-        throw wrap(
-          e,
-          "HUMANISH_SANDBOX_START_FAILED",
-          `create: container ${id} for run ${o.runId} could not be started`,
-          "check `docker info` and the image's entrypoint requirements (`sleep` must exist)",
-        );
-      }
-      sandbox.startDiskWatch();
-      return sandbox;
-    },
+    create: (o: SandboxCreateOptions): Promise<Sandbox> => createSandbox(opts, o),
   };
 }
