@@ -16,7 +16,7 @@ import type { BrowserAction, BrowserControlExecutor, BrowserObservation } from "
 import { isBrowserControlError } from "../../browser-control/index.ts";
 import type { LocalAgentActor } from "../../lab/schema.ts";
 import type { Frame } from "../computer-use/actions.ts";
-import { type BackstopState, DEFAULT_IDLE_STEPS, DEFAULT_NO_PROGRESS_STEPS, foldTurn, progressKey, startBackstop } from "../computer-use/backstop.ts";
+import { type BackstopState, backstopTurn, progressKey, startBackstop } from "../computer-use/backstop.ts";
 import type { LoopTask, TaskFunnel } from "../computer-use/outcome.ts";
 import { harnessStop as harness, type SeatOutcomeCore, SeatRecord, type SeatRecordOptions, type SeatStop as Stop } from "../computer-use/seat-record.ts";
 import { defaultBounds } from "./bounds.ts";
@@ -173,9 +173,7 @@ export async function runLocalAgentSeat(o: LocalAgentSeatOptions): Promise<Local
     turn = r.turn;
     answer = r.answer;
   } catch (e) {
-    stop = isBrowserControlError(e)
-      ? (s.outsideStop("while observing") ?? harness(e.code, `an observation failed in the desktop: ${e.errorCode}/${e.disposition}`))
-      : { status: "failed", completionReason: "actor_error", reason: `the seat failed: ${e instanceof Error ? e.name : "unexpected error"}` };
+    stop = s.thrownStop(e, "seat");
   }
   return finish(s, stop, turn, answer);
 }
@@ -280,12 +278,9 @@ async function onToolCall(s: Seat, call: { tool: string; callId: string; argumen
   }
   s.keep(`turn-${String(s.turn).padStart(2, "0")}`, after.obs);
   s.o.onTurn?.(s.turn, `${dispatched.length} action(s) dispatched`);
-  const limits = { idleSteps: s.o.idleSteps ?? DEFAULT_IDLE_STEPS, noProgressSteps: s.o.noProgressSteps ?? DEFAULT_NO_PROGRESS_STEPS };
-  const fold = foldTurn(s.backstop!, dispatched, progressKey(after.obs), limits);
+  const fold = backstopTurn(s.backstop!, dispatched, after.obs, s.o);
   s.backstop = fold.state;
-  if (fold.tripped === "idle") s.end({ status: "abandoned", completionReason: "gave_up", reason: `${limits.idleSteps} idle turns in a row` });
-  if (fold.tripped === "no_progress")
-    s.end({ status: "abandoned", completionReason: "gave_up", reason: `${limits.noProgressSteps} turns in a row without progress` });
+  if (fold.stop) s.end(fold.stop);
   const hints = [hint, fold.nudge].filter((h): h is string => Boolean(h));
   return deliver(s, (url) => uiToolResult({ acks, hint: hints.length ? hints.join(" ") : undefined, url, frame: after.frame }));
 }

@@ -11,6 +11,7 @@
  * - A nudge hint is staged when a streak reaches min(max(1, limit − 1), 3) and is below its limit.
  */
 import type { BrowserAction } from "../../browser-control/index.ts";
+import type { SeatStop } from "./seat-record.ts";
 
 /** Default consecutive idle turns that end a seat. */
 export const DEFAULT_IDLE_STEPS = 24;
@@ -108,4 +109,34 @@ export function foldTurn(
   else if (noProgress >= at(limits.noProgressSteps))
     nudge = "Your last actions did not change the page. Try a different approach, or say that you are stuck and why.";
   return { state, tripped: null, nudge };
+}
+
+/** What one acted turn means for a seat: the folded state, and the seat's give-up stop or the nudge to pass on. */
+export interface BackstopTurn {
+  state: BackstopState;
+  /** `abandoned`/`gave_up` when a streak reached its limit. */
+  stop?: Pick<SeatStop, "status" | "completionReason" | "reason">;
+  nudge?: string;
+}
+
+/**
+ * Folds one acted turn with the seat's limits (turns; absent: {@link DEFAULT_IDLE_STEPS},
+ * {@link DEFAULT_NO_PROGRESS_STEPS}): a tripped streak becomes the give-up stop that names it.
+ */
+export function backstopTurn(
+  s: BackstopState,
+  actions: readonly BrowserAction[],
+  after: { stateSignature: string; scrollY?: number },
+  o: { idleSteps?: number | undefined; noProgressSteps?: number | undefined },
+): BackstopTurn {
+  const limits = { idleSteps: o.idleSteps ?? DEFAULT_IDLE_STEPS, noProgressSteps: o.noProgressSteps ?? DEFAULT_NO_PROGRESS_STEPS };
+  const fold = foldTurn(s, actions, progressKey(after), limits);
+  if (fold.tripped === "idle")
+    return { state: fold.state, stop: { status: "abandoned", completionReason: "gave_up", reason: `${limits.idleSteps} idle turns in a row` } };
+  if (fold.tripped === "no_progress")
+    return {
+      state: fold.state,
+      stop: { status: "abandoned", completionReason: "gave_up", reason: `${limits.noProgressSteps} turns in a row without progress` },
+    };
+  return fold.nudge ? { state: fold.state, nudge: fold.nudge } : { state: fold.state };
 }

@@ -5,7 +5,7 @@
  * clock and time stops, and the rule that a declared success passes only when every hidden check
  * does. How a seat talks to its model (requests, tool calls, batches) differs and stays in it.
  */
-import type { BrowserAction, BrowserObservation } from "../../browser-control/index.ts";
+import { type BrowserAction, type BrowserObservation, isBrowserControlError } from "../../browser-control/index.ts";
 import type { ActorStatus, CompletionReason, TraceItem } from "../../bundle/index.ts";
 import { type BrowserOutcomeCore, type KeptScreenshot, type ObservationRecord, observationRecord } from "../scripted-browser/index.ts";
 import { type LoopTask, type TaskFunnel, taskFunnel } from "./outcome.ts";
@@ -123,6 +123,16 @@ export class SeatRecord {
     if (this.o.signal?.aborted) return harnessStop(this.abortedCode, `the seat was stopped ${what}`, "harness_aborted");
     if (this.clock.aborted || Date.now() >= this.deadline) return this.timeStop(what);
     return undefined;
+  }
+  /**
+   * The stop for an error thrown out of the seat's run (`subject` names it in the reason, e.g.
+   * "loop"): a desktop failure while observing (the caller's stop or the clock first), else
+   * `failed`/`actor_error` naming only the error's class, never its message.
+   */
+  thrownStop(e: unknown, subject: string): SeatStop {
+    return isBrowserControlError(e)
+      ? (this.outsideStop("while observing") ?? harnessStop(e.code, `an observation failed in the desktop: ${e.errorCode}/${e.disposition}`))
+      : { status: "failed", completionReason: "actor_error", reason: `the ${subject} failed: ${e instanceof Error ? e.name : "unexpected error"}` };
   }
   /** Keeps an observation for the hidden checks. */
   recordObservation(obs: BrowserObservation): void {
