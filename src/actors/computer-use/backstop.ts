@@ -11,7 +11,6 @@
  * - A nudge hint is staged when a streak reaches min(max(1, limit − 1), 3) and is below its limit.
  */
 import type { BrowserAction } from "../../browser-control/index.ts";
-import type { SeatStop } from "./seat-record.ts";
 
 /** Default consecutive idle turns that end a seat. */
 export const DEFAULT_IDLE_STEPS = 24;
@@ -114,8 +113,8 @@ export function foldTurn(
 /** What one acted turn means for a seat: the folded state, and the seat's give-up stop or the nudge to pass on. */
 export interface BackstopTurn {
   state: BackstopState;
-  /** `abandoned`/`gave_up` when a streak reached its limit. */
-  stop?: Pick<SeatStop, "status" | "completionReason" | "reason">;
+  /** The seat gave up when a streak reached its limit (a seat stop). */
+  stop?: { status: "abandoned"; completionReason: "gave_up"; reason: string };
   nudge?: string;
 }
 

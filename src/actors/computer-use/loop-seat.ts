@@ -93,6 +93,11 @@ export interface LoopSeatOptions extends SeatRecordOptions {
   onTurn?: (turn: number, note: string) => void;
 }
 
+/** The fixed request fields both conversations take from the options: the model, the brief, the reasoning effort when set. */
+export function conversationBasics(o: LoopSeatOptions): { model: string; instructions: string; reasoningEffort?: string } {
+  return { model: o.model, instructions: o.instructions, ...(o.reasoningEffort ? { reasoningEffort: o.reasoningEffort } : {}) };
+}
+
 /** What the loop core needs of a conversation: the next request body (it may throw), and a response to replay. */
 export interface LoopConversation<R> {
   body(extra?: Json): Json;
@@ -114,11 +119,7 @@ export abstract class LoopSeat<R extends LoopResponse> extends SeatRecord {
   /** Aborts on the caller's stop or the seat's clock. */
   readonly signal: AbortSignal;
   abstract readonly conv: LoopConversation<R>;
-  turn = 0;
-  actions = 0;
   reasonings = 0;
-  messages = 0;
-  backstop: BackstopState | undefined;
   lastResponseId: string | undefined;
   declared: DeclaredOutcome | undefined;
 

@@ -20,7 +20,7 @@
 import { type BrowserAction, type BrowserObservation, isBrowserControlError } from "../../browser-control/index.ts";
 import { type ComputerCall, Conversation, type ParsedResponse, type SafetyCheck, textOnlyRequest } from "../../models/computer-use.ts";
 import { type Frame, mapBatch } from "./actions.ts";
-import { type ComputerUseOutcome, DEFAULT_TURN_TIMEOUT_MS, type DebriefResult, LoopSeat, type LoopSeatOptions } from "./loop-seat.ts";
+import { type ComputerUseOutcome, conversationBasics, DEFAULT_TURN_TIMEOUT_MS, type DebriefResult, LoopSeat, type LoopSeatOptions } from "./loop-seat.ts";
 import { CLOSING_REPORT_FORMAT, parseClosingReport } from "./outcome.ts";
 import { harnessStop as harness, type SeatStop as Stop } from "./seat-record.ts";
 
@@ -59,9 +59,7 @@ class Seat extends LoopSeat<ParsedResponse> {
   constructor(override readonly o: ComputerUseOptions) {
     super(o, "HUMANISH_CUA_ABORTED", "HUMANISH_CUA_LOOP_FAILED");
     this.conv = new Conversation({
-      model: o.model,
-      instructions: o.instructions,
-      ...(o.reasoningEffort ? { reasoningEffort: o.reasoningEffort } : {}),
+      ...conversationBasics(o),
       ...(o.maxOutputTokens ? { maxOutputTokens: o.maxOutputTokens } : {}),
       store: o.store ?? false,
       // The real size comes from the first frame (`Conversation.start`).
@@ -172,13 +170,7 @@ class Seat extends LoopSeat<ParsedResponse> {
  */
 export async function runComputerUse(o: ComputerUseOptions): Promise<ComputerUseOutcome> {
   const s = new Seat(o);
-  let stop: Stop;
-  try {
-    stop = await drive(s);
-  } catch (e) {
-    stop = s.thrownStop(e, "loop");
-  }
-  return finish(s, stop);
+  return finish(s, await s.runToStop(() => drive(s), "loop"));
 }
 
 async function drive(s: Seat): Promise<Stop> {

@@ -8,6 +8,7 @@
 import { type BrowserAction, type BrowserObservation, isBrowserControlError } from "../../browser-control/index.ts";
 import type { ActorStatus, CompletionReason, TraceItem } from "../../bundle/index.ts";
 import { type BrowserOutcomeCore, type KeptScreenshot, type ObservationRecord, observationRecord } from "../scripted-browser/index.ts";
+import type { BackstopState } from "./backstop.ts";
 import { type LoopTask, type TaskFunnel, taskFunnel } from "./outcome.ts";
 
 /** Longest model text kept in one trace item, chars. */
@@ -92,8 +93,16 @@ export class SeatRecord {
   /** Aborts when the seat's clock runs out. */
   readonly clock: AbortSignal;
   private n = 0;
+  /** Turns so far: requests of a loop, tool calls of an account turn. */
+  turn = 0;
+  /** Actions the model sent, dispatched or not. */
+  actions = 0;
   /** Dispatched actions other than `wait` and `screenshot`. */
   material = 0;
+  /** Model messages kept (text, narration, a final answer). */
+  messages = 0;
+  /** The friction backstop, from the start frame on. */
+  backstop: BackstopState | undefined;
 
   constructor(
     readonly o: SeatRecordOptions,
@@ -133,6 +142,14 @@ export class SeatRecord {
     return isBrowserControlError(e)
       ? (this.outsideStop("while observing") ?? harnessStop(e.code, `an observation failed in the desktop: ${e.errorCode}/${e.disposition}`))
       : { status: "failed", completionReason: "actor_error", reason: `the ${subject} failed: ${e instanceof Error ? e.name : "unexpected error"}` };
+  }
+  /** Runs `drive` to the seat's stop; an error thrown out of it becomes {@link thrownStop}'s stop. */
+  async runToStop(drive: () => Promise<SeatStop>, subject: string): Promise<SeatStop> {
+    try {
+      return await drive();
+    } catch (e) {
+      return this.thrownStop(e, subject);
+    }
   }
   /** Keeps an observation for the hidden checks. */
   recordObservation(obs: BrowserObservation): void {

@@ -18,10 +18,10 @@
  */
 import type { BrowserAction, BrowserObservation } from "../../browser-control/index.ts";
 import { type FunctionCall, FunctionConversation, type FunctionResponse, parseFunctionResponse, type SpendBudget } from "../../models/index.ts";
-import { MAX_REFUSED_CALLS, runBatch } from "../codex-account/participant.ts";
+import { recordRefusal, runBatch } from "../codex-account/participant.ts";
 import { frameDataUrl, judgeUiCall, MAX_NARRATION_CHARS, MAX_UI_ACTIONS, UI_TOOL, UI_TOOL_NAME } from "../codex-account/participant-tool.ts";
 import type { Frame } from "../computer-use/actions.ts";
-import { type ComputerUseOutcome, LoopSeat, type LoopSeatOptions } from "../computer-use/loop-seat.ts";
+import { type ComputerUseOutcome, conversationBasics, LoopSeat, type LoopSeatOptions } from "../computer-use/loop-seat.ts";
 import { harnessStop as harness, type SeatStop as Stop } from "../computer-use/seat-record.ts";
 
 /** Output ceiling of one response when the lab sets none, tokens (it also bounds the token admission). */
@@ -52,11 +52,9 @@ class Seat extends LoopSeat<FunctionResponse> {
   constructor(override readonly o: VisionAgentOptions) {
     super(o, "HUMANISH_VISION_ABORTED", "HUMANISH_VISION_LOOP_FAILED");
     this.conv = new FunctionConversation({
-      model: o.model,
-      instructions: o.instructions,
+      ...conversationBasics(o),
       tools: [UI_FUNCTION],
       maxOutputTokens: o.maxOutputTokens ?? DEFAULT_VISION_OUTPUT_TOKENS,
-      ...(o.reasoningEffort ? { reasoningEffort: o.reasoningEffort } : {}),
     });
   }
 
@@ -88,12 +86,7 @@ class Seat extends LoopSeat<FunctionResponse> {
  */
 export async function runVisionAgent(o: VisionAgentOptions): Promise<VisionAgentOutcome> {
   const s = new Seat(o);
-  let stop: Stop;
-  try {
-    stop = await drive(s);
-  } catch (e) {
-    stop = s.thrownStop(e, "loop");
-  }
+  const stop = await s.runToStop(() => drive(s), "loop");
   return s.outcome(stop, { extraCounts: { refusedCalls: s.refused }, modelSettings: { maxOutputTokens: o.maxOutputTokens ?? DEFAULT_VISION_OUTPUT_TOKENS } });
 }
 
@@ -159,17 +152,7 @@ function judgeArguments(text: string, frame: Frame): ReturnType<typeof judgeUiCa
 
 /** A call that could not be read: nothing dispatched, its reason answered; too many in a row end the seat. */
 function refuse(s: Seat, reason: string): Record<string, unknown> {
-  s.refused++;
-  s.refusedInRow++;
-  s.actionItem("refused/not_dispatched", `turn ${s.turn}: call refused: ${reason}`);
-  s.notice(`${UI_TOOL_NAME} call refused before dispatch`, "warn", reason);
-  if (s.refusedInRow >= MAX_REFUSED_CALLS)
-    s.end(
-      harness(
-        "HUMANISH_VISION_CALLS_REFUSED",
-        `${MAX_REFUSED_CALLS} ${UI_TOOL_NAME} calls in a row could not be read (last: ${reason}); nothing of them was dispatched`,
-      ),
-    );
+  recordRefusal(s, reason, "HUMANISH_VISION_CALLS_REFUSED");
   return {
     refused: reason,
     hint: `Nothing was dispatched. Call ${UI_TOOL_NAME} with JSON arguments {narration, actions}: a narration of at most ${MAX_NARRATION_CHARS} characters and 1–${MAX_UI_ACTIONS} actions as described in the tool.`,
