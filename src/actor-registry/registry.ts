@@ -5,31 +5,44 @@
  * implementations live in their own folders and are picked by the route that runs them.
  */
 import { HumanishError } from "../errors.ts";
-import type { ActorCapability, ActorDescriptor } from "./types.ts";
+import type { ActorCapabilities, ActorCapability, ActorDescriptor } from "./types.ts";
+
+/** What an actor may declare apart from the defaults of {@link capabilities}. */
+type OwnCapabilities = Partial<Pick<ActorCapabilities, "byoModel" | "inProcessTools" | "license" | "keyPlacement">>;
+
+/**
+ * The declared capabilities of an actor serving `lane`. Every registered actor is headless,
+ * traces structurally and takes no pre-granted approvals; a browser lane's actor produces
+ * screenshots, a terminal one does not. `own` overrides the rest of the defaults: the lab does
+ * not choose the model, no tools run in process, an open license, no key placed.
+ */
+function capabilities(lane: ActorCapability, own: OwnCapabilities = {}): ActorCapabilities {
+  return {
+    headless: true,
+    structuredTrace: true,
+    lanes: [lane],
+    producesScreenshots: lane !== "terminal",
+    byoModel: own.byoModel ?? false,
+    preGrantableApprovals: false,
+    inProcessTools: own.inProcessTools ?? false,
+    license: own.license ?? "open",
+    keyPlacement: own.keyPlacement ?? "none",
+  };
+}
+
+/** The descriptor fields of a scripted actor: no model, so nothing is priced or capped and `stopWhen` does not apply. */
+function scripted(): Pick<ActorDescriptor, "modelParticipant" | "pricing" | "capUnits" | "stopWhen" | "provider" | "protocol"> {
+  return { modelParticipant: false, pricing: "none", capUnits: [], stopWhen: false, provider: "humanish", protocol: "scripted-steps" };
+}
 
 const DESCRIPTORS: readonly ActorDescriptor[] = [
   {
     type: "scripted-terminal",
     targets: ["docker", "e2b-terminal"],
-    modelParticipant: false,
-    pricing: "none",
-    capUnits: [],
-    stopWhen: false,
-    provider: "humanish",
-    protocol: "scripted-steps",
+    ...scripted(),
     summary: "Runs the lab's steps[] one at a time in the sandbox as the participant; no model.",
     runtimeKeyNames: [],
-    capabilities: {
-      headless: true,
-      structuredTrace: true,
-      lanes: ["terminal"],
-      producesScreenshots: false,
-      byoModel: false,
-      preGrantableApprovals: false,
-      inProcessTools: false,
-      license: "open",
-      keyPlacement: "none",
-    },
+    capabilities: capabilities("terminal"),
   },
   {
     type: "codex-exec",
@@ -42,40 +55,15 @@ const DESCRIPTORS: readonly ActorDescriptor[] = [
     protocol: "terminal-exec",
     summary: "The OpenAI Codex CLI (`codex exec --json`) installed at an exact version inside the sandbox.",
     runtimeKeyNames: ["CODEX_API_KEY", "OPENAI_API_KEY"],
-    capabilities: {
-      headless: true,
-      structuredTrace: true,
-      lanes: ["terminal"],
-      producesScreenshots: false,
-      byoModel: true,
-      preGrantableApprovals: false,
-      inProcessTools: false,
-      license: "open",
-      keyPlacement: "in-sandbox-command-scoped",
-    },
+    capabilities: capabilities("terminal", { byoModel: true, keyPlacement: "in-sandbox-command-scoped" }),
   },
   {
     type: "scripted-browser",
     targets: ["local"],
-    modelParticipant: false,
-    pricing: "none",
-    capUnits: [],
-    stopWhen: false,
-    provider: "humanish",
-    protocol: "scripted-steps",
+    ...scripted(),
     summary: "Replays a scenario's browser steps against the app origin; no model.",
     runtimeKeyNames: [],
-    capabilities: {
-      headless: true,
-      structuredTrace: true,
-      lanes: ["scripted-browser"],
-      producesScreenshots: true,
-      byoModel: false,
-      preGrantableApprovals: false,
-      inProcessTools: false,
-      license: "open",
-      keyPlacement: "none",
-    },
+    capabilities: capabilities("scripted-browser"),
   },
   {
     type: "openai-computer-use",
@@ -89,17 +77,7 @@ const DESCRIPTORS: readonly ActorDescriptor[] = [
     summary:
       "An OpenAI computer-use model driving the browser desktop by full-frame screenshots and input actions; the loop runs in the host process, so its key never enters the guest.",
     runtimeKeyNames: ["OPENAI_API_KEY"],
-    capabilities: {
-      headless: true,
-      structuredTrace: true,
-      lanes: ["computer-use"],
-      producesScreenshots: true,
-      byoModel: true,
-      preGrantableApprovals: false,
-      inProcessTools: false,
-      license: "proprietary",
-      keyPlacement: "external",
-    },
+    capabilities: capabilities("computer-use", { byoModel: true, license: "proprietary", keyPlacement: "external" }),
   },
   {
     type: "local-agent",
@@ -113,18 +91,8 @@ const DESCRIPTORS: readonly ActorDescriptor[] = [
     summary:
       "The operator's signed-in Codex CLI (`localAgent: codex`, a ChatGPT login, no API key) driving the browser desktop through one humanish_ui tool, in a restricted codex app-server on the host; the login never enters the guest.",
     runtimeKeyNames: [],
-    capabilities: {
-      headless: true,
-      structuredTrace: true,
-      lanes: ["computer-use"],
-      producesScreenshots: true,
-      // The qualified account profile pins the model and effort: the lab cannot choose them.
-      byoModel: false,
-      preGrantableApprovals: false,
-      inProcessTools: true,
-      license: "open",
-      keyPlacement: "external",
-    },
+    // The qualified account profile pins the model and effort: the lab cannot choose them.
+    capabilities: capabilities("computer-use", { inProcessTools: true, keyPlacement: "external" }),
   },
   {
     type: "vision-agent",
@@ -138,17 +106,7 @@ const DESCRIPTORS: readonly ActorDescriptor[] = [
     summary:
       "Any vision model on a Responses-compatible endpoint (OPENAI_BASE_URL) driving the browser desktop through function calls of the humanish_ui tool, a screenshot each turn; the loop runs in the host process, so its key never enters the desktop.",
     runtimeKeyNames: ["OPENAI_API_KEY"],
-    capabilities: {
-      headless: true,
-      structuredTrace: true,
-      lanes: ["computer-use"],
-      producesScreenshots: true,
-      byoModel: true,
-      preGrantableApprovals: false,
-      inProcessTools: false,
-      license: "open",
-      keyPlacement: "external",
-    },
+    capabilities: capabilities("computer-use", { byoModel: true, keyPlacement: "external" }),
   },
 ];
 

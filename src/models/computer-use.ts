@@ -17,7 +17,7 @@
  *   never sent.
  */
 import { HumanishError } from "../errors.ts";
-import { parseUsage, type RequestUsage } from "./usage.ts";
+import { checkOutputPairs, pngDataUrl, type ResponseOutput, readResponseOutput } from "./response-output.ts";
 
 type Json = Record<string, unknown>;
 
@@ -57,69 +57,25 @@ export interface ComputerCall {
   safetyChecks: SafetyCheck[];
 }
 
-/** What one response said. */
-export interface ParsedResponse {
-  id: string | null;
-  status: string;
-  /** `incomplete_details.reason` when the status is `incomplete`. */
-  incompleteReason: string | null;
-  model: string | null;
-  calls: ComputerCall[];
-  reasoning: string[];
-  messages: string[];
-  usage: RequestUsage | null;
-  /** Output items as returned (replayed verbatim under `store: false`). */
-  output: Json[];
-  /** Problems reading the response (a call without call_id…); non-empty = malformed. */
-  problems: string[];
-}
+/** What one response said: the shared fields, with the computer calls. */
+export type ParsedResponse = ResponseOutput<ComputerCall>;
 
-function texts(v: unknown, field: string): string[] {
-  if (!Array.isArray(v)) return [];
-  return v.flatMap((p) => (p && typeof p === "object" && typeof (p as Json)[field] === "string" ? [(p as Json)[field] as string] : []));
-}
-
-/** Reads a Responses object (already JSON). */
+/** Reads a Responses object (already JSON): a computer call without call_id is a problem. Never throws. */
 export function parseResponse(resp: unknown): ParsedResponse {
-  const r = (resp && typeof resp === "object" ? resp : {}) as Json;
-  const output = Array.isArray(r.output) ? (r.output.filter((o) => o && typeof o === "object") as Json[]) : [];
-  const out: ParsedResponse = {
-    id: typeof r.id === "string" ? r.id : null,
-    status: typeof r.status === "string" ? r.status : "unknown",
-    incompleteReason:
-      r.incomplete_details && typeof r.incomplete_details === "object" && typeof (r.incomplete_details as Json).reason === "string"
-        ? ((r.incomplete_details as Json).reason as string)
-        : null,
-    model: typeof r.model === "string" ? r.model : null,
-    calls: [],
-    reasoning: [],
-    messages: [],
-    usage: parseUsage(r.usage),
-    output,
-    problems: [],
-  };
-  for (const item of output) {
-    if (item.type === "reasoning") {
-      const t = [...texts(item.summary, "text"), ...texts(item.content, "text")].filter((s) => s.trim());
-      out.reasoning.push(...t);
-    } else if (item.type === "message") {
-      const t = texts(item.content, "text").join("\n").trim();
-      if (t) out.messages.push(t);
-    } else if (item.type === "computer_call") {
-      if (typeof item.call_id !== "string" || item.call_id.length === 0) {
-        out.problems.push("a computer_call has no call_id");
-        continue;
-      }
-      const actions = Array.isArray(item.actions) ? item.actions : item.action !== undefined ? [item.action] : [];
-      const checks: SafetyCheck[] = [];
-      for (const c of Array.isArray(item.pending_safety_checks) ? item.pending_safety_checks : []) {
-        const o = (c && typeof c === "object" ? c : {}) as Json;
-        checks.push({ id: String(o.id ?? ""), code: String(o.code ?? ""), message: String(o.message ?? "") });
-      }
-      out.calls.push({ callId: item.call_id, actions, safetyChecks: checks });
+  return readResponseOutput<ComputerCall>(resp, (item, out) => {
+    if (item.type !== "computer_call") return;
+    if (typeof item.call_id !== "string" || item.call_id.length === 0) {
+      out.problems.push("a computer_call has no call_id");
+      return;
     }
-  }
-  return out;
+    const actions = Array.isArray(item.actions) ? item.actions : item.action !== undefined ? [item.action] : [];
+    const checks: SafetyCheck[] = [];
+    for (const c of Array.isArray(item.pending_safety_checks) ? item.pending_safety_checks : []) {
+      const o = (c && typeof c === "object" ? c : {}) as Json;
+      checks.push({ id: String(o.id ?? ""), code: String(o.code ?? ""), message: String(o.message ?? "") });
+    }
+    out.calls.push({ callId: item.call_id, actions, safetyChecks: checks });
+  });
 }
 
 /** A call output to send: the screenshot after the call's actions, plus acknowledged checks. */
@@ -128,10 +84,6 @@ export interface CallOutput {
   /** PNG bytes of the fresh frame. */
   png: Uint8Array;
   acknowledged?: SafetyCheck[];
-}
-
-function imageUrl(png: Uint8Array): string {
-  return `data:image/png;base64,${Buffer.from(png.buffer, png.byteOffset, png.byteLength).toString("base64")}`;
 }
 
 /**
@@ -153,7 +105,7 @@ export class Conversation {
       role: "user",
       content: [
         { type: "input_text", text: this.settings.instructions },
-        { type: "input_image", image_url: imageUrl(png) },
+        { type: "input_image", image_url: pngDataUrl(png) },
       ],
     });
   }
@@ -172,7 +124,7 @@ export class Conversation {
     this.items.push({
       type: "computer_call_output",
       call_id: o.callId,
-      output: { type: "computer_screenshot", image_url: imageUrl(o.png) },
+      output: { type: "computer_screenshot", image_url: pngDataUrl(o.png) },
       ...(o.acknowledged?.length ? { acknowledged_safety_checks: o.acknowledged.map((c) => ({ id: c.id, code: c.code, message: c.message })) } : {}),
     });
   }
@@ -222,17 +174,7 @@ export class Conversation {
  * @throws HumanishError `HUMANISH_CUA_CALL_OUTPUT_MISMATCH` naming the call id.
  */
 export function checkCallPairs(items: readonly Json[]): void {
-  const open = new Map<string, number>();
-  for (const it of items) {
-    if (it.type === "computer_call" && typeof it.call_id === "string") open.set(it.call_id, 0);
-    else if (it.type === "computer_call_output") {
-      const id = typeof it.call_id === "string" ? it.call_id : "";
-      const n = open.get(id);
-      if (n === undefined || n > 0) throw mismatch(`computer_call_output ${id} ${n === undefined ? "names no earlier computer_call" : "repeats an output"}`);
-      open.set(id, 1);
-    }
-  }
-  for (const [id, n] of open) if (n === 0) throw mismatch(`computer_call ${id} has no computer_call_output`);
+  checkOutputPairs(items, "computer_call", "computer_call_output", mismatch);
 }
 
 function mismatch(message: string): HumanishError {

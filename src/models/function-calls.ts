@@ -10,7 +10,7 @@
  * an endpoint answers 400 otherwise, so a mismatch is our bug and is never sent.
  */
 import { HumanishError } from "../errors.ts";
-import { parseUsage, type RequestUsage } from "./usage.ts";
+import { checkOutputPairs, pngDataUrl, type ResponseOutput, readResponseOutput } from "./response-output.ts";
 
 type Json = Record<string, unknown>;
 
@@ -29,61 +29,17 @@ export interface FunctionCall {
   arguments: string;
 }
 
-/** What one response said. */
-export interface FunctionResponse {
-  id: string | null;
-  status: string;
-  incompleteReason: string | null;
-  model: string | null;
-  calls: FunctionCall[];
-  reasoning: string[];
-  messages: string[];
-  usage: RequestUsage | null;
-  /** Output items as returned (replayed verbatim). */
-  output: Json[];
-  /** Problems reading the response (a call without call_id or name); non-empty = malformed. */
-  problems: string[];
-}
+/** What one response said: the shared fields, with the function calls. */
+export type FunctionResponse = ResponseOutput<FunctionCall>;
 
-function texts(v: unknown, field: string): string[] {
-  if (!Array.isArray(v)) return [];
-  return v.flatMap((p) => (p && typeof p === "object" && typeof (p as Json)[field] === "string" ? [(p as Json)[field] as string] : []));
-}
-
-/** Reads a Responses object (already JSON). Never throws. */
+/** Reads a Responses object (already JSON): a call without call_id or name is a problem. Never throws. */
 export function parseFunctionResponse(resp: unknown): FunctionResponse {
-  const r = (resp && typeof resp === "object" ? resp : {}) as Json;
-  const output = Array.isArray(r.output) ? (r.output.filter((o) => o && typeof o === "object") as Json[]) : [];
-  const incomplete = r.incomplete_details && typeof r.incomplete_details === "object" ? (r.incomplete_details as Json).reason : undefined;
-  const out: FunctionResponse = {
-    id: typeof r.id === "string" ? r.id : null,
-    status: typeof r.status === "string" ? r.status : "unknown",
-    incompleteReason: typeof incomplete === "string" ? incomplete : null,
-    model: typeof r.model === "string" ? r.model : null,
-    calls: [],
-    reasoning: [],
-    messages: [],
-    usage: parseUsage(r.usage),
-    output,
-    problems: [],
-  };
-  for (const item of output) {
-    if (item.type === "reasoning") out.reasoning.push(...[...texts(item.summary, "text"), ...texts(item.content, "text")].filter((s) => s.trim()));
-    else if (item.type === "message") {
-      const t = texts(item.content, "text").join("\n").trim();
-      if (t) out.messages.push(t);
-    } else if (item.type === "function_call") {
-      if (typeof item.call_id !== "string" || item.call_id.length === 0) out.problems.push("a function_call has no call_id");
-      else if (typeof item.name !== "string") out.problems.push(`function_call ${item.call_id} has no name`);
-      else out.calls.push({ callId: item.call_id, name: item.name, arguments: typeof item.arguments === "string" ? item.arguments : "" });
-    }
-  }
-  return out;
-}
-
-/** A PNG as the data URL an `input_image` carries. */
-export function pngDataUrl(png: Uint8Array): string {
-  return `data:image/png;base64,${Buffer.from(png.buffer, png.byteOffset, png.byteLength).toString("base64")}`;
+  return readResponseOutput<FunctionCall>(resp, (item, out) => {
+    if (item.type !== "function_call") return;
+    if (typeof item.call_id !== "string" || item.call_id.length === 0) out.problems.push("a function_call has no call_id");
+    else if (typeof item.name !== "string") out.problems.push(`function_call ${item.call_id} has no name`);
+    else out.calls.push({ callId: item.call_id, name: item.name, arguments: typeof item.arguments === "string" ? item.arguments : "" });
+  });
 }
 
 /** Fixed fields of every request of one seat. */
@@ -153,17 +109,7 @@ export class FunctionConversation {
  * @throws HumanishError `HUMANISH_VISION_CALL_OUTPUT_MISMATCH` naming the call id.
  */
 export function checkFunctionPairs(items: readonly Json[]): void {
-  const open = new Map<string, number>();
-  for (const it of items) {
-    if (it.type === "function_call" && typeof it.call_id === "string") open.set(it.call_id, 0);
-    else if (it.type === "function_call_output") {
-      const id = typeof it.call_id === "string" ? it.call_id : "";
-      const n = open.get(id);
-      if (n === undefined || n > 0) throw mismatch(`function_call_output ${id} ${n === undefined ? "names no earlier function_call" : "repeats an output"}`);
-      open.set(id, 1);
-    }
-  }
-  for (const [id, n] of open) if (n === 0) throw mismatch(`function_call ${id} has no function_call_output`);
+  checkOutputPairs(items, "function_call", "function_call_output", mismatch);
 }
 
 function mismatch(message: string): HumanishError {

@@ -14,11 +14,11 @@ export {
   type FunctionSettings,
   type FunctionTool,
   parseFunctionResponse,
-  pngDataUrl,
 } from "./function-calls.ts";
 export { admitAll, grantableUsd, type RefusalReason, SpendBudget } from "./gateway/budget.ts";
 export { SANDBOX_FORWARDER_SOURCE } from "./gateway/sandbox-forwarder.ts";
 export { GATEWAY_SOCKET_NAME, type Gateway, type GatewayLedgerLine, type GatewayOptions, pendingLedgerLine, startGateway } from "./gateway/server.ts";
 export { forwarded, ledgerCostLines, ledgerUsd, type ModelCostLine, type ModelLedger } from "./ledger.ts";
 export { BUILTIN_RATES_AS_OF, isPriced, type ModelRate, RATE_TABLE, type RateTable, rateFor } from "./rates.ts";
+export { checkOutputPairs, pngDataUrl, type ResponseOutput, readResponseOutput } from "./response-output.ts";
 export { costOf, parseUsage, type RequestUsage, type UsageCost } from "./usage.ts";

@@ -16,7 +16,7 @@ import type { BrowserAction, BrowserControlExecutor, BrowserObservation } from "
 import { isBrowserControlError } from "../../browser-control/index.ts";
 import type { LocalAgentActor } from "../../lab/schema.ts";
 import type { Frame } from "../computer-use/actions.ts";
-import { type BackstopState, DEFAULT_IDLE_STEPS, DEFAULT_NO_PROGRESS_STEPS, foldTurn, progressKey, startBackstop } from "../computer-use/backstop.ts";
+import { backstopTurn, progressKey, startBackstop } from "../computer-use/backstop.ts";
 import type { LoopTask, TaskFunnel } from "../computer-use/outcome.ts";
 import { harnessStop as harness, type SeatOutcomeCore, SeatRecord, type SeatRecordOptions, type SeatStop as Stop } from "../computer-use/seat-record.ts";
 import { defaultBounds } from "./bounds.ts";
@@ -121,14 +121,10 @@ class Seat extends SeatRecord {
   /** Ends the account turn: the caller's stop, the seat clock, or a stop of the seat's own. */
   readonly turnAbort = new AbortController();
   readonly signal: AbortSignal;
-  turn = 0;
-  actions = 0;
-  messages = 0;
   refused = 0;
   refusedInRow = 0;
   /** Frames re-encoded to fit the tool-output bound. */
   compacted = 0;
-  backstop: BackstopState | undefined;
   pendingHint: string | undefined;
   last: { obs: BrowserObservation; url: string; frame: Frame } | undefined;
   /** When the account turn's own deadline falls (epoch ms). */
@@ -173,9 +169,7 @@ export async function runLocalAgentSeat(o: LocalAgentSeatOptions): Promise<Local
     turn = r.turn;
     answer = r.answer;
   } catch (e) {
-    stop = isBrowserControlError(e)
-      ? (s.outsideStop("while observing") ?? harness(e.code, `an observation failed in the desktop: ${e.errorCode}/${e.disposition}`))
-      : { status: "failed", completionReason: "actor_error", reason: `the seat failed: ${e instanceof Error ? e.name : "unexpected error"}` };
+    stop = s.thrownStop(e, "seat");
   }
   return finish(s, stop, turn, answer);
 }
@@ -280,12 +274,9 @@ async function onToolCall(s: Seat, call: { tool: string; callId: string; argumen
   }
   s.keep(`turn-${String(s.turn).padStart(2, "0")}`, after.obs);
   s.o.onTurn?.(s.turn, `${dispatched.length} action(s) dispatched`);
-  const limits = { idleSteps: s.o.idleSteps ?? DEFAULT_IDLE_STEPS, noProgressSteps: s.o.noProgressSteps ?? DEFAULT_NO_PROGRESS_STEPS };
-  const fold = foldTurn(s.backstop!, dispatched, progressKey(after.obs), limits);
+  const fold = backstopTurn(s.backstop!, dispatched, after.obs, s.o);
   s.backstop = fold.state;
-  if (fold.tripped === "idle") s.end({ status: "abandoned", completionReason: "gave_up", reason: `${limits.idleSteps} idle turns in a row` });
-  if (fold.tripped === "no_progress")
-    s.end({ status: "abandoned", completionReason: "gave_up", reason: `${limits.noProgressSteps} turns in a row without progress` });
+  if (fold.stop) s.end(fold.stop);
   const hints = [hint, fold.nudge].filter((h): h is string => Boolean(h));
   return deliver(s, (url) => uiToolResult({ acks, hint: hints.length ? hints.join(" ") : undefined, url, frame: after.frame }));
 }
@@ -317,17 +308,7 @@ function deliver(s: Seat, build: (url: string) => CodexDynamicToolResult): Codex
 
 /** A call that could not be read: nothing dispatched; the seat ends after too many in a row. */
 function refuseCall(s: Seat, reason: string, last: { url: string; frame: Frame }): CodexDynamicToolResult {
-  s.refused++;
-  s.refusedInRow++;
-  s.actionItem("refused/not_dispatched", `turn ${s.turn}: call refused: ${reason}`);
-  s.notice(`${UI_TOOL_NAME} call refused before dispatch`, "warn", reason);
-  if (s.refusedInRow >= MAX_REFUSED_CALLS)
-    s.end(
-      harness(
-        "HUMANISH_LOCAL_AGENT_CALLS_REFUSED",
-        `${MAX_REFUSED_CALLS} ${UI_TOOL_NAME} calls in a row could not be read (last: ${reason}); nothing of them was dispatched`,
-      ),
-    );
+  recordRefusal(s, reason, "HUMANISH_LOCAL_AGENT_CALLS_REFUSED");
   return deliver(s, (url) =>
     uiToolResult({
       refused: reason,
@@ -338,9 +319,30 @@ function refuseCall(s: Seat, reason: string, last: { url: string; frame: Frame }
   );
 }
 
+/** What {@link recordRefusal} needs of a seat: its record, its refusal counters and its own stop. */
+export interface RefusingSeat extends SeatRecord {
+  refused: number;
+  refusedInRow: number;
+  /** Ends the seat with `stop` (the first decided stop wins). */
+  end(stop: Stop): void;
+}
+
+/**
+ * Records a `humanish_ui` call that could not be read (`reason`): nothing of it is dispatched,
+ * its action item and a notice say why; {@link MAX_REFUSED_CALLS} in a row end the seat as the
+ * harness failure `code` (a model that cannot use the tool is no finding about the product).
+ */
+export function recordRefusal(s: RefusingSeat, reason: string, code: string): void {
+  s.refused++;
+  s.refusedInRow++;
+  s.actionItem("refused/not_dispatched", `turn ${s.turn}: call refused: ${reason}`);
+  s.notice(`${UI_TOOL_NAME} call refused before dispatch`, "warn", reason);
+  if (s.refusedInRow >= MAX_REFUSED_CALLS)
+    s.end(harness(code, `${MAX_REFUSED_CALLS} ${UI_TOOL_NAME} calls in a row could not be read (last: ${reason}); nothing of them was dispatched`));
+}
+
 /** What {@link runBatch} needs of a seat: its record and counters, its executor, its stop signal and its own stop. */
 export interface BatchSeat extends SeatRecord {
-  actions: number;
   readonly signal: AbortSignal;
   readonly o: SeatRecordOptions & { executor: BrowserControlExecutor };
   /** Ends the seat with `stop` (the first decided stop wins). */

@@ -109,3 +109,33 @@ export function foldTurn(
     nudge = "Your last actions did not change the page. Try a different approach, or say that you are stuck and why.";
   return { state, tripped: null, nudge };
 }
+
+/** What one acted turn means for a seat: the folded state, and the seat's give-up stop or the nudge to pass on. */
+export interface BackstopTurn {
+  state: BackstopState;
+  /** The seat gave up when a streak reached its limit (a seat stop). */
+  stop?: { status: "abandoned"; completionReason: "gave_up"; reason: string };
+  nudge?: string;
+}
+
+/**
+ * Folds one acted turn with the seat's limits (turns; absent: {@link DEFAULT_IDLE_STEPS},
+ * {@link DEFAULT_NO_PROGRESS_STEPS}): a tripped streak becomes the give-up stop that names it.
+ */
+export function backstopTurn(
+  s: BackstopState,
+  actions: readonly BrowserAction[],
+  after: { stateSignature: string; scrollY?: number },
+  o: { idleSteps?: number | undefined; noProgressSteps?: number | undefined },
+): BackstopTurn {
+  const limits = { idleSteps: o.idleSteps ?? DEFAULT_IDLE_STEPS, noProgressSteps: o.noProgressSteps ?? DEFAULT_NO_PROGRESS_STEPS };
+  const fold = foldTurn(s, actions, progressKey(after), limits);
+  if (fold.tripped === "idle")
+    return { state: fold.state, stop: { status: "abandoned", completionReason: "gave_up", reason: `${limits.idleSteps} idle turns in a row` } };
+  if (fold.tripped === "no_progress")
+    return {
+      state: fold.state,
+      stop: { status: "abandoned", completionReason: "gave_up", reason: `${limits.noProgressSteps} turns in a row without progress` },
+    };
+  return fold.nudge ? { state: fold.state, nudge: fold.nudge } : { state: fold.state };
+}

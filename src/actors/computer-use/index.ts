@@ -9,7 +9,8 @@
  *   outcome.ts   declared outcome, stopWhen, task funnel, closing report (pure)
  *   provider.ts  one admitted, metered SDK request
  *   seat-record.ts  what every model-driven browser seat records alike (also the local-agent seat's)
- *   loop.ts      the loop itself
+ *   loop-seat.ts the turn bookkeeping every Responses-driven browser loop shares (also the vision agent's)
+ *   loop.ts      the loop itself: the computer tool's requests, safety checks, batches, closing account
  *   trace.ts     the outcome → `humanish.actor-trace.v1`
  *   seat.ts      brief, preflight (key, priced model) and one seat run
  *   evidence.ts  the request ledger and its cost lines

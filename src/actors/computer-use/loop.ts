@@ -17,29 +17,15 @@
  * failure ends the seat (an `outcome_uncertain` one is never replayed). Provider errors are
  * never retried.
  */
-import { type BrowserAction, type BrowserControlExecutor, type BrowserObservation, isBrowserControlError } from "../../browser-control/index.ts";
-import { errorMessage, isHumanishError } from "../../errors.ts";
-import type { OpenAI } from "../../models/client.ts";
+import { type BrowserAction, type BrowserObservation, isBrowserControlError } from "../../browser-control/index.ts";
 import { type ComputerCall, Conversation, type ParsedResponse, type SafetyCheck, textOnlyRequest } from "../../models/computer-use.ts";
-import type { GatewayLedgerLine, SpendBudget } from "../../models/index.ts";
 import { type Frame, mapBatch } from "./actions.ts";
-import { type BackstopState, DEFAULT_IDLE_STEPS, DEFAULT_NO_PROGRESS_STEPS, foldTurn, progressKey, startBackstop } from "./backstop.ts";
-import {
-  CLOSING_REPORT_FORMAT,
-  type ClosingReport,
-  type DeclaredOutcome,
-  declaredOutcome,
-  type LoopTask,
-  matchStopWhen,
-  parseClosingReport,
-  type StopWhen,
-  type TaskFunnel,
-} from "./outcome.ts";
-import { type RequestResult, sendRequest } from "./provider.ts";
-import { harnessStop as harness, type SeatOutcomeCore, SeatRecord, type SeatStop as Stop } from "./seat-record.ts";
+import { type ComputerUseOutcome, conversationBasics, DEFAULT_TURN_TIMEOUT_MS, type DebriefResult, LoopSeat, type LoopSeatOptions } from "./loop-seat.ts";
+import { CLOSING_REPORT_FORMAT, parseClosingReport } from "./outcome.ts";
+import { harnessStop as harness, type SeatStop as Stop } from "./seat-record.ts";
 
-/** Default per-request deadline, ms. */
-export const DEFAULT_TURN_TIMEOUT_MS = 180_000;
+export { type ComputerUseOutcome, DEFAULT_TURN_TIMEOUT_MS, type DebriefResult, type LoopTurnUsage } from "./loop-seat.ts";
+
 /** Longest closing-account request, ms. */
 export const DEBRIEF_TIMEOUT_MS = 30_000;
 /** Output ceiling of the closing-account request, tokens. */
@@ -47,80 +33,14 @@ export const DEBRIEF_MAX_OUTPUT_TOKENS = 1_024;
 const DEBRIEF_HINT =
   "The session is over; do not act. Reply only with JSON {summary, frictionReports}: a short account of what you did and, as separate strings, anything in the product that confused, slowed or blocked you.";
 
-/** Options of {@link runComputerUse}. */
-export interface ComputerUseOptions {
-  executor: BrowserControlExecutor;
-  /** SDK client from `createModelClient` (endpoint from `OPENAI_BASE_URL`, `maxRetries: 0`). */
-  client: OpenAI;
-  model: string;
-  reasoningEffort?: string;
+/** Options of {@link runComputerUse}: the loops' shared options, and the computer tool's own. */
+export interface ComputerUseOptions extends LoopSeatOptions {
   /** Per-response output ceiling, tokens (also bounds the admission estimate). */
   maxOutputTokens?: number;
   /** `false` (default): full replay; `true`: `previous_response_id` chaining. */
   store?: boolean;
-  /** The participant's brief (sent on every request). */
-  instructions: string;
-  /** App origin, e.g. `http://127.0.0.1:41731`: only its observations count for checks. */
-  origin: string;
-  tasks?: readonly LoopTask[];
-  stopWhen?: StopWhen;
   /** Safety-check codes the lab acknowledges; any other pending check blocks the seat. */
   acknowledgeSafetyChecks?: readonly string[];
-  /** Wall-clock budget of the seat, ms. */
-  timeoutMs: number;
-  /** Per-request deadline, ms (default {@link DEFAULT_TURN_TIMEOUT_MS}). */
-  turnTimeoutMs?: number;
-  idleSteps?: number;
-  noProgressSteps?: number;
-  /** The seat's `maxUsd` budget and the study's `maxTotalUsd` budget (shared by all seats). */
-  seatBudget?: SpendBudget;
-  studyBudget?: SpendBudget;
-  /** Scrubs known secret values out of model-authored text before it is recorded. */
-  scrubText?: (s: string) => string;
-  signal?: AbortSignal;
-  /** Progress per turn (safe to print: no model text). */
-  onTurn?: (turn: number, note: string) => void;
-}
-
-/** Per-turn token usage. */
-export interface LoopTurnUsage {
-  input: number;
-  cachedInput: number;
-  output: number;
-  reasoningOutput: number;
-}
-
-/** Result of the closing-account request. */
-export interface DebriefResult {
-  trigger: "stop_when";
-  status: "completed" | "skipped" | "failed";
-  reason: string;
-  report?: ClosingReport;
-}
-
-/** What the participant did: the seat core every model-driven browser seat shares, and the model's facts. */
-export interface ComputerUseOutcome extends SeatOutcomeCore {
-  declaredOutcome?: DeclaredOutcome;
-  taskFunnel?: TaskFunnel;
-  debrief?: DebriefResult;
-  /** Every request: sent, refused or failed (the gateway's ledger-line shape). */
-  requests: GatewayLedgerLine[];
-  /** Known spend, USD; null when any sent request's cost is unknown. */
-  usd: number | null;
-  tokenUsage: { input: number; output: number; cachedInput: number; total: number; turns: LoopTurnUsage[] };
-  counts: {
-    turns: number;
-    actions: number;
-    materialActions: number;
-    screenshots: number;
-    reasonings: number;
-    messages: number;
-    idleTurns: number;
-    noProgressTurns: number;
-  };
-  /** Last response id (for the trace's `ids.turnId`). */
-  lastResponseId?: string;
-  modelSettings: { reasoningEffort: string; maxOutputTokens?: number };
 }
 
 /** Width and height from a PNG's header (the client admitted the PNG before handing it over). */
@@ -130,29 +50,16 @@ function frameOf(png: Uint8Array): Frame {
 }
 
 /** One seat of the loop; {@link runComputerUse} is the entry point. */
-class Seat extends SeatRecord {
-  readonly requests: GatewayLedgerLine[] = [];
-  readonly turnsUsage: LoopTurnUsage[] = [];
-  readonly signal: AbortSignal;
+class Seat extends LoopSeat<ParsedResponse> {
   readonly conv: Conversation;
-  turn = 0;
-  actions = 0;
-  reasonings = 0;
-  messages = 0;
-  backstop: BackstopState | undefined;
   hints: string[] = [];
   last: BrowserObservation | undefined;
-  lastResponseId: string | undefined;
-  declared: DeclaredOutcome | undefined;
   debrief: DebriefResult | undefined;
 
   constructor(override readonly o: ComputerUseOptions) {
-    super(o, "HUMANISH_CUA_ABORTED");
-    this.signal = o.signal ? AbortSignal.any([o.signal, this.clock]) : this.clock;
+    super(o, "HUMANISH_CUA_ABORTED", "HUMANISH_CUA_LOOP_FAILED");
     this.conv = new Conversation({
-      model: o.model,
-      instructions: o.instructions,
-      ...(o.reasoningEffort ? { reasoningEffort: o.reasoningEffort } : {}),
+      ...conversationBasics(o),
       ...(o.maxOutputTokens ? { maxOutputTokens: o.maxOutputTokens } : {}),
       store: o.store ?? false,
       // The real size comes from the first frame (`Conversation.start`).
@@ -160,81 +67,14 @@ class Seat extends SeatRecord {
     });
   }
 
-  budgets(): SpendBudget[] {
-    return [this.o.seatBudget, this.o.studyBudget].filter((b): b is SpendBudget => b !== undefined);
+  protected read(res: { parsed: ParsedResponse }): ParsedResponse {
+    return res.parsed;
   }
   async observe(): Promise<BrowserObservation> {
     const obs = await this.o.executor.observe(this.signal);
     this.recordObservation(obs);
     this.last = obs;
     return obs;
-  }
-  stopWhenMatched(): boolean {
-    const rec = this.observations.at(-1);
-    if (!rec || !this.o.stopWhen) return false;
-    const i = matchStopWhen(this.o.stopWhen, rec, this.o.origin);
-    if (i < 0) return false;
-    this.notice(`stopWhen rule ${this.o.stopWhen.any[i]?.id ?? i + 1} matched`, "matched");
-    return true;
-  }
-
-  /** Records what a response carried (usage, reasoning summaries, messages). */
-  record(parsed: ParsedResponse): void {
-    const u = parsed.usage;
-    if (u) {
-      const t = { input: u.input, cachedInput: u.cached, output: u.output, reasoningOutput: u.reasoning };
-      this.turnsUsage.push(t);
-      this.items.push({
-        id: this.id("usage"),
-        kind: "usage",
-        lifecycle: "completed",
-        title: `turn ${this.turn} usage`,
-        usage: { input: u.input, output: u.output, cachedInput: u.cached, reasoningOutput: u.reasoning, total: u.input + u.output },
-      });
-    }
-    const at = new Date().toISOString();
-    for (const r of parsed.reasoning) {
-      this.reasonings++;
-      this.items.push({ id: this.id("reasoning"), kind: "reasoning", lifecycle: "completed", title: `turn ${this.turn} reasoning`, at, text: this.scrub(r) });
-    }
-    for (const m of parsed.messages) {
-      this.messages++;
-      this.items.push({ id: this.id("message"), kind: "message", lifecycle: "completed", title: `turn ${this.turn} message`, at, text: this.scrub(m) });
-    }
-    if (parsed.id) this.lastResponseId = parsed.id;
-  }
-
-  /** Sends the next request; a stop when it did not produce a response to act on. */
-  async request(extra?: Record<string, unknown>, timeoutMs?: number): Promise<ParsedResponse | Stop> {
-    let body: Record<string, unknown>;
-    try {
-      body = this.conv.body(extra);
-    } catch (e) {
-      return harness(isHumanishError(e) ? e.code : "HUMANISH_CUA_LOOP_FAILED", errorMessage(e));
-    }
-    const remaining = Math.max(1, this.deadline - Date.now());
-    const res = await sendRequest({
-      client: this.o.client,
-      body,
-      budgets: this.budgets(),
-      ordinal: this.requests.length + 1,
-      timeoutMs: Math.min(timeoutMs ?? this.o.turnTimeoutMs ?? DEFAULT_TURN_TIMEOUT_MS, remaining),
-      signal: this.signal,
-    });
-    this.requests.push(res.line);
-    const stop = requestStop(res, {
-      studyBudget: this.o.studyBudget,
-      seatBudget: this.o.seatBudget,
-      outside: () => this.outsideStop("while waiting for the model"),
-    });
-    if (stop) return stop;
-    if (res.kind !== "response") return harness("HUMANISH_CUA_LOOP_FAILED", "the request ended without a response");
-    return res.parsed;
-  }
-
-  /** Whether the response may be acted on; a stop when not. */
-  admissible(p: ParsedResponse): Stop | undefined {
-    return responseStop(p);
   }
 
   /** Acknowledged checks per call, or a stop for the first check the lab did not opt in to. */
@@ -325,108 +165,31 @@ class Seat extends SeatRecord {
 }
 
 /**
- * The stop a settled request means, if any: a refusal by a budget (a cap reached ends the seat
- * `budget_reached`; an unknown earlier spend or an unpriced model is a harness condition), or a
- * provider error (the caller's stop or clock first, via `outside`). Undefined: a response to read.
- * Shared by every participant that sends its requests through {@link sendRequest}.
- */
-export function requestStop(
-  res: RequestResult,
-  o: { studyBudget?: SpendBudget | undefined; seatBudget?: SpendBudget | undefined; outside: () => Stop | undefined },
-): Stop | undefined {
-  if (res.kind === "refused") {
-    if (res.reason === "spend_unknown") return harness("HUMANISH_CUA_USAGE_UNREPORTED", `no request sent: ${res.message}`, "usage_unreported");
-    if (res.reason === "unpriced") return harness("HUMANISH_CUA_MODEL_UNPRICED", `no request sent: ${res.message}`);
-    const study = res.budget === o.studyBudget?.label && o.studyBudget !== o.seatBudget;
-    const tokens = /tokens/i.test(res.budget);
-    return {
-      status: "incomplete",
-      completionReason: "budget_reached",
-      stopCause: tokens ? (/total/i.test(res.budget) ? "study_token_limit" : "token_limit") : study ? "study_spend_limit" : "spend_limit",
-      reason: `no request sent: ${res.message}`,
-    };
-  }
-  if (res.kind === "error") return o.outside() ?? harness(res.code, res.message, "provider_error");
-  return undefined;
-}
-
-/**
- * Whether a response may be acted on (it was read without problems and is `completed`); the
- * stop when not. A response cut at its output ceiling ends the seat `budget_reached`.
- */
-export function responseStop(p: { problems: readonly string[]; status: string; incompleteReason: string | null }): Stop | undefined {
-  if (p.problems.length) return harness("HUMANISH_CUA_RESPONSE_MALFORMED", `the model's response could not be read: ${p.problems.join("; ")}`);
-  if (p.status === "completed") return undefined;
-  if (p.status === "incomplete" && p.incompleteReason === "max_output_tokens")
-    return {
-      status: "incomplete",
-      completionReason: "budget_reached",
-      stopCause: "provider_output_limit",
-      reason: "the response stopped at its output ceiling (max_output_tokens); its actions were not run",
-    };
-  if (p.status === "incomplete")
-    return harness(
-      "HUMANISH_CUA_PROVIDER_INCOMPLETE",
-      `the response is incomplete (${p.incompleteReason ?? "no reason given"}); its actions were not run`,
-      "provider_incomplete",
-    );
-  return harness("HUMANISH_CUA_PROVIDER_STATUS", `the response status is ${p.status}, not completed; its actions were not run`, "provider_status");
-}
-
-/**
  * Runs one computer-use seat to a stop. Never throws for model, budget or desktop failures:
  * the outcome says what happened.
  */
 export async function runComputerUse(o: ComputerUseOptions): Promise<ComputerUseOutcome> {
   const s = new Seat(o);
-  let stop: Stop;
-  try {
-    stop = await drive(s);
-  } catch (e) {
-    stop = isBrowserControlError(e)
-      ? (s.outsideStop("while observing") ?? harness(e.code, `an observation failed in the desktop: ${e.errorCode}/${e.disposition}`))
-      : { status: "failed", completionReason: "actor_error", reason: `the loop failed: ${e instanceof Error ? e.name : "unexpected error"}` };
-  }
-  return finish(s, stop);
+  return finish(s, await s.runToStop(() => drive(s), "loop"));
 }
 
 async function drive(s: Seat): Promise<Stop> {
   const start = await s.observe();
-  s.keep("turn-00-start", start);
   s.conv.start(start.png, frameOf(start.png));
-  s.backstop = startBackstop(progressKey(start));
-  if (s.stopWhenMatched()) return { status: "passed", completionReason: "goal_satisfied", reason: "a stopWhen rule matched the first frame" };
-  for (;;) {
-    const stopped = s.outsideStop("between turns");
-    if (stopped) return stopped;
-    for (const h of s.hints) s.conv.addHint(h);
-    s.hints = [];
-    s.turn++;
-    const parsed = await s.request();
-    if (!("calls" in parsed)) return parsed;
-    s.record(parsed);
-    s.conv.addResponse(parsed);
-    const bad = s.admissible(parsed);
-    if (bad) return bad;
-    const acks = s.safety(parsed.calls);
-    if (!(acks instanceof Map)) return acks;
-    if (parsed.calls.length === 0) return await ended(s, parsed);
-    const step = await act(s, parsed.calls, acks);
-    if (step) return step;
-  }
-}
-
-/** The participant ended (no computer call): observe once more for the checks, read its declaration. */
-async function ended(s: Seat, parsed: ParsedResponse): Promise<Stop> {
-  s.declared = declaredOutcome(parsed.messages.at(-1));
-  await s.observe();
-  s.o.onTurn?.(s.turn, "the model ended its session");
-  if (s.declared === "not_reached") return { status: "abandoned", completionReason: "gave_up", reason: "the model said it did not reach the goal" };
-  return {
-    status: "passed",
-    completionReason: "goal_satisfied",
-    reason: `the model ended its session${s.declared ? ` declaring ${s.declared.replace("_", " ")}` : ""}`,
-  };
+  const first = s.begin(start);
+  if (first) return first;
+  return await s.turns(
+    async (parsed) => {
+      const acks = s.safety(parsed.calls);
+      if (!(acks instanceof Map)) return acks;
+      if (parsed.calls.length === 0) return await s.ended(parsed);
+      return await act(s, parsed.calls, acks);
+    },
+    () => {
+      for (const h of s.hints) s.conv.addHint(h);
+      s.hints = [];
+    },
+  );
 }
 
 /** Runs every call of a response and folds the turn; a stop, or undefined to go on. */
@@ -441,19 +204,9 @@ async function act(s: Seat, calls: readonly ComputerCall[], acks: Map<string, Sa
     const acknowledged = acks.get(call.callId);
     s.conv.addCallOutput({ callId: call.callId, png: after.png, ...(acknowledged ? { acknowledged } : {}) });
   }
-  s.o.onTurn?.(s.turn, `${all.length} action(s) dispatched`);
-  if (s.stopWhenMatched()) {
-    await closingAccount(s);
-    return { status: "passed", completionReason: "goal_satisfied", reason: `a stopWhen rule matched after turn ${s.turn}` };
-  }
-  const limits = { idleSteps: s.o.idleSteps ?? DEFAULT_IDLE_STEPS, noProgressSteps: s.o.noProgressSteps ?? DEFAULT_NO_PROGRESS_STEPS };
-  const fold = foldTurn(s.backstop as BackstopState, all, progressKey(s.last as BrowserObservation), limits);
-  s.backstop = fold.state;
-  if (fold.tripped === "idle") return { status: "abandoned", completionReason: "gave_up", reason: `${limits.idleSteps} idle turns in a row` };
-  if (fold.tripped === "no_progress")
-    return { status: "abandoned", completionReason: "gave_up", reason: `${limits.noProgressSteps} turns in a row without progress` };
-  if (fold.nudge) s.hints.push(fold.nudge);
-  return undefined;
+  const end = await s.closeTurn(all, s.last as BrowserObservation, () => closingAccount(s));
+  if (end.nudge) s.hints.push(end.nudge);
+  return end.stop;
 }
 
 /** One closing-account request after a structured stop; never changes the stop. */
@@ -486,35 +239,9 @@ async function closingAccount(s: Seat): Promise<void> {
 }
 
 function finish(s: Seat, stop: Stop): ComputerUseOutcome {
-  const { core, funnel } = s.outcomeCore(stop, s.o.tasks, s.o.origin);
-  const usd = s.requests.reduce<number | null>((a, l) => (a === null || l.usd === null ? null : a + l.usd), 0);
-  const u = s.turnsUsage;
-  const sum = (f: (t: LoopTurnUsage) => number) => u.reduce((a, t) => a + f(t), 0);
-  return {
-    ...core,
-    ...(s.declared ? { declaredOutcome: s.declared } : {}),
-    ...(funnel ? { taskFunnel: funnel } : {}),
-    ...(s.debrief ? { debrief: s.debrief } : {}),
-    requests: s.requests,
-    usd: usd === null ? null : Math.round(usd * 1e6) / 1e6,
-    tokenUsage: {
-      input: sum((t) => t.input),
-      output: sum((t) => t.output),
-      cachedInput: sum((t) => t.cachedInput),
-      total: sum((t) => t.input + t.output),
-      turns: u,
-    },
-    counts: {
-      turns: s.turn,
-      actions: s.actions,
-      materialActions: s.material,
-      screenshots: s.screenshots.length,
-      reasonings: s.reasonings,
-      messages: s.messages,
-      idleTurns: s.backstop?.idleTurns ?? 0,
-      noProgressTurns: s.backstop?.noProgressTurns ?? 0,
-    },
-    ...(s.lastResponseId ? { lastResponseId: s.lastResponseId } : {}),
-    modelSettings: { reasoningEffort: s.o.reasoningEffort ?? "provider-default", ...(s.o.maxOutputTokens ? { maxOutputTokens: s.o.maxOutputTokens } : {}) },
-  };
+  return s.outcome(stop, {
+    debrief: s.debrief,
+    extraCounts: {},
+    modelSettings: s.o.maxOutputTokens ? { maxOutputTokens: s.o.maxOutputTokens } : {},
+  });
 }

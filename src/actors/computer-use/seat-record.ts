@@ -5,9 +5,10 @@
  * clock and time stops, and the rule that a declared success passes only when every hidden check
  * does. How a seat talks to its model (requests, tool calls, batches) differs and stays in it.
  */
-import type { BrowserAction, BrowserObservation } from "../../browser-control/index.ts";
+import { type BrowserAction, type BrowserObservation, isBrowserControlError } from "../../browser-control/index.ts";
 import type { ActorStatus, CompletionReason, TraceItem } from "../../bundle/index.ts";
 import { type BrowserOutcomeCore, type KeptScreenshot, type ObservationRecord, observationRecord } from "../scripted-browser/index.ts";
+import type { BackstopState } from "./backstop.ts";
 import { type LoopTask, type TaskFunnel, taskFunnel } from "./outcome.ts";
 
 /** Longest model text kept in one trace item, chars. */
@@ -92,8 +93,16 @@ export class SeatRecord {
   /** Aborts when the seat's clock runs out. */
   readonly clock: AbortSignal;
   private n = 0;
+  /** Turns so far: requests of a loop, tool calls of an account turn. */
+  turn = 0;
+  /** Actions the model sent, dispatched or not. */
+  actions = 0;
   /** Dispatched actions other than `wait` and `screenshot`. */
   material = 0;
+  /** Model messages kept (text, narration, a final answer). */
+  messages = 0;
+  /** The friction backstop, from the start frame on. */
+  backstop: BackstopState | undefined;
 
   constructor(
     readonly o: SeatRecordOptions,
@@ -123,6 +132,24 @@ export class SeatRecord {
     if (this.o.signal?.aborted) return harnessStop(this.abortedCode, `the seat was stopped ${what}`, "harness_aborted");
     if (this.clock.aborted || Date.now() >= this.deadline) return this.timeStop(what);
     return undefined;
+  }
+  /**
+   * The stop for an error thrown out of the seat's run (`subject` names it in the reason, e.g.
+   * "loop"): a desktop failure while observing (the caller's stop or the clock first), else
+   * `failed`/`actor_error` naming only the error's class, never its message.
+   */
+  thrownStop(e: unknown, subject: string): SeatStop {
+    return isBrowserControlError(e)
+      ? (this.outsideStop("while observing") ?? harnessStop(e.code, `an observation failed in the desktop: ${e.errorCode}/${e.disposition}`))
+      : { status: "failed", completionReason: "actor_error", reason: `the ${subject} failed: ${e instanceof Error ? e.name : "unexpected error"}` };
+  }
+  /** Runs `drive` to the seat's stop; an error thrown out of it becomes {@link thrownStop}'s stop. */
+  async runToStop(drive: () => Promise<SeatStop>, subject: string): Promise<SeatStop> {
+    try {
+      return await drive();
+    } catch (e) {
+      return this.thrownStop(e, subject);
+    }
   }
   /** Keeps an observation for the hidden checks. */
   recordObservation(obs: BrowserObservation): void {
