@@ -42,7 +42,7 @@ function pixel(fill: PngFill, seed: number, i: number, x: number, y: number, wid
 export function makePng(width = 4, height = 3, opts: MakePngOptions = {}): Uint8Array {
   const { seed = 1, fill = "pattern", alpha = false } = opts;
   const png = new PNG({ width, height });
-  const noise = rng(seed * 2654435761 || 1);
+  const noise = rng(seed);
   for (let y = 0, i = 0; y < height; y++) {
     for (let x = 0; x < width; x++, i++) {
       const [r, g, b] = pixel(fill, seed, i, x, y, width, height, noise);
