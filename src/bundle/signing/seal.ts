@@ -1,5 +1,6 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
+import { sha256Hex } from "../../bytes/sha256.ts";
 import { HumanishError } from "../../errors.ts";
 import { writeFileAtomicSync } from "../atomic.ts";
 import { artifactRootFor } from "../paths.ts";
@@ -52,20 +53,25 @@ function carryAppendices(runDir: string, runId: string, key: SigningKey, previou
   }
 }
 
-/** The manifest of the run at `runDir` as it is on disk: `run.json`, `status.json` and every listed artifact. */
+/**
+ * The manifest of the run at `runDir` as it is on disk: `run.json`, `status.json` and every listed
+ * artifact. Each file is read, hashed and dropped before the next, so a bundle of 1,600
+ * screenshots costs one file's bytes at a time, never the whole bundle.
+ */
 function manifestOnDisk(runDir: string, runId: string): BundleManifest {
   const root = artifactRootFor(runId);
   const read = (rel: string) => safeReadOrThrow(join(runDir, rel), `${root}/${rel}`, MAX_SEAL_FILE_BYTES);
-  const files = new Map<string, Uint8Array>();
+  const facts = new Map<string, { size: number; sha256: string }>();
+  const keep = (rel: string, bytes: Uint8Array) => facts.set(rel, { size: bytes.byteLength, sha256: sha256Hex(bytes) });
   const runBytes = read("run.json");
-  files.set("run.json", runBytes);
+  keep("run.json", runBytes);
   const listed = ((JSON.parse(new TextDecoder().decode(runBytes)) as { artifacts?: { path: string }[] }).artifacts ?? []).map((a) => a.path);
   // status.json is covered when present; anything but a plain file there is refused, never skipped.
   const status = safeReadFile(join(runDir, "status.json"), MAX_SEAL_FILE_BYTES);
-  if (status.ok) files.set("status.json", status.bytes);
-  else if (status.reason !== "not_found") files.set("status.json", read("status.json"));
-  for (const rel of listed) files.set(rel, read(rel));
-  return buildManifest(runId, files, listed);
+  if (status.ok) keep("status.json", status.bytes);
+  else if (status.reason !== "not_found") keep("status.json", read("status.json"));
+  for (const rel of listed) keep(rel, read(rel));
+  return buildManifest(runId, (rel) => facts.get(rel) ?? null, listed);
 }
 
 /**
