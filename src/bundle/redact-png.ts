@@ -12,7 +12,8 @@ const PNG_DATA_URI = /data:image\/png;base64,([A-Za-z0-9+/\r\n]+={0,2}[\r\n]*)(?
 
 /** Decode a (possibly line-wrapped) base64 payload. */
 export function decodeBase64Payload(p: string): Uint8Array {
-  return new Uint8Array(Buffer.from(p.replace(/\s+/g, ""), "base64"));
+  // Stripping is a copy of the whole payload; a report's payloads are never wrapped, so skip it then.
+  return new Uint8Array(Buffer.from(/\s/.test(p) ? p.replace(/\s+/g, "") : p, "base64"));
 }
 
 /** Split text into the parts outside PNG data-URI payloads and the base64 payloads themselves. */

@@ -142,17 +142,35 @@ export interface SensitiveFinding {
 }
 
 /**
+ * The matches of the global pattern `re` in `text`, in order, at most `limit`; null when there is
+ * none. Runs `exec` on `re` itself rather than `matchAll`, which clones the pattern on every call:
+ * verify and the stream redactor call this for every string or chunk and every shape, tens of
+ * thousands of times a bundle, and the clones (or even a callback per call) were megabytes of
+ * garbage a trace. No match allocates nothing. Synchronous, so the shared `lastIndex` is never
+ * interleaved; it is left at 0.
+ */
+export function matchesOf(re: RegExp, text: string, limit = Number.POSITIVE_INFINITY): RegExpExecArray[] | null {
+  let out: RegExpExecArray[] | null = null;
+  re.lastIndex = 0;
+  for (let m = re.exec(text); m !== null && (out?.length ?? 0) < limit; m = re.exec(text)) {
+    if (m[0].length === 0) re.lastIndex++;
+    if (out) out.push(m);
+    else out = [m];
+  }
+  re.lastIndex = 0;
+  return out;
+}
+
+/**
  * Detector: every secret or local-path shape in `text` (max `limit` findings).
  * Used by `verifyRun`'s public-safety scan. Pure.
  */
 export function findSensitive(text: string, limit = 50): SensitiveFinding[] {
   const out: SensitiveFinding[] = [];
   for (const shape of SHAPES) {
-    shape.re.lastIndex = 0;
-    for (const m of text.matchAll(shape.re)) {
-      out.push({ shape: shape.name, index: m.index ?? 0 });
-      if (out.length >= limit) return out;
-    }
+    const found = matchesOf(shape.re, text, limit - out.length);
+    if (found) for (const m of found) out.push({ shape: shape.name, index: m.index });
+    if (out.length >= limit) return out;
   }
   return out;
 }

@@ -23,7 +23,7 @@ import { DEFAULT_TAIL_CHARS, tail } from "../text/tail.ts";
 import { containsSecret, containsSecretIn } from "./redact-detect.ts";
 import { compileRedactorRules, nameContainsSecret, type RedactorOptions } from "./redact-rules.ts";
 import { scrubBytes, scrubText, scrubValue } from "./redact-scrub.ts";
-import type { Shape } from "./redact-shapes.ts";
+import { matchesOf, type Shape } from "./redact-shapes.ts";
 
 export { decodeBase64Payload, pngNonImageChunks, splitPngDataUris } from "./redact-png.ts";
 export { MIN_SECRET_LENGTH, type RedactorOptions } from "./redact-rules.ts";
@@ -150,8 +150,7 @@ export function safeCut(s: string, desired: number, rules: { literals: readonly 
     for (let i = s.indexOf(lit); i !== -1; i = s.indexOf(lit, i + 1)) spans.push([i, i + lit.length]);
   }
   for (const shape of rules.shapes) {
-    shape.re.lastIndex = 0;
-    for (const m of s.matchAll(shape.re)) spans.push([m.index ?? 0, (m.index ?? 0) + m[0].length]);
+    for (const m of matchesOf(shape.re, s) ?? []) spans.push([m.index, m.index + m[0].length]);
   }
   for (const [a, b] of spans) if (b >= s.length) hold = Math.min(hold, a);
   let cut = hold;

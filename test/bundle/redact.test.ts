@@ -10,6 +10,7 @@ import {
   SHAPE_NAMES,
   tail,
 } from "../../src/bundle/index.ts";
+import { matchesOf } from "../../src/bundle/redact-shapes.ts";
 
 /** One sample per secret shape (built at run time so no literal key sits in the tree). */
 const rep = (c: string, n: number) => c.repeat(n);
@@ -232,5 +233,30 @@ describe("safe cuts of a stream", () => {
   test("never inside a match, even one containing whitespace", () => {
     const t = "say open sesame 42 now";
     expect(r.safeCut(t, 9)).toBe(4); // "say open |sesame" would split the secret
+  });
+});
+
+describe("matchesOf", () => {
+  test("finds what matchAll finds, in order, and leaves the pattern's lastIndex at 0", () => {
+    const re = /a+|(?=b)/g;
+    const text = "aab xa b aaa";
+    const got = matchesOf(re, text)?.map((m) => [m.index, m[0]]);
+    const want = [...text.matchAll(/a+|(?=b)/g)].map((m) => [m.index, m[0]]);
+    expect(got).toEqual(want);
+    expect(re.lastIndex).toBe(0);
+  });
+
+  test("stops at the limit and answers null when nothing matches", () => {
+    const re = /\d/g;
+    expect(matchesOf(re, "1 2 3 4", 2)?.map((m) => m[0])).toEqual(["1", "2"]);
+    expect(re.lastIndex).toBe(0);
+    expect(matchesOf(re, "none")).toBeNull();
+  });
+
+  test("findSensitive still reports every shape of a text, after earlier calls on other texts", () => {
+    const key = `sk-proj-${"A1b2C3d4".repeat(4)}`;
+    expect(findSensitive(`x ${key} y`).map((f) => f.shape)).toContain("openai-key");
+    expect(findSensitive("clean text")).toEqual([]);
+    expect(findSensitive(`${key} and /home/alice/notes.txt`).length).toBeGreaterThanOrEqual(2);
   });
 });

@@ -24,7 +24,7 @@ import {
 import type { CheckOutcome, VerifyContext } from "./context.ts";
 import { declaredChannelCheck } from "./declared.ts";
 import { readPaths } from "./digest.ts";
-import { decodeText, digestOf, parseNdjson } from "./scan.ts";
+import { base64Scratch, decodeText, digestOf, garbageWindow, PAYLOAD_WINDOW_BYTES, parseNdjson, releaseLargeTextScratch } from "./scan.ts";
 
 function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
   try {
@@ -150,12 +150,15 @@ async function admitEmbedded(rel: string, bytes: Uint8Array, perCall: Map<string
   const text = decodeText(bytes);
   if (text?.includes("data:image/png;base64,")) {
     const { payloads } = splitPngDataUris(text);
+    const scratch = garbageWindow(PAYLOAD_WINDOW_BYTES);
     for (let i = 0; i < payloads.length; i++) {
+      scratch.add(base64Scratch(payloads[i]!.length));
       out.count++;
       const png = decodeBase64Payload(payloads[i]!);
       const adm = await admitOnce(png, perCall, sha256Hex(png));
       if (!adm.ok) out.problems.push(`${rel}: embedded PNG #${i + 1} not admitted (${adm.code}: ${adm.detail})`);
     }
+    releaseLargeTextScratch(bytes);
   }
   embeddedOf.set(bytes, out);
   return out;

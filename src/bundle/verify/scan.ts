@@ -23,6 +23,47 @@ export function digestOf(bytes: Uint8Array): string {
   return d;
 }
 
+/**
+ * A counter of scratch bytes a scan leaves to the collector: once `windowBytes` have piled up it
+ * asks for a full collection. The collector's own heuristics let hundreds of MiB of short-lived
+ * buffers (decoded frames, base64 copies) accumulate before it frees them, and that pile, not
+ * what verify keeps, would set its peak memory; a collection per window keeps the peak flat in
+ * the bundle's size for a few milliseconds per window.
+ */
+export function garbageWindow(windowBytes: number): { add: (bytes: number) => void } {
+  let pending = 0;
+  return {
+    add(bytes) {
+      pending += bytes;
+      if (pending < windowBytes) return;
+      pending = 0;
+      Bun.gc(true);
+    },
+  };
+}
+
+/**
+ * Scratch (bytes) a base64 payload of `chars` characters costs to decode: its two-byte-per-char
+ * copy (the text of a report with any non-Latin-1 character is UTF-16) and the decoded bytes.
+ */
+export function base64Scratch(chars: number): number {
+  return chars * 3;
+}
+
+/** Scratch bytes let pile up while one file's embedded payloads are decoded. */
+export const PAYLOAD_WINDOW_BYTES = 8 * 1024 * 1024;
+
+/** A text file at least this large (bytes) has its scan scratch collected as soon as it is scanned. */
+const LARGE_TEXT_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Collect what the scan of a large text file left behind (a 12 MiB report decodes to a 25 MiB
+ * UTF-16 string, split into parts): one collection per such file, of which a bundle has one or two.
+ */
+export function releaseLargeTextScratch(bytes: Uint8Array): void {
+  if (bytes.byteLength >= LARGE_TEXT_BYTES) Bun.gc(true);
+}
+
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 const texts = new WeakMap<Uint8Array, string | null>();
 /**
@@ -146,7 +187,11 @@ function scanContentUncached(rel: string, bytes: Uint8Array): string[] {
   const { outside, payloads } = splitPngDataUris(text);
   const bare = outside.join("\n");
   scan(bare);
-  for (const p of payloads) scanBinary(decodeBase64Payload(p));
+  const scratch = garbageWindow(PAYLOAD_WINDOW_BYTES);
+  for (const p of payloads) {
+    scanBinary(decodeBase64Payload(p));
+    scratch.add(base64Scratch(p.length));
+  }
   const strings: string[] = [];
   for (const d of jsonDocs(rel, text)) jsonStrings(d, strings);
   for (const s of strings) scan(splitPngDataUris(s).outside.join("\n"));
@@ -155,6 +200,7 @@ function scanContentUncached(rel: string, bytes: Uint8Array): string[] {
   if ((lower.endsWith(".html") || lower.endsWith(".htm")) && /&(?:#\d+|#x[0-9a-f]+|amp|lt|gt|quot|apos|sol);/i.test(bare)) scan(decodeHtmlRefs(bare));
   // Percent-encoded content (URLs in transcripts) is decoded once more.
   if (/%[0-9A-Fa-f]{2}/.test(bare)) scan(percentDecodeRuns(bare));
+  releaseLargeTextScratch(bytes);
   return [...found];
 }
 
