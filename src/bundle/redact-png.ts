@@ -10,10 +10,13 @@
  */
 const PNG_DATA_URI = /data:image\/png;base64,([A-Za-z0-9+/\r\n]+={0,2}[\r\n]*)(?=["')])/g;
 
-/** Decode a (possibly line-wrapped) base64 payload. */
+/**
+ * Decode a (possibly line-wrapped) base64 payload. The decoder skips the CR and LF a report's
+ * wrapped payloads hold (and the pattern above admits no other character), so the payload is
+ * decoded as it is: stripping the line breaks first would copy every inlined frame once more.
+ */
 export function decodeBase64Payload(p: string): Uint8Array {
-  // Stripping is a copy of the whole payload; a report's payloads are never wrapped, so skip it then.
-  return new Uint8Array(Buffer.from(/\s/.test(p) ? p.replace(/\s+/g, "") : p, "base64"));
+  return new Uint8Array(Buffer.from(p, "base64"));
 }
 
 /** Split text into the parts outside PNG data-URI payloads and the base64 payloads themselves. */

@@ -288,9 +288,9 @@ function renderStrips(m: ReportModel): string {
  * shape (e.g. `AIza` + 20 characters) to the bundle's public-safety scan of text artifacts.
  */
 function wrapBase64(b64: string): string {
-  const parts: string[] = new Array(Math.ceil(b64.length / 16));
-  for (let i = 0, j = 0; i < b64.length; i += 16, j++) parts[j] = b64.slice(i, i + 16);
-  return parts.join("\n");
+  // One regex pass builds the result in place; slicing into an array of 16-character strings
+  // made a heap object per line (700,000 for a full report) before the join.
+  return b64.replace(/.{16}(?!$)/g, "$&\n");
 }
 
 function costCell(c: ReportCostLine): string {

@@ -1,5 +1,6 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
+import { scratchWindow } from "../../bytes/scratch.ts";
 import { sha256Hex } from "../../bytes/sha256.ts";
 import { HumanishError } from "../../errors.ts";
 import { writeFileAtomicSync } from "../atomic.ts";
@@ -62,7 +63,11 @@ function manifestOnDisk(runDir: string, runId: string): BundleManifest {
   const root = artifactRootFor(runId);
   const read = (rel: string) => safeReadOrThrow(join(runDir, rel), `${root}/${rel}`, MAX_SEAL_FILE_BYTES);
   const facts = new Map<string, { size: number; sha256: string }>();
-  const keep = (rel: string, bytes: Uint8Array) => facts.set(rel, { size: bytes.byteLength, sha256: sha256Hex(bytes) });
+  const scratch = scratchWindow();
+  const keep = (rel: string, bytes: Uint8Array) => {
+    facts.set(rel, { size: bytes.byteLength, sha256: sha256Hex(bytes) });
+    scratch.add(bytes.byteLength);
+  };
   const runBytes = read("run.json");
   keep("run.json", runBytes);
   const listed = ((JSON.parse(new TextDecoder().decode(runBytes)) as { artifacts?: { path: string }[] }).artifacts ?? []).map((a) => a.path);

@@ -2,6 +2,8 @@
  * Checks of the evidence inside the files: artifact schemas (and the status index and the
  * orphan-release appendix), screenshot admission, and the per-route evidence a live run owes.
  */
+
+import { scratchWindow } from "../../bytes/scratch.ts";
 import { sha256Hex } from "../../bytes/sha256.ts";
 import { zodIssues } from "../../text/zod-issues.ts";
 import { buildNoSpendProof, round6 } from "../derive.ts";
@@ -24,7 +26,7 @@ import {
 import type { CheckOutcome, VerifyContext } from "./context.ts";
 import { declaredChannelCheck } from "./declared.ts";
 import { readPaths } from "./digest.ts";
-import { base64Scratch, decodeText, digestOf, garbageWindow, PAYLOAD_WINDOW_BYTES, parseNdjson, releaseLargeTextScratch } from "./scan.ts";
+import { base64Scratch, decodeText, digestOf, PAYLOAD_WINDOW_BYTES, parseNdjson, releaseLargeTextScratch } from "./scan.ts";
 
 function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
   try {
@@ -150,7 +152,7 @@ async function admitEmbedded(rel: string, bytes: Uint8Array, perCall: Map<string
   const text = decodeText(bytes);
   if (text?.includes("data:image/png;base64,")) {
     const { payloads } = splitPngDataUris(text);
-    const scratch = garbageWindow(PAYLOAD_WINDOW_BYTES);
+    const scratch = scratchWindow(PAYLOAD_WINDOW_BYTES);
     for (let i = 0; i < payloads.length; i++) {
       scratch.add(base64Scratch(payloads[i]!.length));
       out.count++;

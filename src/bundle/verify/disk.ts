@@ -12,6 +12,7 @@
 import { readdirSync } from "node:fs";
 import { lstat } from "node:fs/promises";
 import { join } from "node:path";
+import { scratchWindow } from "../../bytes/scratch.ts";
 import type { PngAdmission } from "../png.ts";
 import { describeSafeReadFailure, safeReadFile } from "../safe-read.ts";
 import { MAX_FINDINGS } from "./checks-files.ts";
@@ -34,22 +35,13 @@ const RISKY_SEGMENTS = new Set([".git", "Cookies", "Login Data", "Local Storage"
 const DECODE_WINDOW_BYTES = 96 * 1024 * 1024;
 
 /**
- * A counter of the admission decoder's scratch: every decode of a w×h frame leaves about 8·w·h
- * bytes of buffers behind (the inflated rows and the RGBA bitmap, ~8 MiB for 1280×800), held
- * outside the JavaScript heap, which the collector's heuristics let hundreds of frames' worth
- * pile up before they are freed. Asking for a collection after each window keeps a walk's peak
- * memory flat in the number of screenshots, for a few milliseconds per window.
+ * A scratch window over the admission decoder: every decode of a w×h frame leaves about 8·w·h
+ * bytes of buffers behind (the inflated rows and the RGBA bitmap, ~8 MiB for 1280×800), so
+ * `add(pixels)` counts 8 bytes a pixel into a {@link scratchWindow}.
  */
 export function decodeGarbageWindow(windowBytes = DECODE_WINDOW_BYTES): { add: (pixels: number) => void } {
-  let pending = 0;
-  return {
-    add(pixels) {
-      pending += pixels * 8;
-      if (pending < windowBytes) return;
-      pending = 0;
-      Bun.gc(true);
-    },
-  };
+  const w = scratchWindow(windowBytes);
+  return { add: (pixels) => w.add(pixels * 8) };
 }
 
 /** What the walk hands to `verifyFiles`. */

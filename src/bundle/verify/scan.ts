@@ -8,6 +8,7 @@
  * mutated file only). A caller must not modify an array in place after handing it over.
  */
 import type { z } from "zod";
+import { scratchWindow } from "../../bytes/scratch.ts";
 import { sha256Hex } from "../../bytes/sha256.ts";
 import { zodIssues } from "../../text/zod-issues.ts";
 import { decodeBase64Payload, findSensitive, percentDecodeRuns, pngNonImageChunks, splitPngDataUris } from "../redact.ts";
@@ -21,25 +22,6 @@ export function digestOf(bytes: Uint8Array): string {
     digests.set(bytes, d);
   }
   return d;
-}
-
-/**
- * A counter of scratch bytes a scan leaves to the collector: once `windowBytes` have piled up it
- * asks for a full collection. The collector's own heuristics let hundreds of MiB of short-lived
- * buffers (decoded frames, base64 copies) accumulate before it frees them, and that pile, not
- * what verify keeps, would set its peak memory; a collection per window keeps the peak flat in
- * the bundle's size for a few milliseconds per window.
- */
-export function garbageWindow(windowBytes: number): { add: (bytes: number) => void } {
-  let pending = 0;
-  return {
-    add(bytes) {
-      pending += bytes;
-      if (pending < windowBytes) return;
-      pending = 0;
-      Bun.gc(true);
-    },
-  };
 }
 
 /**
@@ -187,7 +169,7 @@ function scanContentUncached(rel: string, bytes: Uint8Array): string[] {
   const { outside, payloads } = splitPngDataUris(text);
   const bare = outside.join("\n");
   scan(bare);
-  const scratch = garbageWindow(PAYLOAD_WINDOW_BYTES);
+  const scratch = scratchWindow(PAYLOAD_WINDOW_BYTES);
   for (const p of payloads) {
     scanBinary(decodeBase64Payload(p));
     scratch.add(base64Scratch(p.length));

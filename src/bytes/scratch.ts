@@ -1,0 +1,26 @@
+/**
+ * Scratch windows: bounded piles of short-lived buffers.
+ *
+ * A pass over a bundle (verify's walk, the seal's hashing, the writer's manifest) reads hundreds
+ * of MiB one file at a time, and its decoders leave buffers behind. Those bytes live outside the
+ * JavaScript heap, so the collector's heuristics see little pressure and let hundreds of MiB pile
+ * up before freeing them; that pile, not what the pass keeps, would set its peak memory. A window
+ * counts the scratch and asks for one full collection each time `windowBytes` have piled up,
+ * which keeps the peak flat in the bundle's size for a few milliseconds per window.
+ */
+
+/** Scratch bytes a whole-bundle pass lets pile up before it collects: a few frames' worth. */
+export const SCRATCH_WINDOW_BYTES = 64 * 1024 * 1024;
+
+/** A counter of scratch bytes (see the module note); `add(bytes)` collects once the window is full. */
+export function scratchWindow(windowBytes = SCRATCH_WINDOW_BYTES): { add: (bytes: number) => void } {
+  let pending = 0;
+  return {
+    add(bytes) {
+      pending += bytes;
+      if (pending < windowBytes) return;
+      pending = 0;
+      Bun.gc(true);
+    },
+  };
+}
