@@ -7,7 +7,9 @@
  *     one that waits 50 ms before its first byte (a fast model's time to first token): p50, p95
  *     and the ratio (goal ≤ 1.1×). The floor is a bare Bun pipe — a trivial `Bun.serve` on a Unix
  *     socket that forwards the body upstream and returns the upstream body — measured in the same
- *     run: what any proxy hop costs, before the gateway's admission, metering and policy;
+ *     run: what any proxy hop costs, before the gateway's admission, metering and policy; and the
+ *     same pipe with every chunk handed through JavaScript, the floor of any proxy that meters
+ *     what it passes (the gateway must read each chunk for the usage it bills);
  *   - a 10 MiB SSE response through the gateway and through the bare pipe, each read by a curl
  *     child process so only the proxy's memory is in this process: RSS growth while it streams
  *     (goal: the gateway's growth ≤ the pipe's + 1 MiB);
@@ -99,6 +101,13 @@ const viaPipe = (body: unknown) =>
     headers: { "content-type": "application/json" },
     body: JSON.stringify(body),
   } as RequestInit);
+const viaJsPipe = (body: unknown) =>
+  fetch("http://pipe/v1/responses", {
+    method: "POST",
+    unix: jsPipeSock,
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  } as RequestInit);
 const viaGw = (body: unknown) =>
   fetch("http://gateway/v1/responses", {
     method: "POST",
@@ -135,9 +144,11 @@ for (let i = 0; i < 30; i++) {
   await timeIt(() => direct(small), false);
   await timeIt(() => viaGw(small), false);
   await timeIt(() => viaPipe(sse), true);
+  await timeIt(() => viaJsPipe(sse), true);
   await timeIt(() => viaGw(sse), true);
 }
 const pt: number[] = [];
+const jt: number[] = [];
 const pt50: number[] = [];
 const d: number[] = [];
 const g: number[] = [];
@@ -152,6 +163,7 @@ for (let i = 0; i < N; i++) {
   g.push(await timeIt(() => viaGw(small), false));
   dt.push(await timeIt(() => direct(sse), true));
   pt.push(await timeIt(() => viaPipe(sse), true));
+  jt.push(await timeIt(() => viaJsPipe(sse), true));
   gt.push(await timeIt(() => viaGw(sse), true));
   if (i < 60) {
     dt50.push(await timeIt(() => direct(sse50), true));
@@ -165,9 +177,9 @@ console.log(
 console.log(`               added p50 ${(pct(g, 50) - pct(d, 50)).toFixed(3)} ms (goal ≤ 2 ms); ratio ${(pct(g, 50) / pct(d, 50)).toFixed(2)}×`);
 const ms = (xs: number[]) => `p50 ${pct(xs, 50).toFixed(3)} ms p95 ${pct(xs, 95).toFixed(3)} ms`;
 const ratio = (a: number[], b: number[]) => pct(a, 50) / pct(b, 50);
-console.log(`SSE first byte instant fake: direct ${ms(dt)} | bare pipe ${ms(pt)} | gateway ${ms(gt)}`);
+console.log(`SSE first byte instant fake: direct ${ms(dt)} | bare pipe ${ms(pt)} | pipe through JS ${ms(jt)} | gateway ${ms(gt)}`);
 console.log(
-  `               gateway/direct ${ratio(gt, dt).toFixed(2)}× (goal ≤ 1.1×); floor pipe/direct ${ratio(pt, dt).toFixed(2)}×; gateway/pipe ${ratio(gt, pt).toFixed(2)}×`,
+  `               gateway/direct ${ratio(gt, dt).toFixed(2)}× (goal ≤ 1.1×); floors pipe/direct ${ratio(pt, dt).toFixed(2)}×, pipe through JS/direct ${ratio(jt, dt).toFixed(2)}×; gateway/pipe through JS ${ratio(gt, jt).toFixed(2)}×`,
 );
 console.log(`SSE first byte 50 ms model:  direct ${ms(dt50)} | bare pipe ${ms(pt50)} | gateway ${ms(gt50)}`);
 console.log(`               gateway/direct ${ratio(gt50, dt50).toFixed(3)}× (goal ≤ 1.1×); pipe/direct ${ratio(pt50, dt50).toFixed(3)}×`);
@@ -222,6 +234,8 @@ async function streamThrough(bytes: number, via: "gateway" | "pipe" | "js-pipe")
 const figures: Figure[] = [
   figure("JSON request p50 via gateway vs direct", pct(g, 50), "ms", pct(d, 50), { text: "added ≤ 2 ms" }),
   figure("SSE first byte p50 via gateway vs direct (instant fake)", pct(gt, 50), "ms", pct(dt, 50), { maxRatio: 1.1 }),
+  figure("SSE first byte p50: floor, a pipe through JS vs direct (instant fake)", pct(jt, 50), "ms", pct(dt, 50)),
+  figure("SSE first byte p50 via gateway vs a pipe through JS (instant fake)", pct(gt, 50), "ms", pct(jt, 50)),
   figure("SSE first byte p50 via gateway vs direct (50 ms model)", pct(gt50, 50), "ms", pct(dt50, 50), { maxRatio: 1.1 }),
 ];
 figures[0]!.met = pct(g, 50) - pct(d, 50) <= 2;
@@ -322,7 +336,7 @@ figures.push({
 emitFigures(figures);
 
 console.log(
-  `SUMMARY gateway: SSE first byte gateway/direct ${ratio(gt, dt).toFixed(2)}× (goal ≤ 1.1×; bare-pipe floor ${ratio(pt, dt).toFixed(2)}×, gateway/pipe ${ratio(gt, pt).toFixed(2)}×); 50 ms model ${ratio(gt50, dt50).toFixed(3)}× (goal ≤ 1.1×); 10 MiB stream RSS gateway − pipe ${mib(rssExtra)} MiB (goal ≤ 1 MiB; floor pipe through JS − pipe ${mib(rssJsExtra)} MiB); admission min ${lo.toFixed(3)}× (goal ≥ 1)`,
+  `SUMMARY gateway: SSE first byte gateway/direct ${ratio(gt, dt).toFixed(2)}× (goal ≤ 1.1×; bare-pipe floor ${ratio(pt, dt).toFixed(2)}×, pipe-through-JS floor ${ratio(jt, dt).toFixed(2)}×, gateway/that floor ${ratio(gt, jt).toFixed(2)}×); 50 ms model ${ratio(gt50, dt50).toFixed(3)}× (goal ≤ 1.1×); 10 MiB stream RSS gateway − pipe ${mib(rssExtra)} MiB (goal ≤ 1 MiB; floor pipe through JS − pipe ${mib(rssJsExtra)} MiB); admission min ${lo.toFixed(3)}× (goal ≥ 1)`,
 );
 await pipe.stop(true);
 await jsPipe.stop(true);

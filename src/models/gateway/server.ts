@@ -22,6 +22,7 @@ import { randomBytes, timingSafeEqual } from "node:crypto";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { scratchWindow } from "../../bytes/scratch.ts";
 import { errorMessage, HumanishError } from "../../errors.ts";
 import { type AdmissionEstimate, admissionEstimate, outputGrant, withOutputTokens } from "../admission.ts";
 import type { ModelEndpoint, ModelKey } from "../endpoint.ts";
@@ -149,6 +150,15 @@ export interface Gateway {
 
 /** Socket file name inside the gateway's directory. */
 export const GATEWAY_SOCKET_NAME = "model.sock";
+
+/**
+ * Streamed bytes every gateway of this process lets pile up before it collects. Each chunk the
+ * tap reads lives outside the JavaScript heap, so the collector barely notices a long stream and
+ * lets several MiB of spent chunks stand per stream; one full collection per MiB passed keeps a
+ * seat's memory at what a bare pipe holds. Ordinary answers (tens of KiB) never fill a window.
+ */
+export const STREAM_WINDOW_BYTES = 1024 * 1024;
+const streamed = scratchWindow(STREAM_WINDOW_BYTES);
 
 const PASS_BACK = /^(content-type|cache-control|x-request-id|openai-.*|x-ratelimit-.*|retry-after)$/i;
 
@@ -455,6 +465,7 @@ function passThrough(st: GatewayState, req: Request, m: Meter, upstream: Respons
         // Handed on first: the sandbox's bytes do not wait for the tap's parsing.
         c.enqueue(r.value);
         tap.push(r.value);
+        streamed.add(r.value.length);
       },
       cancel(reason) {
         finish("the sandbox closed the stream early");
