@@ -6,10 +6,12 @@
  */
 import type { RunContext, TerminalParticipant, TerminalParticipantOutcome } from "../actors/terminal-participant/participant.ts";
 import type { CleanupProof, TaskResult } from "../bundle/schemas.ts";
+import type { RunWriter } from "../bundle/writer.ts";
 import { TERMINAL_STUDY_DIR, type TerminalLabConfig } from "../lab/schema.ts";
 import type { Sandbox } from "../sandbox/types.ts";
 import { evidenceSummary, type SeatEvidence, type StudyError } from "../study/evidence.ts";
 import type { Lane, SeatHooks, SeatRelease, SeatSession, SeatSpec } from "../study/types.ts";
+import type { SandboxCa } from "./ca.ts";
 import type { TerminalPlan } from "./plan.ts";
 import { PARTICIPANT_USER, runInstall } from "./provision.ts";
 import { checkSeat, type TerminalSeatBase } from "./seat.ts";
@@ -79,6 +81,24 @@ export interface TerminalLaneSeats<T> {
   participate(s: T): Promise<void>;
   /** Runs after the session opened teardown (the seat's error logged, the `teardown` phase). */
   finalize(s: T, end: { error?: StudyError; interrupted: boolean }): Promise<SeatRelease>;
+}
+
+/** What every terminal lane needs of its study, whichever sandbox it runs seats in. */
+export interface TerminalLaneStudy {
+  lab: TerminalLabConfig;
+  plan: TerminalPlan;
+  writer: RunWriter;
+  runId: string;
+  /** First-output deadline of a participant command, ms. */
+  firstOutputMs: number;
+  seatCount: number;
+  /** Extra CA trust for sandboxes behind an intercepting HTTPS proxy (`HUMANISH_SANDBOX_CA_CERTS`, else `NODE_EXTRA_CA_CERTS`), if set. */
+  ca: SandboxCa | undefined;
+  /**
+   * Study-level lifecycle events a one-seat study keeps in its seat's ledger (as it always has);
+   * a many-seat study records them once in run.json instead.
+   */
+  preamble: readonly { event: string; message: string }[];
 }
 
 /**

@@ -1,8 +1,7 @@
 import type { CostLine } from "../../bundle/schemas.ts";
-import type { RunWriter } from "../../bundle/writer.ts";
 import type { DockerClient } from "../../docker/index.ts";
 import { HumanishError } from "../../errors.ts";
-import { TERMINAL_STUDY_DIR, type TerminalLabConfig } from "../../lab/schema.ts";
+import { TERMINAL_STUDY_DIR } from "../../lab/schema.ts";
 import { ledgerCostLines } from "../../models/ledger.ts";
 import { PROJECT_LABEL } from "../../sandbox/controller.ts";
 import { releaseContainer } from "../../sandbox/index.ts";
@@ -10,12 +9,12 @@ import type { ReleaseProof, Sandbox, SandboxProvider } from "../../sandbox/types
 import type { SeatEvidence, StudyError } from "../../study/evidence.ts";
 import { appendSandboxReceipt } from "../../study/receipts.ts";
 import type { Lane, SeatHooks, SeatRelease, SeatSpec } from "../../study/types.ts";
-import type { SandboxCa } from "../../terminal-seat/ca.ts";
 import { deadlineLabel, isoDate, providerCostLine } from "../../terminal-seat/evidence.ts";
-import { createTerminalParticipant, type TerminalPlan } from "../../terminal-seat/plan.ts";
+import { createTerminalParticipant } from "../../terminal-seat/plan.ts";
 import { PARTICIPANT_USER, readyProbe } from "../../terminal-seat/provision.ts";
 import { copySandboxCa, participantResultError, recordRelease, seatRelease, terminalSeatBase, terminalSeatFailure } from "../../terminal-seat/seat.ts";
 import { cleanupFailure, jobsCapFailure, writeTerminalSeatFiles } from "../../terminal-seat/seat-files.ts";
+import type { TerminalLaneStudy } from "../../terminal-seat/steps.ts";
 import { participantEnded, provisionTerminalSeat, runTerminalParticipant, type TerminalSeatState, terminalLane } from "../../terminal-seat/steps.ts";
 import { ledgerProviderLine, MODEL_LEDGER_FILE, refusedRequestsNote, turnSumMismatch } from "./model-evidence.ts";
 import { type ModelSeat, startSandboxForwarder } from "./model-seat.ts";
@@ -27,25 +26,13 @@ export { INSTALL_TIMEOUT_MS, installFailureHint, PARTICIPANT_USER } from "../../
 export const DEFAULT_FIRST_OUTPUT_MS = 90_000;
 
 /** What the lane needs of the study: its plan, engine, writer and the seats' model gateways. */
-export interface DockerTerminalLaneOptions {
-  lab: TerminalLabConfig;
-  plan: TerminalPlan;
+export interface DockerTerminalLaneOptions extends TerminalLaneStudy {
   engine: EngineReady;
   provider: SandboxProvider;
-  writer: RunWriter;
-  runId: string;
   cwd: string;
-  ca: SandboxCa | undefined;
   diskMiB: number;
-  firstOutputMs: number;
-  seatCount: number;
   /** The gateway of each model-driven seat, opened before the study (its token is a secret of the writer). */
   modelSeats: ReadonlyMap<string, ModelSeat>;
-  /**
-   * Study-level lifecycle events a one-seat study keeps in its seat's ledger (as it always has);
-   * a many-seat study records them once in run.json instead.
-   */
-  preamble: readonly { event: string; message: string }[];
 }
 
 /** The lane's own facts of a seat: whether its participant started, for the study's gaps. */

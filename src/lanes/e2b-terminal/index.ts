@@ -16,7 +16,6 @@
  */
 import { DIRECT_BASE_URL, directModelHost, SYSTEM_CA_BUNDLE } from "../../actors/codex-exec/command.ts";
 import type { LatestVersion } from "../../actors/codex-exec/index.ts";
-import type { RunWriter } from "../../bundle/writer.ts";
 import { HumanishError } from "../../errors.ts";
 import { TERMINAL_STUDY_DIR, type TerminalLabConfig } from "../../lab/schema.ts";
 import type { E2BSandboxHandleApi, E2BSandboxProvider } from "../../sandbox/e2b.ts";
@@ -28,6 +27,7 @@ import { SANDBOX_CA_PATH, type SandboxCa } from "../../terminal-seat/ca.ts";
 import { createTerminalParticipant, type TerminalPlan } from "../../terminal-seat/plan.ts";
 import { PARTICIPANT_USER } from "../../terminal-seat/provision.ts";
 import { copySandboxCa, participantResultError, recordRelease, seatRelease, terminalSeatBase, terminalSeatFailure } from "../../terminal-seat/seat.ts";
+import type { TerminalLaneStudy } from "../../terminal-seat/steps.ts";
 import { participantEnded, provisionTerminalSeat, runTerminalParticipant, type TerminalSeatState, terminalLane } from "../../terminal-seat/steps.ts";
 import { type E2BTerminalSeatFacts, writeE2BSeatEvidence } from "./evidence.ts";
 import { ensureNode } from "./node.ts";
@@ -46,23 +46,13 @@ export { checkE2BTemplate, type E2BAccess, resolveE2BAccess } from "./preflight.
 export const E2B_FIRST_OUTPUT_MS = 90_000;
 
 /** What the lane needs of the study. */
-export interface E2BTerminalLaneOptions {
-  lab: TerminalLabConfig;
-  plan: TerminalPlan;
+export interface E2BTerminalLaneOptions extends TerminalLaneStudy {
   access: E2BAccess;
   provider: E2BSandboxProvider;
-  writer: RunWriter;
-  runId: string;
-  firstOutputMs: number;
-  seatCount: number;
   /** `latest` resolved once for the study's Codex seats. */
   latest: LatestVersion;
   /** The command's env (the host's artifact cache for the pinned Node). */
   env: Record<string, string | undefined>;
-  /** Extra CA trust for sandboxes behind an intercepting HTTPS proxy (`HUMANISH_SANDBOX_CA_CERTS`, else `NODE_EXTRA_CA_CERTS`), if set. */
-  ca: SandboxCa | undefined;
-  /** Study-level lifecycle events a one-seat study keeps in its seat's ledger. */
-  preamble: readonly { event: string; message: string }[];
 }
 
 /** How a Codex seat reaches its model from the sandbox: the plan's auth mode and endpoint. */

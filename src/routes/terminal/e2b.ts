@@ -15,6 +15,7 @@ import { studySecrets } from "../../secrets/index.ts";
 import { pickSeatSpecs, planConcurrency } from "../../study/index.ts";
 import { loadSandboxCa } from "../../terminal-seat/ca.ts";
 import type { TerminalPlan } from "../../terminal-seat/plan.ts";
+import type { TerminalLaneStudy } from "../../terminal-seat/steps.ts";
 import type { StudyContext, StudyResult } from "../types.ts";
 import { finishTerminalStudy, runTerminalSeats, studyLifecycle, studyPreamble } from "./study.ts";
 
@@ -71,20 +72,8 @@ export async function runE2BTerminalStudy(ctx: StudyContext<TerminalLabConfig>, 
     warnings: concurrency.warnings,
   });
   const lifecycle = studyLifecycle(preamble, seats.length, redact);
-  const lane = e2bTerminalLane({
-    lab,
-    plan,
-    access,
-    provider,
-    writer,
-    runId: ctx.runId,
-    firstOutputMs,
-    seatCount: seats.length,
-    latest: latestOnce(),
-    env: ctx.env,
-    ca,
-    preamble,
-  });
+  const study: TerminalLaneStudy = { lab, plan, writer, runId: ctx.runId, firstOutputMs, seatCount: seats.length, ca, preamble };
+  const lane = e2bTerminalLane({ ...study, access, provider, latest: latestOnce(), env: ctx.env });
   const run = await runTerminalSeats(ctx, redact, {
     seats,
     lane,

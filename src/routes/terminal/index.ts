@@ -30,6 +30,7 @@ import type { SeatEvidence } from "../../study/evidence.ts";
 import { pickSeatSpecs, planStudyConcurrency, type SeatSpec, type SeatsRun } from "../../study/index.ts";
 import { loadSandboxCa, type SandboxCa } from "../../terminal-seat/ca.ts";
 import { planTerminalStudy, type TerminalPlan } from "../../terminal-seat/plan.ts";
+import type { TerminalLaneStudy } from "../../terminal-seat/steps.ts";
 import type { StudyContext, StudyResult } from "../types.ts";
 import { runTerminalDryRun, TERMINAL_PARTICIPANT_ID } from "./dry-run.ts";
 import { runE2BTerminalStudy } from "./e2b.ts";
@@ -206,21 +207,8 @@ async function runLive(
   const firstOutputMs = deps.firstOutputMs ?? DEFAULT_FIRST_OUTPUT_MS;
   const preamble = dockerPreamble(ctx, plan, engine, { seats: seats.length, concurrency, diskMiB, maxTotalUsd, firstOutputMs });
   const lifecycle = studyLifecycle(preamble, seats.length, redact);
-  const lane = dockerTerminalLane({
-    lab,
-    plan,
-    engine,
-    provider,
-    writer,
-    runId: ctx.runId,
-    cwd: ctx.cwd,
-    ca,
-    diskMiB,
-    firstOutputMs,
-    seatCount: seats.length,
-    modelSeats,
-    preamble,
-  });
+  const study: TerminalLaneStudy = { lab, plan, writer, runId: ctx.runId, firstOutputMs, seatCount: seats.length, ca, preamble };
+  const lane = dockerTerminalLane({ ...study, engine, provider, cwd: ctx.cwd, diskMiB, modelSeats });
   let run: SeatsRun<SeatEvidence<TerminalSeatFacts>>;
   try {
     run = await runTerminalSeats(ctx, redact, { seats, lane, concurrency: concurrency.concurrency, caps: { maxTotalUsd, maxJobs: plan.caps.maxJobs } });
