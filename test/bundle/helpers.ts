@@ -16,7 +16,15 @@ import {
   unmeasuredLine,
 } from "../../src/bundle/index.ts";
 import { type HumanishError, isHumanishError } from "../../src/errors.ts";
-import { browserParticipant, noSpendTerminalCost, scriptedTrace, labBlock as sharedLabBlock, tempProject as sharedTempProject } from "../support/bundles.ts";
+import {
+  browserParticipant,
+  liveBrowserInput,
+  noSpendTerminalCost,
+  scriptedTrace,
+  labBlock as sharedLabBlock,
+  tempProject as sharedTempProject,
+  writeDesktopShots,
+} from "../support/bundles.ts";
 import { makePng } from "../support/png.ts";
 
 /** A canary secret with no recognisable secret shape: only the literal scrub can catch it. */
@@ -222,24 +230,18 @@ export function browserTrace(shots: string[]): ActorTrace {
 /** Write a complete live browser bundle with two screenshots and a report. */
 export async function writeLiveBrowser(cwd: string, runId = "browser-1"): Promise<RunWriter> {
   const w = createRunWriter({ cwd, runId, secrets: [CANARY], route: "browser", mode: "live", lab: "todomvc-first-run", heartbeatMs: 0 });
-  const id = "d".repeat(64);
-  await w.appendNdjson("sandbox-receipts.ndjson", { at: T0, provider: "docker", id, kind: "desktop" }, { kind: "sandbox-receipts", durable: true });
+  const desktop = "d".repeat(64);
   const shots = ["screenshots/001.png", "screenshots/002.png"];
-  await w.writeArtifact(shots[0]!, makePng(4, 3, { seed: 1 }), { kind: "screenshot" });
-  await w.writeArtifact(shots[1]!, makePng(4, 3, { seed: 2 }), { kind: "screenshot" });
+  await writeDesktopShots(w, { desktop, at: T0, shots: shots.map((p, i) => [p, makePng(4, 3, { seed: i + 1 })] as const) });
   await w.writeJson("actor.json", browserTrace(shots), { kind: "actor-trace" });
-  const input: RunBundleInput = {
-    route: "browser",
-    mode: "live",
-    target: "local",
+  const input = liveBrowserInput({
+    desktop,
     createdAt: T0,
     completedAt: T1,
     lab: labBlock("todomvc-first-run"),
-    subject: { source: "app-url", appUrl: "http://127.0.0.1:8080/", provenance: "undeclared" },
     participants: [browserParticipant(60_000)],
     tasks: [{ id: "add-todo", goal: "add", participantId: "p1", status: "passed", passed: true }],
-    cleanup: [{ id, provider: "docker", kind: "desktop", outcome: "released", reason: "inspect-404", at: T1 }],
-  };
+  });
   await w.finalize(input);
   await w.writeArtifact("report/index.html", `<!doctype html><title>r</title><p>${CANARY}</p>`, { kind: "report" });
   await w.finalize();

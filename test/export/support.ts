@@ -11,7 +11,7 @@
 import { CodexEventStream, codexTokenUsage } from "../../src/actors/codex-exec/events.ts";
 import { type ActorTrace, createRunWriter, digestText, type RunBundleInput, summarizeCost, type TraceItem } from "../../src/bundle/index.ts";
 import { terminalLedgers } from "../bundle/helpers.ts";
-import { labBlock } from "../support/bundles.ts";
+import { labBlock, liveBrowserInput, writeDesktopShots } from "../support/bundles.ts";
 import { makePng } from "../support/png.ts";
 
 /** A secret value of the run: it must never reach a trajectory. */
@@ -300,11 +300,9 @@ function ledgerLine(ordinal: number, input: number, output: number, usd: number 
 /** Write a live one-seat computer-use bundle (two real PNG screenshots, the request ledger); returns its run id. */
 export async function writeComputerUseRun(cwd: string, runId = "cua-export-1"): Promise<string> {
   const w = createRunWriter({ cwd, runId, secrets: [SECRET], route: "browser", mode: "live", lab: "todomvc-cua", heartbeatMs: 0 });
-  const id = "f".repeat(64);
-  await w.appendNdjson("sandbox-receipts.ndjson", { at: T0, provider: "docker", id, kind: "desktop" }, { kind: "sandbox-receipts", durable: true });
+  const desktop = "f".repeat(64);
   const shots = ["screenshots/p1-turn-00.png", "screenshots/p1-turn-01.png"];
-  await w.writeArtifact(shots[0]!, makePng(8, 6, { seed: 1 }), { kind: "screenshot" });
-  await w.writeArtifact(shots[1]!, makePng(8, 6, { seed: 2 }), { kind: "screenshot" });
+  await writeDesktopShots(w, { desktop, at: T0, shots: shots.map((p, i) => [p, makePng(8, 6, { seed: i + 1 })] as const) });
   await w.writeJson("actor.json", computerUseTrace(shots), { kind: "actor-trace" });
   // The first response is priced; the second's cost is unknown (null): its step gets no cost_usd.
   const lines = [ledgerLine(1, 1800, 120, 0.0042), ledgerLine(2, 3900, 60, null)];
@@ -325,14 +323,11 @@ export async function writeComputerUseRun(cwd: string, runId = "cua-export-1"): 
     },
     { kind: "model-ledger" },
   );
-  const input: RunBundleInput = {
-    route: "browser",
-    mode: "live",
-    target: "local",
+  const input = liveBrowserInput({
+    desktop,
     createdAt: T0,
     completedAt: T1,
     lab: labBlock("todomvc-cua", "TodoMVC with computer use", "c".repeat(64)),
-    subject: { source: "app-url", appUrl: "http://127.0.0.1:8080/", provenance: "undeclared" },
     participants: [
       {
         id: "p1",
@@ -359,8 +354,7 @@ export async function writeComputerUseRun(cwd: string, runId = "cua-export-1"): 
         reason: "no_rate_for_model",
       },
     ]),
-    cleanup: [{ id, provider: "docker", kind: "desktop", outcome: "released", reason: "inspect-404", at: T1 }],
-  };
+  });
   await w.finalize(input);
   return runId;
 }

@@ -9,7 +9,15 @@ import {
   summarizeCost,
   unmeasuredLine,
 } from "../../src/bundle/index.ts";
-import { browserParticipant, labBlock, noSpendTerminalCost, scriptedTrace, tempProject as sharedTempProject } from "../support/bundles.ts";
+import {
+  browserParticipant,
+  labBlock,
+  liveBrowserInput,
+  noSpendTerminalCost,
+  scriptedTrace,
+  tempProject as sharedTempProject,
+  writeDesktopShots,
+} from "../support/bundles.ts";
 import { makePng } from "../support/png.ts";
 
 /** What a hostile participant printed: it must render as text, never as markup. */
@@ -155,15 +163,16 @@ export async function writeDryRun(cwd: string, runId = "dry-run-1"): Promise<str
 export async function writeBrowserRun(cwd: string, runId = "browser-run-1", opts: { extraNoiseShots?: number } = {}): Promise<string> {
   const w = createRunWriter({ cwd, runId, secrets: [], route: "browser", mode: "live", lab: "todomvc-first-run", heartbeatMs: 0 });
   const desktop = "f".repeat(64);
-  await w.appendNdjson("sandbox-receipts.ndjson", { at: T0, provider: "docker", id: desktop, kind: "desktop" }, { kind: "sandbox-receipts", durable: true });
   const shots = ["screenshots/p1/turn-01.png", "screenshots/p1/turn-02.png"];
-  await w.writeArtifact(shots[0]!, makePng(320, 200, { seed: 1, fill: "bands" }), { kind: "screenshot" });
-  await w.writeArtifact(shots[1]!, makePng(320, 200, { seed: 2, fill: "bands" }), { kind: "screenshot" });
-  for (let k = 0; k < (opts.extraNoiseShots ?? 0); k++) {
-    await w.writeArtifact(`screenshots/p1/noise-${String(k + 1).padStart(2, "0")}.png`, makePng(160, 120, { seed: k + 1, fill: "noise" }), {
-      kind: "screenshot",
-    });
-  }
+  const noise = Array.from(
+    { length: opts.extraNoiseShots ?? 0 },
+    (_, k) => [`screenshots/p1/noise-${String(k + 1).padStart(2, "0")}.png`, makePng(160, 120, { seed: k + 1, fill: "noise" })] as const,
+  );
+  await writeDesktopShots(w, {
+    desktop,
+    at: T0,
+    shots: [...shots.map((p, i) => [p, makePng(320, 200, { seed: i + 1, fill: "bands" })] as const), ...noise],
+  });
   const trace = scriptedTrace("browser", {
     startedAt: T0,
     completedAt: T2,
@@ -184,18 +193,16 @@ export async function writeBrowserRun(cwd: string, runId = "browser-run-1", opts
     ],
   });
   await w.writeJson("actor.json", trace, { kind: "actor-trace" });
-  await w.finalize({
-    route: "browser",
-    mode: "live",
-    target: "local",
-    createdAt: T0,
-    completedAt: T2,
-    lab: lab("todomvc-first-run", "TodoMVC first run"),
-    subject: { source: "app-url", appUrl: "http://127.0.0.1:8080/", provenance: "undeclared" },
-    participants: [browserParticipant(9000)],
-    tasks: [{ id: "add-todo", goal: "Add a todo", participantId: "p1", status: "passed", passed: true }],
-    cleanup: [{ id: desktop, provider: "docker", kind: "desktop", outcome: "released", reason: "inspect-404", at: T2 }],
-  });
+  await w.finalize(
+    liveBrowserInput({
+      desktop,
+      createdAt: T0,
+      completedAt: T2,
+      lab: lab("todomvc-first-run", "TodoMVC first run"),
+      participants: [browserParticipant(9000)],
+      tasks: [{ id: "add-todo", goal: "Add a todo", participantId: "p1", status: "passed", passed: true }],
+    }),
+  );
   w.close();
   return w.runDir;
 }

@@ -1,14 +1,22 @@
 /**
  * Building blocks of run bundles shared by the bundle tests (test/bundle/helpers.ts), the report
  * tests (test/report/fixtures.ts) and the bundle bench (bench/bundle.ts): the temp project, the
- * lab block, a scripted participant's trace, a browser participant entry and the no-spend
- * terminal cost ledger. Each fixture module composes these with its own values (times, items,
+ * lab block, a scripted participant's trace, a browser participant entry, the no-spend
+ * terminal cost ledger, and the desktop receipt, screenshots and finalize input of a live browser run. Each fixture module composes these with its own values (times, items,
  * hostile text), so the shapes the writer and verifier judge live in one place.
  */
 import { chmodSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type ActorTrace, buildTerminalCostLedger, digestText, type RunBundleInput, type TerminalCostLedger, unmeasuredLine } from "../../src/bundle/index.ts";
+import {
+  type ActorTrace,
+  buildTerminalCostLedger,
+  digestText,
+  type RunBundleInput,
+  type RunWriter,
+  type TerminalCostLedger,
+  unmeasuredLine,
+} from "../../src/bundle/index.ts";
 
 /**
  * A fresh temp project directory (its real path, so symlinked tmp dirs compare equal) named
@@ -111,4 +119,39 @@ export function noSpendTerminalCost(): TerminalCostLedger {
     payment: { kind: "payment", usd: 0, basis: "no-spend-signal", ratesAsOf: "2026-11-01", source: "no payment surface", reason: null },
     provider: unmeasuredLine("provider", "no_token_usage"),
   });
+}
+
+/** One screenshot file of a run: its bundle path and PNG bytes. */
+export type ShotFile = readonly [path: string, png: Uint8Array];
+
+/**
+ * Starts a live browser run in `w` as the desktop lanes do: the durable sandbox receipt of the
+ * desktop container `desktop` (64 hex) at `at`, then each screenshot file, in order.
+ */
+export async function writeDesktopShots(w: RunWriter, o: { desktop: string; at: string; shots: readonly ShotFile[] }): Promise<void> {
+  await w.appendNdjson(
+    "sandbox-receipts.ndjson",
+    { at: o.at, provider: "docker", id: o.desktop, kind: "desktop" },
+    { kind: "sandbox-receipts", durable: true },
+  );
+  for (const [path, png] of o.shots) await w.writeArtifact(path, png, { kind: "screenshot" });
+}
+
+/**
+ * The finalize input of a live local browser run on the app at http://127.0.0.1:8080/ whose
+ * desktop `desktop` (64 hex) was released at `completedAt`; the caller gives its lab, times,
+ * participants and tasks, and any other field it sets replaces the default.
+ */
+export function liveBrowserInput(
+  o: Pick<RunBundleInput, "createdAt" | "lab" | "participants" | "tasks"> & Partial<RunBundleInput> & { completedAt: string; desktop: string },
+): RunBundleInput {
+  const { desktop, ...fields } = o;
+  return {
+    route: "browser",
+    mode: "live",
+    target: "local",
+    subject: { source: "app-url", appUrl: "http://127.0.0.1:8080/", provenance: "undeclared" },
+    cleanup: [{ id: desktop, provider: "docker", kind: "desktop", outcome: "released", reason: "inspect-404", at: o.completedAt }],
+    ...fields,
+  };
 }

@@ -19,6 +19,8 @@ export const MADE_FILE: LabTask = { id: "made-file", goal: "Create done.txt.", r
 /** What {@link scriptedTerminalLab} writes. */
 export interface ScriptedTerminalLabOptions {
   id: string;
+  /** The lab's `title` (absent: none). */
+  title?: string;
   /** Shell commands, one scripted step each, in order. */
   steps: readonly string[];
   /** Seats of the actor (absent: the lab's default of one). */
@@ -36,7 +38,7 @@ export function scriptedTerminalLab(o: ScriptedTerminalLabOptions): string {
   const tasks = o.tasks ?? [MADE_FILE];
   return `schema: humanish.lab.v2
 id: ${o.id}
-subject:
+${o.title !== undefined ? `title: ${JSON.stringify(o.title)}\n` : ""}subject:
   source: terminal-product
   product:
     name: coreutils

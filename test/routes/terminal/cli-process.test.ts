@@ -10,6 +10,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { verifyRun } from "../../../src/bundle/verify.ts";
 import { requireDocker } from "../../support/prereq.ts";
+import { scriptedTerminalLab } from "../../support/terminal-study.ts";
 import { containersOfRun, listFiles, REPO, removeContainers, testRunId, tmpProject } from "./support.ts";
 
 const BUN = process.execPath;
@@ -23,28 +24,7 @@ afterAll(async () => {
 
 function writeLab(name: string, steps: string[], maxMinutes = 5): string {
   const path = join(project.dir, `${name}.yaml`);
-  writeFileSync(
-    path,
-    `schema: humanish.lab.v2
-id: ${name}
-subject:
-  source: terminal-product
-  product:
-    name: coreutils
-    publicSurfaces: ["https://www.gnu.org/software/coreutils/"]
-actors:
-  - type: scripted-terminal
-    tasks:
-      - id: made-file
-        goal: Create done.txt.
-        check: {run: test -e done.txt}
-    steps:
-${steps.map((s) => `      - run: ${JSON.stringify(s)}`).join("\n")}
-scenario:
-  mode: live
-  caps: {maxUsd: 0, maxMinutes: ${maxMinutes}}
-`,
-  );
+  writeFileSync(path, scriptedTerminalLab({ id: name, steps, maxMinutes }));
   return path;
 }
 

@@ -14,6 +14,7 @@ import { parseLab } from "../../../src/lab/index.ts";
 import { runTerminalStudy } from "../../../src/routes/terminal/index.ts";
 import { cli } from "../../cli/support.ts";
 import { dockerSocketPath, requireDocker } from "../../support/prereq.ts";
+import { scriptedTerminalLab } from "../../support/terminal-study.ts";
 import { committedLab, containersOfRun, labFromText, REPO, removeContainers, studyContext, testRunId, tmpProject } from "./support.ts";
 
 const project = tmpProject();
@@ -24,26 +25,7 @@ afterAll(async () => {
 });
 
 function sleepyLab(id: string, count: number, seconds: number): string {
-  return `schema: humanish.lab.v2
-id: ${id}
-subject:
-  source: terminal-product
-  product:
-    name: coreutils
-    publicSurfaces: ["https://www.gnu.org/software/coreutils/"]
-actors:
-  - type: scripted-terminal
-    count: ${count}
-    tasks:
-      - id: made-file
-        goal: Create done.txt.
-        check: {run: test -e done.txt}
-    steps:
-      - run: "echo started; sleep ${seconds}; touch done.txt"
-scenario:
-  mode: live
-  caps: {maxUsd: 0, maxMinutes: 5}
-`;
+  return scriptedTerminalLab({ id, count, steps: [`echo started; sleep ${seconds}; touch done.txt`] });
 }
 
 describe("terminal seats", () => {

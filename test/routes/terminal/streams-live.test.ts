@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { decodeOutputText } from "../../../src/bundle/output-codec.ts";
 import { verifyRun } from "../../../src/bundle/verify.ts";
 import { requireDocker } from "../../support/prereq.ts";
+import { scriptedTerminalLab } from "../../support/terminal-study.ts";
 import { containersOfRun, listFiles, REPO, removeContainers, testRunId, tmpProject } from "./support.ts";
 
 const BUN = process.execPath;
@@ -43,29 +44,7 @@ function writeLab(): string {
     "printf 'bel\\a bs\\b nul\\0 title\\033]0;x\\a bad\\377\\376 end\\n'",
     "printf 'KIND=docker MODE=live FLAG=true\\n'; touch done.txt",
   ];
-  writeFileSync(
-    path,
-    `schema: humanish.lab.v2
-id: ${LAB_ID}
-title: streams probe
-subject:
-  source: terminal-product
-  product:
-    name: coreutils
-    publicSurfaces: ["https://www.gnu.org/software/coreutils/"]
-actors:
-  - type: scripted-terminal
-    tasks:
-      - id: made-file
-        goal: Create done.txt.
-        check: {run: test -e done.txt}
-    steps:
-${steps.map((s) => `      - run: ${JSON.stringify(s)}`).join("\n")}
-scenario:
-  mode: live
-  caps: {maxUsd: 0, maxMinutes: 5}
-`,
-  );
+  writeFileSync(path, scriptedTerminalLab({ id: LAB_ID, title: "streams probe", steps }));
   return path;
 }
 
