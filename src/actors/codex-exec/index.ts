@@ -4,7 +4,9 @@
  * prepare (unkeyed, before any key is used):
  *  1. version: `execution.runtime.version` (exact semver), or — when absent — `latest` resolved
  *     once with `npm view @openai/codex@latest version` inside the sandbox, and recorded;
- *  2. `npm install --global @openai/codex@<exact>` as root;
+ *  2. `npm install --global @openai/codex@<exact>` as root, unless the sandbox image already
+ *     carries that exact version (`codex --version` as root prints `codex-cli <exact>`), which
+ *     is recorded and not installed again;
  *  3. `codex --version` as the participant with no key in its env: stdout must be exactly
  *     `codex-cli <that version>`; any other output fails the lane before the key is touched.
  * run: `codex exec --json …` pointed at the seat's model gateway (a custom Responses provider at
@@ -194,6 +196,47 @@ async function prepareCodex(spec: CodexExecSpec, rt: ActorRuntime, ctx: PrepareC
   }
   if (spec.launcher === "npx") return probeNpx(rt, ctx, version);
 
+  if (await imageCarries(ctx, version)) {
+    ctx.recorder.lifecycle(
+      "terminal-lab.runtime.bootstrapped",
+      `${CODEX_PACKAGE}@${version} already in the sandbox image (codex-cli ${version}); not installed again`,
+    );
+  } else {
+    await installCodex(ctx, npmEnv, version);
+  }
+
+  ctx.recorder.progress("probing codex --version (no key)");
+  const probe = await setupExec(
+    ctx.sandbox,
+    ctx,
+    "codex-version-probe",
+    versionProbeArgv(),
+    ctx.user,
+    { HOME: `/home/${ctx.user}` },
+    CODEX_SETUP_TIMEOUTS.probeMs,
+  );
+  interruptedCheck(ctx);
+  const observed = probe.exitCode === 0 ? parseCodexVersion(probe.stdout) : undefined;
+  if (observed !== undefined) rt.observedVersion = observed;
+  checkObserved(rt, ctx, version, observed, probe);
+}
+
+/**
+ * True when the sandbox image already has exactly `version` on PATH (`codex --version` as root,
+ * unkeyed): an image built with Codex baked in starts its seats without a 165 MB install each.
+ * Anything else (no `codex`, another version, odd output) means install.
+ */
+async function imageCarries(ctx: PrepareContext, version: string): Promise<boolean> {
+  const r = await setupExec(ctx.sandbox, ctx, "codex-preinstalled-probe", versionProbeArgv(), "root", { HOME: "/root" }, CODEX_SETUP_TIMEOUTS.probeMs);
+  interruptedCheck(ctx);
+  return r.exitCode === 0 && parseCodexVersion(r.stdout) === version;
+}
+
+/**
+ * `npm install --global @openai/codex@<version>` as root.
+ * @throws HumanishError `HUMANISH_TERMINAL_LAB_RUNTIME_INSTALL_FAILED` when npm fails.
+ */
+async function installCodex(ctx: PrepareContext, npmEnv: Record<string, string>, version: string): Promise<void> {
   ctx.recorder.progress(`installing ${CODEX_PACKAGE}@${version}`);
   const inst = await setupExec(ctx.sandbox, ctx, "codex-install", npmInstallArgv(version), "root", npmEnv, CODEX_SETUP_TIMEOUTS.installMs);
   interruptedCheck(ctx);
@@ -210,21 +253,6 @@ async function prepareCodex(spec: CodexExecSpec, rt: ActorRuntime, ctx: PrepareC
     );
   }
   ctx.recorder.lifecycle("terminal-lab.runtime.bootstrapped", `${CODEX_PACKAGE}@${version} installed`);
-
-  ctx.recorder.progress("probing codex --version (no key)");
-  const probe = await setupExec(
-    ctx.sandbox,
-    ctx,
-    "codex-version-probe",
-    versionProbeArgv(),
-    ctx.user,
-    { HOME: `/home/${ctx.user}` },
-    CODEX_SETUP_TIMEOUTS.probeMs,
-  );
-  interruptedCheck(ctx);
-  const observed = probe.exitCode === 0 ? parseCodexVersion(probe.stdout) : undefined;
-  if (observed !== undefined) rt.observedVersion = observed;
-  checkObserved(rt, ctx, version, observed, probe);
 }
 
 /** The npx launcher's probe: `npx -y @openai/codex@<version> --version` as the participant, unkeyed. */

@@ -8,15 +8,15 @@
  * guest released by exact id. Numeric spend caps are refused before any run directory exists.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type LabConfig, parseLab } from "../../../src/lab/index.ts";
+import type { LabConfig } from "../../../src/lab/index.ts";
 import { runBrowserStudy } from "../../../src/routes/browser/index.ts";
 import { studyContext } from "../../routes/browser/support.ts";
 import { containersOfTestRun, freePort, guestPrereqs, ROOT, TEST_LABEL } from "../../runtime/guest-support.ts";
+import { filesUnder as files, todoMvcLab } from "../../support/browser-study.ts";
 import { codexUiSession, todoUiCalls } from "../../support/fake-openai/codex-ui.ts";
-import { TODO_TASKS_YAML } from "../../support/fake-openai/computer-use.ts";
 import { codexWorld } from "./support.ts";
 
 const cwd = mkdtempSync(join(tmpdir(), "humanish-local-agent-"));
@@ -24,33 +24,8 @@ symlinkSync(join(ROOT, "node_modules"), join(cwd, "node_modules"));
 afterAll(() => rmSync(cwd, { recursive: true, force: true }));
 
 function localAgentLab(port: number, caps = "    maxMinutes: 4"): LabConfig {
-  const parsed = parseLab(`schema: humanish.lab.v2
-id: local-agent-route
-subject:
-  source: app-url
-  appUrl: http://127.0.0.1:${port}/
-  serve:
-    static:
-      root: node_modules/todomvc/examples/vanillajs
-actors:
-  - type: local-agent
-    localAgent: codex
-    mission: Use the todo app like a new user.
-    lanes:
-      - {id: ana}
-      - {id: ben, persona: hurried}
-${TODO_TASKS_YAML}
-scenario:
-  mode: live
-  caps:
-${caps}
-`);
-  if (!parsed.ok) throw new Error(parsed.error.message);
-  return parsed.config;
-}
-
-function files(dir: string): string[] {
-  return readdirSync(dir).flatMap((f) => (statSync(join(dir, f)).isDirectory() ? files(join(dir, f)) : [join(dir, f)]));
+  const actor = "    localAgent: codex\n    mission: Use the todo app like a new user.\n    lanes:\n      - {id: ana}\n      - {id: ben, persona: hurried}";
+  return todoMvcLab("local-agent", { id: "local-agent-route", port, actor, caps });
 }
 
 const json = (path: string) => JSON.parse(readFileSync(path, "utf8"));

@@ -108,8 +108,10 @@ describe("codex-exec participant (stand-in binary)", () => {
   test("prepare: the probe ran as the participant with no key and verified the version", () => {
     const r = participant.runtime()!;
     expect(r).toMatchObject({ versionStatus: "verified", observedVersion: "0.171.0", requestedModel: "gpt-5-mini", modelStatus: "declared" });
-    const probe = seen.find((s) => s.cmd.at(-1) === "--version");
-    expect(probe?.env).toEqual({ HOME: "/home/user" });
+    // First the image is asked, as root, whether it already carries the version (it does not: the
+    // stand-in is installed); then the participant's own probe runs with no key.
+    const probes = seen.filter((s) => s.cmd.at(-1) === "--version");
+    expect(probes.map((p) => p.env)).toEqual([{ HOME: "/root" }, { HOME: "/home/user" }]);
     expect(seen.filter((s) => Object.values(s.env).includes(KEY))).toEqual([]);
   });
 

@@ -11,11 +11,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isHumanishError } from "../../../src/errors.ts";
-import { type LabConfig, parseLab } from "../../../src/lab/index.ts";
+import type { LabConfig } from "../../../src/lab/index.ts";
 import { runBrowserStudy } from "../../../src/routes/browser/index.ts";
 import { studyContext } from "../../routes/browser/support.ts";
 import { containersOfTestRun, freePort, guestPrereqs, ROOT, TEST_LABEL } from "../../runtime/guest-support.ts";
-import { filesUnder, TODO_TASKS_YAML } from "../../support/browser-study.ts";
+import { filesUnder, todoMvcLab } from "../../support/browser-study.ts";
 import { startFakeOpenAI } from "../../support/fake-openai/server.ts";
 import { functionOutputs, todoCalls, ui, visionSession } from "../../support/fake-openai/vision.ts";
 
@@ -32,28 +32,14 @@ const ADD_TASK_YAML = `    tasks:
           textIncludes: [Buy milk, Walk the dog, 2 items left]`;
 
 function visionLab(o: { port: number; caps: string; tasks?: string }): LabConfig {
-  const parsed = parseLab(`schema: humanish.lab.v2
-id: vision-todomvc
-subject:
-  source: app-url
-  appUrl: http://127.0.0.1:${o.port}/
-  serve:
-    static:
-      root: node_modules/todomvc/examples/vanillajs
-actors:
-  - type: vision-agent
-    model: ${MODEL}
-    maxOutputTokens: 1024
-    mission: Use the todo app like a new user.
-${o.tasks ?? TODO_TASKS_YAML}
-scenario:
-  mode: live
-  caps:
-${o.caps}
-    maxMinutes: 3
-`);
-  if (!parsed.ok) throw new Error(parsed.error.message);
-  return parsed.config;
+  const actor = `    model: ${MODEL}\n    maxOutputTokens: 1024\n    mission: Use the todo app like a new user.`;
+  return todoMvcLab("vision-agent", {
+    id: "vision-todomvc",
+    port: o.port,
+    actor,
+    caps: `${o.caps}\n    maxMinutes: 3`,
+    ...(o.tasks ? { tasks: o.tasks } : {}),
+  });
 }
 
 const env = (baseURL: string) => ({ PATH: process.env.PATH, OPENAI_API_KEY: KEY, OPENAI_BASE_URL: baseURL });

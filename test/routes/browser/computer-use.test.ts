@@ -9,10 +9,10 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type LabConfig, loadLab, parseLab } from "../../../src/lab/index.ts";
+import { type LabConfig, loadLab } from "../../../src/lab/index.ts";
 import { runBrowserStudy } from "../../../src/routes/browser/index.ts";
 import { containersOfTestRun, freePort, guestPrereqs, ROOT, TEST_LABEL } from "../../runtime/guest-support.ts";
-import { filesUnder as files, TODO_TASKS_YAML } from "../../support/browser-study.ts";
+import { filesUnder as files, todoMvcLab } from "../../support/browser-study.ts";
 import { cuaSession, todoTurns } from "../../support/fake-openai/computer-use.ts";
 import { startFakeOpenAI } from "../../support/fake-openai/server.ts";
 import { studyContext } from "./support.ts";
@@ -23,30 +23,8 @@ afterAll(() => rmSync(cwd, { recursive: true, force: true }));
 const KEY = "sk-test-cua-route-5f1d2c";
 
 function cuaLab(o: { port: number; model: string; maxUsd: number; seats: string }): LabConfig {
-  const parsed = parseLab(`schema: humanish.lab.v2
-id: cua-route
-subject:
-  source: app-url
-  appUrl: http://127.0.0.1:${o.port}/
-  serve:
-    static:
-      root: node_modules/todomvc/examples/vanillajs
-actors:
-  - type: openai-computer-use
-    model: ${o.model}
-    maxOutputTokens: 1024
-    mission: Use the todo app like a new user.
-${o.seats}
-${TODO_TASKS_YAML}
-scenario:
-  mode: live
-  caps:
-    maxUsd: ${o.maxUsd}
-    maxTotalUsd: 4
-    maxMinutes: 3
-`);
-  if (!parsed.ok) throw new Error(parsed.error.message);
-  return parsed.config;
+  const actor = `    model: ${o.model}\n    maxOutputTokens: 1024\n    mission: Use the todo app like a new user.\n${o.seats}`;
+  return todoMvcLab("openai-computer-use", { id: "cua-route", port: o.port, actor, caps: `    maxUsd: ${o.maxUsd}\n    maxTotalUsd: 4\n    maxMinutes: 3` });
 }
 
 describe("openai-computer-use on the browser route", () => {

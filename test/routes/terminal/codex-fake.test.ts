@@ -13,6 +13,7 @@ import { createDockerClient } from "../../../src/docker/index.ts";
 import { runTerminalStudy } from "../../../src/routes/terminal/index.ts";
 import { createDockerSandboxProvider } from "../../../src/sandbox/index.ts";
 import type { Sandbox, SandboxProvider } from "../../../src/sandbox/types.ts";
+import { codexImageProvider } from "../../support/codex-image.ts";
 import { codexJqSession, KEY_HUNT_COMMANDS, toolOutputs } from "../../support/fake-openai/scenarios.ts";
 import { type FakeScenario, fakeInputTokens, startFakeOpenAI } from "../../support/fake-openai/server.ts";
 import { npmCacheProvider } from "../../support/npm-cache.ts";
@@ -43,7 +44,9 @@ function jqLab(runtimeAuth: "openai-egress" | "openai-env", maxUsd: number, mode
 
 /**
  * Runs the jq lab live as a new run (`prefix`-…) against the model server at `baseURL`, with
- * `keyEnv` holding the key's variable (absent: no key), through `sandboxProvider` (default: a Docker provider sharing the run's npm cache).
+ * `keyEnv` holding the key's variable (absent: no key), through `sandboxProvider` (default: a
+ * Docker provider whose sandboxes carry the pinned Codex already; the key-hunting study below
+ * installs it for real).
  */
 async function runJqStudy(o: {
   auth: "openai-egress" | "openai-env";
@@ -66,7 +69,7 @@ async function runJqStudy(o: {
     mode: "live",
     env: { ...o.keyEnv, OPENAI_BASE_URL: o.baseURL, PATH: "/usr/bin:/bin", ...CA_KNOB },
   });
-  return runTerminalStudy(ctx, { sandboxProvider: o.sandboxProvider ?? npmCacheProvider() });
+  return runTerminalStudy(ctx, { sandboxProvider: o.sandboxProvider ?? codexImageProvider() });
 }
 
 /** A Docker provider that, while the Codex command runs, greps the container for the raw key. */
@@ -153,6 +156,9 @@ describe("codex-exec end to end against the fake model", () => {
       expect(found).toEqual([]);
       const ledgers = JSON.parse(readFileSync(join(r.runDir, "terminal-ledgers.json"), "utf8"));
       expect(JSON.stringify(ledgers)).toContain("terminal-lab.network.detached");
+      // This study's image has no Codex: the seat installs it for real, as a user's does.
+      const bootstrapped = (ls: { event: string; message: string }[]) => ls.find((l) => l.event === "terminal-lab.runtime.bootstrapped")?.message;
+      expect(bootstrapped(ledgers.lifecycle)).toBe("@openai/codex@0.171.0 installed");
       expect(JSON.stringify(ledgers)).toContain("HUMANISH_MODEL_GATEWAY_REQUEST_REFUSED");
       // The bundle: the gateway ledger, the observed model, costs from the ledger; no key anywhere.
       const files = listFiles(r.runDir);
@@ -301,6 +307,12 @@ describe("codex-exec end to end against the fake model", () => {
       });
       expect(r.error).toBeUndefined();
       expect(r.tasks.every((t) => t.passed)).toBe(true);
+      // The image carries the pinned Codex: recorded, probed, and not installed again.
+      const ledgers = JSON.parse(readFileSync(join(r.runDir, "terminal-ledgers.json"), "utf8"));
+      expect(ledgers.lifecycle.find((l: { event: string }) => l.event === "terminal-lab.runtime.bootstrapped")?.message).toContain(
+        "already in the sandbox image (codex-cli 0.171.0); not installed again",
+      );
+      expect(ledgers.commandLog.map((c: { label: string }) => c.label).slice(0, 2)).toEqual(["codex-preinstalled-probe", "codex-version-probe"]);
       const ledger = JSON.parse(readFileSync(join(r.runDir, "model-ledger.json"), "utf8"));
       expect(ledger.refused).toBe(0);
       expect(

@@ -258,7 +258,7 @@ describe("codex-exec live, up to the real version probe", () => {
     const ledgers = JSON.parse(readFileSync(join(r.runDir, "terminal-ledgers.json"), "utf8"));
     expect(ledgers.runtime).toMatchObject({ versionStatus: "failed", observedVersion: "0.170.9" });
     expect(ledgers.cost.lines.provider).toMatchObject({ usd: 0, basis: "no-spend-signal" });
-    expect(ledgers.commandLog.map((c: { label: string }) => c.label)).toEqual(["codex-install", "codex-version-probe"]);
+    expect(ledgers.commandLog.map((c: { label: string }) => c.label)).toEqual(["codex-preinstalled-probe", "codex-install", "codex-version-probe"]);
     expect((await verifyRun(r.runDir)).checks.filter((c) => !c.ok)).toEqual([]);
     expect(await containersOfRun(runId)).toEqual([]);
   }, 300_000);
