@@ -12,6 +12,7 @@ import type { AtifTrajectory } from "../../src/export/atif/schema.ts";
 import { validateAtif } from "../../src/export/atif/validate.ts";
 import { cli } from "../cli/support.ts";
 import { committedLab, containersOfRun, removeContainers, testRunId, tmpProject } from "../routes/terminal/support.ts";
+import { codexImageProvider } from "../support/codex-image.ts";
 import { codexJqSession, JQ_COMMANDS } from "../support/fake-openai/scenarios.ts";
 import { type FakeOpenAI, startFakeOpenAI } from "../support/fake-openai/server.ts";
 import { requireDocker } from "../support/prereq.ts";
@@ -34,6 +35,8 @@ beforeAll(async () => {
     text,
     runId,
     env: { CODEX_API_KEY: KEY, OPENAI_BASE_URL: fake.baseURL, PATH: "/usr/bin:/bin", ...(HOST_CA ? { HUMANISH_SANDBOX_CA_CERTS: HOST_CA } : {}) },
+    // The export is under test, not the install: the sandbox image carries the pinned Codex.
+    sandboxProvider: codexImageProvider(),
   });
 }, 600_000);
 

@@ -4,6 +4,7 @@
  * the terminal route that must end in a verified bundle.
  */
 import { runTerminalStudy } from "../../src/routes/terminal/index.ts";
+import type { SandboxProvider } from "../../src/sandbox/types.ts";
 import { labFromText, studyContext } from "../routes/terminal/support.ts";
 
 /** One hidden check of the lab: a task id, its goal, and the shell test that decides it. */
@@ -57,12 +58,20 @@ ${o.concurrency !== undefined ? `execution:\n  concurrency: ${o.concurrency}\n` 
 
 /**
  * Runs the lab `text` live as run `runId` in project `dir` (with `env` as the host environment
- * when given) and returns the route's result.
+ * and `sandboxProvider` for its sandboxes when given) and returns the route's result.
  * @throws Error when the study did not end in a verified bundle, with the route's error or verdict.
  */
-export async function verifiedTerminalStudy(o: { dir: string; text: string; runId: string; env?: Record<string, string | undefined> }) {
+export async function verifiedTerminalStudy(o: {
+  dir: string;
+  text: string;
+  runId: string;
+  env?: Record<string, string | undefined>;
+  /** The sandboxes' provider (absent: the route's own Docker provider). */
+  sandboxProvider?: SandboxProvider;
+}) {
   const r = await runTerminalStudy(
     studyContext({ cwd: o.dir, lab: labFromText(o.text), text: o.text, runId: o.runId, mode: "live", ...(o.env ? { env: o.env } : {}) }),
+    o.sandboxProvider ? { sandboxProvider: o.sandboxProvider } : {},
   );
   if (r.error || !r.verify.ok) throw new Error(`study ${o.runId} did not produce a verified bundle: ${JSON.stringify(r.error ?? r.verify)}`);
   return r;
