@@ -14,7 +14,7 @@ import { applyUserRates } from "../models/rate-file.ts";
 import { secretValuesFromEnv } from "../secrets/index.ts";
 import { BUILD_COMMIT, VERSION } from "../version.ts";
 import { helpText, parseArgv } from "./argv.ts";
-import { type CommandContext, HANDLERS } from "./commands/index.ts";
+import { type CommandContext, loadHandler } from "./commands/index.ts";
 import { loadEnvFile } from "./env-file.ts";
 import { interruptedOutcome, trapInterrupts } from "./interrupt.ts";
 import { type CliIO, type CommandOutcome, emit, failure, inertText, scrubForTerminal, scrubJsonForTerminal } from "./output.ts";
@@ -95,7 +95,10 @@ async function runCommand(spec: CommandSpec, args: Record<string, string>, flags
       if (name !== "doctor") throw e;
     }
     if (spec.sweep) await reconcileBeforeCommand(ctx);
-    outcome = await HANDLERS[name]!(ctx);
+    // The command table and the loaders are one list (a test holds them equal), so a parsed command has a handler.
+    const handler = await loadHandler(name);
+    if (!handler) throw new HumanishError("HUMANISH_USAGE", `no handler for command ${name}`, { next: "Run humanish --help." });
+    outcome = await handler(ctx);
   } catch (e) {
     outcome = failure(spec.schema, e);
   } finally {

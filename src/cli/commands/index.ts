@@ -1,38 +1,40 @@
-/** Command path (`"lab run"`) → handler. Every entry of spec.ts COMMANDS has one. */
-import { analyzeCommand, analyzeShowCommand } from "./analyze.ts";
-import { compareCommand } from "./compare.ts";
+/**
+ * Command path (`"lab run"`) → the loader of its handler. Every entry of spec.ts COMMANDS has one.
+ * Handlers load on demand, so a command evaluates only its own module graph: `runs` or `report`
+ * never pays for the tokenizer tables `analyze` needs, nor the guest and Docker code of `lab run`.
+ */
 import type { Handler } from "./context.ts";
-import { exportCommand } from "./export.ts";
-import { keysCommand } from "./keys.ts";
-import { labInspect, labList, labRun } from "./lab.ts";
-import { reportCommand, runsCommand, serveCommand, verifyCommand } from "./runs.ts";
-import { doctorCommand, runtimePrune, runtimeSetup, runtimeStatus } from "./runtime.ts";
-import { envServeCommand, guestServeCommand, initCommand } from "./servers.ts";
-import { typesCommand } from "./types.ts";
-import { watchCommand } from "./watch.ts";
 
 export type { CommandContext, Handler } from "./context.ts";
 
-export const HANDLERS: Record<string, Handler> = {
-  "lab list": labList,
-  "lab inspect": labInspect,
-  "lab run": labRun,
-  watch: watchCommand,
-  runs: runsCommand,
-  "runs compare": compareCommand,
-  verify: verifyCommand,
-  keys: keysCommand,
-  types: typesCommand,
-  export: exportCommand,
-  report: reportCommand,
-  analyze: analyzeCommand,
-  "analyze show": analyzeShowCommand,
-  serve: serveCommand,
-  doctor: doctorCommand,
-  "runtime status": runtimeStatus,
-  "runtime setup": runtimeSetup,
-  "runtime prune": runtimePrune,
-  init: initCommand,
-  "env serve": envServeCommand,
-  "guest serve": guestServeCommand,
+const LOADERS: Record<string, () => Promise<Handler>> = {
+  "lab list": async () => (await import("./lab.ts")).labList,
+  "lab inspect": async () => (await import("./lab.ts")).labInspect,
+  "lab run": async () => (await import("./lab.ts")).labRun,
+  watch: async () => (await import("./watch.ts")).watchCommand,
+  runs: async () => (await import("./runs.ts")).runsCommand,
+  "runs compare": async () => (await import("./compare.ts")).compareCommand,
+  verify: async () => (await import("./runs.ts")).verifyCommand,
+  keys: async () => (await import("./keys.ts")).keysCommand,
+  types: async () => (await import("./types.ts")).typesCommand,
+  export: async () => (await import("./export.ts")).exportCommand,
+  report: async () => (await import("./runs.ts")).reportCommand,
+  analyze: async () => (await import("./analyze.ts")).analyzeCommand,
+  "analyze show": async () => (await import("./analyze.ts")).analyzeShowCommand,
+  serve: async () => (await import("./runs.ts")).serveCommand,
+  doctor: async () => (await import("./runtime.ts")).doctorCommand,
+  "runtime status": async () => (await import("./runtime.ts")).runtimeStatus,
+  "runtime setup": async () => (await import("./runtime.ts")).runtimeSetup,
+  "runtime prune": async () => (await import("./runtime.ts")).runtimePrune,
+  init: async () => (await import("./servers.ts")).initCommand,
+  "env serve": async () => (await import("./servers.ts")).envServeCommand,
+  "guest serve": async () => (await import("./servers.ts")).guestServeCommand,
 };
+
+/** Every command path that has a handler. */
+export const COMMAND_PATHS: readonly string[] = Object.keys(LOADERS);
+
+/** The handler of command path `name` (its module evaluated now), or undefined for an unknown path. */
+export async function loadHandler(name: string): Promise<Handler | undefined> {
+  return LOADERS[name]?.();
+}
