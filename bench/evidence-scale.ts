@@ -6,7 +6,8 @@
  *
  *   ./node_modules/.bin/bun bench/evidence-scale.ts [--sizes 208,832,1664] [--bundles DIR] [--json]
  *
- * Every measurement runs in a child process of its own, so each peak RSS (VmHWM) is its own.
+ * Every measurement runs in a child process of its own that imports only that operation's
+ * modules, so each peak RSS (VmHWM) is its own.
  * Printed per size and operation: wall ms, CPU ms (what a loaded machine inflates least), peak
  * RSS, and the time ratio to the floor. `report` is measured as verify + load + render (the
  * write of report/index.html is left out so every child reads the same bundle); `export` is
@@ -18,13 +19,7 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createOpenAIAnalysisProvider } from "../src/analysis/provider-openai.ts";
-import { analyzeRun } from "../src/analysis/run.ts";
-import { defaultTrust, verifyRun } from "../src/bundle/index.ts";
-import { exportAtif } from "../src/export/atif/index.ts";
 import { admitPng } from "../src/png/index.ts";
-import { renderReportHtml } from "../src/report/html.ts";
-import { loadReportModel } from "../src/report/load.ts";
 import { emitFigures, type Figure, figure, peakRssKiB } from "./lib/figures.ts";
 import { distinctFrame, writeStudy } from "./lib/study-bundle.ts";
 
@@ -50,13 +45,25 @@ function floor(runDir: string): number {
   return bytes;
 }
 
+/**
+ * One operation. Each mode imports only its own modules, as the CLI loads only the command it
+ * runs, so a peak is that command's: the tokenizer `analyze` needs is not in `verify`'s figure.
+ */
 async function operate(mode: Mode, runDir: string): Promise<void> {
+  if (mode === "floor") {
+    floor(runDir);
+    return;
+  }
+  const { defaultTrust, verifyRun } = await import("../src/bundle/index.ts");
   const trust = defaultTrust();
-  if (mode === "floor") floor(runDir);
-  else if (mode === "verify") {
+  if (mode === "verify") {
     const v = await verifyRun(runDir, { trust });
     if (!v.ok) throw new Error(`bench bundle does not verify: ${v.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.message}`)}`);
   } else if (mode === "analyze") {
+    const [{ createOpenAIAnalysisProvider }, { analyzeRun }] = await Promise.all([
+      import("../src/analysis/provider-openai.ts"),
+      import("../src/analysis/run.ts"),
+    ]);
     const o = await analyzeRun({
       runDir,
       provider: createOpenAIAnalysisProvider({}),
@@ -72,10 +79,12 @@ async function operate(mode: Mode, runDir: string): Promise<void> {
     });
     if (o.selection.images === 0) throw new Error("the dry run selected no screenshot");
   } else if (mode === "report") {
+    const [{ renderReportHtml }, { loadReportModel }] = await Promise.all([import("../src/report/html.ts"), import("../src/report/load.ts")]);
     const v = await verifyRun(runDir, { trust });
     const html = renderReportHtml(await loadReportModel(runDir, { verify: v }));
     if (html.length === 0) throw new Error("empty report");
   } else {
+    const { exportAtif } = await import("../src/export/atif/index.ts");
     const out = mkdtempSync(join(tmpdir(), "humanish-bench-export-"));
     try {
       await exportAtif({ runDir, outDir: out, trust, secrets: [], force: true });

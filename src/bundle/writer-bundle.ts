@@ -6,7 +6,7 @@
 import { readFile } from "node:fs/promises";
 import { basename, isAbsolute, join, relative, sep } from "node:path";
 import type { z } from "zod";
-import { scratchWindow } from "../bytes/scratch.ts";
+import { HASH_WINDOW_BYTES, scratchWindow } from "../bytes/scratch.ts";
 import { sha256Hex } from "../bytes/sha256.ts";
 import { HumanishError } from "../errors.ts";
 import { zodIssues } from "../text/zod-issues.ts";
@@ -48,7 +48,7 @@ async function manifestOf(st: WriterState): Promise<ArtifactEntry[]> {
   const artifacts: ArtifactEntry[] = [];
   // Each file's bytes are dropped after hashing; the window collects them so a 1,600-frame
   // bundle's pass costs a window of reads, not the whole bundle.
-  const scratch = scratchWindow();
+  const scratch = scratchWindow(HASH_WINDOW_BYTES);
   for (const [rel, kind] of [...st.tracked.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     let bytes: Uint8Array;
     try {

@@ -12,6 +12,20 @@
 /** Scratch bytes a whole-bundle pass lets pile up before it collects: a few frames' worth. */
 export const SCRATCH_WINDOW_BYTES = 64 * 1024 * 1024;
 
+/**
+ * Scratch bytes a pass that reads files one at a time only to hash them lets pile up: a hash keeps
+ * nothing of a file, so a small window costs a few more collections and no re-reads.
+ */
+export const HASH_WINDOW_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Collects now: for a step that has just let go of a large pile in one piece (a rendered report's
+ * model, its inlined screenshots and their base64) before a step that reads a bundle again.
+ */
+export function collectScratch(): void {
+  Bun.gc(true);
+}
+
 /** A counter of scratch bytes (see the module note); `add(bytes)` collects once the window is full. */
 export function scratchWindow(windowBytes = SCRATCH_WINDOW_BYTES): { add: (bytes: number) => void } {
   let pending = 0;

@@ -7,6 +7,7 @@
  */
 import { basename, dirname, join } from "node:path";
 import { reopenRunWriter, type VerifyResult, verifyRun } from "../bundle/index.ts";
+import { collectScratch } from "../bytes/scratch.ts";
 import { HumanishError } from "../errors.ts";
 import { renderReportHtml } from "./html.ts";
 import { loadReportModel } from "./load.ts";
@@ -48,12 +49,28 @@ export async function writeReport(
   const { cwd, runId } = splitRunDir(runDir);
   // A caller that just verified the sealed bundle (a route) passes its result instead of a second pass.
   const before = opts.verified ?? (await verifyRun(runDir));
+  await writeReportFile(cwd, runId, await renderReport(runDir, before, opts));
+  const after = await verifyRun(runDir);
+  return { path: join(runDir, REPORT_PATH), verify: after };
+}
+
+/**
+ * The report's HTML. The model (its inlined screenshots) lives only in this frame, so it is
+ * garbage once the HTML exists: the reopen and the seal that follow never hold both.
+ */
+async function renderReport(runDir: string, verify: VerifyResult, opts: { now?: () => Date; inlineBudgetBytes?: number }): Promise<string> {
   const model = await loadReportModel(runDir, {
-    verify: before,
+    verify,
     ...(opts.now ? { now: opts.now } : {}),
     ...(opts.inlineBudgetBytes !== undefined ? { inlineBudgetBytes: opts.inlineBudgetBytes } : {}),
   });
   const html = renderReportHtml(model);
+  collectScratch();
+  return html;
+}
+
+/** Adds `html` as report/index.html to the sealed run and seals it again; the HTML is garbage once this returns. */
+async function writeReportFile(cwd: string, runId: string, html: string): Promise<void> {
   const writer = await reopenRunWriter({ cwd, runId, secrets: [] });
   try {
     await writer.writeArtifact(REPORT_PATH, html, { kind: "report" });
@@ -61,6 +78,4 @@ export async function writeReport(
   } finally {
     writer.close();
   }
-  const after = await verifyRun(runDir);
-  return { path: join(runDir, REPORT_PATH), verify: after };
 }

@@ -1,6 +1,6 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { scratchWindow } from "../../bytes/scratch.ts";
+import { HASH_WINDOW_BYTES, scratchWindow } from "../../bytes/scratch.ts";
 import { sha256Hex } from "../../bytes/sha256.ts";
 import { HumanishError } from "../../errors.ts";
 import { writeFileAtomicSync } from "../atomic.ts";
@@ -63,7 +63,7 @@ function manifestOnDisk(runDir: string, runId: string): BundleManifest {
   const root = artifactRootFor(runId);
   const read = (rel: string) => safeReadOrThrow(join(runDir, rel), `${root}/${rel}`, MAX_SEAL_FILE_BYTES);
   const facts = new Map<string, { size: number; sha256: string }>();
-  const scratch = scratchWindow();
+  const scratch = scratchWindow(HASH_WINDOW_BYTES);
   const keep = (rel: string, bytes: Uint8Array) => {
     facts.set(rel, { size: bytes.byteLength, sha256: sha256Hex(bytes) });
     scratch.add(bytes.byteLength);
