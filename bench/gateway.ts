@@ -94,20 +94,11 @@ const jsPipe = Bun.serve({
     return new Response(body, { status: up.status, headers: { "content-type": up.headers.get("content-type") ?? "application/json" } });
   },
 });
-const viaPipe = (body: unknown) =>
-  fetch("http://pipe/v1/responses", {
-    method: "POST",
-    unix: pipeSock,
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-  } as RequestInit);
-const viaJsPipe = (body: unknown) =>
-  fetch("http://pipe/v1/responses", {
-    method: "POST",
-    unix: jsPipeSock,
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-  } as RequestInit);
+/** A POST of `body` to a proxy listening on Unix socket `unix` (no token: the pipes check none). */
+const viaSocket = (unix: string) => (body: unknown) =>
+  fetch("http://pipe/v1/responses", { method: "POST", unix, headers: { "content-type": "application/json" }, body: JSON.stringify(body) } as RequestInit);
+const viaPipe = viaSocket(pipeSock);
+const viaJsPipe = viaSocket(jsPipeSock);
 const viaGw = (body: unknown) =>
   fetch("http://gateway/v1/responses", {
     method: "POST",
