@@ -139,7 +139,10 @@ describe("codex-exec live, up to the real version probe", () => {
     const install = provider.seen.find((e) => e.cmd.includes("@openai/codex@0.171.0"));
     expect(install?.user).toBe("root");
     expect(install?.cmd).toContain("install");
-    const probe = provider.seen.find((e) => e.cmd.at(-2) === "codex" && e.cmd.at(-1) === "--version");
+    // The image is first asked, as root, whether it already carries the version; the probe that counts is the participant's.
+    const probes = provider.seen.filter((e) => e.cmd.at(-2) === "codex" && e.cmd.at(-1) === "--version");
+    expect(probes.map((p) => p.user)).toEqual(["root", "user"]);
+    const probe = probes[1];
     expect(probe?.user).toBe("user");
     expect(probe?.env).toEqual({ HOME: "/home/user" });
     const trace = JSON.parse(readFileSync(join(r.runDir, "actor.json"), "utf8"));

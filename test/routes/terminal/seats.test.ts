@@ -145,7 +145,8 @@ describe("terminal seats", () => {
     let ids: string[] = [];
     while (Date.now() < deadline) {
       ids = await containersOfRun(runId);
-      const running = await Promise.all(ids.map(async (id) => (await docker.containerInspect(id)).State.Running));
+      // A container listed a moment ago may be gone by its inspect (a seat's short-lived helper): not running.
+      const running = await Promise.all(ids.map(async (id) => (await docker.containerInspect(id).catch(() => null))?.State.Running === true));
       if (ids.length === 3 && running.every(Boolean)) break;
       await Bun.sleep(250);
     }
