@@ -19,8 +19,9 @@ export const SCRATCH_WINDOW_BYTES = 64 * 1024 * 1024;
 export const HASH_WINDOW_BYTES = 16 * 1024 * 1024;
 
 /**
- * Collects now: for a step that has just let go of a large pile in one piece (a rendered report's
- * model, its inlined screenshots and their base64) before a step that reads a bundle again.
+ * Collects now (one full, synchronous collection): what a full window does, and what a step calls
+ * that has just let go of a large pile in one piece (a rendered report's model, its inlined
+ * screenshots and their base64; a multi-MiB text file after its scan).
  */
 export function collectScratch(): void {
   Bun.gc(true);
@@ -34,7 +35,7 @@ export function scratchWindow(windowBytes = SCRATCH_WINDOW_BYTES): { add: (bytes
       pending += bytes;
       if (pending < windowBytes) return;
       pending = 0;
-      Bun.gc(true);
+      collectScratch();
     },
   };
 }

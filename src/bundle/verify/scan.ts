@@ -8,7 +8,7 @@
  * mutated file only). A caller must not modify an array in place after handing it over.
  */
 import type { z } from "zod";
-import { scratchWindow } from "../../bytes/scratch.ts";
+import { collectScratch, scratchWindow } from "../../bytes/scratch.ts";
 import { sha256Hex } from "../../bytes/sha256.ts";
 import { zodIssues } from "../../text/zod-issues.ts";
 import { decodeBase64Payload, findSensitive, percentDecodeRuns, pngNonImageChunks, splitPngDataUris } from "../redact.ts";
@@ -43,7 +43,7 @@ const LARGE_TEXT_BYTES = 4 * 1024 * 1024;
  * UTF-16 string, split into parts): one collection per such file, of which a bundle has one or two.
  */
 export function releaseLargeTextScratch(bytes: Uint8Array): void {
-  if (bytes.byteLength >= LARGE_TEXT_BYTES) Bun.gc(true);
+  if (bytes.byteLength >= LARGE_TEXT_BYTES) collectScratch();
 }
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
