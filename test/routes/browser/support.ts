@@ -1,6 +1,7 @@
 /** Helpers shared by the browser-route tests. */
-import { type LabConfig, parseLab } from "../../../src/lab/index.ts";
+import type { LabConfig } from "../../../src/lab/index.ts";
 import type { StudyContext } from "../../../src/routes/types.ts";
+import { servedAppLab } from "../../support/browser-study.ts";
 
 /** A StudyContext for calling `runBrowserStudy` directly (no CLI), in project `cwd`. */
 export function studyContext(lab: LabConfig, runId: string, cwd: string, mode: "live" | "dry-run" = "live"): StudyContext<LabConfig> {
@@ -23,22 +24,7 @@ export function studyContext(lab: LabConfig, runId: string, cwd: string, mode: "
  * @throws Error with the loader's message when the YAML does not parse.
  */
 export function scriptedBrowserLab(opts: { port: number; id: string; root: string; actorBody: string }): LabConfig {
-  const parsed = parseLab(`schema: humanish.lab.v2
-id: ${opts.id}
-subject:
-  source: app-url
-  appUrl: http://127.0.0.1:${opts.port}/
-  serve:
-    static:
-      root: ${opts.root}
-actors:
-  - type: scripted-browser
-${opts.actorBody}
-scenario:
-  mode: live
-`);
-  if (!parsed.ok) throw new Error(parsed.error.message);
-  return parsed.config;
+  return servedAppLab({ id: opts.id, port: opts.port, root: opts.root, type: "scripted-browser", actor: opts.actorBody });
 }
 
 /** Raw HTTP/1.1 GET of `target` exactly as written (no client-side path normalisation). */
