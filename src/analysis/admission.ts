@@ -10,10 +10,11 @@
  *   output token at its output rate, rounded up to the micro-dollar.
  * A request is refused when that worst case exceeds `--max-cost`.
  */
-import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
+
 import { HumanishError } from "../errors.ts";
 import { imageTokensFor } from "../models/admission.ts";
 import { RATE_TABLE, type RateTable, rateFor } from "../models/rates.ts";
+import { countTokens } from "../models/tokens.ts";
 import type { AnalysisEstimate, AnalysisPrompt } from "./provider.ts";
 
 /** Framing allowed per content part and once per request (tokens). */

@@ -19,8 +19,17 @@
  */
 import type { ActorTrace, EvidenceBasis, EvidenceKind, EvidenceRef, OmittedEvidence, RunBundle, TraceItem } from "../bundle/index.ts";
 import { ActorTraceSchema, CONTRADICTION_FINDING, claimContradicted, contradictionLine } from "../bundle/index.ts";
+import { scratchWindow } from "../bytes/scratch.ts";
 import { sha256Hex } from "../bytes/sha256.ts";
 import { downscalePng } from "./downscale.ts";
+
+/**
+ * Scratch bytes the selection lets pile up while it decodes and downscales the frames it takes:
+ * one full-frame decode (1280×800 RGBA is 4 MiB) leaves its file, its pixels, its reduced rows
+ * and its deflate output behind, outside the JavaScript heap, so forty selected frames would
+ * otherwise hold a few hundred MiB until the collector noticed.
+ */
+const DECODE_WINDOW_BYTES = 16 * 1024 * 1024;
 
 /** Bounds of one packet (counts, bytes, pixels). */
 export interface SelectionLimits {
@@ -471,6 +480,7 @@ export function selectEvidence(view: BundleView, limits: SelectionLimits = SELEC
     imageBytes: 0,
     images: 0,
   };
+  const scratch = scratchWindow(DECODE_WINDOW_BYTES);
   const omit = (c: Candidate, reason: OmittedEvidence["reason"], bytes: number): false => {
     sel.omitted.push({ id: c.id, kind: c.kind, participantId: c.participantId, reason, bytes });
     return false;
@@ -491,7 +501,10 @@ export function selectEvidence(view: BundleView, limits: SelectionLimits = SELEC
         small = downscalePng(png, limits.imageMaxWidth, limits.imageMaxHeight);
       } catch {
         return omit(c, "unreadable", c.png.bytes);
+      } finally {
+        scratch.add(png.byteLength);
       }
+      scratch.add(small.originalWidth * small.originalHeight * 4 + small.png.byteLength);
       if (sel.imageBytes + small.png.byteLength > limits.maxImageBytes) return omit(c, "image_bytes", small.png.byteLength);
       const caption = `${c.text} (captured ${small.originalWidth}×${small.originalHeight}, sent ${small.width}×${small.height})`;
       const cap = { ...c, text: caption };

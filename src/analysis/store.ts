@@ -72,8 +72,8 @@ function verifiedImageReader(runDir: string, runId: string, digested: readonly D
 }
 
 /**
- * The verified bundle at `runDir`, walked once: text files held, screenshots by digest (read
- * again, and checked against that digest, only when selected).
+ * The verified bundle at `runDir`, walked once: text files held (but the rendered report),
+ * screenshots by digest (read again, and checked against that digest, only when selected).
  * @throws HumanishError HUMANISH_ANALYSIS_BUNDLE_UNVERIFIED (verify failed: names the checks),
  *   HUMANISH_ANALYSIS_DRY_RUN_BUNDLE (a contract-only run)
  */
@@ -85,8 +85,12 @@ export async function loadVerifiedBundle(runDir: string, trust: TrustSet = defau
     throw new HumanishError("HUMANISH_ANALYSIS_BUNDLE_UNVERIFIED", `run ${runId} does not verify, so it is not analysed: ${failedChecks(v).slice(0, 600)}`, {
       next: `run \`humanish verify --run ${runId}\` to see what is wrong; only an intact bundle is analysed`,
     });
-  const files = new Map(walked.files.map((f) => [f.path, f.bytes]));
-  const bundle = RunBundleSchema.parse(JSON.parse(new TextDecoder().decode(files.get("run.json"))));
+  const runJson = walked.files.find((f) => f.path === "run.json")?.bytes;
+  const bundle = RunBundleSchema.parse(JSON.parse(new TextDecoder().decode(runJson)));
+  // The rendered report is humanish's own page about the bundle, never evidence the packet
+  // carries, and often its largest text file (it inlines screenshots): it is not kept.
+  const reports = new Set(bundle.artifacts.filter((a) => a.kind === "report").map((a) => a.path));
+  const files = new Map(walked.files.filter((f) => !reports.has(f.path)).map((f) => [f.path, f.bytes]));
   if (bundle.mode !== "live")
     throw new HumanishError(
       "HUMANISH_ANALYSIS_DRY_RUN_BUNDLE",

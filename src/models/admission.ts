@@ -18,8 +18,9 @@
  * {@link outputGrant} gives the most output the budget's grant affords, never above the ceiling,
  * never below {@link MIN_OUTPUT_GRANT_TOKENS} (a request that cannot afford that is refused).
  */
-import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
+
 import { RATE_TABLE, type RateTable, rateFor } from "./rates.ts";
+import { countTokens } from "./tokens.ts";
 
 /**
  * Framing tokens allowed per input item: the chat format spends 4 (start marker, role,

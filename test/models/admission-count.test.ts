@@ -33,6 +33,16 @@ describe("tokensOf", () => {
   });
 });
 
+describe("special-token text", () => {
+  test("a request whose text shows <|endoftext|> is admitted and counted as that text, not refused by the tokenizer", () => {
+    const body = { model: "gpt-5.1", input: [{ role: "user", content: [{ type: "input_text", text: "the page says <|endoftext|> and <|im_start|>" }] }] };
+    const plain = { model: "gpt-5.1", input: [{ role: "user", content: [{ type: "input_text", text: "the page says" }] }] };
+    const e = admissionEstimate(body);
+    expect(e.inputTokens).toBeGreaterThan(admissionEstimate(plain).inputTokens);
+    expect(tokensOf("<|endoftext|>")).toBe(countTokens("<|endoftext|>", { disallowedSpecial: new Set() }));
+  });
+});
+
 describe("one count per request", () => {
   test("withOutputTokens gives exactly what admissionEstimate gives for the body with that max_output_tokens", () => {
     const body = { ...codex, max_output_tokens: undefined };

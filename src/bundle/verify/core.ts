@@ -21,6 +21,7 @@ import { headlineFromChecks } from "./checks-headline.ts";
 import { actorEngagement, capsRespected, cleanupProven, costLabeling, verdictConsistency } from "./checks-judgement.ts";
 import { studySeats } from "./checks-study.ts";
 import type { Check, DigestedFile, UnreadPath, VerifyContext } from "./context.ts";
+import { forgetLargeTexts } from "./scan.ts";
 
 export type { DigestedFile, UnreadPath } from "./context.ts";
 
@@ -160,6 +161,7 @@ export async function verifyFiles(input: VerifyFilesInput): Promise<VerifyResult
     const r = await check(ctx);
     checks.push({ name, ok: r.problems.length === 0, message: message(r.problems, r.ok) });
   }
+  forgetLargeTexts(ctx.files.values());
   if (ctx.raw) ctx.warnings.push("screenshots are raw frames: keep this run local (share safety local_only)");
   if (ctx.bundle) {
     const geo = new Set<string>();

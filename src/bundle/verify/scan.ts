@@ -66,6 +66,15 @@ export function decodeText(bytes: Uint8Array): string | null {
 }
 
 /**
+ * Drops the memoised texts of the large files among `files`, at the end of a verify pass: the
+ * memo is for the checks of one pass, and a report's 25 MiB string would otherwise stay alive
+ * as long as its bytes, under whatever the caller does next with the bundle (render, analyse).
+ */
+export function forgetLargeTexts(files: Iterable<Uint8Array>): void {
+  for (const bytes of files) if (bytes.byteLength >= LARGE_TEXT_BYTES) texts.delete(bytes);
+}
+
+/**
  * Every string (keys included) inside a JSON value. Iterative, so a hostile nesting depth
  * (JSON.parse accepts far deeper input than the call stack allows) cannot crash verify.
  */
