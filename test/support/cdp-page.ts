@@ -26,12 +26,19 @@ export async function openCdpPage(url: string, cleanups: (() => void)[]) {
     `--user-data-dir=${join(dir, "profile")}`,
     url,
   ];
+  // A process group of its own, killed whole: a KILL of `timeout` alone leaves Chromium running
+  // with the pipes open, which keeps the caller's event loop (a bench, a test file) alive forever.
   const child = spawn("timeout", ["600", ...cmd], {
     stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"],
     env: { HOME: dir, PATH: process.env.PATH ?? "/usr/bin:/bin" },
+    detached: true,
   });
   cleanups.push(() => {
-    child.kill("SIGKILL");
+    try {
+      if (child.pid) process.kill(-child.pid, "SIGKILL");
+    } catch {
+      // the group is already gone
+    }
     rmSync(dir, { recursive: true, force: true });
   });
   const cdp = new CdpPipe(child.stdio[3] as Writable, child.stdio[4] as Readable);
