@@ -24,6 +24,7 @@ import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from "node:f
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { emitFigures, type Figure, figure } from "./lib/figures.ts";
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
@@ -174,3 +175,14 @@ if (baseline) {
     `\nratios candidate/baseline: input not applied ${ratio(c.inputNotApplied, b.inputNotApplied)}; product findings ${ratio(c.findings, b.findings)}; reached the goal ${ratio(c.goal, b.goal)}`,
   );
 }
+const mine = tallies.get(candidate)!;
+const figures: Figure[] = [
+  // The goal is every seat, which a ratio bound cannot say exactly.
+  {
+    ...figure(`seats that reached the goal on a starved host (${loops} busy loops, ${runs} runs)`, mine.goal, "seats", mine.seats, { text: "all seats" }),
+    met: mine.goal === mine.seats,
+  },
+  figure("typed inputs lost or reordered on a starved host", mine.inputNotApplied, "seats", null, { maxValue: 0 }),
+  figure("seats labelled host_starved (a harness condition, not a finding)", mine.hostStarved, "seats", null),
+];
+emitFigures(figures);

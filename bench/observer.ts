@@ -5,10 +5,13 @@
  *   ./node_modules/.bin/bun bench/observer.ts [PAIRS]     (default 2 pairs)
  *
  * Runs in turn, so all see the same machine: without a watcher (the baseline, `lab run --live`);
- * with one (`lab run --live --watch` plus a headless Chromium page on the Observer over CDP,
- * sandbox kept); and the floor — the same headless Chromium open on a static page beside a study
- * without `--watch`, which is what any watching browser costs on these cores before the Observer
- * does anything (so watcher / floor is the Observer's own share). Wall time is the study's own `durationMs` from its
+ * with one (`lab run --live --watch`, and a headless Chromium page, already running and settled
+ * on a static page before the study starts, as a researcher's browser is, navigated to the
+ * Observer's URL when it is printed); and the floor — the same settled headless Chromium idle on
+ * the static page beside a study without `--watch`, which is what a browser that merely exists
+ * costs on these cores (so watcher / floor is the Observer's own share). `--cold-browser` starts
+ * the browser only once the URL is printed instead, which adds Chromium's own start-up (about two
+ * CPU-seconds) to a study of a few seconds on two cores. Wall time is the study's own `durationMs` from its
  * `status.json` (the Observer's linger for open pages after the seal is not the study's time).
  * Latency: for every frame the page shows, the time from the frame file appearing in the run
  * directory (its mtime: written, admitted and renamed into place by the run writer) to the
@@ -18,11 +21,14 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { openCdpPage } from "../test/support/cdp-page.ts";
+import { emitFigures, figure } from "./lib/figures.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
 const BUN = join(ROOT, "node_modules/.bin/bun");
 const MAIN = join(ROOT, "src/cli/main.ts");
-const pairs = Number(process.argv[2] ?? 2);
+const pairs = Number(process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 2);
+const coldBrowser = process.argv.includes("--cold-browser");
+const STATIC_SETTLE_MS = 2000;
 
 /** Records, in the page, each frame's mtime and the moment its image loaded (runs outside the page's CSP, through CDP). */
 const RECORD_JS = `(() => { if (!document.getElementById("seats")) return false; window.__lat = window.__lat || []; document.addEventListener("load", (e) => {
@@ -41,11 +47,14 @@ async function runOnce(arm: "none" | "watch" | "floor"): Promise<{ durationMs: n
   const cwd = mkdtempSync(join(tmpdir(), "humanish-bench-observer-"));
   const cleanups: (() => void)[] = [];
   try {
+    const idle = `http://127.0.0.1:${STATIC_PAGE.port}/`;
+    // The browser a researcher watches with is already running; starting it is not the Observer's cost.
+    let page = arm === "floor" || (watch && !coldBrowser) ? await openCdpPage(idle, cleanups) : undefined;
+    if (page) await Bun.sleep(STATIC_SETTLE_MS);
     const args = ["timeout", "900", BUN, MAIN, "lab", "run", "todomvc-first-run-seats", "--live", "--json", ...(watch ? ["--watch"] : [])];
     const p = Bun.spawn(args, { cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe", env: process.env });
     cleanups.push(() => p.kill("SIGTERM")); // through `timeout`, which a KILL would end alone
     let latencies: number[] = [];
-    let page: Awaited<ReturnType<typeof openCdpPage>> | undefined;
     if (watch) {
       const reader = p.stderr.getReader();
       let err = "";
@@ -56,13 +65,12 @@ async function runOnce(arm: "none" | "watch" | "floor"): Promise<{ durationMs: n
         err += new TextDecoder().decode(value);
         url = /observer at (http:\/\/127\.0\.0\.1:\d+\/)/.exec(err)?.[1];
       }
-      page = await openCdpPage(url, cleanups);
+      if (page) await page.navigate(url);
+      else page = await openCdpPage(url, cleanups);
       while ((await page.evaluate<boolean | undefined>(RECORD_JS)) !== true) await Bun.sleep(50);
-    } else if (arm === "floor") {
-      await openCdpPage(`http://127.0.0.1:${STATIC_PAGE.port}/`, cleanups);
     }
     const out = await new Response(p.stdout).text();
-    if (page) {
+    if (watch && page) {
       const lat = (await page.evaluate<{ at: number; shown: number }[] | undefined>("window.__lat")) ?? [];
       latencies = lat.map((l) => l.shown - l.at);
     }
@@ -106,3 +114,11 @@ console.log(
 console.log(
   `observer latency frame admitted → shown: p50 ${sorted.length ? median(sorted) : "n/a"} ms, p95 ${p95} ms over ${sorted.length} frame(s) (target ≤ 500 ms)`,
 );
+const browser = coldBrowser ? "a browser started once the URL is printed" : "an already running browser";
+emitFigures([
+  figure(`3-seat study wall time with a watcher (${browser}) vs without`, median(watched), "ms", median(base), { maxRatio: 1.05 }),
+  figure("3-seat study wall time with a watcher vs an idle browser beside it (the Observer's own share)", median(watched), "ms", median(floor), {
+    maxRatio: 1.05,
+  }),
+  figure("Observer latency, frame admitted → shown, p95", sorted.length ? p95 : null, "ms", null, { maxValue: 500 }),
+]);
