@@ -2,14 +2,15 @@
  * The Observer's cost to a study and its latency, on the live 3-seat browser study
  * `todomvc-first-run-seats` (each seat a scripted participant in its own sandboxed guest):
  *
- *   ./node_modules/.bin/bun bench/observer.ts [PAIRS]     (default 2 pairs)
+ *   ./node_modules/.bin/bun bench/observer.ts [PAIRS] [--cold-browser]     (default 5 pairs)
  *
  * Runs in turn, so all see the same machine: without a watcher (the baseline, `lab run --live`);
  * with one (`lab run --live --watch`, and a headless Chromium page, already running and settled
  * on a static page before the study starts, as a researcher's browser is, navigated to the
  * Observer's URL when it is printed); and the floor — the same settled headless Chromium idle on
  * the static page beside a study without `--watch`, which is what a browser that merely exists
- * costs on these cores (so watcher / floor is the Observer's own share). `--cold-browser` starts
+ * costs on these cores (so watcher / floor is the Observer's own share); and `--watch` with no
+ * page open, which splits that share into the Observer's server and the page drawing frames. `--cold-browser` starts
  * the browser only once the URL is printed instead, which adds Chromium's own start-up (about two
  * CPU-seconds) to a study of a few seconds on two cores. Wall time is the study's own `durationMs` from its
  * `status.json` (the Observer's linger for open pages after the seal is not the study's time).
@@ -26,7 +27,7 @@ import { emitFigures, figure } from "./lib/figures.ts";
 const ROOT = resolve(import.meta.dir, "..");
 const BUN = join(ROOT, "node_modules/.bin/bun");
 const MAIN = join(ROOT, "src/cli/main.ts");
-const pairs = Number(process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 2);
+const pairs = Number(process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 5);
 const coldBrowser = process.argv.includes("--cold-browser");
 const STATIC_SETTLE_MS = 2000;
 
@@ -42,7 +43,7 @@ const STATIC_PAGE = Bun.serve({
   fetch: () => new Response("<!doctype html><title>idle</title><p>idle", { headers: { "content-type": "text/html" } }),
 });
 
-async function runOnce(arm: "none" | "watch" | "floor"): Promise<{ durationMs: number; latencies: number[] }> {
+async function runOnce(arm: "none" | "watch" | "floor" | "server"): Promise<{ durationMs: number; latencies: number[] }> {
   const watch = arm === "watch";
   const cwd = mkdtempSync(join(tmpdir(), "humanish-bench-observer-"));
   const cleanups: (() => void)[] = [];
@@ -51,7 +52,7 @@ async function runOnce(arm: "none" | "watch" | "floor"): Promise<{ durationMs: n
     // The browser a researcher watches with is already running; starting it is not the Observer's cost.
     let page = arm === "floor" || (watch && !coldBrowser) ? await openCdpPage(idle, cleanups) : undefined;
     if (page) await Bun.sleep(STATIC_SETTLE_MS);
-    const args = ["timeout", "900", BUN, MAIN, "lab", "run", "todomvc-first-run-seats", "--live", "--json", ...(watch ? ["--watch"] : [])];
+    const args = ["timeout", "900", BUN, MAIN, "lab", "run", "todomvc-first-run-seats", "--live", "--json", ...(watch || arm === "server" ? ["--watch"] : [])];
     const p = Bun.spawn(args, { cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe", env: process.env });
     cleanups.push(() => p.kill("SIGTERM")); // through `timeout`, which a KILL would end alone
     let latencies: number[] = [];
@@ -89,17 +90,20 @@ async function runOnce(arm: "none" | "watch" | "floor"): Promise<{ durationMs: n
 const base: number[] = [];
 const watched: number[] = [];
 const floor: number[] = [];
+const server: number[] = [];
 const lat: number[] = [];
 for (let i = 0; i < pairs; i++) {
   const a = await runOnce("none");
   const b = await runOnce("watch");
   const c = await runOnce("floor");
+  const d = await runOnce("server");
   base.push(a.durationMs);
   watched.push(b.durationMs);
   floor.push(c.durationMs);
+  server.push(d.durationMs);
   lat.push(...b.latencies);
   console.log(
-    `round ${i + 1}: without ${a.durationMs} ms · with watcher ${b.durationMs} ms · idle browser beside it ${c.durationMs} ms · ${b.latencies.length} frame(s) shown`,
+    `round ${i + 1}: without ${a.durationMs} ms · with watcher ${b.durationMs} ms · idle browser beside it ${c.durationMs} ms · Observer with no page ${d.durationMs} ms · ${b.latencies.length} frame(s) shown`,
   );
 }
 STATIC_PAGE.stop(true);
@@ -112,6 +116,9 @@ console.log(
   `floor: an idle headless browser beside the study ${median(floor)} ms → ${(median(floor) / median(base)).toFixed(3)}× the baseline; the Observer over that floor ${(median(watched) / median(floor)).toFixed(3)}×`,
 );
 console.log(
+  `the Observer's server with no page open ${median(server)} ms → ${(median(server) / median(base)).toFixed(3)}× the baseline (the rest of the watcher's share is the page drawing frames)`,
+);
+console.log(
   `observer latency frame admitted → shown: p50 ${sorted.length ? median(sorted) : "n/a"} ms, p95 ${p95} ms over ${sorted.length} frame(s) (target ≤ 500 ms)`,
 );
 const browser = coldBrowser ? "a browser started once the URL is printed" : "an already running browser";
@@ -120,5 +127,6 @@ emitFigures([
   figure("3-seat study wall time with a watcher vs an idle browser beside it (the Observer's own share)", median(watched), "ms", median(floor), {
     maxRatio: 1.05,
   }),
+  figure("3-seat study wall time with the Observer serving no page vs without", median(server), "ms", median(base)),
   figure("Observer latency, frame admitted → shown, p95", sorted.length ? p95 : null, "ms", null, { maxValue: 500 }),
 ]);
