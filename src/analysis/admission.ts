@@ -10,7 +10,6 @@
  *   output token at its output rate, rounded up to the micro-dollar.
  * A request is refused when that worst case exceeds `--max-cost`.
  */
-
 import { HumanishError } from "../errors.ts";
 import { imageTokensFor } from "../models/admission.ts";
 import { RATE_TABLE, type RateTable, rateFor } from "../models/rates.ts";

@@ -18,7 +18,6 @@
  * {@link outputGrant} gives the most output the budget's grant affords, never above the ceiling,
  * never below {@link MIN_OUTPUT_GRANT_TOKENS} (a request that cannot afford that is refused).
  */
-
 import { RATE_TABLE, type RateTable, rateFor } from "./rates.ts";
 import { countTokens } from "./tokens.ts";
 

@@ -24,13 +24,6 @@ import { collectScratch } from "../bytes/scratch.ts";
 /** Special tokens given their special id: none (each is counted as the text it is). */
 const NO_SPECIAL = new Set<string>();
 
-/**
- * Pieces whose merges the encoder remembers. The package keeps 100,000 by default, which on text
- * full of distinct pieces (digests, ids, base64) grows by about 100 MiB; admission already
- * remembers whole long texts, so a small cache of the common pieces is enough.
- */
-const MERGE_CACHE_ENTRIES = 2_000;
-
 let encoder: BytePairEncodingCore | null = null;
 
 /** Whether every character of `s` is below 0x80 (so the string is its own UTF-8 bytes). */
@@ -93,7 +86,7 @@ function o200k(): BytePairEncodingCore {
   collectScratch();
   const ranks = parseTiktokenRanks(readFileSync(ranksPath, "latin1"));
   collectScratch();
-  encoder = new BytePairEncodingCore({ ...O200KBase(ranks), mergeCacheSize: MERGE_CACHE_ENTRIES });
+  encoder = new BytePairEncodingCore(O200KBase(ranks));
   collectScratch();
   return encoder;
 }
