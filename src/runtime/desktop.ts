@@ -51,8 +51,13 @@ export interface DesktopAllocationOptions {
   runId: string;
   /** Participant id, stamped as a label. */
   participantId: string;
-  /** The lab app's loopback port on the host (1024–65535). */
+  /** The lab app's loopback port (1024–65535): where the guest's browser reaches it. */
   appPort: number;
+  /**
+   * The host port the app answers on, when it is not `appPort` (a statically served app binds an
+   * ephemeral one): the forwarder's host side connects there.
+   */
+  appHostPort?: number;
   /** Path opened first (starts with `/`). */
   initialPath: string;
   /** Screen in px. */
@@ -143,6 +148,7 @@ interface DesktopAllocation {
 export async function allocateDesktop(opts: DesktopAllocationOptions): Promise<LocalDesktop> {
   const { docker } = opts;
   checkAppPort(opts.appPort);
+  if (opts.appHostPort !== undefined) checkAppPort(opts.appHostPort);
   const user = guestUser();
   const io = mkdtempSync(join(tmpdir(), "humanish-gd-"));
   if (process.getuid?.() === 0) chownSync(io, user.uid, user.gid);
@@ -190,12 +196,12 @@ function checkAppPort(appPort: number): void {
 }
 
 /**
- * Fills the io dir: the forwarder `<io>/app.sock` → `127.0.0.1:<appPort>` (kept in `s` as soon
+ * Fills the io dir: the forwarder `<io>/app.sock` → `127.0.0.1:<appHostPort ?? appPort>` (kept in `s` as soon
  * as it listens) and the guest's `config.json` (0600), both owned by the guest user when we are root.
  */
 async function prepareIo(s: DesktopAllocation): Promise<void> {
   const { opts, io, user } = s;
-  s.forwarder = await startForwarder({ path: `${io}/app.sock` }, { host: "127.0.0.1", port: opts.appPort });
+  s.forwarder = await startForwarder({ path: `${io}/app.sock` }, { host: "127.0.0.1", port: opts.appHostPort ?? opts.appPort });
   if (process.getuid?.() === 0) chownSync(`${io}/app.sock`, user.uid, user.gid);
   writeFileSync(
     `${io}/config.json`,

@@ -40,6 +40,8 @@ export interface LocalGuestLaneOptions {
   /** The study's participant, its live preflight done (it enforces the lab's caps itself). */
   participant: BrowserParticipant;
   appUrl: URL;
+  /** The host port the app answers on (a statically served app's ephemeral port; else appUrl's). */
+  appHostPort: number;
   /** Every seat's device, by seat id. */
   devices: ReadonlyMap<string, { name: DeviceName; preset: DevicePreset }>;
   /** Seats in the study (decides the bundle layout). */
@@ -128,6 +130,7 @@ async function allocateGuest(g: GuestSeat): Promise<void> {
     runId: o.runId,
     participantId: pid,
     appPort: Number(o.appUrl.port),
+    appHostPort: o.appHostPort,
     initialPath: "/",
     width: screen.width,
     height: screen.height,

@@ -145,7 +145,7 @@ async function serveAndEnsureImage(
   try {
     log(
       "browser-lab.subject.served",
-      `app ${appUrl.origin} answers (${app.kind}${app.hostProcessId ? `, process group ${app.hostProcessId} recorded for the orphan sweep` : ""}); reachable from the guest only through its forwarded socket`,
+      `app ${appUrl.origin} answers (${app.kind}${app.kind === "static" ? `, served on host port ${app.port}` : ""}${app.hostProcessId ? `, process group ${app.hostProcessId} recorded for the orphan sweep` : ""}); reachable from the guest only through its forwarded socket`,
     );
     if (app.embedded) {
       const e = app.embedded;
@@ -244,6 +244,7 @@ async function runLive(ctx: StudyContext<BrowserLabConfig>, plan: ReturnType<typ
           cwd: ctx.cwd,
           participant,
           appUrl,
+          appHostPort: served.app.port,
           devices: new Map(seatDevices.map((d) => [d.seat.id, { name: d.name, preset: d.preset }])),
           seatCount: seats.length,
           sessionMs,

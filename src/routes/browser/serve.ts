@@ -16,6 +16,12 @@ import { type EmbeddedApp, loadEmbeddedApp } from "./embedded-app.ts";
 export interface AppServer {
   /** `static`, `command` or `external` (already listening). */
   kind: "static" | "command" | "external";
+  /**
+   * The host port the app answers on. A `static` app is served on an ephemeral port of its own,
+   * so two studies of the same lab can run side by side; the guest still sees the lab's appUrl
+   * port, which its forwarder carries to this one. A `command` or `external` app answers on the
+   * appUrl port itself.
+   */
   port: number;
   /**
    * Provenance of an embedded app (`static.root: "embedded:<name>"`): its name, npm package,
@@ -68,8 +74,8 @@ export async function appAnswers(url: string, timeoutMs = 2_000): Promise<boolea
 }
 
 /**
- * A read-only HTTP server on 127.0.0.1:`port`: GET/HEAD only (else 405); `respond(pathname)`
- * answers or returns undefined for 404.
+ * A read-only HTTP server on 127.0.0.1:`port` (0: an ephemeral port, read back from the
+ * server): GET/HEAD only (else 405); `respond(pathname)` answers or returns undefined for 404.
  * @throws HumanishError `HUMANISH_BROWSER_SERVE_FAILED` naming `what` when the port is taken.
  */
 function serveReadOnly(port: number, what: string, respond: (pathname: string) => Response | undefined): ReturnType<typeof Bun.serve> {
@@ -129,7 +135,7 @@ export function serveStatic(rootDir: string, port: number): AppServer {
   });
   return {
     kind: "static",
-    port,
+    port: server.port ?? port,
     close: async () => {
       server.stop(true);
     },
@@ -160,7 +166,7 @@ export function serveEmbedded(app: EmbeddedApp, port: number): AppServer {
   });
   return {
     kind: "static",
-    port,
+    port: server.port ?? port,
     embedded: {
       name: app.name,
       package: app.package,
@@ -194,9 +200,13 @@ export async function startApp(opts: {
   const url = new URL(opts.appUrl);
   const port = Number(url.port);
   if (opts.serve?.static) {
+    // Port 0: the host side of the forwarder needs no fixed port, and a fixed one would keep a
+    // second study of the same lab from starting while the first runs.
     const name = embeddedRootName(opts.serve.static.root);
-    const app = name !== undefined ? serveEmbedded(await loadEmbeddedApp(name), port) : serveStatic(resolve(opts.cwd, opts.serve.static.root), port);
-    if (!(await appAnswers(opts.appUrl))) {
+    const app = name !== undefined ? serveEmbedded(await loadEmbeddedApp(name), 0) : serveStatic(resolve(opts.cwd, opts.serve.static.root), 0);
+    const onHost = new URL(url.href);
+    onHost.port = String(app.port);
+    if (!(await appAnswers(onHost.href))) {
       await app.close();
       throw appUnreachable(opts.appUrl, "the static server did not answer");
     }

@@ -120,7 +120,9 @@ describe("embedded app todomvc-vanillajs", () => {
     try {
       expect(app.kind).toBe("static");
       expect(app.embedded?.name).toBe("todomvc-vanillajs");
-      expect(await (await fetch(`http://127.0.0.1:${port}/`)).text()).toContain("todoapp");
+      // Served on a host port of its own; the lab's port stays free (the guest reaches it by its forwarder).
+      expect(app.port).not.toBe(port);
+      expect(await (await fetch(`http://127.0.0.1:${app.port}/`)).text()).toContain("todoapp");
     } finally {
       await app.close();
     }
@@ -128,5 +130,24 @@ describe("embedded app todomvc-vanillajs", () => {
     await expect(
       startApp({ appUrl: `http://127.0.0.1:${freePort()}/`, serve: { static: { root: "node_modules/todomvc/examples/vanillajs" } }, cwd: empty }),
     ).rejects.toMatchObject({ code: "HUMANISH_BROWSER_SERVE_FAILED" });
+  });
+
+  test("two studies of the same lab serve it side by side: each on its own host port, the lab's port untouched", async () => {
+    const appUrl = `http://127.0.0.1:${freePort()}/`;
+    const lab = Bun.serve({ hostname: "127.0.0.1", port: Number(new URL(appUrl).port), fetch: () => new Response("whatever else listens there") });
+    const first = await startApp({ appUrl, serve: { static: { root: "embedded:todomvc-vanillajs" } }, cwd: empty });
+    try {
+      const second = await startApp({ appUrl, serve: { static: { root: "embedded:todomvc-vanillajs" } }, cwd: empty });
+      try {
+        expect(second.port).not.toBe(first.port);
+        for (const app of [first, second]) expect(await (await fetch(`http://127.0.0.1:${app.port}/`)).text()).toContain("todoapp");
+        expect(await (await fetch(appUrl)).text()).toBe("whatever else listens there");
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await first.close();
+      lab.stop(true);
+    }
   });
 });

@@ -91,6 +91,49 @@ describe("browser route", () => {
     expect(v.checks.find((c) => c.name === "screenshots admitted")?.ok).toBe(false);
   }, 240_000);
 
+  test("two studies of the embedded lab at once, with something else on the lab's port on the host: both 1/1, each app on its own host port", async () => {
+    const { docker, testRun } = await guestPrereqs();
+    const loaded = await loadLab("todomvc-first-run", emptyCwd);
+    const subject = loaded.config.subject;
+    if (subject.source !== "app-url") throw new Error("todomvc-first-run is an app-url lab");
+    const port = Number(new URL(subject.appUrl).port);
+    // Whatever holds the lab's port on the host (this server, or another program already there) is
+    // not what the guests study: they reach each study's own app through their forwarders.
+    let squatter: ReturnType<typeof Bun.serve> | undefined;
+    try {
+      squatter = Bun.serve({ hostname: "127.0.0.1", port, fetch: () => new Response("not the app") });
+    } catch {
+      squatter = undefined;
+    }
+    const dirs = [0, 1].map((i) => mkdtempSync(join(tmpdir(), `humanish-browser-twin-${i}-`)));
+    try {
+      const results = await Promise.all(
+        dirs.map((dir, i) =>
+          runBrowserStudy(
+            { ...ctxFor(loaded.config, `twin-${i}-${testRun}`, "live", dir), labSource: { ref: loaded.ref, sha256: loaded.sha256 } },
+            { docker, labels: { [TEST_LABEL]: testRun } },
+          ),
+        ),
+      );
+      for (const res of results) {
+        expect(res.error).toBeUndefined();
+        expect(res.verdict).toBe("1/1 reached the goal; tasks: add-two-todos 1/1 · complete-one 1/1 · clear-completed 1/1");
+        expect(res.verify.ok).toBe(true);
+      }
+      const hostPorts = results.map((res) => {
+        const run = JSON.parse(readFileSync(join(res.runDir, "run.json"), "utf8"));
+        const served = run.lifecycle.find((e: { event: string }) => e.event === "browser-lab.subject.served")?.message ?? "";
+        return Number(/served on host port (\d+)/.exec(served)?.[1]);
+      });
+      expect(hostPorts.every((p) => Number.isInteger(p) && p !== port)).toBe(true);
+      expect(hostPorts[0]).not.toBe(hostPorts[1]);
+      expect(await containersOfTestRun(docker, testRun)).toEqual([]);
+    } finally {
+      squatter?.stop(true);
+      for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    }
+  }, 240_000);
+
   test("count 2 runs desktop + mobile, each on its own guest, with the floored mobile geometry recorded", async () => {
     const { docker, testRun } = await guestPrereqs();
     const port = freePort();
