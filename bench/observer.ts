@@ -19,7 +19,7 @@
  * page's image `load` event, recorded in the page. Targets: ratio ≤ 1.05×, p95 ≤ 500 ms.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { openCdpPage } from "../test/support/cdp-page.ts";
 import { emitFigures, figure } from "./lib/figures.ts";
@@ -43,7 +43,8 @@ const STATIC_PAGE = Bun.serve({
   fetch: () => new Response("<!doctype html><title>idle</title><p>idle", { headers: { "content-type": "text/html" } }),
 });
 
-async function runOnce(arm: "none" | "watch" | "floor" | "server"): Promise<{ durationMs: number; latencies: number[] }> {
+/** One study's wall time, the frames' latencies, and the CPU time (ms) the page's browser used during the study. */
+async function runOnce(arm: "none" | "watch" | "floor" | "server"): Promise<{ durationMs: number; latencies: number[]; browserCpuMs: number | null }> {
   const watch = arm === "watch";
   const cwd = mkdtempSync(join(tmpdir(), "humanish-bench-observer-"));
   const cleanups: (() => void)[] = [];
@@ -52,6 +53,7 @@ async function runOnce(arm: "none" | "watch" | "floor" | "server"): Promise<{ du
     // The browser a researcher watches with is already running; starting it is not the Observer's cost.
     let page = arm === "floor" || (watch && !coldBrowser) ? await openCdpPage(idle, cleanups) : undefined;
     if (page) await Bun.sleep(STATIC_SETTLE_MS);
+    const cpuBefore = page?.cpuMs() ?? 0;
     const args = ["timeout", "900", BUN, MAIN, "lab", "run", "todomvc-first-run-seats", "--live", "--json", ...(watch || arm === "server" ? ["--watch"] : [])];
     const p = Bun.spawn(args, { cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe", env: process.env });
     cleanups.push(() => p.kill("SIGTERM")); // through `timeout`, which a KILL would end alone
@@ -67,7 +69,7 @@ async function runOnce(arm: "none" | "watch" | "floor" | "server"): Promise<{ du
         url = /observer at (http:\/\/127\.0\.0\.1:\d+\/)/.exec(err)?.[1];
       }
       if (page) await page.navigate(url);
-      else page = await openCdpPage(url, cleanups);
+      else page = await openCdpPage(url, cleanups); // cold: its start-up counts in its CPU time
       while ((await page.evaluate<boolean | undefined>(RECORD_JS)) !== true) await Bun.sleep(50);
     }
     const out = await new Response(p.stdout).text();
@@ -76,11 +78,12 @@ async function runOnce(arm: "none" | "watch" | "floor" | "server"): Promise<{ du
       latencies = lat.map((l) => l.shown - l.at);
     }
     await p.exited;
+    const browserCpuMs = page ? page.cpuMs() - cpuBefore : null;
     const runId = (JSON.parse(out) as { runId: string }).runId;
     const status = JSON.parse(readFileSync(join(cwd, ".humanish/runs", runId, "status.json"), "utf8")) as { outcome?: { durationMs?: number } };
     const durationMs = status.outcome?.durationMs;
     if (durationMs === undefined) throw new Error(`no durationMs in ${runId}/status.json (${readdirSync(join(cwd, ".humanish/runs", runId)).join(", ")})`);
-    return { durationMs, latencies };
+    return { durationMs, latencies, browserCpuMs };
   } finally {
     for (const c of cleanups.reverse()) c();
     rmSync(cwd, { recursive: true, force: true });
@@ -92,6 +95,8 @@ const watched: number[] = [];
 const floor: number[] = [];
 const server: number[] = [];
 const lat: number[] = [];
+const watcherCpu: number[] = [];
+const idleCpu: number[] = [];
 for (let i = 0; i < pairs; i++) {
   const a = await runOnce("none");
   const b = await runOnce("watch");
@@ -102,8 +107,10 @@ for (let i = 0; i < pairs; i++) {
   floor.push(c.durationMs);
   server.push(d.durationMs);
   lat.push(...b.latencies);
+  if (b.browserCpuMs !== null) watcherCpu.push(b.browserCpuMs);
+  if (c.browserCpuMs !== null) idleCpu.push(c.browserCpuMs);
   console.log(
-    `round ${i + 1}: without ${a.durationMs} ms · with watcher ${b.durationMs} ms · idle browser beside it ${c.durationMs} ms · Observer with no page ${d.durationMs} ms · ${b.latencies.length} frame(s) shown`,
+    `round ${i + 1}: without ${a.durationMs} ms · with watcher ${b.durationMs} ms (its browser ${b.browserCpuMs} CPU-ms) · idle browser beside it ${c.durationMs} ms (${c.browserCpuMs} CPU-ms) · Observer with no page ${d.durationMs} ms · ${b.latencies.length} frame(s) shown`,
   );
 }
 STATIC_PAGE.stop(true);
@@ -121,6 +128,14 @@ console.log(
 console.log(
   `observer latency frame admitted → shown: p50 ${sorted.length ? median(sorted) : "n/a"} ms, p95 ${p95} ms over ${sorted.length} frame(s) (target ≤ 500 ms)`,
 );
+// The page's floor: on a study that keeps every core busy, CPU the watching browser takes is wall
+// time the seats lose, so no server design gets below 1 + that CPU over the cores' capacity in the
+// study's own time. Drawing fewer or smaller frames is the only way under it.
+const cores = availableParallelism();
+const pageFloor = 1 + median(watcherCpu) / (cores * median(base));
+console.log(
+  `the watching browser used ${median(watcherCpu)} CPU-ms per study (idle beside a study: ${median(idleCpu)}); on ${cores} busy cores that alone is ${pageFloor.toFixed(3)}× the baseline`,
+);
 const browser = coldBrowser ? "a browser started once the URL is printed" : "an already running browser";
 emitFigures([
   figure(`3-seat study wall time with a watcher (${browser}) vs without`, median(watched), "ms", median(base), { maxRatio: 1.05 }),
@@ -128,5 +143,6 @@ emitFigures([
     maxRatio: 1.05,
   }),
   figure("3-seat study wall time with the Observer serving no page vs without", median(server), "ms", median(base)),
+  figure("floor: 1 + the watching browser's CPU time over the cores' capacity in the baseline's time", pageFloor, "×", null),
   figure("Observer latency, frame admitted → shown, p95", sorted.length ? p95 : null, "ms", null, { maxValue: 500 }),
 ]);

@@ -29,7 +29,7 @@ import { releaseContainer } from "../sandbox/release.ts";
 import type { ReleaseProof } from "../sandbox/types.ts";
 import type { GuestImage } from "./guest-image.ts";
 import { waitForControlSocket } from "./guest-start.ts";
-import { connectUnixSocketTransport } from "./transport.ts";
+import { connectWhenAccepting } from "./transport.ts";
 
 export { GUEST_START_TIMEOUT_MS } from "./guest-start.ts";
 
@@ -124,6 +124,9 @@ export function guestHostConfig(io: string, user: { uid: number; gid: number }) 
   };
 }
 
+/** How long the host dials a control socket that exists but does not accept yet, ms. */
+const CONTROL_DIAL_WITHIN_MS = 10_000;
+
 /** What one allocation keeps while it starts and until it is released; every step below takes it. */
 interface DesktopAllocation {
   readonly opts: DesktopAllocationOptions;
@@ -163,7 +166,7 @@ export async function allocateDesktop(opts: DesktopAllocationOptions): Promise<L
     await opts.onCreated(containerId);
     await docker.containerStart(containerId);
     await waitForControlSocket({ docker, containerId, io, signal: opts.signal });
-    const transport = await connectUnixSocketTransport(`${io}/control.sock`);
+    const transport = await connectWhenAccepting(`${io}/control.sock`, CONTROL_DIAL_WITHIN_MS, opts.signal);
     const client = createBrowserControlClient({ transport, identity });
     s.client = client;
     await client.ready();

@@ -49,6 +49,18 @@ afterAll(async () => {
 
 /** Runs the image with `cmd` after the entrypoint, port 8000 published on 127.0.0.1; returns its id and base URL. */
 async function run(cmd: string[], env: string[], extra: Record<string, unknown> = {}): Promise<{ id: string; url: string }> {
+  const id = await start(cmd, env, extra);
+  const info = (await docker.containerInspect(id)) as unknown as { NetworkSettings: { Ports: Record<string, { HostPort: string }[] | null> } };
+  const port = info.NetworkSettings.Ports["8000/tcp"]?.[0]?.HostPort;
+  if (!port) throw new Error("port 8000 was not published");
+  return { id, url: `http://127.0.0.1:${port}` };
+}
+
+/**
+ * Creates and starts the container; returns its id. A container that exits at once has no
+ * published port left to read by the time it is inspected, so this does not look for one.
+ */
+async function start(cmd: string[], env: string[], extra: Record<string, unknown> = {}): Promise<string> {
   const { Id } = await docker.containerCreate({
     Image: tag,
     Cmd: cmd,
@@ -58,10 +70,7 @@ async function run(cmd: string[], env: string[], extra: Record<string, unknown> 
   });
   containers.push(Id);
   await docker.containerStart(Id);
-  const info = (await docker.containerInspect(Id)) as unknown as { NetworkSettings: { Ports: Record<string, { HostPort: string }[] | null> } };
-  const port = info.NetworkSettings.Ports["8000/tcp"]?.[0]?.HostPort;
-  if (!port) throw new Error("port 8000 was not published");
-  return { id: Id, url: `http://127.0.0.1:${port}` };
+  return Id;
 }
 
 /** Polls /health until the server answers (the container needs a moment to start). */
@@ -102,7 +111,7 @@ describe("runtime/env-server image", () => {
   });
 
   test("an invalid MAX_CONCURRENT_ENVS stops the container with a usage error naming the variable", async () => {
-    const { id } = await run(["--backend", "e2b"], ["MAX_CONCURRENT_ENVS=lots"]);
+    const id = await start(["--backend", "e2b"], ["MAX_CONCURRENT_ENVS=lots"]);
     const exit = await docker.containerWait(id);
     expect(exit).toMatchObject({ StatusCode: 1 });
     const logs = await docker.containerLogs(id);

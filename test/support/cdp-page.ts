@@ -4,14 +4,42 @@
  * `setpriv`, with a fresh profile in a directory that user owns. Bounded by `timeout 600`.
  */
 import { spawn } from "node:child_process";
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { CdpPipe } from "../../src/guest/cdp.ts";
 import { requireBinary, requireChromium } from "./prereq.ts";
 
-/** Headless Chromium on `url`; returns an evaluator and a navigator in its page. `cleanups` gets its teardown. */
+/** Clock ticks per second of `/proc/<pid>/stat` times (USER_HZ, 100 on Linux). */
+const USER_HZ = 100;
+
+/**
+ * CPU time, ms, of every live process in process group `pgid`, with the children each has
+ * reaped (utime + stime + cutime + cstime of `/proc/<pid>/stat`).
+ */
+export function processGroupCpuMs(pgid: number): number {
+  let ticks = 0;
+  for (const name of readdirSync("/proc")) {
+    if (!/^[0-9]+$/.test(name)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, "utf8");
+    } catch {
+      continue; // ended between the listing and the read
+    }
+    // Fields after the command name, which may itself hold spaces and parentheses.
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (Number(f[2]) !== pgid) continue;
+    ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+  }
+  return (ticks * 1000) / USER_HZ;
+}
+
+/**
+ * Headless Chromium on `url`; returns an evaluator and a navigator in its page, and `cpuMs()`,
+ * the CPU time its processes have used so far (ms). `cleanups` gets its teardown.
+ */
 export async function openCdpPage(url: string, cleanups: (() => void)[]) {
   const dir = mkdtempSync(join(tmpdir(), "humanish-observer-chromium-"));
   chmodSync(dir, 0o777);
@@ -57,5 +85,6 @@ export async function openCdpPage(url: string, cleanups: (() => void)[]) {
     return r.result.value;
   };
   const navigate = (to: string) => cdp.send("Page.navigate", { url: to }, sessionId);
-  return { evaluate, navigate };
+  const cpuMs = () => (child.pid ? processGroupCpuMs(child.pid) : 0);
+  return { evaluate, navigate, cpuMs };
 }
