@@ -16,8 +16,8 @@ import { HumanishError } from "../errors.ts";
 import { type AdmissionDetail, assertWithinCap, estimateRequest, outputAllowance } from "./admission.ts";
 import { buildPrompt, PROMPT_VERSION, promptDigest } from "./prompt.ts";
 import type { AnalysisProvider, AnalysisProviderResult, AnalysisRunOptions } from "./provider.ts";
-import { type EvidenceSelection, SELECTION_LIMITS, type SelectionLimits, selectEvidence } from "./select.ts";
-import { listedAttempts, loadVerifiedBundle, nextAttempt, readAttempt, storeAttempt, withAnalysisLock } from "./store.ts";
+import { type BundleView, type EvidenceSelection, SELECTION_LIMITS, type SelectionLimits, selectEvidence } from "./select.ts";
+import { attemptsView, listedAttempts, loadVerifiedBundle, nextAttempt, readAttempt, storeAttempt, withAnalysisLock } from "./store.ts";
 import { type ValidatedOutput, validateOutput } from "./validate.ts";
 
 /** Default and most `timeoutMs` (ms): the whole request, headers and body. */
@@ -103,7 +103,8 @@ function assertNothingSensitive(sel: EvidenceSelection): void {
 
 /** Everything decided before sending: the packet, the prompt, the options, the estimate, the digests. */
 interface Prepared {
-  view: Awaited<ReturnType<typeof loadVerifiedBundle>>;
+  /** The run record and its analysis files ({@link attemptsView}). */
+  view: BundleView;
   sel: EvidenceSelection;
   prompt: ReturnType<typeof buildPrompt>;
   options: AnalysisRunOptions;
@@ -114,14 +115,24 @@ interface Prepared {
   configDigest: string;
 }
 
+/**
+ * Verifies the run and selects its evidence; returns the selection and the part of the bundle
+ * the later steps read ({@link attemptsView}). The full view lives only in this frame, so it is
+ * unreachable once this returns.
+ */
+async function selectVerified(o: AnalyzeOptions): Promise<{ view: BundleView; sel: EvidenceSelection }> {
+  const full = await loadVerifiedBundle(o.runDir, o.trust);
+  const sel = selectEvidence(full, o.limits ?? SELECTION_LIMITS);
+  return { view: attemptsView(full), sel };
+}
+
 /** Verify, select, build, estimate and admit (throws for every refusal; nothing is sent). */
 async function prepare(o: AnalyzeOptions): Promise<Prepared> {
   if (!Number.isInteger(o.timeoutMs) || o.timeoutMs < 1 || o.timeoutMs > ANALYSIS_TIMEOUT_MS)
     throw new HumanishError("HUMANISH_ANALYSIS_CONFIG_INVALID", `--timeout-ms must be a whole number from 1 to ${ANALYSIS_TIMEOUT_MS}, got ${o.timeoutMs}`, {
       next: `pass e.g. --timeout-ms ${ANALYSIS_TIMEOUT_MS}, or omit it`,
     });
-  const view = await loadVerifiedBundle(o.runDir, o.trust);
-  const sel = selectEvidence(view, o.limits ?? SELECTION_LIMITS);
+  const { view, sel } = await selectVerified(o);
   assertNothingSensitive(sel);
   const prompt = buildPrompt(sel, o.question);
   const metered = o.provider.billing === "metered";

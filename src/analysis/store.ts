@@ -103,6 +103,15 @@ export async function loadVerifiedBundle(runDir: string, trust: TrustSet = defau
   return { bundle, files, images: { sizes, read: verifiedImageReader(runDir, runId, walked.digested) } };
 }
 
+/**
+ * What of a view the steps after selection read: the run record and its analysis files. The
+ * selection has copied what it sends, so the bundle's other texts can be collected before the
+ * token counter's tables are built, which is the analysis's highest point of memory.
+ */
+export function attemptsView(view: BundleView): BundleView {
+  return { bundle: view.bundle, files: new Map([...view.files].filter(([path]) => analysisPathParts(path) !== null)) };
+}
+
 /** The attempts a bundle lists, ascending (`0001`, `0002`, …). */
 export function listedAttempts(view: BundleView): string[] {
   const out = new Set<string>();

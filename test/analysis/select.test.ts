@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { PNG } from "pngjs";
 import { downscalePng, fitInside } from "../../src/analysis/downscale.ts";
 import { SELECTION_LIMITS, selectEvidence, selectionDigest, spreadOrder } from "../../src/analysis/select.ts";
-import { loadVerifiedBundle } from "../../src/analysis/store.ts";
+import { attemptsView, loadVerifiedBundle } from "../../src/analysis/store.ts";
 import { pngSize } from "../../src/models/admission.ts";
 import { tempProject, writeStudyRun, writeTerminalRun } from "../report/fixtures.ts";
 import { makePng } from "../support/png.ts";
@@ -77,6 +77,16 @@ describe("selectEvidence", () => {
       code = (e as { code?: string }).code ?? "";
     }
     expect(code).toBe("HUMANISH_ANALYSIS_BUNDLE_UNVERIFIED");
+  });
+
+  test("after selection only the run record and the analysis files are kept", async () => {
+    const view = await study;
+    const analysis = new TextEncoder().encode("{}");
+    const narrowed = attemptsView({ ...view, files: new Map([...view.files, ["analysis/0001/analysis.json", analysis]]) });
+    expect(narrowed.bundle).toBe(view.bundle);
+    expect([...narrowed.files.keys()]).toEqual(["analysis/0001/analysis.json"]);
+    expect(narrowed.images).toBeUndefined();
+    expect(view.files.size).toBeGreaterThan(1);
   });
 
   test("a terminal transcript is cut into numbered windows", async () => {
