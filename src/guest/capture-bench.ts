@@ -2,7 +2,8 @@
  * Baseline for `bench/guest.ts`: inside a guest container, start a separate headless Chromium
  * (fresh profile, its sandbox on, `--remote-debugging-pipe`), open `url` at the same size and
  * time `n` bare CDP `Page.captureScreenshot` calls (PNG). Prints one JSON line
- * `{"schema":"humanish.capture-bench.v1","n","meanMs","minMs","bytes"}` and exits. Runs as
+ * `{"schema":"humanish.capture-bench.v1","n","meanMs","minMs","bytes","startMs"}` and exits;
+ * `startMs` is Chromium's spawn → the first capture returned (launch, page load, one capture). Runs as
  * `humanish guest bench-capture <url> <width> <height> <n>`; never part of a study.
  */
 import { spawn } from "node:child_process";
@@ -32,6 +33,7 @@ export async function runGuestCaptureBench(args: string[]): Promise<number> {
     return 1;
   }
   const profile = mkdtempSync("/tmp/humanish-bench-profile-");
+  const t0 = performance.now();
   const chromium = spawn(
     CHROMIUM_BINARY,
     ["--headless=new", "--remote-debugging-pipe", `--user-data-dir=${profile}`, "--no-first-run", "--disable-gpu", `--window-size=${width},${height}`, url],
@@ -43,14 +45,16 @@ export async function runGuestCaptureBench(args: string[]): Promise<number> {
     await page.waitForLoad(url);
     const times: number[] = [];
     let bytes = 0;
+    let startMs = 0;
     for (let i = 0; i < count; i++) {
       const t = performance.now();
       const { data } = (await cdp.send("Page.captureScreenshot", { format: "png" }, page.sessionId)) as { data: string };
       bytes = Buffer.from(data, "base64").length;
       times.push(performance.now() - t);
+      if (i === 0) startMs = performance.now() - t0;
     }
     const mean = times.reduce((a, b) => a + b, 0) / times.length;
-    process.stdout.write(`${JSON.stringify({ schema: "humanish.capture-bench.v1", n: count, meanMs: mean, minMs: Math.min(...times), bytes })}\n`);
+    process.stdout.write(`${JSON.stringify({ schema: "humanish.capture-bench.v1", n: count, meanMs: mean, minMs: Math.min(...times), bytes, startMs })}\n`);
     return 0;
   } catch (e) {
     const err = e instanceof HumanishError ? e : new HumanishError("HUMANISH_GUEST_BENCH_FAILED", errorMessage(e));
