@@ -19,10 +19,11 @@ import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { estimateRequest, outputAllowance } from "../src/analysis/admission.ts";
+import { downscalePng } from "../src/analysis/downscale.ts";
 import { buildPrompt } from "../src/analysis/prompt.ts";
 import { createOpenAIAnalysisProvider } from "../src/analysis/provider-openai.ts";
 import { analyzeRun } from "../src/analysis/run.ts";
-import { selectEvidence } from "../src/analysis/select.ts";
+import { SELECTION_LIMITS, selectEvidence } from "../src/analysis/select.ts";
 import { loadVerifiedBundle } from "../src/analysis/store.ts";
 import { defaultTrust } from "../src/bundle/index.ts";
 import { countTokens } from "../src/models/tokens.ts";
@@ -41,6 +42,8 @@ async function child(mode: "read" | "select", runDir: string): Promise<void> {
   let cpuSelect = 0;
   let facts = {};
   let tTable = 0;
+  let tFloor = 0;
+  let peakKiB = 0;
   if (mode === "select") {
     // The o200k table is built once a process, on the first count (as a module import was before):
     // timed on its own so the selection's figure is the per-analysis work.
@@ -65,9 +68,20 @@ async function child(mode: "read" | "select", runDir: string): Promise<void> {
       estimateTokens: est.inputTokens,
       estimateUsd: est.usd,
     };
+    // The floor of the image part: as many screenshots as the packet sent, each read, hashed,
+    // decoded and downscaled once, with nothing else (no budgets, no collections, no prompt).
+    // Timed after the selection's peak is read: its decodes, without the selection's window, would raise it.
+    peakKiB = peakRssKiB();
+    const shots = [...(view.images?.sizes.keys() ?? [])].slice(0, sel.images);
+    const t2 = performance.now();
+    for (const path of shots) {
+      const bytes = view.images!.read(path);
+      downscalePng(bytes, SELECTION_LIMITS.imageMaxWidth, SELECTION_LIMITS.imageMaxHeight);
+    }
+    tFloor = performance.now() - t2;
   }
   const files = view.files.size + (view.images?.sizes.size ?? 0);
-  console.log(JSON.stringify({ tRead, tSelect, tTable, cpuSelect, peakKiB: peakRssKiB(), files, ...facts }));
+  console.log(JSON.stringify({ tRead, tSelect, tTable, tFloor, cpuSelect, peakKiB: peakKiB || peakRssKiB(), files, ...facts }));
 }
 
 async function measure(mode: "read" | "select", runDir: string): Promise<Record<string, number>> {
@@ -107,6 +121,9 @@ async function main(): Promise<void> {
     );
     console.log(`  o200k token table, built once a process on the first count: ${sel.tTable!.toFixed(0)} ms (not in the figure above)`);
     console.log(
+      `  floor: read + hash + decode + downscale of as many screenshots (${sel.images}) once: ${sel.tFloor!.toFixed(0)} ms; selection + admission / that ${(sel.tSelect! / sel.tFloor!).toFixed(2)}×`,
+    );
+    console.log(
       `  packet: ${sel.evidence} items (${sel.images} screenshots, ${(sel.imageBytes! / 1024).toFixed(0)} KiB), ${(sel.textBytes! / 1024).toFixed(1)} KiB text, ${sel.omitted} listed as not sent; estimate ${sel.estimateTokens} input tokens, ≤ $${sel.estimateUsd}`,
     );
     console.log(
@@ -115,6 +132,7 @@ async function main(): Promise<void> {
     const figures: Figure[] = [
       figure("analysis selection + admission, 208 shots (ms)", sel.tSelect!, "ms", read.tRead!, { maxValue: 1000 }),
       figure("o200k token table build, once a process (ms)", sel.tTable!, "ms", null),
+      figure("analysis selection + admission vs its floor (read, hash, decode, downscale the sent screenshots once)", sel.tSelect!, "ms", sel.tFloor!),
       figure("analysis selection peak RSS, 208 shots (MiB)", sel.peakKiB! / 1024, "MiB", read.peakKiB! / 1024, { maxValue: 200 }),
     ];
 
