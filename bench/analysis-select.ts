@@ -45,20 +45,26 @@ async function child(mode: "read" | "select", runDir: string): Promise<void> {
   let tFloor = 0;
   let peakKiB = 0;
   if (mode === "select") {
-    // The o200k table is built once a process, on the first count (as a module import was before):
-    // timed on its own so the selection's figure is the per-analysis work.
-    const t0Table = performance.now();
-    countTokens("");
-    tTable = performance.now() - t0Table;
+    // In the order `humanish analyze` runs them: select, then (once a process, on the first count)
+    // build the o200k table, then the prompt and its estimate. The table build is timed on its own
+    // so the figure is the per-analysis work; it comes after the selection, as in the command, so
+    // the selection's collections do not also walk the table.
     const t1 = performance.now();
     const c1 = process.cpuUsage();
     const sel = selectEvidence(view);
+    const tSel = performance.now() - t1;
+    const cSel = process.cpuUsage(c1);
+    const t0Table = performance.now();
+    countTokens("");
+    tTable = performance.now() - t0Table;
+    const t2 = performance.now();
+    const c2 = process.cpuUsage();
     const prompt = buildPrompt(sel, null);
     const allowance = outputAllowance(prompt, "gpt-5.1", null, 5);
     const est = estimateRequest(prompt, "gpt-5.1", allowance);
-    tSelect = performance.now() - t1;
-    const c2 = process.cpuUsage(c1);
-    cpuSelect = (c2.user + c2.system) / 1000;
+    tSelect = tSel + (performance.now() - t2);
+    const cEst = process.cpuUsage(c2);
+    cpuSelect = (cSel.user + cSel.system + cEst.user + cEst.system) / 1000;
     facts = {
       evidence: sel.items.length,
       omitted: sel.omitted.length,
@@ -73,12 +79,12 @@ async function child(mode: "read" | "select", runDir: string): Promise<void> {
     // Timed after the selection's peak is read: its decodes, without the selection's window, would raise it.
     peakKiB = peakRssKiB();
     const shots = [...(view.images?.sizes.keys() ?? [])].slice(0, sel.images);
-    const t2 = performance.now();
+    const t3 = performance.now();
     for (const path of shots) {
       const bytes = view.images!.read(path);
       downscalePng(bytes, SELECTION_LIMITS.imageMaxWidth, SELECTION_LIMITS.imageMaxHeight);
     }
-    tFloor = performance.now() - t2;
+    tFloor = performance.now() - t3;
   }
   const files = view.files.size + (view.images?.sizes.size ?? 0);
   console.log(JSON.stringify({ tRead, tSelect, tTable, tFloor, cpuSelect, peakKiB: peakKiB || peakRssKiB(), files, ...facts }));
