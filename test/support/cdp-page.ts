@@ -4,34 +4,33 @@
  * `setpriv`, with a fresh profile in a directory that user owns. Bounded by `timeout 600`.
  */
 import { spawn } from "node:child_process";
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { CdpPipe } from "../../src/guest/cdp.ts";
+import { processGroupMembers } from "../../src/runtime/host-process.ts";
 import { requireBinary, requireChromium } from "./prereq.ts";
 
 /** Clock ticks per second of `/proc/<pid>/stat` times (USER_HZ, 100 on Linux). */
 const USER_HZ = 100;
 
 /**
- * CPU time, ms, of every live process in process group `pgid`, with the children each has
- * reaped (utime + stime + cutime + cstime of `/proc/<pid>/stat`).
+ * CPU time, ms, of every live process in process group `pgid` (the members
+ * {@link processGroupMembers} finds), with the children each has reaped (utime + stime + cutime +
+ * cstime of `/proc/<pid>/stat`).
  */
 export function processGroupCpuMs(pgid: number): number {
   let ticks = 0;
-  for (const name of readdirSync("/proc")) {
-    if (!/^[0-9]+$/.test(name)) continue;
-    let stat: string;
+  for (const pid of processGroupMembers(pgid)) {
     try {
-      stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      // Fields after the command name, which may itself hold spaces and parentheses.
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
     } catch {
-      continue; // ended between the listing and the read
+      // ended since it was listed
     }
-    // Fields after the command name, which may itself hold spaces and parentheses.
-    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (Number(f[2]) !== pgid) continue;
-    ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
   }
   return (ticks * 1000) / USER_HZ;
 }
