@@ -150,7 +150,7 @@ function explainParseError(e: Error, spec: CommandSpec, rest: string[]): string 
     const f = opt ? spec.flags[opt.slice(2)] : undefined;
     if (opt && f?.type === "string") {
       // `--max-cost -1`: the value parses as an option, so say what was read instead of "needs a value" alone.
-      const after = rest[rest.findIndex((a) => a === opt) + 1];
+      const after = rest[rest.indexOf(opt) + 1];
       const seen = after?.startsWith("-") ? `; \`${after}\` after it reads as an option — write \`${opt}=${after}\` to pass it as the value` : "";
       return `\`${opt}\` needs a value${f.value ? ` (${opt} ${f.value})` : ""}${seen} (in \`${cmd}\`)`;
     }

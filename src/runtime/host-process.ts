@@ -17,6 +17,7 @@ import { tmpdir } from "node:os";
 import { isAbsolute, join, relative } from "node:path";
 import { z } from "zod";
 import { ORPHAN_RELEASE_FILE, recordOrphanRelease } from "../bundle/index.ts";
+import { hasEnded, procStat } from "../proc.ts";
 import { controllerIdentity, isControllerLive, processStartTicks } from "../sandbox/controller.ts";
 import type { ReleaseProof } from "../sandbox/types.ts";
 
@@ -113,14 +114,8 @@ export function processGroupMembers(pgid: number): number[] {
   }
   for (const name of entries) {
     if (!/^[0-9]+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
-      // Fields after the command name: state ppid pgrp …
-      const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (state !== "Z" && state !== "X" && Number(pgrp) === pgid) out.push(Number(name));
-    } catch {
-      // exited while we looked
-    }
+    const stat = procStat(name);
+    if (stat && !hasEnded(stat) && stat.pgrp === pgid) out.push(Number(name));
   }
   return out;
 }

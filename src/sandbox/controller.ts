@@ -2,10 +2,11 @@
  * Identity of the controlling humanish process, stamped on every guest container as the label
  * `humanish.controller=<host>:<pid>:<start ticks>`. A container whose controller is no longer
  * that exact process (pid gone, or reused by another process with a different start time) is an
- * orphan (see src/runtime/reconcile.ts). Every sandbox and guest container carries it. Linux /proc facts: field 22 of /proc/<pid>/stat is the start time.
+ * orphan (see src/runtime/reconcile.ts). Every sandbox and guest container carries it. The start time
+ * is field 22 of /proc/<pid>/stat (src/proc.ts).
  */
-import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
+import { procStat } from "../proc.ts";
 
 /** Label key carrying the controller identity. */
 export const CONTROLLER_LABEL = "humanish.controller";
@@ -18,13 +19,7 @@ export const PROJECT_LABEL = "humanish.project";
 
 /** Start time (clock ticks since boot) of `pid`, or undefined when it does not exist. */
 export function processStartTicks(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const afterComm = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return afterComm[19];
-  } catch {
-    return undefined;
-  }
+  return procStat(pid)?.startTicks;
 }
 
 /** This process's controller identity. */

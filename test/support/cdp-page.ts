@@ -4,16 +4,14 @@
  * `setpriv`, with a fresh profile in a directory that user owns. Bounded by `timeout 600`.
  */
 import { spawn } from "node:child_process";
-import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { CdpPipe } from "../../src/guest/cdp.ts";
+import { procStat, USER_HZ } from "../../src/proc.ts";
 import { processGroupMembers } from "../../src/runtime/host-process.ts";
 import { requireBinary, requireChromium } from "./prereq.ts";
-
-/** Clock ticks per second of `/proc/<pid>/stat` times (USER_HZ, 100 on Linux). */
-const USER_HZ = 100;
 
 /**
  * CPU time, ms, of every live process in process group `pgid` (the members
@@ -22,16 +20,8 @@ const USER_HZ = 100;
  */
 export function processGroupCpuMs(pgid: number): number {
   let ticks = 0;
-  for (const pid of processGroupMembers(pgid)) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      // Fields after the command name, which may itself hold spaces and parentheses.
-      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
-    } catch {
-      // ended since it was listed
-    }
-  }
+  // A member that ended since it was listed adds nothing.
+  for (const pid of processGroupMembers(pgid)) ticks += procStat(pid)?.cpuTicks ?? 0;
   return (ticks * 1000) / USER_HZ;
 }
 

@@ -2,8 +2,8 @@
  * The app-server child: its identity (pid plus start time from /proc, so a recycled pid is
  * never mistaken for it) and its bounded closure. Only the direct child is ever signalled.
  */
-import { readFileSync } from "node:fs";
 import type { Subprocess } from "bun";
+import { hasEnded, procStat } from "../../proc.ts";
 
 /** A process identity that survives pid reuse: pid plus its start time in clock ticks since boot. */
 export interface ChildIdentity {
@@ -13,17 +13,8 @@ export interface ChildIdentity {
 
 /** Start time (field 22 of `/proc/<pid>/stat`, clock ticks since boot), or null when the process is gone. */
 export function procStartTime(pid: number): string | null {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  } catch {
-    return null;
-  }
-  // The command name (field 2) is parenthesised and may hold spaces; fields resume after the last ")".
-  const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  const state = rest[0];
-  if (state === "Z" || state === "X") return null;
-  return rest[19] ?? null;
+  const stat = procStat(pid);
+  return stat && !hasEnded(stat) ? stat.startTicks : null;
 }
 
 /** True while exactly that process (same pid AND start time) is alive. */
