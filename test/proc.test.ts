@@ -32,13 +32,22 @@ describe("parseProcStat", () => {
 });
 
 describe("procStat", () => {
-  test("this process: its own group, a start time, CPU spent", () => {
-    const s = procStat(process.pid);
-    expect(s).not.toBeNull();
-    expect(s?.ppid).toBe(process.ppid);
-    expect(s?.startTicks).toMatch(/^[0-9]+$/);
-    expect(s?.cpuTicks).toBeGreaterThan(0);
-    expect(hasEnded(s as never)).toBe(false);
+  test("this process: its parent, a start time, and CPU time that grows with work", () => {
+    const before = procStat(process.pid);
+    expect(before).not.toBeNull();
+    expect(before?.ppid).toBe(process.ppid);
+    expect(before?.startTicks).toMatch(/^[0-9]+$/);
+    expect(hasEnded(before as never)).toBe(false);
+    // A process only a few milliseconds old may not have been charged a single clock tick yet,
+    // so the check spends CPU (measured by the process's own clock, not the wall) and then
+    // expects the kernel's count to have moved.
+    const start = process.cpuUsage();
+    let spin = 0;
+    while (process.cpuUsage(start).user < 40_000) spin += Math.sqrt(spin + 1);
+    const after = procStat(process.pid);
+    expect(spin).toBeGreaterThan(0);
+    expect(after?.startTicks).toBe(before?.startTicks as string);
+    expect(after?.cpuTicks).toBeGreaterThan(before?.cpuTicks as number);
   });
 
   test("a child nobody reaps reads as ended; a reaped one as gone", async () => {
