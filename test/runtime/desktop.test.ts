@@ -34,6 +34,20 @@ async function observe(): Promise<BrowserObservation> {
   if (v.ok) expect([v.width, v.height]).toEqual([1440, 950]);
   return o;
 }
+/**
+ * Observes until the page text holds `text`, for up to `ms`: X input reaches Chromium's renderer
+ * some time after the guest has sent it, and on a loaded machine the next frame can come first.
+ * An input that was lost still fails here, once the time is up.
+ */
+async function observeUntil(text: string, ms = 3000): Promise<BrowserObservation> {
+  const until = Date.now() + ms;
+  let o = await observe();
+  while (!o.text?.includes(text) && Date.now() < until) {
+    await Bun.sleep(100);
+    o = await observe();
+  }
+  return o;
+}
 const run = (a: BrowserAction) => desktop.executor.execute(a);
 async function refused(a: BrowserAction): Promise<string> {
   try {
@@ -96,10 +110,10 @@ describe("browser control into a real guest", () => {
   test("click + type + keypress add todos; drag toggles one; double_click edits one", async () => {
     await addTodo("Buy milk");
     await addTodo("Walk the dog");
-    expect((await observe()).text).toContain("2 items left");
+    expect((await observeUntil("2 items left")).text).toContain("2 items left");
     // drag: press and release on the first row's toggle (the whole path checked first).
     await run({ kind: "drag", path: [FIRST_TOGGLE, { x: FIRST_TOGGLE.x + 1, y: FIRST_TOGGLE.y + 1 }, FIRST_TOGGLE] });
-    const afterDrag = await observe();
+    const afterDrag = await observeUntil("1 item left");
     expect(afterDrag.text).toContain("1 item left");
     expect(afterDrag.text).toContain("Clear completed (1)");
     // double_click opens the editor of the first row; typed text lands there.
@@ -107,7 +121,7 @@ describe("browser control into a real guest", () => {
     await run({ kind: "keypress", keys: ["End"] });
     await run({ kind: "type", text: " now" });
     await run({ kind: "keypress", keys: ["Enter"] });
-    expect((await observe()).text).toContain("Buy milk now");
+    expect((await observeUntil("Buy milk now")).text).toContain("Buy milk now");
   }, 90_000);
 
   test("move, wait and screenshot dispatch without changing the list", async () => {
